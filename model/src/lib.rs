@@ -1,0 +1,15 @@
+//! Cycle-accurate reference model of the RNIC datapath.
+//!
+//! One module per RTL module (`hw/rtl/<name>.sv` <-> `model/src/<name>.rs`),
+//! with the same port names. Each block is a struct whose fields are the RTL's
+//! registers and whose `tick` computes the next state from this state and the
+//! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
+
+pub mod dma_rd;
+pub mod dma_wr;
+pub mod dut;
+pub mod pcie;
+pub mod ports;
+
+pub use dut::Dut;
+pub use ports::{Beat, PortInfo, PortValue, Ports};

@@ -1,0 +1,1 @@
+//! PCIe TLP header fields as the DMA engines build and parse them.

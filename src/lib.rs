@@ -1,0 +1,1 @@
+//! Root package: hosts the integration tests in `tests/`. See the `rnic-model` and `rnic-testbench` crates.

@@ -1,0 +1,1 @@
+pub use rnic_model;
