@@ -10,6 +10,7 @@ pub mod dma_wr;
 pub mod dut;
 pub mod pcie;
 pub mod ports;
+pub mod sync_fifo;
 
 pub use dut::Dut;
 pub use ports::{Beat, PortInfo, PortValue, Ports};
