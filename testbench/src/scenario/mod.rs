@@ -1,0 +1,349 @@
+//! Runs a vector: builds the environment for its top, drives the model, the
+//! RTL or both in lockstep, applies the independent checks, and compares the
+//! results with the blessed expectations.
+
+pub mod common;
+pub mod dma_rd;
+pub mod dma_wr;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rnic_model::dma_rd::{status, DmaRd, DmaRdParams};
+use rnic_model::dma_wr::DmaWr;
+use rnic_model::Dut;
+
+use crate::env::{digest, FaultKind, TlpLogEntry};
+use crate::lockstep::{self, Divergence, Env, Finished};
+use crate::rtl::{Rtl, RtlDmaRd, RtlDmaWr, RtlTop};
+use crate::vcd_model::ModelVcd;
+use crate::vector::{Expect, FaultKindSpec, Hex, ReadResult, Top, Vector};
+
+pub use dma_rd::DmaRdEnv;
+pub use dma_wr::DmaWrEnv;
+
+/// Which DUTs a run drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Model,
+    Rtl,
+    Lockstep,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOpts {
+    /// Write `model.vcd` and `rtl.vcd` here (also done on divergence).
+    pub vcd_dir: Option<PathBuf>,
+    /// Cycles before the divergence that the VCDs cover.
+    pub vcd_window: Option<u64>,
+}
+
+/// Default for [`RunOpts::vcd_window`].
+pub const VCD_WINDOW: u64 = 2000;
+
+/// One read as the client received it.
+#[derive(Debug, Clone)]
+pub struct ReadOutcome {
+    pub status: u8,
+    pub data: Vec<u8>,
+    pub cycle: u64,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub name: String,
+    pub cycles: u64,
+    /// Every request completed before `max_cycles`.
+    pub completed: bool,
+    pub reads: Vec<ReadResult>,
+    pub writes: Vec<Hex>,
+    pub counters: BTreeMap<String, u64>,
+    /// Failed independent checks (host memory, PCIe rules, framing, leaks).
+    pub failures: Vec<String>,
+    pub divergence: Option<Box<Divergence>>,
+    pub tlp_log: Vec<TlpLogEntry>,
+    /// Files written: model.vcd and rtl.vcd.
+    pub vcd: Vec<PathBuf>,
+}
+
+impl Report {
+    /// Completed, no divergence, every independent check passed.
+    pub fn clean(&self) -> bool {
+        self.completed && self.failures.is_empty() && self.divergence.is_none()
+    }
+
+    pub fn to_expect(&self) -> Expect {
+        Expect {
+            cycles: self.cycles,
+            reads: self.reads.clone(),
+            writes: self.writes.clone(),
+            counters: self.counters.clone(),
+        }
+    }
+}
+
+pub fn status_name(s: u8) -> &'static str {
+    match s {
+        status::OK => "ok",
+        status::UR => "ur",
+        status::CA => "ca",
+        status::POISONED => "poisoned",
+        status::TIMEOUT => "timeout",
+        _ => "invalid",
+    }
+}
+
+pub fn fault_kind(k: FaultKindSpec) -> FaultKind {
+    match k {
+        FaultKindSpec::Ur => FaultKind::Ur,
+        FaultKindSpec::Ca => FaultKind::Ca,
+        FaultKindSpec::Poison => FaultKind::Poison,
+        FaultKindSpec::Drop => FaultKind::Drop,
+    }
+}
+
+/// Drives one or both DUTs; on divergence, replays with VCD tracing.
+fn drive<M, T, E>(
+    mode: Mode,
+    mk_model: impl Fn() -> M,
+    mk_env: impl Fn() -> E,
+    max_cycles: u64,
+    opts: &RunOpts,
+    name: &str,
+) -> (E, Finished, Option<Box<Divergence>>, Vec<PathBuf>)
+where
+    M: Dut<In = T::In, Out = T::Out>,
+    T: RtlTop,
+    E: Env<In = T::In, Out = T::Out>,
+{
+    let mut env = mk_env();
+    let (fin, div) = match mode {
+        Mode::Model => (
+            lockstep::run_single(&mut mk_model(), &mut env, max_cycles),
+            None,
+        ),
+        Mode::Rtl => (
+            lockstep::run_single(&mut Rtl::<T>::new(), &mut env, max_cycles),
+            None,
+        ),
+        Mode::Lockstep => {
+            match lockstep::run(&mut mk_model(), &mut Rtl::<T>::new(), &mut env, max_cycles) {
+                Ok(f) => (f, None),
+                Err(d) => (
+                    Finished {
+                        cycles: d.cycle,
+                        completed: false,
+                    },
+                    Some(d),
+                ),
+            }
+        }
+    };
+    let mut vcd = Vec::new();
+    let want_vcd = opts.vcd_dir.is_some() || div.is_some();
+    if want_vcd && mode == Mode::Lockstep {
+        let dir = opts
+            .vcd_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out/vcd").join(name));
+        let window = opts.vcd_window.unwrap_or(VCD_WINDOW);
+        let end = fin.cycles;
+        let from = end.saturating_sub(window);
+        match trace_window::<M, T, E>(&mk_model, &mk_env, from, end, &dir) {
+            Ok(files) => vcd = files,
+            Err(e) => tracing::warn!("could not write VCDs to {}: {e}", dir.display()),
+        }
+    }
+    (env, fin, div, vcd)
+}
+
+/// Replays cycles `0..=to` deterministically with both sides traced from
+/// cycle `from` on.
+fn trace_window<M, T, E>(
+    mk_model: &impl Fn() -> M,
+    mk_env: &impl Fn() -> E,
+    from: u64,
+    to: u64,
+    dir: &Path,
+) -> std::io::Result<Vec<PathBuf>>
+where
+    M: Dut<In = T::In, Out = T::Out>,
+    T: RtlTop,
+    E: Env<In = T::In, Out = T::Out>,
+{
+    std::fs::create_dir_all(dir)?;
+    let (mp, rp) = (dir.join("model.vcd"), dir.join("rtl.vcd"));
+    let mut model = mk_model();
+    let mut rtl = Rtl::<T>::new();
+    let mut env = mk_env();
+    let mut out_m = model.reset();
+    rtl.reset();
+    let mut mv: Option<ModelVcd<T::In, T::Out>> = None;
+    for c in 0..=to {
+        if c == from {
+            rtl.try_trace_open(&rp)?;
+            mv = Some(ModelVcd::create(&mp, T::NAME)?);
+        }
+        let i = env.step(c, &out_m);
+        let next = model.tick(&i);
+        rtl.tick(&i);
+        if let Some(v) = mv.as_mut() {
+            v.cycle(c, &i, &out_m, &next)?;
+        }
+        out_m = next;
+    }
+    rtl.trace_close();
+    if let Some(v) = mv {
+        v.finish()?;
+    }
+    Ok(vec![mp, rp])
+}
+
+/// Runs `v` in `mode`. Errors only for a vector the environment cannot be
+/// built from; everything that goes wrong in the run is in the report.
+pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
+    let mut report = Report {
+        name: v.name.clone(),
+        cycles: 0,
+        completed: false,
+        reads: Vec::new(),
+        writes: Vec::new(),
+        counters: BTreeMap::new(),
+        failures: Vec::new(),
+        divergence: None,
+        tlp_log: Vec::new(),
+        vcd: Vec::new(),
+    };
+    match v.top {
+        Top::DmaRd => {
+            DmaRdEnv::new(v)?;
+            let params = DmaRdParams::default();
+            let (mut env, fin, div, vcd) = drive::<_, RtlDmaRdTop, _>(
+                mode,
+                || DmaRd::new(params),
+                || DmaRdEnv::new(v).expect("built once already"),
+                v.max_cycles,
+                opts,
+                &v.name,
+            );
+            if div.is_none() {
+                env.finish_checks(fin.cycles, params.buf_lines as u16);
+            }
+            let o = env.last_out;
+            report
+                .counters
+                .insert("cnt_cpl_unexpected".into(), o.cnt_cpl_unexpected as u64);
+            report
+                .counters
+                .insert("cnt_cpl_malformed".into(), o.cnt_cpl_malformed as u64);
+            report
+                .counters
+                .insert("cnt_cpl_timeout".into(), o.cnt_cpl_timeout as u64);
+            report.reads = env
+                .results
+                .iter()
+                .map(|r| ReadResult {
+                    status: status_name(r.status).into(),
+                    digest: Hex(digest(&r.data)),
+                })
+                .collect();
+            finish_report(&mut report, fin, div, vcd, env.common);
+        }
+        Top::DmaWr => {
+            DmaWrEnv::new(v)?;
+            let (mut env, fin, div, vcd) = drive::<_, RtlDmaWrTop, _>(
+                mode,
+                DmaWr::new,
+                || DmaWrEnv::new(v).expect("built once already"),
+                v.max_cycles,
+                opts,
+                &v.name,
+            );
+            if div.is_none() {
+                env.finish_checks(fin.cycles);
+            }
+            report.writes = v
+                .writes
+                .iter()
+                .map(|w| Hex(env.common.mem.digest_range(w.addr.0, w.len as usize)))
+                .collect();
+            finish_report(&mut report, fin, div, vcd, env.common);
+        }
+    }
+    Ok(report)
+}
+
+type RtlDmaRdTop = <RtlDmaRd as RtlAlias>::Top;
+type RtlDmaWrTop = <RtlDmaWr as RtlAlias>::Top;
+
+/// Names the top type behind a generated `RtlFoo` alias.
+trait RtlAlias {
+    type Top: RtlTop;
+}
+impl<T: RtlTop> RtlAlias for Rtl<T> {
+    type Top = T;
+}
+
+fn finish_report(
+    report: &mut Report,
+    fin: Finished,
+    div: Option<Box<Divergence>>,
+    vcd: Vec<PathBuf>,
+    common: common::Common,
+) {
+    report.cycles = fin.cycles;
+    report.completed = fin.completed;
+    report.divergence = div;
+    report.vcd = vcd;
+    report.failures = common.failures;
+    report.tlp_log = common.rc.log().to_vec();
+}
+
+/// Differences between a clean run's results and the blessed expectations.
+pub fn mismatches(v: &Vector, r: &Report) -> Vec<String> {
+    let Some(x) = &v.expect else {
+        return vec!["no expected results: run `rnic bless` on this vector".into()];
+    };
+    let mut out = Vec::new();
+    if x.cycles != r.cycles {
+        out.push(format!("cycles: expected {}, got {}", x.cycles, r.cycles));
+    }
+    for (k, (e, g)) in x.reads.iter().zip(&r.reads).enumerate() {
+        if e != g {
+            out.push(format!(
+                "reads[{k}]: expected {} {:#x}, got {} {:#x}",
+                e.status, e.digest.0, g.status, g.digest.0
+            ));
+        }
+    }
+    if x.reads.len() != r.reads.len() {
+        out.push(format!(
+            "reads: expected {} results, got {}",
+            x.reads.len(),
+            r.reads.len()
+        ));
+    }
+    for (k, (e, g)) in x.writes.iter().zip(&r.writes).enumerate() {
+        if e != g {
+            out.push(format!(
+                "writes[{k}]: expected digest {:#x}, got {:#x}",
+                e.0, g.0
+            ));
+        }
+    }
+    if x.writes.len() != r.writes.len() {
+        out.push(format!(
+            "writes: expected {} results, got {}",
+            x.writes.len(),
+            r.writes.len()
+        ));
+    }
+    if x.counters != r.counters {
+        out.push(format!(
+            "counters: expected {:?}, got {:?}",
+            x.counters, r.counters
+        ));
+    }
+    out
+}

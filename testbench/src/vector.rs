@@ -1,0 +1,548 @@
+//! Test vector format v1: one JSON file per scenario.
+//!
+//! A vector names the top it drives, its configuration, the environment
+//! (root complex latency, completion size, faults, back-pressure), initial
+//! host memory, the client requests, how many cycles it may run, and the
+//! blessed expected results (`expect`, written by `rnic bless`). Unknown
+//! fields are errors, so a typo never silently changes a scenario. Every
+//! error names the file, the field path and the reason.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use thiserror::Error;
+
+/// The current format number.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Error)]
+pub enum VectorError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{file}: {path}: {reason}")]
+    Field {
+        file: PathBuf,
+        path: String,
+        reason: String,
+    },
+}
+
+/// A 64-bit number written as `"0x..."` (or a plain JSON number on input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Hex(pub u64);
+
+impl Serialize for Hex {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{:#x}", self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Hex {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Hex;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative integer or a \"0x...\" hex string")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Hex, E> {
+                Ok(Hex(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Hex, E> {
+                let t = v.trim();
+                let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                    Some(h) => u64::from_str_radix(&h.replace('_', ""), 16),
+                    None => t.replace('_', "").parse(),
+                };
+                r.map(Hex)
+                    .map_err(|_| E::custom(format!("{v:?} is not a number")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Top {
+    DmaRd,
+    DmaWr,
+}
+
+impl Top {
+    pub fn name(self) -> &'static str {
+        match self {
+            Top::DmaRd => "dma_rd",
+            Top::DmaWr => "dma_wr",
+        }
+    }
+}
+
+/// The DUT's configuration inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DutConfig {
+    /// Max Read Request Size in bytes: 128, 256, ..., 4096.
+    pub mrrs: u32,
+    /// Max Payload Size in bytes: 128, 256, ..., 4096.
+    pub mps: u32,
+    pub requester_id: u16,
+    /// Completion timeout in cycles (24 bits).
+    pub cpl_timeout: u32,
+}
+
+impl Default for DutConfig {
+    fn default() -> Self {
+        DutConfig {
+            mrrs: 512,
+            mps: 256,
+            requester_id: 0x0100,
+            cpl_timeout: 50_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// Completions end at cpl_size-aligned addresses.
+    Aligned,
+    /// Completions end at random RCB-aligned addresses (seeded).
+    Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKindSpec {
+    Ur,
+    Ca,
+    Poison,
+    Drop,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    pub addr: Hex,
+    pub len: u64,
+    pub kind: FaultKindSpec,
+}
+
+/// The root complex / host side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RootComplexSpec {
+    /// Cycles from an MRd to its first completion.
+    pub latency: u32,
+    /// Read Completion Boundary, 64 or 128.
+    pub rcb: u32,
+    /// Largest completion payload, a multiple of rcb.
+    pub cpl_size: u32,
+    pub split: Split,
+    /// Interleave completions of different tags in a seeded random order.
+    pub reorder: bool,
+    pub seed: u64,
+    /// Percentage of cycles with rq_ready high (seeded), 1..=100.
+    pub rq_ready_percent: u8,
+    pub faults: Vec<FaultSpec>,
+}
+
+impl Default for RootComplexSpec {
+    fn default() -> Self {
+        RootComplexSpec {
+            latency: 100,
+            rcb: 64,
+            cpl_size: 256,
+            split: Split::Aligned,
+            reorder: false,
+            seed: 1,
+            rq_ready_percent: 100,
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// The DMA clients' side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClientSpec {
+    /// Percentage of cycles with rd_data_ready high (seeded), 1..=100.
+    pub rd_data_ready_percent: u8,
+    /// Percentage of cycles a pending write offers its next data beat.
+    pub wr_data_valid_percent: u8,
+    pub seed: u64,
+}
+
+impl Default for ClientSpec {
+    fn default() -> Self {
+        ClientSpec {
+            rd_data_ready_percent: 100,
+            wr_data_valid_percent: 100,
+            seed: 1,
+        }
+    }
+}
+
+/// Host memory filled with the seeded pattern of `HostMemory::fill_pattern`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemInit {
+    pub addr: Hex,
+    pub len: u64,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadReq {
+    /// Earliest cycle the request is offered.
+    #[serde(default)]
+    pub at: u64,
+    #[serde(default)]
+    pub client: u8,
+    pub addr: Hex,
+    /// Bytes, 1..=65536.
+    pub len: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteReq {
+    #[serde(default)]
+    pub at: u64,
+    #[serde(default)]
+    pub client: u8,
+    pub addr: Hex,
+    /// Bytes, 1..=65536.
+    pub len: u32,
+    /// The data written is the seeded pattern of this seed.
+    pub seed: u64,
+}
+
+/// Results of one read as the client saw them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadResult {
+    /// ok, ur, ca, poisoned, timeout.
+    pub status: String,
+    /// FNV-1a 64 of the bytes returned.
+    pub digest: Hex,
+}
+
+/// The blessed results, compared on every run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// Cycles until the scenario completed.
+    pub cycles: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<ReadResult>,
+    /// FNV-1a 64 of host memory over each write's range after the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<Hex>,
+    /// DUT counters at the end (name -> value).
+    #[serde(default)]
+    pub counters: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vector {
+    pub format: u32,
+    pub name: String,
+    /// What the scenario tests.
+    pub description: String,
+    /// What the expected results were checked against before blessing.
+    pub checked_against: String,
+    pub top: Top,
+    #[serde(default)]
+    pub config: DutConfig,
+    #[serde(default)]
+    pub root_complex: RootComplexSpec,
+    #[serde(default)]
+    pub client: ClientSpec,
+    #[serde(default)]
+    pub memory: Vec<MemInit>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<ReadReq>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<WriteReq>,
+    /// The run fails if the scenario is not complete by then.
+    pub max_cycles: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+}
+
+fn field_err(file: &Path, path: impl Into<String>, reason: impl Into<String>) -> VectorError {
+    VectorError::Field {
+        file: file.to_path_buf(),
+        path: path.into(),
+        reason: reason.into(),
+    }
+}
+
+fn pow2_in(v: u32, lo: u32, hi: u32) -> bool {
+    v.is_power_of_two() && (lo..=hi).contains(&v)
+}
+
+impl Vector {
+    /// Reads and validates a vector file.
+    pub fn load(file: &Path) -> Result<Vector, VectorError> {
+        let text = std::fs::read_to_string(file).map_err(|source| VectorError::Io {
+            file: file.to_path_buf(),
+            source,
+        })?;
+        Self::parse(file, &text)
+    }
+
+    /// Parses and validates vector text; `file` is only used in errors.
+    pub fn parse(file: &Path, text: &str) -> Result<Vector, VectorError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let v: Vector = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let path = if path == "." {
+                "(top level)".to_string()
+            } else {
+                path
+            };
+            field_err(file, path, inner.to_string())
+        })?;
+        v.validate(file)?;
+        Ok(v)
+    }
+
+    fn validate(&self, file: &Path) -> Result<(), VectorError> {
+        let e = |p: &str, r: String| Err(field_err(file, p, r));
+        if self.format != FORMAT {
+            return e(
+                "format",
+                format!(
+                    "{} is not a known format (this tool reads {FORMAT})",
+                    self.format
+                ),
+            );
+        }
+        if self.description.trim().is_empty() {
+            return e("description", "must say what the vector tests".into());
+        }
+        if self.checked_against.trim().is_empty() {
+            return e(
+                "checked_against",
+                "must say what the results were checked against".into(),
+            );
+        }
+        let c = &self.config;
+        if !pow2_in(c.mrrs, 128, 4096) {
+            return e(
+                "config.mrrs",
+                format!("{} is not a power of two in 128..=4096", c.mrrs),
+            );
+        }
+        if !pow2_in(c.mps, 128, 4096) {
+            return e(
+                "config.mps",
+                format!("{} is not a power of two in 128..=4096", c.mps),
+            );
+        }
+        if c.cpl_timeout >= 1 << 24 {
+            return e(
+                "config.cpl_timeout",
+                format!("{} does not fit in 24 bits", c.cpl_timeout),
+            );
+        }
+        let rc = &self.root_complex;
+        if rc.rcb != 64 && rc.rcb != 128 {
+            return e("root_complex.rcb", format!("{} is not 64 or 128", rc.rcb));
+        }
+        if !(64..=4096).contains(&rc.cpl_size) || rc.cpl_size % rc.rcb != 0 {
+            return e(
+                "root_complex.cpl_size",
+                format!(
+                    "{} is not a multiple of rcb ({}) in 64..=4096",
+                    rc.cpl_size, rc.rcb
+                ),
+            );
+        }
+        if !(1..=100).contains(&rc.rq_ready_percent) {
+            return e(
+                "root_complex.rq_ready_percent",
+                format!("{} is not in 1..=100", rc.rq_ready_percent),
+            );
+        }
+        for (k, f) in rc.faults.iter().enumerate() {
+            if f.len == 0 || f.addr.0.checked_add(f.len).is_none() {
+                return e(
+                    &format!("root_complex.faults[{k}].len"),
+                    format!("{} is empty or wraps", f.len),
+                );
+            }
+        }
+        let cl = &self.client;
+        if !(1..=100).contains(&cl.rd_data_ready_percent) {
+            return e(
+                "client.rd_data_ready_percent",
+                format!("{} is not in 1..=100", cl.rd_data_ready_percent),
+            );
+        }
+        if !(1..=100).contains(&cl.wr_data_valid_percent) {
+            return e(
+                "client.wr_data_valid_percent",
+                format!("{} is not in 1..=100", cl.wr_data_valid_percent),
+            );
+        }
+        for (k, m) in self.memory.iter().enumerate() {
+            if m.addr.0.checked_add(m.len).is_none() {
+                return e(&format!("memory[{k}].len"), "range wraps past 2^64".into());
+            }
+        }
+        let check_req = |what: &str, k: usize, client: u8, addr: u64, len: u32| {
+            if client > 3 {
+                return e(
+                    &format!("{what}[{k}].client"),
+                    format!("{client} is not a client id 0..=3"),
+                );
+            }
+            if !(1..=65536).contains(&len) {
+                return e(
+                    &format!("{what}[{k}].len"),
+                    format!("{len} is not in 1..=65536"),
+                );
+            }
+            if addr.checked_add(len as u64).is_none() {
+                return e(&format!("{what}[{k}].addr"), "range wraps past 2^64".into());
+            }
+            Ok(())
+        };
+        for (k, r) in self.reads.iter().enumerate() {
+            check_req("reads", k, r.client, r.addr.0, r.len)?;
+        }
+        for (k, w) in self.writes.iter().enumerate() {
+            check_req("writes", k, w.client, w.addr.0, w.len)?;
+        }
+        match self.top {
+            Top::DmaRd if !self.writes.is_empty() => {
+                return e("writes", "dma_rd takes no writes".into())
+            }
+            Top::DmaWr if !self.reads.is_empty() => {
+                return e("reads", "dma_wr takes no reads".into())
+            }
+            _ => {}
+        }
+        if self.reads.is_empty() && self.writes.is_empty() {
+            return e("reads", "the vector has no requests".into());
+        }
+        if let Some(x) = &self.expect {
+            if !x.reads.is_empty() && x.reads.len() != self.reads.len() {
+                return e(
+                    "expect.reads",
+                    format!("{} results for {} reads", x.reads.len(), self.reads.len()),
+                );
+            }
+            if !x.writes.is_empty() && x.writes.len() != self.writes.len() {
+                return e(
+                    "expect.writes",
+                    format!(
+                        "{} results for {} writes",
+                        x.writes.len(),
+                        self.writes.len()
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Serializes the vector as pretty JSON (2-space indent, trailing newline).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("vector serializes");
+        s.push('\n');
+        s
+    }
+}
+
+/// Every `*.json` under the given files or directories, sorted.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, VectorError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut stack = vec![p.clone()];
+            while let Some(d) = stack.pop() {
+                let rd = std::fs::read_dir(&d).map_err(|source| VectorError::Io {
+                    file: d.clone(),
+                    source,
+                })?;
+                for ent in rd.flatten() {
+                    let path = ent.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|x| x == "json") {
+                        out.push(path);
+                    }
+                }
+            }
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            return Err(VectorError::Io {
+                file: p.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file or directory",
+                ),
+            });
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str = r#"{"format":1,"name":"t","description":"d","checked_against":"c",
+        "top":"dma_rd","reads":[{"addr":"0x1000","len":4}],"max_cycles":100}"#;
+
+    fn err(text: &str) -> String {
+        Vector::parse(Path::new("v.json"), text)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn minimal_vector_parses_with_defaults() {
+        let v = Vector::parse(Path::new("v.json"), MIN).unwrap();
+        assert_eq!(v.reads[0].addr, Hex(0x1000));
+        assert_eq!(v.config.mrrs, 512);
+        let again = Vector::parse(Path::new("v.json"), &v.to_json()).unwrap();
+        assert_eq!(again, v);
+    }
+
+    #[test]
+    fn errors_name_file_field_and_reason() {
+        let t = MIN.replace(r#""len":4"#, r#""len":0"#);
+        assert_eq!(err(&t), "v.json: reads[0].len: 0 is not in 1..=65536");
+        let t = MIN.replace(
+            r#""top":"dma_rd""#,
+            r#""top":"dma_rd","config":{"mrrs":100}"#,
+        );
+        assert_eq!(
+            err(&t),
+            "v.json: config.mrrs: 100 is not a power of two in 128..=4096"
+        );
+        let t = MIN.replace(r#""addr":"0x1000""#, r#""addr":"0xZZ""#);
+        assert!(
+            err(&t).starts_with("v.json: reads[0].addr: \"0xZZ\" is not a number"),
+            "{}",
+            err(&t)
+        );
+        let t = MIN.replace(r#""max_cycles":100"#, r#""max_cycles":100,"maxcycles":3"#);
+        assert!(err(&t).contains("unknown field `maxcycles`"), "{}", err(&t));
+    }
+}
