@@ -1,1 +1,9 @@
 pub use rnic_model;
+pub mod check;
+pub mod env;
+pub mod lockstep;
+pub mod rtl;
+pub mod scenario;
+pub mod vcd_model;
+pub mod vector;
+pub mod wire;

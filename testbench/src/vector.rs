@@ -360,7 +360,7 @@ impl Vector {
         if rc.rcb != 64 && rc.rcb != 128 {
             return e("root_complex.rcb", format!("{} is not 64 or 128", rc.rcb));
         }
-        if !(64..=4096).contains(&rc.cpl_size) || rc.cpl_size % rc.rcb != 0 {
+        if !(64..=4096).contains(&rc.cpl_size) || !rc.cpl_size.is_multiple_of(rc.rcb) {
             return e(
                 "root_complex.cpl_size",
                 format!(

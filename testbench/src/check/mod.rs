@@ -1,0 +1,6 @@
+//! Checks of the DUT's behaviour that are independent of either DUT
+//! implementation.
+
+pub mod pcie;
+
+pub use pcie::{PcieChecker, PcieCheckerConfig, PcieViolation};

@@ -1,0 +1,644 @@
+//! Independent checker of the NIC's PCIe traffic against SPEC section 5.
+//!
+//! Every NIC-to-host TLP goes through [`PcieChecker::check_request`], every
+//! host-to-NIC completion through [`PcieChecker::check_completion`] (or both
+//! through [`PcieChecker::check_log_entry`] in log order), and
+//! [`PcieChecker::finish`] at the end reports reads never completed.
+//!
+//! Rules on requests (MRd/MWr), each with its own [`PcieViolation`]:
+//! - only MRd and MWr, well formed (Fmt/Type, byte count matches Length);
+//! - 3-DW header iff the address is below 4 GB;
+//! - no digest (TD = 0) and not poisoned (EP = 0): this link carries no ECRC
+//!   and the engines never forward poisoned data;
+//! - First BE non-zero (the engines never issue zero-length requests);
+//!   Length 1 -> Last BE = 0; Length >= 2 -> Last BE non-zero;
+//! - byte enables contiguous: the enabled bytes of the whole request form one
+//!   run. PCIe allows holes in First/Last BE for requests of up to 2 DW; the
+//!   engines only ever move contiguous byte ranges, so this project forbids
+//!   them (a stricter rule than the base specification);
+//! - Length*4 <= MRRS for a read and <= MPS for a write (PCIe limits the
+//!   Length field, so a 128-byte read from a non-DW-aligned address needs 33
+//!   DW and breaks MRRS = 128);
+//! - the DW range [address, address + Length*4) stays inside one 4 KB page;
+//! - Requester ID equals the configured one;
+//! - an MRd's tag is not outstanding: a tag is free again once its last
+//!   completion (Byte Count covered) or a UR/CA completion was delivered, or
+//!   after [`release_tag`](PcieChecker::release_tag), or — for a read the
+//!   environment dropped ([`mark_dropped`](PcieChecker::mark_dropped)) — after
+//!   the completion timeout.
+
+use thiserror::Error;
+
+use crate::env::{Direction, TlpLogEntry};
+use crate::wire::{CplStatus, Tlp, TlpError, TlpKind, TlpRepr};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcieCheckerConfig {
+    /// The NIC's Requester ID.
+    pub requester_id: u16,
+    /// Max Read Request Size in bytes (128..=4096).
+    pub mrrs: u32,
+    /// Max Payload Size in bytes (128..=4096).
+    pub mps: u32,
+    /// The DUT's completion timeout in cycles, if known: a dropped read's tag
+    /// may be reused only this many cycles after its MRd.
+    pub cpl_timeout: Option<u64>,
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum PcieViolation {
+    #[error("malformed TLP: {0}")]
+    Malformed(#[from] TlpError),
+    #[error("the NIC sent a completion; only MRd and MWr may go to the host")]
+    NotARequest,
+    #[error("a request arrived on the completion side")]
+    NotACompletion,
+    #[error("4-DW header for address {0:#x} below 4 GB (must be 3-DW)")]
+    FourDwBelow4G(u64),
+    #[error("TD set: this link carries no TLP digest")]
+    Digest,
+    #[error("EP (poisoned) set on a request")]
+    PoisonedRequest,
+    #[error("First BE is 0")]
+    FirstBeZero,
+    #[error("Length 1 with Last BE {0:#x} (must be 0)")]
+    LastBeNotZero(u8),
+    #[error("Length {0} DW with Last BE 0")]
+    LastBeZero(u16),
+    #[error("byte enables First {first:#x} Last {last:#x} (Length {length_dw}) are not contiguous (project rule)")]
+    BeNotContiguous { first: u8, last: u8, length_dw: u16 },
+    #[error("MRd Length {length_dw} DW = {} B exceeds MRRS {mrrs} B", *length_dw as u32 * 4)]
+    ReadTooLarge { length_dw: u16, mrrs: u32 },
+    #[error("MWr Length {length_dw} DW = {} B exceeds MPS {mps} B", *length_dw as u32 * 4)]
+    WriteTooLarge { length_dw: u16, mps: u32 },
+    #[error("request at {address:#x} of {length_dw} DW crosses a 4 KB boundary")]
+    Crosses4k { address: u64, length_dw: u16 },
+    #[error("Requester ID {got:#06x}, configured {want:#06x}")]
+    RequesterId { got: u16, want: u16 },
+    #[error("tag {tag:#04x} reused while its read (cycle {since}) is outstanding")]
+    TagInUse { tag: u8, since: u64 },
+    #[error("tag {tag:#04x} of a dropped read (cycle {since}) reused at cycle {cycle}, before the {timeout}-cycle completion timeout")]
+    TagReusedBeforeTimeout {
+        tag: u8,
+        since: u64,
+        cycle: u64,
+        timeout: u64,
+    },
+    #[error("completion for tag {0:#04x}, which has no outstanding read")]
+    UnexpectedCompletion(u8),
+    #[error("tag {tag:#04x} never completed (read issued at cycle {since})")]
+    TagLeak { tag: u8, since: u64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Outstanding {
+    since: u64,
+    dropped: bool,
+}
+
+pub struct PcieChecker {
+    cfg: PcieCheckerConfig,
+    tags: [Option<Outstanding>; 256],
+    requests: u64,
+}
+
+/// A run of ones within 4 bits (0b0110 yes, 0b0101 no, 0 no).
+fn one_run(be: u8) -> bool {
+    be != 0 && (be >> be.trailing_zeros()) & ((be >> be.trailing_zeros()) + 1) == 0
+}
+
+impl PcieChecker {
+    pub fn new(cfg: PcieCheckerConfig) -> Self {
+        PcieChecker {
+            cfg,
+            tags: [None; 256],
+            requests: 0,
+        }
+    }
+
+    /// Checks one NIC-to-host TLP seen at `cycle`; on an MRd whose tag passes
+    /// the checks the tag becomes outstanding.
+    pub fn check_request(&mut self, cycle: u64, bytes: &[u8]) -> Result<(), Vec<PcieViolation>> {
+        self.requests += 1;
+        let tlp = Tlp::new_checked(bytes).map_err(|e| vec![e.into()])?;
+        let kind = tlp.kind().map_err(|e| vec![e.into()])?;
+        if matches!(kind, TlpKind::Cpl | TlpKind::CplD) {
+            return Err(vec![PcieViolation::NotARequest]);
+        }
+        let mut v = Vec::new();
+        let (address, len) = (tlp.address(), tlp.length_dw());
+        let (first, last) = (tlp.first_be(), tlp.last_be());
+        if tlp.header_len() == 16 && address < 1 << 32 {
+            v.push(PcieViolation::FourDwBelow4G(address));
+        }
+        if tlp.td() {
+            v.push(PcieViolation::Digest);
+        }
+        if tlp.ep() {
+            v.push(PcieViolation::PoisonedRequest);
+        }
+        if first == 0 {
+            v.push(PcieViolation::FirstBeZero);
+        }
+        if len == 1 && last != 0 {
+            v.push(PcieViolation::LastBeNotZero(last));
+        }
+        if len >= 2 && last == 0 {
+            v.push(PcieViolation::LastBeZero(len));
+        }
+        // Contiguous: one run in a single DW; otherwise First BE runs up to
+        // byte 3 and Last BE starts at byte 0 (inner DWs are all enabled).
+        let contiguous = if len == 1 {
+            first == 0 || one_run(first)
+        } else {
+            (first == 0 || one_run(first) && first & 0x8 != 0)
+                && (last == 0 || one_run(last) && last & 0x1 != 0)
+        };
+        if !contiguous {
+            v.push(PcieViolation::BeNotContiguous {
+                first,
+                last,
+                length_dw: len,
+            });
+        }
+        let bytes_dw = len as u32 * 4;
+        match kind {
+            TlpKind::MemRead if bytes_dw > self.cfg.mrrs => v.push(PcieViolation::ReadTooLarge {
+                length_dw: len,
+                mrrs: self.cfg.mrrs,
+            }),
+            TlpKind::MemWrite if bytes_dw > self.cfg.mps => v.push(PcieViolation::WriteTooLarge {
+                length_dw: len,
+                mps: self.cfg.mps,
+            }),
+            _ => {}
+        }
+        if (address & 0xFFF) + bytes_dw as u64 > 0x1000 {
+            v.push(PcieViolation::Crosses4k {
+                address,
+                length_dw: len,
+            });
+        }
+        if tlp.requester_id() != self.cfg.requester_id {
+            v.push(PcieViolation::RequesterId {
+                got: tlp.requester_id(),
+                want: self.cfg.requester_id,
+            });
+        }
+        if kind == TlpKind::MemRead {
+            let tag = tlp.tag();
+            match self.tags[tag as usize] {
+                Some(o) if !o.dropped => v.push(PcieViolation::TagInUse {
+                    tag,
+                    since: o.since,
+                }),
+                Some(o) => match self.cfg.cpl_timeout {
+                    Some(timeout) if cycle < o.since.saturating_add(timeout) => {
+                        v.push(PcieViolation::TagReusedBeforeTimeout {
+                            tag,
+                            since: o.since,
+                            cycle,
+                            timeout,
+                        })
+                    }
+                    _ => {}
+                },
+                None => {}
+            }
+            // Track the new read even after a violation, so that its own
+            // completions are not reported as unexpected as well.
+            self.tags[tag as usize] = Some(Outstanding {
+                since: cycle,
+                dropped: false,
+            });
+        }
+        if v.is_empty() {
+            Ok(())
+        } else {
+            Err(v)
+        }
+    }
+
+    /// Accounts for one completion delivered to the NIC: its tag must be
+    /// outstanding; the tag is released by the last completion of the read
+    /// (Byte Count within this one's data) or by a failure status.
+    pub fn check_completion(
+        &mut self,
+        _cycle: u64,
+        bytes: &[u8],
+    ) -> Result<(), Vec<PcieViolation>> {
+        let repr = TlpRepr::parse_bytes(bytes).map_err(|e| vec![e.into()])?;
+        let TlpRepr::Completion {
+            status,
+            byte_count,
+            tag,
+            ..
+        } = repr
+        else {
+            return Err(vec![PcieViolation::NotACompletion]);
+        };
+        if self.tags[tag as usize].is_none() {
+            return Err(vec![PcieViolation::UnexpectedCompletion(tag)]);
+        }
+        let carried = repr.completion_bytes().len();
+        if status != CplStatus::Sc || carried >= byte_count as usize {
+            self.tags[tag as usize] = None;
+        }
+        Ok(())
+    }
+
+    /// [`check_request`](Self::check_request) or
+    /// [`check_completion`](Self::check_completion) by direction.
+    pub fn check_log_entry(&mut self, e: &TlpLogEntry) -> Result<(), Vec<PcieViolation>> {
+        match e.dir {
+            Direction::Rq => self.check_request(e.cycle, &e.bytes),
+            Direction::Rc => self.check_completion(e.cycle, &e.bytes),
+        }
+    }
+
+    /// The environment will never complete the read with this tag (a `Drop`
+    /// fault): it is no leak, and the tag may be reused once the DUT's
+    /// completion timeout has passed (at once if no timeout is configured).
+    /// Returns whether the tag was outstanding.
+    pub fn mark_dropped(&mut self, tag: u8) -> bool {
+        match &mut self.tags[tag as usize] {
+            Some(o) => {
+                o.dropped = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Frees a tag unconditionally (the harness saw the DUT give up on it).
+    /// Returns whether it was outstanding.
+    pub fn release_tag(&mut self, tag: u8) -> bool {
+        self.tags[tag as usize].take().is_some()
+    }
+
+    /// Tags with a read in flight (dropped ones included).
+    pub fn outstanding(&self) -> usize {
+        self.tags.iter().flatten().count()
+    }
+
+    /// Requests checked so far.
+    pub fn requests_checked(&self) -> u64 {
+        self.requests
+    }
+
+    /// End of run: every read not dropped must have completed.
+    pub fn finish(&self) -> Result<(), Vec<PcieViolation>> {
+        let leaks: Vec<_> = (0..=255u8)
+            .filter_map(|tag| match self.tags[tag as usize] {
+                Some(o) if !o.dropped => Some(PcieViolation::TagLeak {
+                    tag,
+                    since: o.since,
+                }),
+                _ => None,
+            })
+            .collect();
+        if leaks.is_empty() {
+            Ok(())
+        } else {
+            Err(leaks)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::tlp::field;
+
+    const RID: u16 = 0x0300;
+
+    fn checker() -> PcieChecker {
+        PcieChecker::new(PcieCheckerConfig {
+            requester_id: RID,
+            mrrs: 512,
+            mps: 256,
+            cpl_timeout: Some(1000),
+        })
+    }
+
+    fn mrd(tag: u8, addr: u64, len: u32) -> Vec<u8> {
+        TlpRepr::mem_read(RID, tag, addr, len).to_bytes()
+    }
+
+    /// A well-formed request, edited by `f` through the raw view.
+    fn edited(mut b: Vec<u8>, f: impl FnOnce(&mut Tlp<&mut [u8]>)) -> Vec<u8> {
+        f(&mut Tlp::new_unchecked(&mut b[..]));
+        b
+    }
+
+    fn only(c: &mut PcieChecker, b: &[u8]) -> PcieViolation {
+        let mut v = c.check_request(0, b).unwrap_err();
+        assert_eq!(v.len(), 1, "{v:?}");
+        v.remove(0)
+    }
+
+    #[test]
+    fn good_requests_pass() {
+        let mut c = checker();
+        c.check_request(0, &mrd(1, 0x1000, 512)).unwrap();
+        c.check_request(0, &mrd(2, 0x2_0000_0FFF, 1)).unwrap();
+        let w = TlpRepr::mem_write(RID, 0, 0x3FFE, &[1, 2]).to_bytes();
+        c.check_request(0, &w).unwrap();
+        let w = TlpRepr::mem_write(RID, 0, 0x3002, &[0; 254]).to_bytes();
+        c.check_request(0, &w).unwrap();
+        assert_eq!(c.outstanding(), 2);
+    }
+
+    #[test]
+    fn malformed_and_wrong_kind() {
+        let mut c = checker();
+        let mut short = TlpRepr::mem_write(RID, 0, 0x100, &[1; 8]).to_bytes();
+        short.pop();
+        assert!(matches!(
+            only(&mut c, &short),
+            PcieViolation::Malformed(TlpError::LengthMismatch {
+                expected: 20,
+                actual: 19
+            })
+        ));
+        assert!(matches!(
+            only(&mut c, &[0x44, 0, 0, 1]),
+            PcieViolation::Malformed(TlpError::BadFmtType(0x44))
+        ));
+        let cpl = TlpRepr::Completion {
+            status: CplStatus::Ur,
+            byte_count: 4,
+            lower_address: 0,
+            requester_id: RID,
+            completer_id: 0,
+            tag: 0,
+            poisoned: false,
+            data: None,
+        };
+        assert_eq!(only(&mut c, &cpl.to_bytes()), PcieViolation::NotARequest);
+        assert_eq!(
+            c.check_completion(0, &mrd(1, 0, 4)),
+            Err(vec![PcieViolation::NotACompletion])
+        );
+    }
+
+    #[test]
+    fn four_dw_below_4g() {
+        // Hand-built 4-DW MRd for 0x1000: Fmt 001 -> byte 0 = 0x20, address in
+        // bytes 8..16.
+        let mut b = vec![0u8; field::HEADER_4DW];
+        let mut t = Tlp::new_unchecked(&mut b[..]);
+        t.set_fmt_type(0x20);
+        t.set_length_dw(1);
+        t.set_requester_id(RID);
+        t.set_first_be(0xF);
+        t.set_address(0x1000);
+        assert_eq!(
+            only(&mut checker(), &b),
+            PcieViolation::FourDwBelow4G(0x1000)
+        );
+    }
+
+    #[test]
+    fn digest_and_poison() {
+        let mut b = edited(mrd(1, 0x40, 4), |t| t.set_td(true));
+        b.extend([0; 4]); // the digest DW the TD bit announces
+        assert_eq!(only(&mut checker(), &b), PcieViolation::Digest);
+        let w = TlpRepr::mem_write(RID, 0, 0x40, &[1; 4]).to_bytes();
+        let w = edited(w, |t| t.set_ep(true));
+        assert_eq!(only(&mut checker(), &w), PcieViolation::PoisonedRequest);
+    }
+
+    #[test]
+    fn byte_enable_rules() {
+        let mut c = checker();
+        let b = edited(mrd(1, 0x40, 4), |t| t.set_first_be(0));
+        assert_eq!(only(&mut c, &b), PcieViolation::FirstBeZero);
+        let b = edited(mrd(2, 0x40, 4), |t| t.set_last_be(0xF));
+        assert_eq!(only(&mut c, &b), PcieViolation::LastBeNotZero(0xF));
+        let b = edited(mrd(3, 0x40, 8), |t| t.set_last_be(0));
+        assert_eq!(only(&mut c, &b), PcieViolation::LastBeZero(2));
+        // Holes: legal PCIe for short requests, forbidden here.
+        let b = edited(mrd(4, 0x40, 4), |t| t.set_first_be(0b0101));
+        assert!(matches!(
+            only(&mut c, &b),
+            PcieViolation::BeNotContiguous { first: 5, .. }
+        ));
+        // First BE not reaching byte 3 of a multi-DW request.
+        let b = edited(mrd(5, 0x40, 8), |t| t.set_first_be(0b0011));
+        assert!(matches!(
+            only(&mut c, &b),
+            PcieViolation::BeNotContiguous { .. }
+        ));
+        // Last BE not starting at byte 0.
+        let b = edited(mrd(6, 0x40, 12), |t| t.set_last_be(0b1100));
+        assert!(matches!(
+            only(&mut c, &b),
+            PcieViolation::BeNotContiguous { last: 0xC, .. }
+        ));
+        // Bytes 3..=4 straddling two DWs are contiguous.
+        c.check_request(0, &mrd(7, 0x43, 2)).unwrap();
+    }
+
+    #[test]
+    fn size_limits() {
+        let mut c = checker();
+        c.check_request(0, &mrd(1, 0x1000, 512)).unwrap();
+        assert_eq!(
+            only(&mut c, &mrd(2, 0x2000, 516)),
+            PcieViolation::ReadTooLarge {
+                length_dw: 129,
+                mrrs: 512
+            }
+        );
+        // 512 bytes from an unaligned address need 129 DW.
+        assert!(matches!(
+            only(&mut c, &mrd(3, 0x2002, 512)),
+            PcieViolation::ReadTooLarge { .. }
+        ));
+        let w = TlpRepr::mem_write(RID, 0, 0x3000, &[0; 260]).to_bytes();
+        assert_eq!(
+            only(&mut c, &w),
+            PcieViolation::WriteTooLarge {
+                length_dw: 65,
+                mps: 256
+            }
+        );
+    }
+
+    #[test]
+    fn four_kb_boundary() {
+        let mut c = checker();
+        c.check_request(0, &mrd(1, 0x1E00, 512)).unwrap();
+        assert_eq!(
+            only(&mut c, &mrd(2, 0x1F00, 512)),
+            PcieViolation::Crosses4k {
+                address: 0x1F00,
+                length_dw: 128
+            }
+        );
+        let w = TlpRepr::mem_write(RID, 0, 0x1_0000_0FFE, &[1; 4]).to_bytes();
+        assert!(matches!(only(&mut c, &w), PcieViolation::Crosses4k { .. }));
+    }
+
+    #[test]
+    fn requester_id() {
+        let b = TlpRepr::mem_read(0x0301, 1, 0x40, 4).to_bytes();
+        assert_eq!(
+            only(&mut checker(), &b),
+            PcieViolation::RequesterId {
+                got: 0x0301,
+                want: RID
+            }
+        );
+    }
+
+    fn cpld(tag: u8, byte_count: u16, lower_address: u8, dws: usize) -> Vec<u8> {
+        TlpRepr::Completion {
+            status: CplStatus::Sc,
+            byte_count,
+            lower_address,
+            requester_id: RID,
+            completer_id: 0,
+            tag,
+            poisoned: false,
+            data: Some(vec![0; dws * 4]),
+        }
+        .to_bytes()
+    }
+
+    #[test]
+    fn tags_reuse_and_release() {
+        let mut c = checker();
+        c.check_request(10, &mrd(5, 0x1000, 200)).unwrap();
+        assert_eq!(
+            only(&mut c, &mrd(5, 0x2000, 4)),
+            PcieViolation::TagInUse { tag: 5, since: 10 }
+        );
+        // The violating re-issue (4 bytes) is what is tracked now.
+        c.check_request(20, &mrd(6, 0x1002, 6)).unwrap();
+        c.check_completion(30, &cpld(5, 4, 0, 1)).unwrap();
+        c.check_request(31, &mrd(5, 0x2000, 4)).unwrap();
+        // Tag 6: 6 bytes from offset 2 need 2 DW; one CplD finishes it.
+        c.check_completion(40, &cpld(6, 6, 2, 2)).unwrap();
+        assert_eq!(
+            c.check_completion(41, &cpld(6, 6, 2, 2)),
+            Err(vec![PcieViolation::UnexpectedCompletion(6)])
+        );
+        // Split completions: not released until the last one.
+        c.check_request(50, &mrd(7, 0x1040, 200)).unwrap();
+        c.check_completion(60, &cpld(7, 200, 0x40, 16)).unwrap();
+        assert_eq!(
+            only(&mut c, &mrd(7, 0, 4)),
+            PcieViolation::TagInUse { tag: 7, since: 50 }
+        );
+        // The violating re-issue replaced the tracking; one full CplD frees it.
+        c.check_completion(61, &cpld(7, 4, 0x00, 1)).unwrap();
+        c.check_request(62, &mrd(7, 0x1040, 4)).unwrap();
+        // UR frees the tag too.
+        let ur = TlpRepr::Completion {
+            status: CplStatus::Ur,
+            byte_count: 4,
+            lower_address: 0x40,
+            requester_id: RID,
+            completer_id: 0,
+            tag: 7,
+            poisoned: false,
+            data: None,
+        };
+        c.check_completion(70, &ur.to_bytes()).unwrap();
+        assert!(c.release_tag(5));
+        assert_eq!(c.outstanding(), 0);
+        c.finish().unwrap();
+    }
+
+    #[test]
+    fn dropped_tags_and_leaks() {
+        let mut c = checker();
+        c.check_request(100, &mrd(1, 0x1000, 64)).unwrap();
+        c.check_request(100, &mrd(2, 0x2000, 64)).unwrap();
+        assert!(c.mark_dropped(1));
+        assert!(!c.mark_dropped(9));
+        assert_eq!(
+            only(&mut c, &mrd(1, 0x1000, 64)),
+            PcieViolation::TagReusedBeforeTimeout {
+                tag: 1,
+                since: 100,
+                cycle: 0,
+                timeout: 1000
+            }
+        );
+        assert!(c.mark_dropped(1)); // the early re-issue is dropped too
+        c.check_request(1100, &mrd(1, 0x1000, 64)).unwrap();
+        assert!(c.mark_dropped(1));
+        assert_eq!(
+            c.finish(),
+            Err(vec![PcieViolation::TagLeak { tag: 2, since: 100 }])
+        );
+        // Without a known timeout a dropped tag may be reused at once.
+        let mut c = PcieChecker::new(PcieCheckerConfig {
+            cpl_timeout: None,
+            ..c.cfg.clone()
+        });
+        c.check_request(0, &mrd(3, 0, 4)).unwrap();
+        c.mark_dropped(3);
+        c.check_request(1, &mrd(3, 0, 4)).unwrap();
+    }
+
+    /// The intended use: feed the root complex's log, tell about drops.
+    #[test]
+    fn checks_a_root_complex_log() {
+        use crate::env::{Fault, FaultKind, HostMemory, RootComplex, RootComplexConfig, RqIn};
+        let mut rc = RootComplex::new(RootComplexConfig {
+            latency: 2,
+            faults: vec![Fault {
+                range: 0x8000..0x9000,
+                kind: FaultKind::Drop,
+            }],
+            ..RootComplexConfig::default()
+        })
+        .unwrap();
+        let mut mem = HostMemory::new();
+        let tlps = [
+            mrd(1, 0x1000, 512),
+            mrd(2, 0x8000, 64),
+            TlpRepr::mem_write(RID, 0, 0x2001, &[7; 200]).to_bytes(),
+            mrd(3, 0x2000, 300),
+        ];
+        let mut beats: Vec<_> = tlps.iter().flat_map(|t| crate::wire::to_beats(t)).collect();
+        beats.reverse();
+        let mut out = rc.outputs();
+        for _ in 0..300 {
+            let rq = beats.last().map_or(RqIn::default(), |b| RqIn {
+                valid: true,
+                data: b.data,
+                keep: b.keep,
+                sop: b.sop,
+                eop: b.eop,
+            });
+            if rq.valid && out.rq_ready {
+                beats.pop();
+            }
+            out = rc.step(&rq, true, &mut mem);
+        }
+        let mut c = checker();
+        for e in rc.log() {
+            c.check_log_entry(e).unwrap();
+        }
+        assert_eq!(
+            c.finish(),
+            Err(vec![PcieViolation::TagLeak { tag: 2, since: 1 }])
+        );
+        for &(_, tag) in rc.dropped() {
+            assert!(c.mark_dropped(tag));
+        }
+        c.finish().unwrap();
+        assert_eq!(c.requests_checked(), 4);
+    }
+
+    #[test]
+    fn one_run_helper() {
+        let runs: Vec<u8> = (0..16).filter(|&b| one_run(b)).collect();
+        assert_eq!(runs, vec![1, 2, 3, 4, 6, 7, 8, 12, 14, 15]);
+    }
+}

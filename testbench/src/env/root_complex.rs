@@ -1,0 +1,930 @@
+//! Cycle-stepped model of the PCIe root complex as seen by the NIC's
+//! requester interface: it takes MRd/MWr TLPs from `rq_*` and returns
+//! completions on `rc_*`, one beat per cycle each way.
+//!
+//! Timing follows the project's rule that every output is registered: in
+//! cycle N the DUT shows `rq_*`/`rc_ready` and the root complex shows what
+//! [`RootComplex::outputs`] returns (`rq_ready`, `rc_*`). A beat moves where
+//! valid and ready are both high in that cycle. [`RootComplex::step`] takes
+//! the DUT's cycle-N outputs, performs the cycle-N transfers and returns the
+//! root complex's outputs for cycle N+1. The harness loop is therefore:
+//!
+//! ```text
+//! let mut env_out = rc.outputs();                  // cycle 0
+//! loop {
+//!     dut_in.rq_ready = env_out.rq_ready; ...      // drive cycle N
+//!     let next_env = rc.step(&rq_in_from(&dut_out), dut_out.rc_ready, &mut mem);
+//!     dut_out = dut.tick(&dut_in);                 // DUT's cycle N+1 outputs
+//!     env_out = next_env;
+//! }
+//! ```
+//!
+//! A read's data is taken from [`HostMemory`] when its MRd has been received
+//! (so it sees every MWr received before it), and its completions may start
+//! `latency` cycles after the MRd's last beat was accepted.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::ops::Range;
+
+use rnic_model::ports::Beat;
+use thiserror::Error;
+
+use super::{HostMemory, SplitMix64};
+use crate::wire::{to_beats, CplStatus, Deframer, FrameError, StreamBeat, TlpError, TlpRepr};
+
+/// Where the completions of one request are split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitMode {
+    /// Every completion but the last ends at a `cpl_size`-aligned address.
+    AtCplSize,
+    /// Each completion ends at a random RCB-aligned address (or the end of
+    /// the request) and carries at most `cpl_size` payload bytes.
+    Random,
+}
+
+/// `rq_ready` behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadyPolicy {
+    Always,
+    /// Ready in each cycle with probability `percent`/100 (1..=100), seeded.
+    Random {
+        percent: u8,
+    },
+}
+
+/// What the root complex does with an MRd that overlaps a fault range.
+/// Faults apply to reads only; writes always reach memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// One Cpl with status Unsupported Request.
+    Ur,
+    /// One Cpl with status Completer Abort.
+    Ca,
+    /// Normal CplDs, all with the EP (poisoned) bit set.
+    Poison,
+    /// No completion at all (the DUT must time out).
+    Drop,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub range: Range<u64>,
+    pub kind: FaultKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootComplexConfig {
+    /// Cycles from an MRd's last beat being accepted to the first cycle its
+    /// first completion may be driven (values below 1 act as 1: outputs are
+    /// registered).
+    pub latency: u32,
+    /// Read Completion Boundary: 64 or 128.
+    pub rcb: u32,
+    /// Largest completion payload: a multiple of `rcb` in 64..=4096.
+    pub cpl_size: u32,
+    pub split: SplitMode,
+    /// Interleave completions of different requests pseudo-randomly instead of
+    /// oldest request first.
+    pub reorder: bool,
+    pub seed: u64,
+    pub rq_ready: ReadyPolicy,
+    pub completer_id: u16,
+    /// The first fault overlapping a read decides its fate.
+    pub faults: Vec<Fault>,
+}
+
+impl Default for RootComplexConfig {
+    fn default() -> Self {
+        RootComplexConfig {
+            latency: 128,
+            rcb: 64,
+            cpl_size: 128,
+            split: SplitMode::AtCplSize,
+            reorder: false,
+            seed: 1,
+            rq_ready: ReadyPolicy::Always,
+            completer_id: 0,
+            faults: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("rcb must be 64 or 128, got {0}")]
+    Rcb(u32),
+    #[error("cpl_size must be a multiple of rcb in 64..=4096, got {0}")]
+    CplSize(u32),
+    #[error("rq_ready percent must be in 1..=100, got {0}")]
+    ReadyPercent(u8),
+    #[error("fault range {0:#x}..{1:#x} is empty")]
+    EmptyFault(u64, u64),
+}
+
+/// Something the DUT sent that the root complex could not act on.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum RootComplexError {
+    #[error("cycle {cycle}: rq stream: {err}")]
+    Frame { cycle: u64, err: FrameError },
+    #[error("cycle {cycle}: malformed rq TLP: {err}")]
+    Tlp { cycle: u64, err: TlpError },
+    #[error("cycle {cycle}: rq TLP is a completion, not a memory request")]
+    NotARequest { cycle: u64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// NIC to host (`rq_*`).
+    Rq,
+    /// Host to NIC (`rc_*`).
+    Rc,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Rq => "rq",
+            Direction::Rc => "rc",
+        })
+    }
+}
+
+/// One whole TLP that crossed the link, logged in the cycle of its last beat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlpLogEntry {
+    pub cycle: u64,
+    pub dir: Direction,
+    pub bytes: Vec<u8>,
+}
+
+impl fmt::Display for TlpLogEntry {
+    /// `CYCLE rq: HEX` / `CYCLE rc: HEX`, the `--tlp-log` line format.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: ", self.cycle, self.dir)?;
+        self.bytes.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+/// The DUT's `rq_*` outputs in one cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RqIn {
+    pub valid: bool,
+    pub data: Beat,
+    pub keep: u64,
+    pub sop: bool,
+    pub eop: bool,
+}
+
+/// What the root complex drives in one cycle (names as the DUT's inputs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RootComplexOut {
+    pub rq_ready: bool,
+    pub rc_valid: bool,
+    pub rc_data: Beat,
+    pub rc_keep: u64,
+    pub rc_sop: bool,
+    pub rc_eop: bool,
+}
+
+/// A received read whose completions are not all delivered.
+struct Pending {
+    id: u64,
+    ready_at: u64,
+    /// Completion TLPs not yet started, in address order.
+    queue: VecDeque<Vec<u8>>,
+}
+
+/// The completion TLP currently on `rc_*`.
+struct InFlight {
+    id: u64,
+    bytes: Vec<u8>,
+    beats: Vec<StreamBeat>,
+    next: usize,
+}
+
+pub struct RootComplex {
+    cfg: RootComplexConfig,
+    cycle: u64,
+    out: RootComplexOut,
+    deframer: Deframer,
+    pending: Vec<Pending>,
+    in_flight: Option<InFlight>,
+    next_id: u64,
+    // Separate streams so that, e.g., changing the split mode does not change
+    // the back-pressure pattern.
+    ready_rng: SplitMix64,
+    reorder_rng: SplitMix64,
+    split_rng: SplitMix64,
+    log: Vec<TlpLogEntry>,
+    errors: Vec<RootComplexError>,
+    dropped: Vec<(u64, u8)>,
+    mrd_received: u64,
+    completions_sent: u64,
+    mwr_applied: u64,
+}
+
+impl RootComplex {
+    pub fn new(cfg: RootComplexConfig) -> Result<Self, ConfigError> {
+        if cfg.rcb != 64 && cfg.rcb != 128 {
+            return Err(ConfigError::Rcb(cfg.rcb));
+        }
+        if !(64..=4096).contains(&cfg.cpl_size) || !cfg.cpl_size.is_multiple_of(cfg.rcb) {
+            return Err(ConfigError::CplSize(cfg.cpl_size));
+        }
+        if let ReadyPolicy::Random { percent } = cfg.rq_ready {
+            if !(1..=100).contains(&percent) {
+                return Err(ConfigError::ReadyPercent(percent));
+            }
+        }
+        if let Some(f) = cfg.faults.iter().find(|f| f.range.is_empty()) {
+            return Err(ConfigError::EmptyFault(f.range.start, f.range.end));
+        }
+        let seed = cfg.seed;
+        let mut rc = RootComplex {
+            cfg,
+            cycle: 0,
+            out: RootComplexOut::default(),
+            deframer: Deframer::new(),
+            pending: Vec::new(),
+            in_flight: None,
+            next_id: 0,
+            ready_rng: SplitMix64::new(seed ^ 0x7271_5F72_6561_6479),
+            reorder_rng: SplitMix64::new(seed ^ 0x7265_6F72_6465_7221),
+            split_rng: SplitMix64::new(seed ^ 0x7370_6C69_7473_2121),
+            log: Vec::new(),
+            errors: Vec::new(),
+            dropped: Vec::new(),
+            mrd_received: 0,
+            completions_sent: 0,
+            mwr_applied: 0,
+        };
+        rc.out.rq_ready = rc.draw_ready();
+        Ok(rc)
+    }
+
+    /// What the root complex drives in the current cycle.
+    pub fn outputs(&self) -> RootComplexOut {
+        self.out
+    }
+
+    /// The current cycle (number of `step` calls so far).
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// One clock cycle: `rq` and `rc_ready` are the DUT's outputs in this
+    /// cycle. Returns the root complex's outputs for the next cycle.
+    pub fn step(&mut self, rq: &RqIn, rc_ready: bool, mem: &mut HostMemory) -> RootComplexOut {
+        let cycle = self.cycle;
+        if rq.valid && self.out.rq_ready {
+            let beat = StreamBeat {
+                data: rq.data,
+                keep: rq.keep,
+                sop: rq.sop,
+                eop: rq.eop,
+            };
+            match self.deframer.push(&beat) {
+                Ok(Some(tlp)) => self.receive(cycle, tlp, mem),
+                Ok(None) => {}
+                Err(err) => self.errors.push(RootComplexError::Frame { cycle, err }),
+            }
+        }
+        if self.out.rc_valid && rc_ready {
+            self.rc_beat_taken(cycle);
+        }
+        if self.in_flight.is_none() {
+            self.start_next_completion(cycle + 1);
+        }
+        let mut next = RootComplexOut {
+            rq_ready: self.draw_ready(),
+            ..RootComplexOut::default()
+        };
+        if let Some(f) = &self.in_flight {
+            let b = &f.beats[f.next];
+            next.rc_valid = true;
+            next.rc_data = b.data;
+            next.rc_keep = b.keep;
+            next.rc_sop = b.sop;
+            next.rc_eop = b.eop;
+        }
+        self.out = next;
+        self.cycle += 1;
+        next
+    }
+
+    fn draw_ready(&mut self) -> bool {
+        match self.cfg.rq_ready {
+            ReadyPolicy::Always => true,
+            ReadyPolicy::Random { percent } => self.ready_rng.percent(percent),
+        }
+    }
+
+    fn receive(&mut self, cycle: u64, tlp: Vec<u8>, mem: &mut HostMemory) {
+        let parsed = TlpRepr::parse_bytes(&tlp);
+        self.log.push(TlpLogEntry {
+            cycle,
+            dir: Direction::Rq,
+            bytes: tlp,
+        });
+        match parsed {
+            Err(err) => self.errors.push(RootComplexError::Tlp { cycle, err }),
+            Ok(TlpRepr::Completion { .. }) => {
+                self.errors.push(RootComplexError::NotARequest { cycle })
+            }
+            Ok(w @ TlpRepr::MemWrite { .. }) => {
+                apply_write(&w, mem);
+                self.mwr_applied += 1;
+            }
+            Ok(r @ TlpRepr::MemRead { .. }) => self.accept_read(cycle, &r, mem),
+        }
+    }
+
+    fn accept_read(&mut self, cycle: u64, req: &TlpRepr, mem: &HostMemory) {
+        let TlpRepr::MemRead {
+            requester_id, tag, ..
+        } = *req
+        else {
+            return;
+        };
+        // MRd always has a byte range.
+        let Some((start, len)) = req.byte_range() else {
+            return;
+        };
+        self.mrd_received += 1;
+        let end = start.saturating_add(len as u64);
+        let fault = self
+            .cfg
+            .faults
+            .iter()
+            .find(|f| f.range.start < end && start < f.range.end)
+            .map(|f| f.kind);
+        let completer_id = self.cfg.completer_id;
+        let cpl =
+            |status, byte_count: u64, lower_address: u64, poisoned, data| TlpRepr::Completion {
+                status,
+                // 4096 is encoded as 0 by emit.
+                byte_count: byte_count as u16,
+                lower_address: (lower_address & 0x7F) as u8,
+                requester_id,
+                completer_id,
+                tag,
+                poisoned,
+                data,
+            };
+        let mut queue = VecDeque::new();
+        match fault {
+            Some(FaultKind::Drop) => {
+                self.dropped.push((cycle, tag));
+                return;
+            }
+            Some(FaultKind::Ur) => {
+                queue.push_back(cpl(CplStatus::Ur, len as u64, start, false, None))
+            }
+            Some(FaultKind::Ca) => {
+                queue.push_back(cpl(CplStatus::Ca, len as u64, start, false, None))
+            }
+            Some(FaultKind::Poison) | None => {
+                let poisoned = fault == Some(FaultKind::Poison);
+                let mut cur = start;
+                while cur < end {
+                    let next = self.split_point(cur, end);
+                    let (lo, hi) = (cur & !3, next.saturating_add(3) & !3);
+                    let data = mem.read(lo, (hi - lo) as usize);
+                    queue.push_back(cpl(CplStatus::Sc, end - cur, cur, poisoned, Some(data)));
+                    cur = next;
+                }
+            }
+        }
+        let queue = queue.into_iter().map(|r| r.to_bytes()).collect();
+        self.pending.push(Pending {
+            id: self.next_id,
+            ready_at: cycle + self.cfg.latency.max(1) as u64,
+            queue,
+        });
+        self.next_id += 1;
+    }
+
+    /// End (exclusive) of the completion that starts at `cur`.
+    fn split_point(&mut self, cur: u64, end: u64) -> u64 {
+        let (rcb, size) = (self.cfg.rcb as u64, self.cfg.cpl_size as u64);
+        match self.cfg.split {
+            SplitMode::AtCplSize => end.min((cur / size + 1).saturating_mul(size)),
+            SplitMode::Random => {
+                // Payload runs from the DW holding `cur`; it must fit cpl_size.
+                let base = cur & !3;
+                let mut cands = Vec::new();
+                let mut e = (cur / rcb + 1).saturating_mul(rcb);
+                while e < end && e - base <= size {
+                    cands.push(e);
+                    e = e.saturating_add(rcb);
+                }
+                if (end.saturating_add(3) & !3) - base <= size || cands.is_empty() {
+                    cands.push(end);
+                }
+                // The first RCB boundary after `cur` always qualifies (the
+                // `is_empty` fallback only matters at the top of the address
+                // space), so `cands` is never empty.
+                cands[self.split_rng.below(cands.len() as u64) as usize]
+            }
+        }
+    }
+
+    /// Picks the completion to drive from `at` on, if one is due.
+    fn start_next_completion(&mut self, at: u64) {
+        let due: Vec<usize> = (0..self.pending.len())
+            .filter(|&i| self.pending[i].ready_at <= at && !self.pending[i].queue.is_empty())
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        let pick = if self.cfg.reorder {
+            due[self.reorder_rng.below(due.len() as u64) as usize]
+        } else {
+            due[0] // `pending` is in arrival order
+        };
+        let p = &mut self.pending[pick];
+        if let Some(bytes) = p.queue.pop_front() {
+            self.in_flight = Some(InFlight {
+                id: p.id,
+                beats: to_beats(&bytes),
+                bytes,
+                next: 0,
+            });
+        }
+    }
+
+    fn rc_beat_taken(&mut self, cycle: u64) {
+        let Some(f) = &mut self.in_flight else {
+            return;
+        };
+        f.next += 1;
+        if f.next < f.beats.len() {
+            return;
+        }
+        let id = f.id;
+        let bytes = std::mem::take(&mut f.bytes);
+        self.in_flight = None;
+        self.log.push(TlpLogEntry {
+            cycle,
+            dir: Direction::Rc,
+            bytes,
+        });
+        self.completions_sent += 1;
+        self.pending.retain(|p| p.id != id || !p.queue.is_empty());
+    }
+
+    /// Every TLP in both directions, in the order they completed.
+    pub fn log(&self) -> &[TlpLogEntry] {
+        &self.log
+    }
+    /// Problems with what the DUT sent (framing, unparsable TLPs).
+    pub fn errors(&self) -> &[RootComplexError] {
+        &self.errors
+    }
+    /// (cycle, tag) of each read answered by a `Drop` fault with nothing.
+    pub fn dropped(&self) -> &[(u64, u8)] {
+        &self.dropped
+    }
+    /// Reads received whose completions are not all delivered (dropped reads
+    /// excluded).
+    pub fn outstanding(&self) -> usize {
+        self.pending.len()
+    }
+    pub fn mrd_received(&self) -> u64 {
+        self.mrd_received
+    }
+    /// Completion TLPs fully accepted by the DUT.
+    pub fn completions_sent(&self) -> u64 {
+        self.completions_sent
+    }
+    pub fn mwr_applied(&self) -> u64 {
+        self.mwr_applied
+    }
+    /// A TLP is half-received on `rq_*` (e.g. at the end of a run).
+    pub fn rq_in_progress(&self) -> bool {
+        self.deframer.in_progress()
+    }
+}
+
+/// Writes the enabled bytes of an MWr: First BE for payload DW 0, Last BE for
+/// the last DW (a 1-DW write uses First BE only), all bytes in between.
+fn apply_write(w: &TlpRepr, mem: &mut HostMemory) {
+    let TlpRepr::MemWrite {
+        address,
+        first_be,
+        last_be,
+        data,
+        ..
+    } = w
+    else {
+        return;
+    };
+    let dws = data.len() / 4;
+    for (i, dw) in data.chunks_exact(4).enumerate() {
+        let be = match i {
+            0 => *first_be,
+            _ if i + 1 == dws => *last_be,
+            _ => 0xF,
+        };
+        let base = address.wrapping_add(4 * i as u64);
+        if be == 0xF {
+            mem.write(base, dw);
+            continue;
+        }
+        for (j, &b) in dw.iter().enumerate() {
+            if be & (1 << j) != 0 {
+                mem.write(base.wrapping_add(j as u64), &[b]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::pattern_bytes;
+
+    /// A stand-in DUT: sends queued TLPs on rq, collects rc TLPs.
+    struct Harness {
+        rc: RootComplex,
+        mem: HostMemory,
+        out: RootComplexOut,
+        to_send: VecDeque<StreamBeat>,
+        rx: Deframer,
+        got: Vec<(u64, TlpRepr)>,
+        rc_valid_cycles: Vec<u64>,
+    }
+
+    impl Harness {
+        fn new(cfg: RootComplexConfig) -> Self {
+            let rc = RootComplex::new(cfg).unwrap();
+            Harness {
+                out: rc.outputs(),
+                rc,
+                mem: HostMemory::new(),
+                to_send: VecDeque::new(),
+                rx: Deframer::new(),
+                got: Vec::new(),
+                rc_valid_cycles: Vec::new(),
+            }
+        }
+        fn send(&mut self, r: &TlpRepr) {
+            self.to_send.extend(to_beats(&r.to_bytes()));
+        }
+        fn tick(&mut self, rc_ready: bool) {
+            let cycle = self.rc.cycle();
+            let rq = match self.to_send.front() {
+                Some(b) => RqIn {
+                    valid: true,
+                    data: b.data,
+                    keep: b.keep,
+                    sop: b.sop,
+                    eop: b.eop,
+                },
+                None => RqIn::default(),
+            };
+            if rq.valid && self.out.rq_ready {
+                self.to_send.pop_front();
+            }
+            if self.out.rc_valid {
+                self.rc_valid_cycles.push(cycle);
+            }
+            if self.out.rc_valid && rc_ready {
+                let beat = StreamBeat {
+                    data: self.out.rc_data,
+                    keep: self.out.rc_keep,
+                    sop: self.out.rc_sop,
+                    eop: self.out.rc_eop,
+                };
+                if let Some(t) = self.rx.push(&beat).unwrap() {
+                    self.got.push((cycle, TlpRepr::parse_bytes(&t).unwrap()));
+                }
+            }
+            self.out = self.rc.step(&rq, rc_ready, &mut self.mem);
+        }
+        fn run(&mut self, cycles: u64) {
+            (0..cycles).for_each(|_| self.tick(true));
+        }
+    }
+
+    fn cfg(latency: u32) -> RootComplexConfig {
+        RootComplexConfig {
+            latency,
+            ..RootComplexConfig::default()
+        }
+    }
+
+    /// Checks the completions of one request against memory and the split
+    /// rules; returns the number of completions.
+    fn check_cpls(
+        cpls: &[&TlpRepr],
+        mem: &HostMemory,
+        start: u64,
+        len: u64,
+        c: &RootComplexConfig,
+    ) -> usize {
+        let mut cur = start;
+        for (i, r) in cpls.iter().enumerate() {
+            let TlpRepr::Completion {
+                byte_count,
+                lower_address,
+                data: Some(d),
+                ..
+            } = r
+            else {
+                panic!("not a CplD: {r:?}")
+            };
+            assert_eq!(*byte_count as u64, start + len - cur, "byte count");
+            assert_eq!(*lower_address as u64, cur & 0x7F, "lower address");
+            assert!(
+                d.len() <= c.cpl_size as usize,
+                "payload {} > cpl_size",
+                d.len()
+            );
+            let bytes = r.completion_bytes();
+            assert_eq!(bytes, &mem.read(cur, bytes.len())[..]);
+            cur += bytes.len() as u64;
+            if i + 1 < cpls.len() {
+                assert_eq!(cur % c.rcb as u64, 0, "non-last completion ends off RCB");
+                if c.split == SplitMode::AtCplSize {
+                    assert_eq!(cur % c.cpl_size as u64, 0);
+                }
+            }
+        }
+        assert_eq!(cur, start + len);
+        cpls.len()
+    }
+
+    fn of_tag(got: &[(u64, TlpRepr)], t: u8) -> Vec<&TlpRepr> {
+        got.iter()
+            .map(|(_, r)| r)
+            .filter(|r| matches!(r, TlpRepr::Completion { tag, .. } if *tag == t))
+            .collect()
+    }
+
+    #[test]
+    fn write_then_read_back_split_at_cpl_size() {
+        let c = cfg(10);
+        let mut h = Harness::new(c.clone());
+        let data = pattern_bytes(7, 300);
+        h.send(&TlpRepr::mem_write(0x100, 0, 0x1_0000_1003, &data));
+        h.send(&TlpRepr::mem_read(0x100, 9, 0x1_0000_1003, 300));
+        h.run(200);
+        assert_eq!(h.mem.read(0x1_0000_1003, 300), data);
+        assert_eq!(
+            h.mem.read(0x1_0000_1000, 3),
+            vec![0; 3],
+            "BE-masked bytes untouched"
+        );
+        let cpls = of_tag(&h.got, 9);
+        // 0x1003..0x1080, 0x1080..0x1100, 0x1100..0x112F.
+        assert_eq!(check_cpls(&cpls, &h.mem, 0x1_0000_1003, 300, &c), 3);
+        assert_eq!((h.rc.mwr_applied(), h.rc.mrd_received()), (1, 1));
+        assert_eq!((h.rc.completions_sent(), h.rc.outstanding()), (3, 0));
+        assert!(h.rc.errors().is_empty());
+    }
+
+    #[test]
+    fn first_completion_waits_exactly_latency() {
+        for latency in [1, 5, 40] {
+            let mut h = Harness::new(cfg(latency));
+            h.send(&TlpRepr::mem_read(1, 2, 0x40, 8));
+            h.run(100);
+            let accepted = h.rc.log()[0].cycle;
+            assert_eq!(h.rc_valid_cycles[0], accepted + latency as u64);
+        }
+    }
+
+    #[test]
+    fn random_split_obeys_rcb_and_size_and_data() {
+        for seed in 0..20u64 {
+            let c = RootComplexConfig {
+                latency: 3,
+                rcb: if seed % 2 == 0 { 64 } else { 128 },
+                cpl_size: 256,
+                split: SplitMode::Random,
+                reorder: true,
+                seed,
+                ..RootComplexConfig::default()
+            };
+            let mut h = Harness::new(c.clone());
+            h.mem.fill_pattern(0, 1 << 16, seed);
+            let mut reqs = Vec::new();
+            let mut rng = SplitMix64::new(seed);
+            for tag in 0..8u8 {
+                let start = rng.below(60000);
+                let len = 1 + rng.below(1024);
+                reqs.push((tag, start, len));
+                h.send(&TlpRepr::mem_read(1, tag, start, len as u32));
+            }
+            h.run(2000);
+            for &(tag, start, len) in &reqs {
+                check_cpls(&of_tag(&h.got, tag), &h.mem, start, len, &c);
+            }
+            assert_eq!(h.rc.outstanding(), 0);
+        }
+    }
+
+    #[test]
+    fn reorder_interleaves_tags_but_oldest_first_does_not() {
+        let tags_in_order = |reorder| {
+            let mut h = Harness::new(RootComplexConfig {
+                latency: 1,
+                reorder,
+                seed: 3,
+                ..RootComplexConfig::default()
+            });
+            for tag in 0..4 {
+                h.send(&TlpRepr::mem_read(1, tag, 0x1000 * tag as u64, 1024));
+            }
+            h.run(600);
+            let tags: Vec<u8> = h
+                .got
+                .iter()
+                .map(|(_, r)| match r {
+                    TlpRepr::Completion { tag, .. } => *tag,
+                    _ => unreachable!(),
+                })
+                .collect();
+            assert_eq!(tags.len(), 32);
+            tags
+        };
+        let fifo = tags_in_order(false);
+        assert!(fifo.windows(2).all(|w| w[0] <= w[1]), "{fifo:?}");
+        let mixed = tags_in_order(true);
+        assert!(mixed.windows(2).any(|w| w[0] > w[1]), "{mixed:?}");
+    }
+
+    #[test]
+    fn faults() {
+        let mut c = cfg(2);
+        c.faults = vec![
+            Fault {
+                range: 0x1000..0x1001,
+                kind: FaultKind::Ur,
+            },
+            Fault {
+                range: 0x2000..0x3000,
+                kind: FaultKind::Ca,
+            },
+            Fault {
+                range: 0x3000..0x4000,
+                kind: FaultKind::Poison,
+            },
+            Fault {
+                range: 0x4000..0x5000,
+                kind: FaultKind::Drop,
+            },
+        ];
+        c.completer_id = 0x00F0;
+        let mut h = Harness::new(c);
+        h.send(&TlpRepr::mem_read(0x100, 1, 0x0F82, 200)); // overlaps 0x1000
+        h.send(&TlpRepr::mem_read(0x100, 2, 0x2FFE, 1));
+        h.send(&TlpRepr::mem_read(0x100, 3, 0x3010, 300));
+        h.send(&TlpRepr::mem_read(0x100, 4, 0x4000, 64));
+        h.send(&TlpRepr::mem_read(0x100, 5, 0x5000, 64));
+        h.run(300);
+        let cpl = |status, byte_count, lower_address, tag| TlpRepr::Completion {
+            status,
+            byte_count,
+            lower_address,
+            requester_id: 0x100,
+            completer_id: 0xF0,
+            tag,
+            poisoned: false,
+            data: None,
+        };
+        assert_eq!(of_tag(&h.got, 1), vec![&cpl(CplStatus::Ur, 200, 0x02, 1)]);
+        assert_eq!(of_tag(&h.got, 2), vec![&cpl(CplStatus::Ca, 1, 0x7E, 2)]);
+        let poisoned = of_tag(&h.got, 3);
+        assert_eq!(poisoned.len(), 3);
+        assert!(poisoned.iter().all(|r| matches!(
+            r,
+            TlpRepr::Completion {
+                poisoned: true,
+                data: Some(_),
+                ..
+            }
+        )));
+        assert!(of_tag(&h.got, 4).is_empty());
+        assert_eq!(h.rc.dropped().len(), 1);
+        assert_eq!(h.rc.dropped()[0].1, 4);
+        assert_eq!(of_tag(&h.got, 5).len(), 1);
+        assert_eq!(h.rc.outstanding(), 0);
+    }
+
+    #[test]
+    fn back_pressure_both_ways() {
+        let c = RootComplexConfig {
+            latency: 1,
+            rq_ready: ReadyPolicy::Random { percent: 30 },
+            seed: 11,
+            ..RootComplexConfig::default()
+        };
+        let mut h = Harness::new(c.clone());
+        h.mem.fill_pattern(0, 8192, 5);
+        let data = pattern_bytes(9, 1000);
+        h.send(&TlpRepr::mem_write(1, 0, 0x4000, &data[..256]));
+        h.send(&TlpRepr::mem_read(1, 7, 0x100, 1000));
+        h.send(&TlpRepr::mem_write(1, 0, 0x4100, &data[256..]));
+        let mut rng = SplitMix64::new(99);
+        let mut held = None;
+        let mut ready_seen = 0;
+        for _ in 0..3000 {
+            let ready = rng.percent(40);
+            // An rc beat not taken must be presented again, unchanged.
+            if let Some(prev) = held.take() {
+                assert!(h.out.rc_valid);
+                assert_eq!((h.out.rc_data, h.out.rc_keep, h.out.rc_sop), prev);
+            }
+            if h.out.rc_valid && !ready {
+                held = Some((h.out.rc_data, h.out.rc_keep, h.out.rc_sop));
+            }
+            ready_seen += h.out.rq_ready as u32;
+            h.tick(ready);
+        }
+        assert!(
+            (600..1200).contains(&ready_seen),
+            "rq_ready {ready_seen}/3000"
+        );
+        assert_eq!(h.mem.read(0x4000, 1000), data);
+        check_cpls(&of_tag(&h.got, 7), &h.mem, 0x100, 1000, &c);
+    }
+
+    #[test]
+    fn log_lines_and_bad_input() {
+        let mut h = Harness::new(cfg(1));
+        h.send(&TlpRepr::mem_read(0x0100, 0x2A, 0x1234_5678, 64));
+        // A CfgRd0 (Fmt/Type 0x04) and an orphan continuation beat.
+        h.to_send
+            .extend(to_beats(&[0x04, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]));
+        let mut orphan = to_beats(&[1, 2, 3])[0];
+        orphan.sop = false;
+        h.to_send.push_back(orphan);
+        h.run(20);
+        let log = h.rc.log();
+        assert_eq!(log[0].to_string(), "0 rq: 0000001001002aff12345678");
+        // 0x...78..0x...B8 splits at the 128-byte boundary: 2 and 14 DW.
+        assert_eq!(log.iter().filter(|e| e.dir == Direction::Rc).count(), 2);
+        let rc = log.iter().find(|e| e.dir == Direction::Rc).unwrap();
+        assert!(rc
+            .to_string()
+            .starts_with(&format!("{} rc: 4a000002", rc.cycle)));
+        assert!(matches!(
+            h.rc.errors()[0],
+            RootComplexError::Tlp { cycle: 1, .. }
+        ));
+        assert!(matches!(
+            h.rc.errors()[1],
+            RootComplexError::Frame { cycle: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn odd_requests_are_served_without_panic() {
+        for split in [SplitMode::AtCplSize, SplitMode::Random] {
+            let mut h = Harness::new(RootComplexConfig {
+                latency: 1,
+                split,
+                ..RootComplexConfig::default()
+            });
+            // Crossing 4 KB, zero-length, and at the very top of memory.
+            h.send(&TlpRepr::mem_read(1, 1, 0x0FF0, 64));
+            h.send(&TlpRepr::mem_read(1, 2, 0x2000, 0));
+            h.send(&TlpRepr::mem_read(1, 3, u64::MAX - 63, 64));
+            h.send(&TlpRepr::mem_write(1, 0, u64::MAX - 3, &[1, 2, 3, 4]));
+            h.run(100);
+            let crossing = of_tag(&h.got, 1).len();
+            assert!(crossing == 2 || split == SplitMode::Random && crossing == 1);
+            assert_eq!(of_tag(&h.got, 2).len(), 1);
+            assert!(!of_tag(&h.got, 3).is_empty());
+            assert_eq!(h.mem.read(u64::MAX - 3, 4), vec![1, 2, 3, 4]);
+            assert!(h.rc.errors().is_empty());
+        }
+    }
+
+    #[test]
+    fn config_validation() {
+        let bad = |f: fn(&mut RootComplexConfig)| {
+            let mut c = RootComplexConfig::default();
+            f(&mut c);
+            RootComplex::new(c).err()
+        };
+        assert_eq!(bad(|c| c.rcb = 32), Some(ConfigError::Rcb(32)));
+        assert_eq!(bad(|c| c.cpl_size = 200), Some(ConfigError::CplSize(200)));
+        assert_eq!(bad(|c| c.cpl_size = 8192), Some(ConfigError::CplSize(8192)));
+        assert_eq!(
+            bad(|c| c.rq_ready = ReadyPolicy::Random { percent: 0 }),
+            Some(ConfigError::ReadyPercent(0))
+        );
+        assert_eq!(
+            bad(|c| c.faults = vec![Fault {
+                range: 5..5,
+                kind: FaultKind::Ur
+            }]),
+            Some(ConfigError::EmptyFault(5, 5))
+        );
+        assert_eq!(bad(|c| c.cpl_size = 4096), None);
+    }
+}
