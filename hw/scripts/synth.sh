@@ -33,6 +33,6 @@ for top in "${tops[@]}"; do
     exit 1
   fi
   cells=$(grep -E '^ +Number of cells:' "$log" | tail -1 | awk '{print $4}')
-  membits=$(grep -E '^ +Number of memory bits:' "$log" | tail -1 | awk '{print $5}')
-  echo "synth $top: ok, $cells cells, $membits RAM bits, $(( $(date +%s) - start )) s"
+  rams=$(grep -E "^ +\$mem_v2 " "$log" | tail -1 | awk "{print \$2}")
+  echo "synth $top: ok, $cells cells, ${rams:-0} RAM macros, $(( $(date +%s) - start )) s"
 done
