@@ -1,0 +1,138 @@
+//! The `rnic` command as a user meets it: exit codes, error messages that
+//! name file, field and reason, JSON lines, TLP log, and VCDs of both sides
+//! with the same signal names.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn rnic(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("rnic runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const GOOD: &str = "../vectors/dma/rd_fault_ur.json";
+
+#[test]
+fn a_blessed_vector_passes_in_both_modes() {
+    for cmd in ["run", "cosim"] {
+        let (code, out, _) = rnic(&[cmd, GOOD]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("1 passed, 0 failed"), "{out}");
+    }
+}
+
+#[test]
+fn a_changed_expectation_is_a_mismatch_with_exit_1() {
+    let d = scratch("mismatch");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(GOOD)).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let c = v["expect"]["cycles"].as_u64().unwrap();
+    v["expect"]["cycles"] = (c + 1).into();
+    let f = d.join("v.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let (code, out, _) = rnic(&["cosim", f.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let line: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(line["status"], "mismatch");
+    assert_eq!(
+        line["notes"][0],
+        format!("cycles: expected {}, got {c}", c + 1)
+    );
+}
+
+#[test]
+fn a_malformed_vector_names_file_field_and_reason_with_exit_2() {
+    let d = scratch("bad");
+    let f = d.join("bad.json");
+    std::fs::write(
+        &f,
+        r#"{"format":1,"name":"b","description":"d","checked_against":"c","top":"dma_rd",
+            "reads":[{"addr":"0x0","len":70000}],"max_cycles":10}"#,
+    )
+    .unwrap();
+    let (code, out, _) = rnic(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}: reads[0].len: 70000 is not in 1..=65536",
+            f.display()
+        )),
+        "{out}"
+    );
+    let (code, _, err) = rnic(&["run", "no/such/file.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no/such/file.json"), "{err}");
+}
+
+#[test]
+fn tlp_log_and_vcds_of_both_sides() {
+    let d = scratch("vcd");
+    let log = d.join("tlp.log");
+    let (code, out, _) = rnic(&[
+        "cosim",
+        GOOD,
+        "--tlp-log",
+        log.to_str().unwrap(),
+        "--vcd",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    // 3-DW MRd of the first read: Fmt/Type 00, requester 0100, in the rq direction.
+    let first = text.lines().find(|l| l.contains(" rq: ")).unwrap();
+    let hex = first.split(": ").nth(1).unwrap();
+    assert_eq!(&hex[..2], "00");
+    assert_eq!(&hex[8..12], "0100");
+    assert!(
+        text.lines().any(|l| l.contains(" rc: 4a")),
+        "a CplD (4a) in the log"
+    );
+    let names = |p: &Path| -> Vec<String> {
+        let t = std::fs::read_to_string(p).unwrap();
+        let mut scope = Vec::new();
+        let mut v = Vec::new();
+        for line in t.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match w.first() {
+                Some(&"$scope") => scope.push(w[2].to_string()),
+                Some(&"$upscope") => {
+                    scope.pop();
+                }
+                Some(&"$var") => v.push(format!("{}.{}", scope.join("."), w[4])),
+                _ => {}
+            }
+        }
+        v
+    };
+    let dir = d.join("rd_fault_ur");
+    let model = names(&dir.join("model.vcd"));
+    let rtl = names(&dir.join("rtl.vcd"));
+    for n in [
+        "TOP.clk",
+        "TOP.rq_data",
+        "TOP.dma_rd.rd_data_valid",
+        "TOP.dma_rd.rc_keep",
+    ] {
+        assert!(model.contains(&n.to_string()), "model.vcd lacks {n}");
+        assert!(rtl.contains(&n.to_string()), "rtl.vcd lacks {n}");
+    }
+    // Every model signal exists in the RTL trace (which has internals too).
+    for n in &model {
+        assert!(rtl.contains(n), "{n} is in model.vcd but not in rtl.vcd");
+    }
+}
