@@ -83,6 +83,7 @@ fn broken_model_is_caught_at_the_corrupted_mrd() {
     let mut env = DmaRdEnv::new(&v).unwrap();
     let div = lockstep::run(&mut model, &mut rtl, &mut env, v.max_cycles)
         .expect_err("a corrupted tag must diverge");
+    eprintln!("{div}");
     assert_eq!(div.cycle, expected_cycle);
     assert_eq!(div.diff.port, "rq_data");
     assert_eq!(div.diff.detail, "1 of 64 bytes differ: byte 6");

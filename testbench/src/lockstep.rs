@@ -94,15 +94,44 @@ pub fn compare<O: Ports>(model: &O, rtl: &O) -> Option<PortDiff> {
         let m = model.get_vec(idx);
         let r = rtl.get_vec(idx);
         if m != r {
+            let (model, rtl) = if info.width == 512 {
+                beat_window(&m, &r)
+            } else {
+                (hex_words(&m, info.width), hex_words(&r, info.width))
+            };
             return Some(PortDiff {
                 port: info.name,
                 detail: diff_detail(info, &m, &r),
-                model: hex_words(&m, info.width),
-                rtl: hex_words(&r, info.width),
+                model,
+                rtl,
             });
         }
     }
     None
+}
+
+/// The 16 bytes of two bus beats around their first difference, in wire
+/// order (byte 0 first, as TLPs and frames are read), differing bytes in [].
+fn beat_window(m: &[u64], r: &[u64]) -> (String, String) {
+    let (mb, rb): (Beat, Beat) = (
+        rnic_model::PortValue::from_words(m),
+        rnic_model::PortValue::from_words(r),
+    );
+    let first = (0..64).find(|&i| mb[i] != rb[i]).unwrap_or(0);
+    let lo = first & !15;
+    let show = |b: &Beat, o: &Beat| {
+        let bytes: Vec<String> = (lo..lo + 16)
+            .map(|i| {
+                if b[i] == o[i] {
+                    format!("{:02x}", b[i])
+                } else {
+                    format!("[{:02x}]", b[i])
+                }
+            })
+            .collect();
+        format!("bytes {lo}..{}: {}", lo + 15, bytes.join(" "))
+    };
+    (show(&mb, &rb), show(&rb, &mb))
 }
 
 fn diff_detail(info: &PortInfo, m: &[u64], r: &[u64]) -> String {
