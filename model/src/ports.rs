@@ -176,17 +176,26 @@ const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-/// Width of port `name`, or 0 when there is no such port. `const`, so that the
-/// generated binding can check the RTL's port widths at compile time.
-pub const fn port_width(ports: &[PortInfo], name: &str) -> u32 {
+/// Index of port `name`, at compile time if need be (the generated binding
+/// resolves RTL ports to model fields with it).
+pub const fn find_port(ports: &[PortInfo], name: &str) -> Option<usize> {
     let mut i = 0;
     while i < ports.len() {
         if str_eq(ports[i].name, name) {
-            return ports[i].width;
+            return Some(i);
         }
         i += 1;
     }
-    0
+    None
+}
+
+/// Width of port `name`, or 0 when there is no such port. `const`, so that the
+/// generated binding can check the RTL's port widths at compile time.
+pub const fn port_width(ports: &[PortInfo], name: &str) -> u32 {
+    match find_port(ports, name) {
+        Some(i) => ports[i].width,
+        None => 0,
+    }
 }
 
 /// Declares a port struct.

@@ -84,33 +84,14 @@ pub trait RtlTop: 'static {
     const SHIM: Shim;
 }
 
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// Index of the port called `name` in `ports`, at compile time (a missing
 /// field is a compile error; the generated width assertions say which).
 #[doc(hidden)]
 pub const fn field_index(ports: &[PortInfo], name: &str) -> usize {
-    let mut i = 0;
-    while i < ports.len() {
-        if str_eq(ports[i].name, name) {
-            return i;
-        }
-        i += 1;
+    match rnic_model::ports::find_port(ports, name) {
+        Some(i) => i,
+        None => panic!("an RTL port has no model field of its name"),
     }
-    panic!("an RTL port has no model field of its name")
 }
 
 /// A Verilated top. Owns its model (with its own `VerilatedContext`), frees
