@@ -1,38 +1,47 @@
-//! Build script: Verilator binding of the RTL tops.
+//! Build script: Verilator binding of the RTL tops and of their parameter
+//! variants.
 //!
-//! For every top in [`TOPS`]:
-//! 1. `verilator --cc --trace -O3 --top-module <top> --prefix V<top>` over all
-//!    of `hw/rtl/*.sv` (so submodule files are found), into a staging dir;
-//!    changed files are then copied into the top's Mdir `verilated/<top>`,
+//! A *unit* is one Verilated configuration: a top of [`TOPS`] with its default
+//! parameters (unit name = module name), or a [`Variant`] of one (its own
+//! name, the module's name and `-G<NAME>=<VALUE>` overrides). For every unit
+//! `u` of module `m`:
+//! 1. `verilator --cc --trace -O3 --top-module m --prefix V<u> [-G...]` over
+//!    all of `hw/rtl/*.sv` (so submodule files are found), into a staging dir;
+//!    changed files are then copied into the unit's Mdir `verilated/<u>`,
 //!    so that make's timestamps only see real changes (Verilator rewrites
 //!    every output whenever any input changed). `verilated/` is in the profile
 //!    directory (e.g. `target/debug/verilated`), see [`verilated_dir`].
-//! 2. `verilator --xml-only` of the same top gives the port list: name,
-//!    direction and (resolved) width of every port. Nothing per port is
-//!    written by hand anywhere.
-//! 3. From it, generate `shim_<top>.cpp` (the `extern "C"` side; the
+//! 2. `verilator --xml-only` of the same unit (same `-G`s) gives the port list:
+//!    name, direction and (resolved) width of every port, and the module's
+//!    parameters as resolved. Nothing per port is written by hand anywhere.
+//!    Every override must show up as the resolved value of a parameter (not a
+//!    localparam) of that name.
+//! 3. From it, generate `shim_<u>.cpp` (the `extern "C"` side; the
 //!    port-independent half is `csrc/rtl_shim.h`) and the Rust side
 //!    (`binding.rs`, concatenated into `$OUT_DIR/rtl_bindings.rs`, which
-//!    `src/rtl.rs` includes). The Rust side asserts at compile time that each
-//!    RTL port is a field of the same name and width in the model's `In` (for
-//!    inputs) or `Out` (outputs) struct and that the field counts match.
-//! 4. `make -f V<top>.mk`, through a two-line wrapper makefile, builds
-//!    `librtl_<top>.a` out of `V<top>__ALL.a` and `shim_<top>.o` with
+//!    `src/rtl.rs` includes). The Rust side uses the *module's* model types
+//!    `rnic_model::<m>::{<M>In, <M>Out}` and `NAME = "<m>"` (a variant is the
+//!    same block: same ports, same VCD scopes), and asserts at compile time
+//!    that each RTL port is a field of the same name and width in `In` (for
+//!    inputs) or `Out` (outputs) and that the field counts match. The marker
+//!    type is `<U>Top` and the binding `Rtl<U>` (`U` = CamelCase of `u`).
+//! 4. `make -f V<u>.mk`, through a two-line wrapper makefile, builds
+//!    `librtl_<u>.a` out of `V<u>__ALL.a` and `shim_<u>.o` with
 //!    Verilator's own rules and flags (verilated.mk's `%.o` and `%.a` rules).
 //!    One top-level `make -j2` runs these sub-makes and the runtime's, so they
 //!    share two job slots.
 //!
 //! The Verilator runtime (verilated.o, verilated_vcd_c.o, verilated_threads.o
 //! in 5.006: whatever `VM_GLOBAL_FAST`/`VM_GLOBAL_SLOW` list) is built once,
-//! into `libverilated_rt.a`, instead of once per top: it does not depend on
+//! into `libverilated_rt.a`, instead of once per unit: it does not depend on
 //! the design, only on the Verilator install and the switches (`VM_TRACE`, ...)
-//! that are the same for every top. It gets its own makefile whose switches are
-//! copied from the first top's generated makefiles.
+//! that are the same for every unit. It gets its own makefile whose switches
+//! are copied from the first top's generated makefiles.
 //!
 //! Caching: every Mdir has a stamp holding a hash of the Verilator version, the
-//! flags, this script, `csrc/` and every file in `hw/rtl/`. When it matches,
-//! the top is not verilated nor made again. When it does not, make still only
-//! rebuilds what changed.
+//! flags, this script, `csrc/`, every file in `hw/rtl/` and the unit's own
+//! name, module and overrides. When it matches, the unit is not verilated nor
+//! made again. When it does not, make still only rebuilds what changed.
 //!
 //! Environment: `VERILATOR` overrides the verilator executable (default: the
 //! one on `PATH`).
@@ -47,6 +56,40 @@ use std::process::{Command, Output};
 /// The Verilated tops. Adding a block is a one-line change here, provided the
 /// model has `rnic_model::<top>::{<Top>In, <Top>Out}`.
 const TOPS: &[&str] = &["dma_rd", "dma_wr"];
+
+/// A parameter variant of a top of [`TOPS`]: the module `top` verilated with
+/// `-G<NAME>=<VALUE>` for each of `params`, as its own model `V<name>` in its
+/// own Mdir and library, bound as `Rtl<Name>` (CamelCase of `name`) with the
+/// model types and `NAME` of `top`. Values are Verilog constants as `-G` takes
+/// them.
+struct Variant {
+    name: &'static str,
+    top: &'static str,
+    params: &'static [(&'static str, &'static str)],
+}
+
+/// The parameter variants. Adding one is a one-entry change here; its ports
+/// must still match the model's structs (the same compile-time checks apply).
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "dma_rd_t64",
+        top: "dma_rd",
+        params: &[("TAGS", "64"), ("BUF_LINES", "512")],
+    },
+    Variant {
+        name: "dma_rd_t128",
+        top: "dma_rd",
+        params: &[("TAGS", "128"), ("BUF_LINES", "1024")],
+    },
+    Variant {
+        name: "dma_rd_t256",
+        top: "dma_rd",
+        params: &[("TAGS", "256"), ("BUF_LINES", "4096")],
+    },
+];
+
+/// Names that the build script uses itself, in `verilated/` or `build.mk`.
+const RESERVED: &[&str] = &["runtime", "stage", "all"];
 
 /// Verilator flags common to every top (warnings are not waived: any warning
 /// fails the build).
@@ -147,35 +190,35 @@ fn main() {
     lock.lock()
         .unwrap_or_else(|e| fail(format!("locking {}: {e}", lock_path.display())));
     let mut bindings = String::from(
-        "// Generated by testbench/build.rs from the Verilator XML of each top in hw/rtl. Do not edit.\n",
+        "// Generated by testbench/build.rs from the Verilator XML of each top and variant in hw/rtl. Do not edit.\n",
     );
-    let built: Vec<Built> = TOPS
+    let built: Vec<Built> = units()
         .iter()
-        .map(|top| {
-            prepare_top(&Ctx {
+        .map(|unit| {
+            prepare_unit(&Ctx {
                 verilator: &verilator,
                 rtl_dir: &rtl_dir,
                 sources: &sources,
                 vdir: &vdir,
                 src_hash: &src_hash,
-                top,
+                unit,
             })
         })
         .collect();
-    let runtime_dir = prepare_runtime(&vdir, &built[0].mdir, TOPS[0]);
+    let runtime_dir = prepare_runtime(&vdir, &built[0].mdir, &built[0].name);
 
-    // One make for everything, so that the runtime and all stale tops share
+    // One make for everything, so that the runtime and all stale units share
     // MAKE_JOBS job slots (make's jobserver) instead of building one by one.
     let mut mk = String::from(
-        "# Generated by testbench/build.rs: builds the Verilator runtime and the stale tops.\n",
+        "# Generated by testbench/build.rs: builds the Verilator runtime and the stale tops and variants.\n",
     );
     let mut goals = vec!["runtime".to_string()];
     let mut rules =
         "runtime:\n\t+$(MAKE) -C runtime -f Vruntime.mk libverilated_rt.a\n".to_string();
     for b in built.iter().filter(|b| b.stale) {
-        let t = &b.top;
-        goals.push(t.clone());
-        writeln!(rules, "{t}:\n\t+$(MAKE) -C {t} -f rtl_{t}.mk librtl_{t}.a").unwrap();
+        let u = &b.name;
+        goals.push(u.clone());
+        writeln!(rules, "{u}:\n\t+$(MAKE) -C {u} -f rtl_{u}.mk librtl_{u}.a").unwrap();
     }
     writeln!(mk, ".PHONY: all {0}\nall: {0}\n{rules}", goals.join(" ")).unwrap();
     write_if_changed(&vdir.join("build.mk"), &mk);
@@ -186,7 +229,7 @@ fn main() {
         if b.stale {
             write_if_changed(&b.mdir.join("binding.rs"), &b.rust);
             let stamp = b.mdir.join("stamp");
-            fs::write(&stamp, &src_hash)
+            fs::write(&stamp, &b.hash)
                 .unwrap_or_else(|e| fail(format!("{}: {e}", stamp.display())));
         }
     }
@@ -194,13 +237,99 @@ fn main() {
 
     for b in &built {
         println!("cargo:rustc-link-search=native={}", b.mdir.display());
-        println!("cargo:rustc-link-lib=static=rtl_{}", b.top);
+        println!("cargo:rustc-link-lib=static=rtl_{}", b.name);
     }
     println!("cargo:rustc-link-search=native={}", runtime_dir.display());
     println!("cargo:rustc-link-lib=static=verilated_rt");
     for lib in SYSTEM_LIBS {
         println!("cargo:rustc-link-lib=dylib={lib}");
     }
+}
+
+/// Every unit: the tops of [`TOPS`] (their own name, no overrides), then the
+/// [`VARIANTS`], checked: names of `[a-z][a-z0-9_]*`, distinct (also in CamelCase),
+/// not reserved; a variant's top in [`TOPS`]; parameters named by identifiers,
+/// each at most once, with non-empty values.
+fn units() -> Vec<Variant> {
+    let mut units: Vec<Variant> = TOPS
+        .iter()
+        .map(|&top| Variant {
+            name: top,
+            top,
+            params: &[],
+        })
+        .collect();
+    for v in VARIANTS {
+        if !TOPS.contains(&v.top) {
+            fail(format!(
+                "variant {:?}: its top {:?} is not in TOPS (testbench/build.rs)",
+                v.name, v.top
+            ));
+        }
+        if v.params.is_empty() {
+            fail(format!(
+                "variant {:?} overrides no parameter: it would be `{}` itself",
+                v.name, v.top
+            ));
+        }
+        for (i, (name, value)) in v.params.iter().enumerate() {
+            if !is_identifier(name) {
+                fail(format!(
+                    "variant {:?}: parameter name {name:?} is not an identifier",
+                    v.name
+                ));
+            }
+            if v.params[..i].iter().any(|(n, _)| n == name) {
+                fail(format!(
+                    "variant {:?}: parameter {name} is given twice",
+                    v.name
+                ));
+            }
+            if value.trim().is_empty() || value.chars().any(char::is_control) {
+                fail(format!(
+                    "variant {:?}: parameter {name} has the value {value:?}; a Verilog constant is needed",
+                    v.name
+                ));
+            }
+        }
+        units.push(Variant {
+            name: v.name,
+            top: v.top,
+            params: v.params,
+        });
+    }
+    for (i, u) in units.iter().enumerate() {
+        let name = u.name;
+        if !name.starts_with(|c: char| c.is_ascii_lowercase())
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            fail(format!(
+                "top or variant name {name:?}: only [a-z][a-z0-9_]* is supported"
+            ));
+        }
+        if RESERVED.contains(&name) {
+            fail(format!("name {name:?} is reserved by the build script"));
+        }
+        if let Some(o) = units[..i]
+            .iter()
+            .find(|o| o.name == name || camel(o.name) == camel(name))
+        {
+            fail(format!(
+                "top or variant names {:?} and {name:?} collide (Rust name Rtl{})",
+                o.name,
+                camel(name)
+            ));
+        }
+    }
+    units
+}
+
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && !s.as_bytes()[0].is_ascii_digit()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// Where the Verilator outputs are built and cached: `verilated/` in the
@@ -224,43 +353,83 @@ struct Ctx<'a> {
     sources: &'a [PathBuf],
     vdir: &'a Path,
     src_hash: &'a str,
-    top: &'a str,
+    unit: &'a Variant,
 }
 
 struct Built {
-    top: String,
+    /// The unit's name: Mdir, `V<name>`, `librtl_<name>.a`.
+    name: String,
     mdir: PathBuf,
     rust: String,
+    /// What the stamp holds once the unit is built.
+    hash: String,
     /// Verilated anew; still to be made and stamped.
     stale: bool,
 }
 
-/// Verilates `top` and generates its shim, wrapper makefile and Rust side,
-/// unless its stamp says that nothing changed since the last build.
-fn prepare_top(c: &Ctx) -> Built {
-    let top = c.top;
-    if !top
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-    {
-        fail(format!("top name {top:?}: only [a-z0-9_] are supported"));
+impl Variant {
+    /// `-G<NAME>=<VALUE>` for each override.
+    fn g_args(&self) -> Vec<String> {
+        self.params
+            .iter()
+            .map(|(n, v)| format!("-G{n}={v}"))
+            .collect()
     }
-    if ["runtime", "stage"].contains(&top) {
-        fail(format!("top name {top:?} is reserved by the build script"));
-    }
-    let mdir = c.vdir.join(top);
-    let stage = c.vdir.join("stage").join(top);
-    let stamp = mdir.join("stamp");
-    let lib = mdir.join(format!("librtl_{top}.a"));
-    let binding = mdir.join("binding.rs");
-    let prefix = format!("V{top}");
 
-    if fs::read_to_string(&stamp).ok().as_deref() == Some(c.src_hash) && lib.is_file() {
+    /// For generated messages (plain identifiers): `dma_rd`, or
+    /// `dma_rd_t128 (dma_rd)`.
+    fn who(&self) -> String {
+        if self.name == self.top {
+            self.name.to_string()
+        } else {
+            format!("{} ({})", self.name, self.top)
+        }
+    }
+
+    /// For messages: `dma_rd`, or `dma_rd_t128 (dma_rd, TAGS=128 BUF_LINES=1024)`.
+    fn label(&self) -> String {
+        if self.params.is_empty() && self.name == self.top {
+            return self.name.to_string();
+        }
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        format!("{} ({}, {})", self.name, self.top, params.join(" "))
+    }
+}
+
+/// Verilates a unit and generates its shim, wrapper makefile and Rust side,
+/// unless its stamp says that nothing changed since the last build.
+fn prepare_unit(c: &Ctx) -> Built {
+    let u = c.unit;
+    let (name, top) = (u.name, u.top);
+    let label = u.label();
+    let mdir = c.vdir.join(name);
+    let stage = c.vdir.join("stage").join(name);
+    let stamp = mdir.join("stamp");
+    let lib = mdir.join(format!("librtl_{name}.a"));
+    let binding = mdir.join("binding.rs");
+    let prefix = format!("V{name}");
+
+    let mut h = Fnv::new();
+    h.field(c.src_hash.as_bytes());
+    h.field(name.as_bytes());
+    h.field(top.as_bytes());
+    for (n, v) in u.params {
+        h.field(n.as_bytes());
+        h.field(v.as_bytes());
+    }
+    let hash = h.hex();
+
+    if fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) && lib.is_file() {
         if let Ok(rust) = fs::read_to_string(&binding) {
             return Built {
-                top: top.into(),
+                name: name.into(),
                 mdir,
                 rust,
+                hash,
                 stale: false,
             };
         }
@@ -274,12 +443,13 @@ fn prepare_top(c: &Ctx) -> Built {
     cmd.args(VERILATOR_FLAGS)
         .args(["--top-module", top, "--prefix", &prefix, "--Mdir"])
         .arg(&stage)
+        .args(u.g_args())
         .arg(format!("-I{}", c.rtl_dir.display()))
         .args(c.sources);
-    run(&mut cmd, &format!("verilator (top {top})"));
+    run(&mut cmd, &format!("verilator ({label})"));
     sync_generated(&stage, &mdir, &prefix);
 
-    // 2. Port list from the XML.
+    // 2. Port list and parameters from the XML.
     let xml_dir = stage.join("xml");
     let xml_path = xml_dir.join(format!("{prefix}.xml"));
     let mut cmd = Command::new(c.verilator);
@@ -294,29 +464,32 @@ fn prepare_top(c: &Ctx) -> Built {
     .arg(&xml_dir)
     .arg("--xml-output")
     .arg(&xml_path)
+    .args(u.g_args())
     .arg(format!("-I{}", c.rtl_dir.display()))
     .args(c.sources);
-    run(&mut cmd, &format!("verilator --xml-only (top {top})"));
+    run(&mut cmd, &format!("verilator --xml-only ({label})"));
     let xml = fs::read_to_string(&xml_path)
         .unwrap_or_else(|e| fail(format!("reading {}: {e}", xml_path.display())));
-    let ports = parse_ports(&xml, top);
+    let (ports, params) = parse_top(&xml, top, &label);
+    check_overrides(u, &params, &label);
 
     // 3. Generated C++ and Rust.
     write_if_changed(&mdir.join("rtl_shim.h"), SHIM_HEADER);
     write_if_changed(
-        &mdir.join(format!("shim_{top}.cpp")),
-        &gen_shim(top, &ports),
+        &mdir.join(format!("shim_{name}.cpp")),
+        &gen_shim(name, &label, &u.who(), &ports),
     );
     let wrapper = format!(
         "# Generated by testbench/build.rs: Verilator's makefile plus one archive of model and shim.\n\
          include {prefix}.mk\n\
-         librtl_{top}.a: {prefix}__ALL.a shim_{top}.o\n"
+         librtl_{name}.a: {prefix}__ALL.a shim_{name}.o\n"
     );
-    write_if_changed(&mdir.join(format!("rtl_{top}.mk")), &wrapper);
+    write_if_changed(&mdir.join(format!("rtl_{name}.mk")), &wrapper);
     Built {
-        top: top.into(),
+        name: name.into(),
         mdir,
-        rust: gen_rust(top, &ports),
+        rust: gen_rust(u, &label, &ports, &params),
+        hash,
         stale: true,
     }
 }
@@ -476,7 +649,7 @@ fn make(dir: &Path, makefile: &str, target: &str) {
 }
 
 // ---------------------------------------------------------------------------
-// Ports from the XML.
+// Ports and parameters from the XML.
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Port {
@@ -485,8 +658,19 @@ struct Port {
     width: u32,
 }
 
-/// The top's ports but `clk` and `rst`, in declaration order.
-fn parse_ports(xml: &str, top: &str) -> Vec<Port> {
+/// A parameter (not a localparam) of the top module as Verilator resolved it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Param {
+    name: String,
+    /// Decimal for an integer, else the constant as the XML writes it.
+    value: String,
+    /// Width and bits of an integer constant of up to 64 bits.
+    bits: Option<(u32, u64)>,
+}
+
+/// The ports but `clk` and `rst` of module `module_name`, in declaration
+/// order, and its parameters; `top` names the unit in messages.
+fn parse_top(xml: &str, module_name: &str, top: &str) -> (Vec<Port>, Vec<Param>) {
     let doc = roxmltree::Document::parse(xml)
         .unwrap_or_else(|e| fail(format!("{top}: cannot parse Verilator's XML: {e}")));
     let types: HashMap<&str, roxmltree::Node> = doc
@@ -500,11 +684,47 @@ fn parse_ports(xml: &str, top: &str) -> Vec<Port> {
         .descendants()
         .find(|n| n.has_tag_name("module") && n.attribute("topModule") == Some("1"))
         .unwrap_or_else(|| fail(format!("{top}: Verilator's XML has no top module")));
-    if module.attribute("name") != Some(top) {
+    if module.attribute("name") != Some(module_name) {
         fail(format!(
             "{top}: Verilator's XML names the top module {:?}",
             module.attribute("name")
         ));
+    }
+    let mut params = Vec::new();
+    for var in module
+        .children()
+        .filter(|n| n.has_tag_name("var") && n.attribute("param") == Some("true"))
+    {
+        let name = var.attribute("name").unwrap_or_default();
+        // Parameters without a constant value (none in this design) are left out.
+        let Some(text) = var
+            .children()
+            .find(|n| n.has_tag_name("const"))
+            .and_then(|n| n.attribute("name"))
+        else {
+            continue;
+        };
+        let signed_type = matches!(
+            var.attribute("vartype"),
+            Some("int" | "integer" | "shortint" | "longint" | "byte")
+        );
+        let (value, bits) = match const_bits(text) {
+            Some((width, signed, n)) => {
+                let w = width.unwrap_or(64);
+                let v = if signed || signed_type {
+                    sign_extend(n, w).to_string()
+                } else {
+                    n.to_string()
+                };
+                (v, Some((w, n)))
+            }
+            None => (text.to_string(), None),
+        };
+        params.push(Param {
+            name: name.to_string(),
+            value,
+            bits,
+        });
     }
     let mut pins: Vec<(u32, Port)> = Vec::new();
     for var in module.children().filter(|n| n.has_tag_name("var")) {
@@ -549,7 +769,29 @@ fn parse_ports(xml: &str, top: &str) -> Vec<Port> {
             )),
         }
     }
-    ports
+    (ports, params)
+}
+
+/// Each override of `u` must be a parameter of the module whose resolved
+/// value is the override's (compared as bits when both are integers).
+fn check_overrides(u: &Variant, params: &[Param], top: &str) {
+    for (name, value) in u.params {
+        let Some(p) = params.iter().find(|p| p.name == *name) else {
+            fail(format!(
+                "{top}: `{}` has no parameter {name} (localparams cannot be overridden)",
+                u.top
+            ))
+        };
+        if let (Some((w, got)), Some((_, _, want))) = (p.bits, const_bits(value)) {
+            let mask = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+            if got & mask != want & mask {
+                fail(format!(
+                    "{top}: Verilator resolved parameter {name} to {}, not to the override {value}",
+                    p.value
+                ));
+            }
+        }
+    }
 }
 
 /// Width in bits of dtype `id`: basic types with left/right, packed arrays,
@@ -632,25 +874,52 @@ fn dtype_width(
 
 /// A Verilator XML constant such as `32'sh1f`, `8'd3` or `5`.
 fn parse_const(s: &str, top: &str, port: &str) -> i64 {
-    let bad = || -> ! { fail(format!("{top}: port {port}: cannot parse constant {s:?}")) };
-    let Some((_, v)) = s.split_once('\'') else {
-        return s.parse().unwrap_or_else(|_| bad());
+    match const_bits(s) {
+        Some((Some(w), true, n)) => sign_extend(n, w),
+        Some((_, _, n)) => n as i64,
+        None => fail(format!("{top}: port {port}: cannot parse constant {s:?}")),
+    }
+}
+
+/// A Verilog integer constant such as `32'sh1f`, `8'd3`, `'h80` or `-5`, of
+/// up to 64 bits: its width when sized, whether it is signed, its bits.
+/// `None` for anything else (strings, reals, wider or malformed constants).
+fn const_bits(s: &str) -> Option<(Option<u32>, bool, u64)> {
+    let s: String = s
+        .chars()
+        .filter(|&c| c != '_' && !c.is_whitespace())
+        .collect();
+    let Some((w, v)) = s.split_once('\'') else {
+        let n: i64 = s.parse().ok()?;
+        return Some((None, true, n as u64));
     };
+    let width = match w {
+        "" => None,
+        w => Some(w.parse::<u32>().ok().filter(|w| (1..=64).contains(w))?),
+    };
+    let signed = v.starts_with(['s', 'S']);
     let v = v.trim_start_matches(['s', 'S']);
-    let radix = match v.chars().next() {
-        Some('h' | 'H') => 16,
-        Some('d' | 'D') => 10,
-        Some('o' | 'O') => 8,
-        Some('b' | 'B') => 2,
-        _ => bad(),
+    let radix = match v.chars().next()? {
+        'h' | 'H' => 16,
+        'd' | 'D' => 10,
+        'o' | 'O' => 8,
+        'b' | 'B' => 2,
+        _ => return None,
     };
-    let digits: String = v[1..].chars().filter(|&c| c != '_').collect();
-    let n = u64::from_str_radix(&digits, radix).unwrap_or_else(|_| bad());
-    // Range bounds are 32-bit ints; honour a signed 32-bit encoding.
-    if s.contains("'s") && (1 << 31..1 << 32).contains(&n) {
-        n as i64 - (1 << 32)
-    } else {
+    let n = u64::from_str_radix(&v[1..], radix).ok()?;
+    match width {
+        Some(w) if w < 64 && n >> w != 0 => None,
+        _ => Some((width, signed, n)),
+    }
+}
+
+/// `n` as a `width`-bit two's complement number.
+fn sign_extend(n: u64, width: u32) -> i64 {
+    if width == 0 || width >= 64 {
         n as i64
+    } else {
+        let shift = 64 - width;
+        ((n << shift) as i64) >> shift
     }
 }
 
@@ -668,12 +937,13 @@ fn camel(top: &str) -> String {
         .collect()
 }
 
-fn gen_shim(top: &str, ports: &[Port]) -> String {
+/// The C++ side of unit `top` (`label` in comments, `who` in messages).
+fn gen_shim(top: &str, label: &str, who: &str, ports: &[Port]) -> String {
     let mut s = String::new();
     let w = &mut s;
     writeln!(
         w,
-        "// Generated by testbench/build.rs from `verilator --xml-only` of top `{top}`. Do not edit.\n\
+        "// Generated by testbench/build.rs from `verilator --xml-only` of {label}. Do not edit.\n\
          #include \"rtl_shim.h\"\n\
          #include \"V{top}.h\"\n\
          \n\
@@ -688,7 +958,7 @@ fn gen_shim(top: &str, ports: &[Port]) -> String {
         writeln!(
             w,
             "static_assert(rtl_shim::storage_fits<decltype(Model::{n})>({wd}), \
-             \"{top}: Verilator does not store port {n} as a {wd}-bit value\");",
+             \"{who}: Verilator does not store port {n} as a {wd}-bit value\");",
             n = p.name,
             wd = p.width
         )
@@ -750,56 +1020,77 @@ fn gen_shim(top: &str, ports: &[Port]) -> String {
     s
 }
 
-fn gen_rust(top: &str, ports: &[Port]) -> String {
-    let cc = camel(top);
-    let model_in = format!("rnic_model::{top}::{cc}In");
-    let model_out = format!("rnic_model::{top}::{cc}Out");
+/// The Rust side of unit `u` (`label` in comments): FFI, marker type,
+/// `Rtl<..>` alias, `RtlTop` impl and the compile-time port checks against the
+/// model of `u.top`.
+fn gen_rust(u: &Variant, label: &str, ports: &[Port], params: &[Param]) -> String {
+    let (name, top) = (u.name, u.top);
+    let cc = camel(name);
+    let top_cc = camel(top);
+    let model_in = format!("rnic_model::{top}::{top_cc}In");
+    let model_out = format!("rnic_model::{top}::{top_cc}Out");
     let inputs: Vec<&Port> = ports.iter().filter(|p| p.input).collect();
     let outputs: Vec<&Port> = ports.iter().filter(|p| !p.input).collect();
+    let pairs = |list: &mut dyn Iterator<Item = (&str, &str)>| -> String {
+        list.map(|(n, v)| format!("({n:?}, {v:?})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let overrides = pairs(&mut u.params.iter().copied());
+    let values = pairs(&mut params.iter().map(|p| (p.name.as_str(), p.value.as_str())));
+    let what = if u.params.is_empty() {
+        format!("`hw/rtl/{top}.sv`")
+    } else {
+        let list: Vec<String> = u.params.iter().map(|(n, v)| format!("`{n}={v}`")).collect();
+        format!("`hw/rtl/{top}.sv` with {}", list.join(", "))
+    };
     let mut s = String::new();
     let w = &mut s;
     writeln!(
         w,
-        "\n// ---- {top} ------------------------------------------------------------\n\
+        "\n// ---- {label} ------------------------------------------------------------\n\
          \n\
          #[allow(dead_code, clippy::missing_safety_doc)]\n\
-         mod {top}_ffi {{\n\
+         mod {name}_ffi {{\n\
          \x20   use core::ffi::{{c_char, c_int, c_void}};\n\
          \x20   extern \"C\" {{\n\
-         \x20       pub fn rtl_{top}_new() -> *mut c_void;\n\
-         \x20       pub fn rtl_{top}_delete(h: *mut c_void);\n\
-         \x20       pub fn rtl_{top}_set_input(h: *mut c_void, idx: u32, words: *const u64);\n\
-         \x20       pub fn rtl_{top}_get_input(h: *mut c_void, idx: u32, words: *mut u64);\n\
-         \x20       pub fn rtl_{top}_get_output(h: *mut c_void, idx: u32, words: *mut u64);\n\
-         \x20       pub fn rtl_{top}_set_clk(h: *mut c_void, v: u8);\n\
-         \x20       pub fn rtl_{top}_set_rst(h: *mut c_void, v: u8);\n\
-         \x20       pub fn rtl_{top}_eval(h: *mut c_void, time: u64);\n\
-         \x20       pub fn rtl_{top}_trace_open(h: *mut c_void, path: *const c_char) -> c_int;\n\
-         \x20       pub fn rtl_{top}_trace_dump(h: *mut c_void, time: u64);\n\
-         \x20       pub fn rtl_{top}_trace_flush(h: *mut c_void);\n\
-         \x20       pub fn rtl_{top}_trace_close(h: *mut c_void);\n\
+         \x20       pub fn rtl_{name}_new() -> *mut c_void;\n\
+         \x20       pub fn rtl_{name}_delete(h: *mut c_void);\n\
+         \x20       pub fn rtl_{name}_set_input(h: *mut c_void, idx: u32, words: *const u64);\n\
+         \x20       pub fn rtl_{name}_get_input(h: *mut c_void, idx: u32, words: *mut u64);\n\
+         \x20       pub fn rtl_{name}_get_output(h: *mut c_void, idx: u32, words: *mut u64);\n\
+         \x20       pub fn rtl_{name}_set_clk(h: *mut c_void, v: u8);\n\
+         \x20       pub fn rtl_{name}_set_rst(h: *mut c_void, v: u8);\n\
+         \x20       pub fn rtl_{name}_eval(h: *mut c_void, time: u64);\n\
+         \x20       pub fn rtl_{name}_trace_open(h: *mut c_void, path: *const c_char) -> c_int;\n\
+         \x20       pub fn rtl_{name}_trace_dump(h: *mut c_void, time: u64);\n\
+         \x20       pub fn rtl_{name}_trace_flush(h: *mut c_void);\n\
+         \x20       pub fn rtl_{name}_trace_close(h: *mut c_void);\n\
          \x20   }}\n\
          }}\n\
          \n\
-         /// Marker of the Verilated top `{top}`; the binding is [`Rtl{cc}`].\n\
+         /// Marker of the Verilated {what}; the binding is [`Rtl{cc}`].\n\
          #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]\n\
          pub struct {cc}Top;\n\
          \n\
-         /// The Verilated `hw/rtl/{top}.sv`, implementing [`rnic_model::Dut`] with the\n\
+         /// The Verilated {what}, implementing [`rnic_model::Dut`] with the\n\
          /// model's [`{model_in}`] and [`{model_out}`].\n\
          pub type Rtl{cc} = Rtl<{cc}Top>;\n\
          \n\
          impl RtlTop for {cc}Top {{\n\
          \x20   type In = {model_in};\n\
          \x20   type Out = {model_out};\n\
-         \x20   const NAME: &'static str = \"{top}\";"
+         \x20   const NAME: &'static str = \"{top}\";\n\
+         \x20   const VARIANT: &'static str = \"{name}\";\n\
+         \x20   const PARAMS: &'static [(&'static str, &'static str)] = &[{overrides}];\n\
+         \x20   const PARAM_VALUES: &'static [(&'static str, &'static str)] = &[{values}];"
     )
     .unwrap();
-    for (label, list, model) in [
+    for (konst, list, model) in [
         ("INPUTS", &inputs, &model_in),
         ("OUTPUTS", &outputs, &model_out),
     ] {
-        writeln!(w, "    const {label}: &'static [RtlPort] = &[").unwrap();
+        writeln!(w, "    const {konst}: &'static [RtlPort] = &[").unwrap();
         for p in list.iter() {
             writeln!(
                 w,
@@ -814,32 +1105,34 @@ fn gen_rust(top: &str, ports: &[Port]) -> String {
     writeln!(
         w,
         "    const SHIM: Shim = Shim {{\n\
-         \x20       new: {top}_ffi::rtl_{top}_new,\n\
-         \x20       delete: {top}_ffi::rtl_{top}_delete,\n\
-         \x20       set_input: {top}_ffi::rtl_{top}_set_input,\n\
-         \x20       get_input: {top}_ffi::rtl_{top}_get_input,\n\
-         \x20       get_output: {top}_ffi::rtl_{top}_get_output,\n\
-         \x20       set_clk: {top}_ffi::rtl_{top}_set_clk,\n\
-         \x20       set_rst: {top}_ffi::rtl_{top}_set_rst,\n\
-         \x20       eval: {top}_ffi::rtl_{top}_eval,\n\
-         \x20       trace_open: {top}_ffi::rtl_{top}_trace_open,\n\
-         \x20       trace_dump: {top}_ffi::rtl_{top}_trace_dump,\n\
-         \x20       trace_flush: {top}_ffi::rtl_{top}_trace_flush,\n\
-         \x20       trace_close: {top}_ffi::rtl_{top}_trace_close,\n\
+         \x20       new: {name}_ffi::rtl_{name}_new,\n\
+         \x20       delete: {name}_ffi::rtl_{name}_delete,\n\
+         \x20       set_input: {name}_ffi::rtl_{name}_set_input,\n\
+         \x20       get_input: {name}_ffi::rtl_{name}_get_input,\n\
+         \x20       get_output: {name}_ffi::rtl_{name}_get_output,\n\
+         \x20       set_clk: {name}_ffi::rtl_{name}_set_clk,\n\
+         \x20       set_rst: {name}_ffi::rtl_{name}_set_rst,\n\
+         \x20       eval: {name}_ffi::rtl_{name}_eval,\n\
+         \x20       trace_open: {name}_ffi::rtl_{name}_trace_open,\n\
+         \x20       trace_dump: {name}_ffi::rtl_{name}_trace_dump,\n\
+         \x20       trace_flush: {name}_ffi::rtl_{name}_trace_flush,\n\
+         \x20       trace_close: {name}_ffi::rtl_{name}_trace_close,\n\
          \x20   }};\n\
          }}\n"
     )
     .unwrap();
-    // Compile-time agreement of the RTL and the model.
+    // Compile-time agreement of the RTL and the model (the message is a
+    // plain literal: the unit's and module's names only).
+    let who = u.who();
     for (dir, list, model, st) in [
-        ("input", &inputs, &model_in, format!("{cc}In")),
-        ("output", &outputs, &model_out, format!("{cc}Out")),
+        ("input", &inputs, &model_in, format!("{top_cc}In")),
+        ("output", &outputs, &model_out, format!("{top_cc}Out")),
     ] {
         for p in list.iter() {
             writeln!(
                 w,
                 "const _: () = assert!(rnic_model::ports::port_width(<{model} as rnic_model::Ports>::PORTS, \"{n}\") == {wd}, \
-                 \"{top}: RTL {dir} `{n}` is {wd} bits, but {st} has no field `{n}` of width {wd}\");",
+                 \"{who}: RTL {dir} `{n}` is {wd} bits, but {st} has no field `{n}` of width {wd}\");",
                 n = p.name,
                 wd = p.width
             )
@@ -848,7 +1141,7 @@ fn gen_rust(top: &str, ports: &[Port]) -> String {
         writeln!(
             w,
             "const _: () = assert!(<{model} as rnic_model::Ports>::PORTS.len() == {len}, \
-             \"{top}: the RTL has {len} {dir}s (besides clk/rst), but {st} has another number of fields\");",
+             \"{who}: the RTL has {len} {dir}s (besides clk/rst), but {st} has another number of fields\");",
             len = list.len()
         )
         .unwrap();

@@ -1,13 +1,23 @@
 //! Verilator binding of the RTL blocks.
 //!
-//! `build.rs` verilates every top listed in its `TOPS` and reads each top's
-//! port list from Verilator's XML, so nothing here or in the generated code is
-//! written per port. For a top `foo_bar` it generates
+//! `build.rs` verilates every top listed in its `TOPS` and every parameter
+//! variant listed in its `VARIANTS`, and reads each one's port list from
+//! Verilator's XML, so nothing here or in the generated code is written per
+//! port. For a top `foo_bar` it generates
 //! - `RtlFooBar` (= [`Rtl`]`<FooBarTop>`), implementing [`Dut`] with the
 //!   model's `rnic_model::foo_bar::{FooBarIn, FooBarOut}`;
 //! - compile-time assertions that every RTL input (output) is a field of the
 //!   same name and width in `FooBarIn` (`FooBarOut`), and that the structs have
 //!   no other fields: a mismatch between RTL and model does not compile.
+//!
+//! A variant `foo_bar_x` of `foo_bar` (the same module verilated with
+//! `-G<NAME>=<VALUE>` overrides, as its own model `Vfoo_bar_x`) gives
+//! `RtlFooBarX` (= [`Rtl`]`<FooBarXTop>`) with the *module's* model types,
+//! `NAME = "foo_bar"` (so VCD scopes and [`Dut::NAME`] are the module's) and
+//! the same compile-time checks. [`RtlTop::VARIANT`], [`RtlTop::PARAMS`] and
+//! [`RtlTop::PARAM_VALUES`] say which configuration a type is; e.g.
+//! `RtlDmaRdT128`: `VARIANT = "dma_rd_t128"`, `PARAMS = [("TAGS", "128"),
+//! ("BUF_LINES", "1024")]`, `param("CLIENT_W") == Some("2")`.
 //!
 //! Ports travel as little-endian 64-bit words through [`Ports::get`] and
 //! [`Ports::set`]; `clk` and `rst` are driven by the binding itself.
@@ -74,14 +84,34 @@ impl RtlPort {
 pub trait RtlTop: 'static {
     type In: Ports;
     type Out: Ports;
-    /// RTL module name.
+    /// RTL module name (also for a variant: its VCD scopes are the module's).
     const NAME: &'static str;
+    /// Name of this configuration: [`RtlTop::NAME`] for a top of build.rs's
+    /// `TOPS`, the variant's name (e.g. `dma_rd_t128`) for one of `VARIANTS`.
+    /// The Verilated model is `V<VARIANT>`.
+    const VARIANT: &'static str;
+    /// The parameter overrides (`-G<NAME>=<VALUE>`) as build.rs's `VARIANTS`
+    /// lists them; empty for a top of `TOPS`.
+    const PARAMS: &'static [(&'static str, &'static str)];
+    /// Every parameter (not localparam) of the top module as Verilator
+    /// resolved it for this configuration, overrides and defaults alike, in
+    /// declaration order: integers in decimal, anything else as Verilator's XML
+    /// writes it. build.rs checks that each override shows up here.
+    const PARAM_VALUES: &'static [(&'static str, &'static str)];
     /// Inputs in RTL declaration order; index `i` is the shim's input `i`.
     const INPUTS: &'static [RtlPort];
     /// Outputs in RTL declaration order; index `i` is the shim's output `i`.
     const OUTPUTS: &'static [RtlPort];
     #[doc(hidden)]
     const SHIM: Shim;
+
+    /// The resolved value of parameter `name` (see [`RtlTop::PARAM_VALUES`]).
+    fn param(name: &str) -> Option<&'static str> {
+        Self::PARAM_VALUES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
 }
 
 /// Index of the port called `name` in `ports`, at compile time (a missing
@@ -116,7 +146,7 @@ impl<T: RtlTop> Rtl<T> {
         // SAFETY: the shim's constructor takes no arguments.
         let raw = unsafe { (T::SHIM.new)() };
         let handle = NonNull::new(raw)
-            .unwrap_or_else(|| panic!("{}: constructing the Verilated model failed", T::NAME));
+            .unwrap_or_else(|| panic!("{}: constructing the Verilated model failed", T::VARIANT));
         let max_words = T::INPUTS
             .iter()
             .chain(T::OUTPUTS)
@@ -147,7 +177,7 @@ impl<T: RtlTop> Rtl<T> {
     /// If the file cannot be created; see [`Rtl::try_trace_open`].
     pub fn trace_open(&mut self, path: &Path) {
         if let Err(e) = self.try_trace_open(path) {
-            panic!("{}: cannot open trace {}: {e}", T::NAME, path.display());
+            panic!("{}: cannot open trace {}: {e}", T::VARIANT, path.display());
         }
     }
 
@@ -303,6 +333,8 @@ impl<T: RtlTop> fmt::Debug for Rtl<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Rtl")
             .field("top", &T::NAME)
+            .field("variant", &T::VARIANT)
+            .field("params", &T::PARAMS)
             .field("cycle", &self.cycle)
             .field("tracing", &self.tracing)
             .finish()

@@ -9,10 +9,15 @@
 
 use std::path::PathBuf;
 
-use rnic_testbench::rnic_model::dma_rd::DmaRdIn;
+use std::collections::BTreeSet;
+
+use rnic_testbench::rnic_model::dma_rd::{DmaRdIn, DmaRdOut};
 use rnic_testbench::rnic_model::dma_wr::DmaWrIn;
 use rnic_testbench::rnic_model::{Beat, Dut, Ports};
-use rnic_testbench::rtl::{DmaRdTop, DmaWrTop, RtlDmaRd, RtlDmaWr, RtlTop, RESET_CYCLES};
+use rnic_testbench::rtl::{
+    DmaRdT128Top, DmaRdT256Top, DmaRdT64Top, DmaRdTop, DmaWrTop, Rtl, RtlDmaRd, RtlDmaRdT128,
+    RtlDmaRdT256, RtlDmaWr, RtlTop, RESET_CYCLES,
+};
 
 fn pattern(seed: u8) -> Beat {
     let mut b = Beat::default();
@@ -293,4 +298,152 @@ fn trace_is_written() {
     assert!(RtlDmaWr::new()
         .try_trace_open(&tmp("no/such/dir/x.vcd"))
         .is_err());
+}
+
+// ---- Parameter variants (build.rs `VARIANTS`) -------------------------------
+
+/// A resolved integer parameter of `T`.
+fn param<T: RtlTop>(name: &str) -> u32 {
+    T::param(name)
+        .unwrap_or_else(|| panic!("{}: no parameter {name}", T::VARIANT))
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: parameter {name}: {e}", T::VARIANT))
+}
+
+/// `stat_free_lines` right after reset: `free_lines_q` resets to BUF_LINES.
+fn free_lines_after_reset<T: RtlTop<In = DmaRdIn, Out = DmaRdOut>>() -> u16 {
+    let mut rtl = Rtl::<T>::new();
+    let o = rtl.reset();
+    assert_eq!(o.stat_tags_busy, 0, "{}", T::VARIANT);
+    o.stat_free_lines
+}
+
+#[test]
+fn variants_carry_their_parameters() {
+    // What the binding says it is.
+    assert_eq!(DmaRdTop::VARIANT, "dma_rd");
+    assert!(DmaRdTop::PARAMS.is_empty());
+    assert_eq!(
+        DmaRdTop::PARAM_VALUES,
+        [("TAGS", "32"), ("BUF_LINES", "256"), ("CLIENT_W", "2")]
+    );
+    assert_eq!(DmaRdT128Top::NAME, "dma_rd", "VCD scopes of the module");
+    assert_eq!(<RtlDmaRdT128 as Dut>::NAME, "dma_rd");
+    assert_eq!(DmaRdT128Top::VARIANT, "dma_rd_t128");
+    assert_eq!(
+        DmaRdT128Top::PARAMS,
+        [("TAGS", "128"), ("BUF_LINES", "1024")]
+    );
+    assert_eq!(
+        DmaRdT128Top::PARAM_VALUES,
+        [("TAGS", "128"), ("BUF_LINES", "1024"), ("CLIENT_W", "2")]
+    );
+    assert_eq!(
+        DmaRdT256Top::PARAMS,
+        [("TAGS", "256"), ("BUF_LINES", "4096")]
+    );
+    assert_eq!(DmaRdT64Top::param("TAGS"), Some("64"));
+    assert_eq!(
+        DmaRdT64Top::param("TAGW"),
+        None,
+        "localparams are not listed"
+    );
+    // Same ports (widths do not depend on TAGS/BUF_LINES).
+    assert_eq!(DmaRdT256Top::INPUTS, DmaRdTop::INPUTS);
+    assert_eq!(DmaRdT256Top::OUTPUTS, DmaRdTop::OUTPUTS);
+
+    // What the Verilated models do: free_lines_q resets to BUF_LINES.
+    assert_eq!(free_lines_after_reset::<DmaRdTop>(), 256);
+    assert_eq!(free_lines_after_reset::<DmaRdT64Top>(), 512);
+    assert_eq!(free_lines_after_reset::<DmaRdT128Top>(), 1024);
+    assert_eq!(free_lines_after_reset::<DmaRdT256Top>(), 4096);
+    assert_eq!(
+        u32::from(free_lines_after_reset::<DmaRdT128Top>()),
+        param::<DmaRdT128Top>("BUF_LINES")
+    );
+
+    // A variant's VCD has the module's scope, and its debug output says which
+    // configuration it is.
+    let path = tmp("rtl_binding_dma_rd_t256.vcd");
+    let _ = std::fs::remove_file(&path);
+    let mut rtl = RtlDmaRdT256::new();
+    rtl.trace_open(&path);
+    rtl.reset();
+    rtl.trace_close();
+    let vcd = std::fs::read_to_string(&path).unwrap();
+    assert!(vcd.contains("$scope module dma_rd $end"), "{vcd:.400}");
+    assert!(!vcd.contains("dma_rd_t256"));
+    let dbg = format!("{rtl:?}");
+    assert!(
+        dbg.contains("dma_rd_t256") && dbg.contains("\"TAGS\", \"256\""),
+        "{dbg}"
+    );
+}
+
+/// MRds issued in 400 cycles when no completion ever comes: 128 x 128-byte
+/// requests (`cfg_mrrs` 0, 128-aligned, so 128 MRds of 2 buffer lines each)
+/// offered back to back, `rq_ready` high, the completion timeout far beyond
+/// the run and `rd_data_ready` low, so no tag is ever freed. Returns the tags
+/// of the MRds, in issue order, and the last outputs.
+fn mrds_without_completions<T: RtlTop<In = DmaRdIn, Out = DmaRdOut>>() -> (Vec<u8>, DmaRdOut) {
+    const LEN: u32 = 128 * 128;
+    let mut rtl = Rtl::<T>::new();
+    let mut o = rtl.reset();
+    let mut tags = Vec::new();
+    let mut next_addr: u64 = 0x10_0000;
+    for _ in 0..400 {
+        let i = DmaRdIn {
+            cfg_mrrs: 0,
+            cfg_cpl_timeout: 0xFF_FFFF,
+            rd_req_valid: true,
+            rd_req_addr: next_addr,
+            rd_req_len: LEN,
+            rq_ready: true,
+            rd_data_ready: false,
+            ..DmaRdIn::default()
+        };
+        let ready = o.rd_req_ready;
+        o = rtl.tick(&i);
+        if ready {
+            next_addr += u64::from(LEN);
+        }
+        if o.rq_valid {
+            assert!(o.rq_sop && o.rq_eop);
+            assert_eq!(o.rq_data[0], 0x00, "MRd, 3-DW header");
+            assert_eq!(o.rq_data[3], 32, "128 bytes = 32 DW");
+            tags.push(o.rq_data[6]);
+        }
+    }
+    (tags, o)
+}
+
+fn check_outstanding<T: RtlTop<In = DmaRdIn, Out = DmaRdOut>>(expect: usize) {
+    let (tags, o) = mrds_without_completions::<T>();
+    let v = T::VARIANT;
+    assert_eq!(tags.len(), expect, "{v}: MRds outstanding");
+    assert_eq!(expect as u32, param::<T>("TAGS"), "{v}: the tags run out");
+    let distinct: BTreeSet<u8> = tags.iter().copied().collect();
+    assert_eq!(distinct.len(), expect, "{v}: every MRd has its own tag");
+    assert_eq!(
+        distinct.last().copied(),
+        Some((expect - 1) as u8),
+        "{v}: tags 0..TAGS"
+    );
+    assert_eq!(usize::from(o.stat_tags_busy), expect, "{v}");
+    assert_eq!(
+        u32::from(o.stat_free_lines),
+        param::<T>("BUF_LINES") - 2 * expect as u32,
+        "{v}: 2 lines per 128-byte MRd"
+    );
+    assert_eq!(o.cnt_cpl_timeout, 0, "{v}");
+}
+
+/// With more tags, more MRds are outstanding: 32 for the default TAGS, and
+/// TAGS for each variant (their BUF_LINES leave the tags the limit).
+#[test]
+fn variants_have_more_mrds_outstanding() {
+    check_outstanding::<DmaRdTop>(32);
+    check_outstanding::<DmaRdT64Top>(64);
+    check_outstanding::<DmaRdT128Top>(128);
+    check_outstanding::<DmaRdT256Top>(256);
 }
