@@ -18,6 +18,7 @@ use crate::rtl::RESET_CYCLES;
 pub struct ModelVcd<I: Ports, O: Ports> {
     w: Writer<BufWriter<File>>,
     clk: [IdCode; 2],
+    rst: [IdCode; 2],
     ins: Vec<[IdCode; 2]>,
     outs: Vec<[IdCode; 2]>,
     last_in: Option<I>,
@@ -39,6 +40,7 @@ impl<I: Ports, O: Ports> ModelVcd<I, O> {
         let mut w = Writer::new(BufWriter::new(File::create(path)?));
         w.timescale(1, TimescaleUnit::NS)?;
         let mut clk = Vec::new();
+        let mut rst = Vec::new();
         let mut ins: Vec<Vec<IdCode>> = vec![Vec::new(); I::PORTS.len()];
         let mut outs: Vec<Vec<IdCode>> = vec![Vec::new(); O::PORTS.len()];
         w.add_module("TOP")?;
@@ -47,8 +49,7 @@ impl<I: Ports, O: Ports> ModelVcd<I, O> {
                 w.add_module(block)?;
             }
             clk.push(w.add_wire(1, "clk")?);
-            // rst is low for the whole window: the window starts after reset.
-            let rst = w.add_wire(1, "rst")?;
+            rst.push(w.add_wire(1, "rst")?);
             for (k, p) in I::PORTS.iter().enumerate() {
                 ins[k].push(w.add_wire(p.width, p.name)?);
             }
@@ -58,7 +59,6 @@ impl<I: Ports, O: Ports> ModelVcd<I, O> {
             if depth == 1 {
                 w.upscope()?;
             }
-            let _ = rst;
         }
         w.upscope()?;
         w.enddefinitions()?;
@@ -66,6 +66,7 @@ impl<I: Ports, O: Ports> ModelVcd<I, O> {
         Ok(ModelVcd {
             w,
             clk: two(clk),
+            rst: two(rst),
             ins: ins.into_iter().map(two).collect(),
             outs: outs.into_iter().map(two).collect(),
             last_in: None,
@@ -105,7 +106,10 @@ impl<I: Ports, O: Ports> ModelVcd<I, O> {
             self.w.change_scalar(id, Value::V0)?;
         }
         if self.last_in.is_none() {
-            // First dump: rst is 0 from here on.
+            // The window starts after reset: rst is low throughout.
+            for id in self.rst {
+                self.w.change_scalar(id, Value::V0)?;
+            }
         }
         Self::dump_ports(&mut self.w, &self.ins, inputs, self.last_in.as_ref())?;
         Self::dump_ports(&mut self.w, &self.outs, out, self.last_out.as_ref())?;
