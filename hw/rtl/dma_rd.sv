@@ -607,12 +607,16 @@ module dma_rd #(
   // ------------------------------------------------------------------
   // Tag table: timers, then the completion update, allocation, claim.
   // ------------------------------------------------------------------
-  logic [8:0] n_timeouts;
+  logic [8:0]      n_timeouts;
+  logic [TAGS-1:0] tg_timing;
 
+  // The timeout runs from the MRd leaving, not from its issue: an MRd held
+  // in the output register by rq back-pressure is not sent yet.
   always_comb begin
     n_timeouts = 9'd0;
     for (int t = 0; t < TAGS; t++) begin
-      if (tg_busy_q[t] && !tg_done_q[t] && tg_timer_q[24*t +: 24] == 24'd0) n_timeouts = n_timeouts + 9'd1;
+      tg_timing[t] = tg_busy_q[t] && !tg_done_q[t] && !(rq_valid_q && rq_data_q[55:48] == 8'(t));
+      if (tg_timing[t] && tg_timer_q[24*t +: 24] == 24'd0) n_timeouts = n_timeouts + 9'd1;
     end
   end
 
@@ -630,7 +634,7 @@ module dma_rd #(
       free_lines_q <= 16'(BUF_LINES);
     end else begin
       for (int t = 0; t < TAGS; t++) begin
-        if (tg_busy_q[t] && !tg_done_q[t]) begin
+        if (tg_timing[t]) begin
           if (tg_timer_q[24*t +: 24] == 24'd0) begin
             tg_done_q[t] <= 1'b1;
             if (tg_err_q[3*t +: 3] == ST_OK) tg_err_q[3*t +: 3] <= ST_TIMEOUT;

@@ -619,8 +619,11 @@ impl Dut for DmaRd {
 
         // ---- Tag table: timers, then completion, allocation, claim. ----
         let mut timeouts = 0u32;
-        for t in self.tags.iter_mut() {
-            if t.busy && !t.done {
+        // The timeout runs from the MRd leaving, not from its issue: an MRd
+        // held in the output register by rq back-pressure is not sent yet.
+        let unsent = self.rq_valid_q.then_some(self.rq_data_q[6] as usize);
+        for (k, t) in self.tags.iter_mut().enumerate() {
+            if t.busy && !t.done && unsent != Some(k) {
                 if t.timer == 0 {
                     t.done = true;
                     if t.err == status::OK {

@@ -1,0 +1,102 @@
+//! Simulation speed in clock cycles per second: the `dma_rd` model alone,
+//! the Verilated RTL alone, and both in lockstep, on one DMA stress
+//! scenario.
+//!
+//! The scenario is the throughput test's stream (tests/throughput.rs: MRRS
+//! 512, latency 500, 256-byte completions, TAGS 32) shortened to 4 x 64 KiB,
+//! plus seeded random back-pressure on `rq_ready` and `rd_data_ready` (70 %)
+//! so that the stall paths run too. Every figure includes the environment
+//! (root complex, PCIe checker, client), which is the same work in all
+//! three, because that is what a user of `rnic run` / `rnic cosim` waits
+//! for. Building the environment and the DUTs (host memory fill, Verilated
+//! model construction) is setup, outside the timing.
+//!
+//! `cargo bench --bench sim_speed`; criterion reports the rates as
+//! "elem/s", one element being one clock cycle.
+
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use rnic_model::dma_rd::{DmaRd, DmaRdParams};
+use rnic_testbench::lockstep;
+use rnic_testbench::rtl::RtlDmaRd;
+use rnic_testbench::scenario::DmaRdEnv;
+use rnic_testbench::vector::Vector;
+
+const VECTOR: &str = r#"{
+  "format": 1, "name": "sim_speed", "top": "dma_rd",
+  "description": "4 x 64 KiB reads, 256-byte completions, 70 % back-pressure both sides",
+  "checked_against": "benchmark only",
+  "config": {"mrrs": 512},
+  "root_complex": {"latency": 500, "rcb": 64, "cpl_size": 256, "split": "aligned",
+                   "rq_ready_percent": 70, "seed": 5},
+  "client": {"rd_data_ready_percent": 70, "seed": 6},
+  "memory": [{"addr": "0x100000000", "len": 262144, "seed": 9}],
+  "reads": [
+    {"addr": "0x100000000", "len": 65536, "client": 0},
+    {"addr": "0x100010000", "len": 65536, "client": 1},
+    {"addr": "0x100020000", "len": 65536, "client": 2},
+    {"addr": "0x100030000", "len": 65536, "client": 3}
+  ],
+  "max_cycles": 100000
+}"#;
+
+fn sim_speed(c: &mut Criterion) {
+    let v = Vector::parse(Path::new("sim_speed"), VECTOR).expect("valid vector");
+    let p = DmaRdParams::default();
+    let env = || DmaRdEnv::new(&v).expect("valid vector");
+
+    // The run is deterministic: find its length once, and check that it is
+    // a clean run (a benchmark of a broken scenario measures nothing).
+    let mut e = env();
+    let fin = lockstep::run(
+        &mut DmaRd::new(p),
+        &mut RtlDmaRd::new(),
+        &mut e,
+        v.max_cycles,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    assert!(fin.completed && e.common.failures.is_empty());
+    let cycles = fin.cycles;
+
+    let mut g = c.benchmark_group("dma_rd_stream");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .throughput(Throughput::Elements(cycles));
+    g.bench_function("model", |b| {
+        b.iter_batched(
+            || (DmaRd::new(p), env()),
+            |(mut m, mut e)| {
+                let f = lockstep::run_single(&mut m, &mut e, v.max_cycles);
+                assert_eq!(f.cycles, cycles);
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("rtl", |b| {
+        b.iter_batched(
+            || (RtlDmaRd::new(), env()),
+            |(mut r, mut e)| {
+                let f = lockstep::run_single(&mut r, &mut e, v.max_cycles);
+                assert_eq!(f.cycles, cycles);
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("lockstep", |b| {
+        b.iter_batched(
+            || (DmaRd::new(p), RtlDmaRd::new(), env()),
+            |(mut m, mut r, mut e)| {
+                let f = lockstep::run(&mut m, &mut r, &mut e, v.max_cycles).expect("no divergence");
+                assert_eq!(f.cycles, cycles);
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, sim_speed);
+criterion_main!(benches);
