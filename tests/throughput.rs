@@ -19,10 +19,10 @@
 //! the first MRd's completions are all in, so the first few `rc` cycles fall
 //! before the window.)
 //!
-//! The RTL is built only with its default parameters (TAGS = 32,
-//! BUF_LINES = 256), so TAGS = 32 runs model and RTL in lockstep; TAGS = 64
-//! and 128 (BUF_LINES = TAGS * MRRS / 64 = 512 and 1024, the same credit per
-//! tag) run on the model alone, which takes its parameters at run time.
+//! Every point runs model and RTL in lockstep: TAGS = 32 on the default
+//! build (BUF_LINES = 256), TAGS = 64 and 128 on the RTL variants
+//! `dma_rd_t64` and `dma_rd_t128` (BUF_LINES = TAGS * MRRS / 64 = 512 and
+//! 1024, the same credit per tag), the model taking the same parameters.
 //!
 //! `cargo test --test throughput -- --nocapture` prints the table.
 
@@ -30,7 +30,7 @@ use std::path::Path;
 
 use rnic_model::dma_rd::{DmaRd, DmaRdIn, DmaRdOut, DmaRdParams};
 use rnic_testbench::lockstep::{self, Env};
-use rnic_testbench::rtl::RtlDmaRd;
+use rnic_testbench::rtl::{RtlDmaRd, RtlDmaRdT128, RtlDmaRdT64};
 use rnic_testbench::scenario::DmaRdEnv;
 use rnic_testbench::vector::{
     ClientSpec, DutConfig, Hex, MemInit, ReadReq, RootComplexSpec, Split, Top, Vector, FORMAT,
@@ -167,7 +167,6 @@ impl Rate {
 struct Point {
     tags: usize,
     cpl: u32,
-    lockstep: bool,
     measured: Rate,
     bound: Rate,
     limit: &'static str,
@@ -182,13 +181,23 @@ fn measure(tags: usize, cpl: u32) -> Point {
     };
     let mut probe = Probe::new(&v, tags as u16);
     let mut model = DmaRd::new(params);
-    let lockstep = params == DmaRdParams::default();
-    let fin = if lockstep {
-        lockstep::run(&mut model, &mut RtlDmaRd::new(), &mut probe, v.max_cycles)
-            .unwrap_or_else(|d| panic!("tags {tags} cpl {cpl}:\n{d}"))
-    } else {
-        lockstep::run_single(&mut model, &mut probe, v.max_cycles)
-    };
+    let fin = match tags {
+        32 => lockstep::run(&mut model, &mut RtlDmaRd::new(), &mut probe, v.max_cycles),
+        64 => lockstep::run(
+            &mut model,
+            &mut RtlDmaRdT64::new(),
+            &mut probe,
+            v.max_cycles,
+        ),
+        128 => lockstep::run(
+            &mut model,
+            &mut RtlDmaRdT128::new(),
+            &mut probe,
+            v.max_cycles,
+        ),
+        _ => unreachable!("no RTL build with {tags} tags"),
+    }
+    .unwrap_or_else(|d| panic!("tags {tags} cpl {cpl}:\n{d}"));
     assert!(fin.completed, "tags {tags} cpl {cpl}: not complete");
     probe.env.finish_checks(fin.cycles, params.buf_lines as u16);
     assert!(
@@ -217,7 +226,6 @@ fn measure(tags: usize, cpl: u32) -> Point {
     Point {
         tags,
         cpl,
-        lockstep,
         measured,
         bound,
         limit,
@@ -243,7 +251,7 @@ fn read_throughput_meets_the_bound() {
             "{:>4} {:>4}  {:<8} {:>7}  {:>7.2}  {:>6.2} ({:<4})  {:>7.2}  {:>11.1} | {:>5.1}, {:>5.1}, {:>5.1}, {:>4}, {:>5.1}",
             x.tags,
             x.cpl,
-            if x.lockstep { "lockstep" } else { "model" },
+            "lockstep",
             x.measured.den,
             x.measured.f(),
             x.bound.f(),

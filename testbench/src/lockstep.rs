@@ -87,6 +87,10 @@ pub fn hex_words(words: &[u64], width: u32) -> String {
 /// before the data they qualify, so a valid that differs is reported rather
 /// than its don't-care data).
 pub fn compare<O: Ports>(model: &O, rtl: &O) -> Option<PortDiff> {
+    // Fast path: identical to the bit, don't-care fields included.
+    if model == rtl {
+        return None;
+    }
     for (idx, info) in O::PORTS.iter().enumerate() {
         if !model.is_live(idx) || !rtl.is_live(idx) {
             continue;
@@ -224,6 +228,9 @@ impl History {
     }
 }
 
+/// Cycles of raw history kept for the divergence report.
+const RECENT: usize = 256;
+
 /// Result of a lockstep run that did not diverge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Finished {
@@ -245,14 +252,21 @@ where
     R: Dut<In = M::In, Out = M::Out>,
     E: Env<In = M::In, Out = M::Out>,
 {
-    let n_in = interfaces::<M::In>().len();
-    let n_out = interfaces::<M::Out>().len();
-    let mut hist = History::new(4, n_in + 2 * n_out);
+    // The last cycles, raw; turned into text only if a divergence needs it.
+    let mut recent: VecDeque<(u64, M::In, M::Out, M::Out)> = VecDeque::with_capacity(RECENT);
     let mut out_m = model.reset();
     let mut out_r = rtl.reset();
     let mut cycle = 0u64;
     loop {
         if let Some(diff) = compare(&out_m, &out_r) {
+            let n_in = interfaces::<M::In>().len();
+            let n_out = interfaces::<M::Out>().len();
+            let mut hist = History::new(4, n_in + 2 * n_out);
+            for (c, i, m, r) in &recent {
+                hist.record(0, *c, "in", i);
+                hist.record(n_in, *c, "model", m);
+                hist.record(n_in + n_out, *c, "rtl", r);
+            }
             hist.record(n_in, cycle, "model", &out_m);
             hist.record(n_in + n_out, cycle, "rtl", &out_r);
             return Err(Box::new(Divergence {
@@ -269,11 +283,14 @@ where
             });
         }
         let inputs = env.step(cycle, &out_m);
-        hist.record(0, cycle, "in", &inputs);
-        hist.record(n_in, cycle, "model", &out_m);
-        hist.record(n_in + n_out, cycle, "rtl", &out_r);
-        out_m = model.tick(&inputs);
-        out_r = rtl.tick(&inputs);
+        let next_m = model.tick(&inputs);
+        let next_r = rtl.tick(&inputs);
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((cycle, inputs, out_m, out_r));
+        out_m = next_m;
+        out_r = next_r;
         cycle += 1;
     }
 }
