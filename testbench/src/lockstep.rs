@@ -231,6 +231,14 @@ impl History {
 /// Cycles of raw history kept for the divergence report.
 const RECENT: usize = 256;
 
+/// One cycle as both sides saw it.
+struct Snapshot<I, O> {
+    cycle: u64,
+    inputs: I,
+    model: O,
+    rtl: O,
+}
+
 /// Result of a lockstep run that did not diverge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Finished {
@@ -253,7 +261,7 @@ where
     E: Env<In = M::In, Out = M::Out>,
 {
     // The last cycles, raw; turned into text only if a divergence needs it.
-    let mut recent: VecDeque<(u64, M::In, M::Out, M::Out)> = VecDeque::with_capacity(RECENT);
+    let mut recent: VecDeque<Snapshot<M::In, M::Out>> = VecDeque::with_capacity(RECENT);
     let mut out_m = model.reset();
     let mut out_r = rtl.reset();
     let mut cycle = 0u64;
@@ -262,10 +270,10 @@ where
             let n_in = interfaces::<M::In>().len();
             let n_out = interfaces::<M::Out>().len();
             let mut hist = History::new(4, n_in + 2 * n_out);
-            for (c, i, m, r) in &recent {
-                hist.record(0, *c, "in", i);
-                hist.record(n_in, *c, "model", m);
-                hist.record(n_in + n_out, *c, "rtl", r);
+            for s in &recent {
+                hist.record(0, s.cycle, "in", &s.inputs);
+                hist.record(n_in, s.cycle, "model", &s.model);
+                hist.record(n_in + n_out, s.cycle, "rtl", &s.rtl);
             }
             hist.record(n_in, cycle, "model", &out_m);
             hist.record(n_in + n_out, cycle, "rtl", &out_r);
@@ -288,7 +296,12 @@ where
         if recent.len() == RECENT {
             recent.pop_front();
         }
-        recent.push_back((cycle, inputs, out_m, out_r));
+        recent.push_back(Snapshot {
+            cycle,
+            inputs,
+            model: out_m,
+            rtl: out_r,
+        });
         out_m = next_m;
         out_r = next_r;
         cycle += 1;
