@@ -21,4 +21,4 @@ if ! python3 -c 'import cocotbext.pcie' 2>/dev/null; then
   python3 -m pip install -q cocotbext-pcie 2>/dev/null \
     || python3 -m pip install -q --break-system-packages cocotbext-pcie
 fi
-verilator --version
+verilator --version >&2
