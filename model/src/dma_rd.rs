@@ -160,7 +160,10 @@ struct ReadStage {
 }
 
 /// The read engine. See `hw/rtl/dma_rd.sv` for the block description; each
-/// field below is a register of the RTL (same name without the `_q`).
+/// `_q` field below is the RTL register of the same name. The tag table is
+/// an array of entries here and one vector per field in the RTL
+/// (`tg_busy_q`, `tg_rem_q`, ...); `p1_q` and `ct_q` group the RTL's
+/// `p1_*_q` and `ct_*_q` registers; the FIFOs are `sync_fifo` instances.
 #[derive(Debug, Clone)]
 pub struct DmaRd {
     p: DmaRdParams,
