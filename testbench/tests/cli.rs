@@ -136,3 +136,26 @@ fn tlp_log_and_vcds_of_both_sides() {
         assert!(rtl.contains(n), "{n} is in model.vcd but not in rtl.vcd");
     }
 }
+
+#[test]
+fn bless_refuses_a_run_whose_independent_checks_fail() {
+    // A completion timeout shorter than the root complex's latency: the read
+    // times out though no fault was injected, which the status check catches.
+    let d = scratch("bless");
+    let f = d.join("v.json");
+    let text = r#"{"format":1,"name":"t","description":"d","checked_against":"c","top":"dma_rd",
+        "config":{"cpl_timeout":50},"root_complex":{"latency":400},
+        "reads":[{"addr":"0x1000","len":64}],"max_cycles":2000}"#;
+    std::fs::write(&f, text).unwrap();
+    let (code, out, _) = rnic(&["bless", f.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("reads[0] status timeout but the vector's faults imply ok"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        text,
+        "nothing blessed"
+    );
+}
