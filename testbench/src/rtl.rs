@@ -24,12 +24,14 @@
 //!
 //! # Clocking and trace convention
 //!
-//! A cycle `n` (counted from construction, reset cycles included) is:
-//! inputs applied with `clk` low, eval, dump at time `10 n`; `clk` high, eval,
-//! dump at `10 n + 5`; outputs read; `clk` low, eval. So in the VCD inputs
-//! change on the falling edge, at multiples of 10, and registered outputs on
-//! the rising edge, 5 later. The RTL's `$time` is the same time. Nothing is
-//! dumped while no trace is open; a trace opened at cycle `n` starts at `10 n`.
+//! Time is in picoseconds (Verilator's trace unit) of the default 250 MHz
+//! clock, [`CLOCK_PERIOD_PS`] = 4000. A cycle `n` (counted from
+//! construction, reset cycles included) is: inputs applied with `clk` low,
+//! eval, dump at `4000 n`; `clk` high, eval, dump at `4000 n + 2000`;
+//! outputs read; `clk` low, eval. So in the VCD inputs change on the falling
+//! edge, at multiples of 4 ns, and registered outputs on the rising edge,
+//! 2 ns later. The RTL's `$time` is the same time. Nothing is dumped while no
+//! trace is open; a trace opened at cycle `n` starts at `4000 n`.
 
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
@@ -42,6 +44,10 @@ use std::ptr::NonNull;
 
 use rnic_model::ports::PortInfo;
 use rnic_model::{Dut, Ports};
+
+/// The clock period in trace time units (ps): 250 MHz, the design's
+/// default clock, so waveforms show real time.
+pub const CLOCK_PERIOD_PS: u64 = 4000;
 
 /// Clock cycles that [`Dut::reset`] holds `rst` high.
 pub const RESET_CYCLES: u64 = 2;
@@ -276,16 +282,17 @@ impl<T: RtlTop> Rtl<T> {
 
     /// One clock cycle with `inputs` applied; see the module docs.
     fn clock(&mut self, inputs: &T::In) -> T::Out {
-        let t = 10 * self.cycle;
+        let t = CLOCK_PERIOD_PS * self.cycle;
+        let half = CLOCK_PERIOD_PS / 2;
         self.apply(inputs);
         self.eval(t);
         self.dump(t);
         self.set_clk(true);
-        self.eval(t + 5);
-        self.dump(t + 5);
+        self.eval(t + half);
+        self.dump(t + half);
         let out = self.outputs();
         self.set_clk(false);
-        self.eval(t + 10);
+        self.eval(t + CLOCK_PERIOD_PS);
         self.cycle += 1;
         out
     }
@@ -311,7 +318,7 @@ impl<T: RtlTop> Dut for Rtl<T> {
             self.clock(&zero);
         }
         self.set_rst(false);
-        self.eval(10 * self.cycle);
+        self.eval(CLOCK_PERIOD_PS * self.cycle);
         self.outputs()
     }
 

@@ -1,7 +1,7 @@
 //! VCD of the model side, with the signal names and timing of the Verilator
 //! trace (`rtl.rs`): scope `TOP` with `clk`, `rst` and every port, and the
-//! same again in scope `TOP.<block>`; inputs change at `10 n`, the rising
-//! edge is at `10 n + 5`, where `n` counts cycles from construction with
+//! same again in scope `TOP.<block>`; time in ps, inputs change at `4000 n`,
+//! the rising edge is at `4000 n + 2000`, where `n` counts cycles from construction with
 //! the reset cycles included. So `model.vcd` and `rtl.vcd` open side by side
 //! in GTKWave or Surfer with the same names in the same places.
 
@@ -12,7 +12,7 @@ use std::path::Path;
 use rnic_model::Ports;
 use vcd::{IdCode, TimescaleUnit, Value, Writer};
 
-use crate::rtl::RESET_CYCLES;
+use crate::rtl::{CLOCK_PERIOD_PS, RESET_CYCLES};
 
 /// Writes one side's ports, cycle by cycle.
 pub struct ModelVcd<I: Ports, O: Ports> {
@@ -38,7 +38,7 @@ fn bits(words: &[u64], width: u32) -> impl Iterator<Item = Value> + '_ {
 impl<I: Ports, O: Ports> ModelVcd<I, O> {
     pub fn create(path: &Path, block: &str) -> io::Result<Self> {
         let mut w = Writer::new(BufWriter::new(File::create(path)?));
-        w.timescale(1, TimescaleUnit::NS)?;
+        w.timescale(1, TimescaleUnit::PS)?;
         let mut clk = Vec::new();
         let mut rst = Vec::new();
         let mut ins: Vec<Vec<IdCode>> = vec![Vec::new(); I::PORTS.len()];
@@ -101,7 +101,7 @@ impl<I: Ports, O: Ports> ModelVcd<I, O> {
     /// `next` that the rising edge produced.
     pub fn cycle(&mut self, cycle: u64, inputs: &I, out: &O, next: &O) -> io::Result<()> {
         let n = cycle + RESET_CYCLES;
-        self.w.timestamp(10 * n)?;
+        self.w.timestamp(CLOCK_PERIOD_PS * n)?;
         for id in self.clk {
             self.w.change_scalar(id, Value::V0)?;
         }
@@ -113,7 +113,8 @@ impl<I: Ports, O: Ports> ModelVcd<I, O> {
         }
         Self::dump_ports(&mut self.w, &self.ins, inputs, self.last_in.as_ref())?;
         Self::dump_ports(&mut self.w, &self.outs, out, self.last_out.as_ref())?;
-        self.w.timestamp(10 * n + 5)?;
+        self.w
+            .timestamp(CLOCK_PERIOD_PS * n + CLOCK_PERIOD_PS / 2)?;
         for id in self.clk {
             self.w.change_scalar(id, Value::V1)?;
         }

@@ -159,3 +159,52 @@ fn bless_refuses_a_run_whose_independent_checks_fail() {
         "nothing blessed"
     );
 }
+
+/// (time, value) changes of `TOP.<scope>.<name>` in a VCD, read with the
+/// `vcd` crate's parser.
+fn changes(path: &Path, scope: &str, name: &str) -> Vec<(u64, String)> {
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut p = vcd::Parser::new(f);
+    let h = p.parse_header().unwrap();
+    let id = h
+        .find_var(&["TOP", scope, name])
+        .unwrap_or_else(|| panic!("{}: no TOP.{scope}.{name}", path.display()))
+        .code;
+    let mut t = 0;
+    let mut out = Vec::new();
+    for cmd in p {
+        match cmd.unwrap() {
+            vcd::Command::Timestamp(x) => t = x,
+            vcd::Command::ChangeScalar(i, v) if i == id => out.push((t, v.to_string())),
+            vcd::Command::ChangeVector(i, v) if i == id => out.push((t, v.to_string())),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn model_and_rtl_waveforms_line_up_in_time() {
+    let d = scratch("vcdtime");
+    let (code, out, _) = rnic(&[
+        "cosim",
+        "../vectors/dma/rd_two_clients.json",
+        "--vcd",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let dir = d.join("rd_two_clients");
+    for sig in [
+        "clk",
+        "rq_valid",
+        "rc_valid",
+        "rd_data_valid",
+        "rd_data_last",
+        "rd_req_ready",
+    ] {
+        let m = changes(&dir.join("model.vcd"), "dma_rd", sig);
+        let r = changes(&dir.join("rtl.vcd"), "dma_rd", sig);
+        assert!(m.len() > 2, "{sig} toggles in the window");
+        assert_eq!(m, r, "{sig}: model and RTL waveforms differ");
+    }
+}

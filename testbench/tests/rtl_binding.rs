@@ -278,9 +278,10 @@ fn trace_is_written() {
     assert!(vcd.contains("$enddefinitions"));
     assert!(vcd.contains(" rd_req_ready "));
     assert!(vcd.contains(" rc_data [511:0] "));
-    // 2 reset cycles and 3 ticks: clk low at 10 n, high at 10 n + 5.
-    assert!(vcd.contains("\n#0\n") && vcd.contains("\n#45\n"));
-    assert!(!vcd.contains("\n#50\n"));
+    // 2 reset cycles and 3 ticks: clk low at 4000 n ps, high at 4000 n + 2000.
+    assert!(vcd.contains("$timescale 1ps $end"));
+    assert!(vcd.contains("\n#0\n") && vcd.contains("\n#18000\n"));
+    assert!(!vcd.contains("\n#20000\n"));
 
     // A second trace of the same model, on another thread.
     let path2 = tmp("rtl_binding_dma_rd_2.vcd");
@@ -289,7 +290,7 @@ fn trace_is_written() {
         rtl.tick(&DmaRdIn::default());
         rtl.trace_flush();
         let vcd = std::fs::read_to_string(&path2).unwrap();
-        assert!(vcd.contains("$enddefinitions") && vcd.contains("\n#55\n"));
+        assert!(vcd.contains("$enddefinitions") && vcd.contains("\n#22000\n"));
         drop(rtl); // closes the trace
     })
     .join()
