@@ -79,6 +79,13 @@ impl Verdict {
 }
 
 fn main() -> ExitCode {
+    // Behave like a Unix filter: `rnic cosim vectors | head` ends quietly
+    // instead of panicking on the closed pipe.
+    // SAFETY: setting a signal disposition before any thread is spawned.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
