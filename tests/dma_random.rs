@@ -6,7 +6,8 @@
 //! that break DMA engines (1..4 bytes, a beat +-1, MRRS/MPS +-1, 4 KiB +-1,
 //! up to 64 KiB; any byte offset, next to 4 KB pages and MRRS boundaries,
 //! across 4 GB, at the top of the address space) and, for reads, at most one
-//! fault range (UR, CA, poison, drop) on one request. Each vector runs model
+//! fault range (UR, CA, poison, drop, bad byte count, wrong requester, stray
+//! completion) on one request. Each vector runs model
 //! and RTL in lockstep with every independent check of the environment
 //! (host memory, PCIe rules, framing, leaks); a case passes when nothing
 //! diverged, every request completed and no check failed.
@@ -192,6 +193,9 @@ fn fault_gen() -> impl Strategy<Value = FaultGen> {
         Just(FaultKindSpec::Ca),
         Just(FaultKindSpec::Poison),
         Just(FaultKindSpec::Drop),
+        Just(FaultKindSpec::BadByteCount),
+        Just(FaultKindSpec::WrongRequester),
+        Just(FaultKindSpec::Stray),
     ];
     (0usize..12, kind, any::<bool>(), any::<u32>(), any::<u32>()).prop_map(
         |(req, kind, whole, a, b)| FaultGen {

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Writes the DMA vectors in vectors/dma/ (without `expect`).
 
-Run it after changing a scenario, then `rnic bless vectors/dma` to record the
-expected results (bless refuses a vector whose independent checks fail) and
-review the diff. Each vector says what it tests and what its results were
-checked against. Existing `expect` blocks are kept when the scenario is
-unchanged, so regenerating is harmless.
+It writes only vectors whose file does not exist yet (bless rewrites the
+files with every default spelled out): to change a scenario, delete its file
+and run this again. Then `rnic bless` the new files to record their expected
+results (bless refuses a vector whose independent checks fail) and review
+the diff. Each vector says what it tests and what its results were checked
+against.
 """
 import json
 import os
@@ -30,10 +31,7 @@ def vec(name, desc, top, max_cycles, **kw):
     v["max_cycles"] = max_cycles
     path = os.path.join(HERE, name + ".json")
     if os.path.exists(path):
-        old = json.load(open(path))
-        exp = old.pop("expect", None)
-        if exp is not None and old == v:
-            v["expect"] = exp
+        return
     with open(path, "w") as f:
         json.dump(v, f, indent=2)
         f.write("\n")
@@ -123,7 +121,11 @@ def main():
         memory=mem(BASE, 0x40000), reads=[rd(BASE + 0x1000 * k, 4096) for k in range(24)])
     for kind, what in (("ur", "Unsupported Request status"), ("ca", "Completer Abort status"),
                        ("poison", "poisoned (EP) completions"),
-                       ("drop", "no completion at all (completion timeout)")):
+                       ("drop", "no completion at all (completion timeout)"),
+                       ("bad_byte_count", "completions whose Byte Count contradicts the "
+                        "request (dropped as malformed, then a completion timeout)"),
+                       ("wrong_requester", "completions for another Requester ID (ignored "
+                        "as unexpected, then a completion timeout)")):
         vec(f"rd_fault_{kind}", f"A read answered with {what} fails with that status on its "
             "last beat and zeroed data; the reads around it are unaffected; its tag is "
             "freed.", "dma_rd", 60000,
@@ -132,6 +134,13 @@ def main():
             memory=mem(BASE, 0x10000),
             reads=[rd(BASE, 1000), rd(BASE + 0x1F00, 600), rd(BASE + 0x3000, 64),
                    rd(BASE + 0x2001, 1, client=1)])
+    vec("rd_fault_stray", "A stray completion for a tag never issued arrives before "
+        "each of a read's completions: dropped and counted as unexpected, the read completes "
+        "with its data.", "dma_rd", 60000,
+        root_complex={"faults": [{"addr": hex(BASE + 0x2000), "len": 0x1000, "kind": "stray"}],
+                      "cpl_size": 128},
+        memory=mem(BASE, 0x10000),
+        reads=[rd(BASE, 1000), rd(BASE + 0x1F00, 600), rd(BASE + 0x2101, 900, client=1)])
     vec("rd_timeout_many", "Eight dropped reads in flight at once, each timing out, "
         "between good reads.", "dma_rd", 40000, config={"cpl_timeout": 5000},
         root_complex={"faults": [{"addr": hex(BASE + 0x8000), "len": 0x8000,

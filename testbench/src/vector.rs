@@ -123,6 +123,9 @@ pub enum FaultKindSpec {
     Ca,
     Poison,
     Drop,
+    BadByteCount,
+    WrongRequester,
+    Stray,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -65,6 +65,16 @@ pub enum FaultKind {
     Poison,
     /// No completion at all (the DUT must time out).
     Drop,
+    /// Normal CplDs, but the first one's Byte Count is 4 too large: the DUT
+    /// must drop them as malformed and time out.
+    BadByteCount,
+    /// Normal CplDs addressed to another Requester ID (ours with bit 0
+    /// flipped): not the DUT's, so it must ignore them and time out.
+    WrongRequester,
+    /// Normal CplDs, preceded by a stray CplD with the read's tag | 0x80 (a
+    /// tag an engine of up to 128 tags never has outstanding): the DUT must
+    /// drop the stray one and complete the read.
+    Stray,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,13 +201,15 @@ pub struct RootComplexOut {
 struct Pending {
     id: u64,
     ready_at: u64,
-    /// Completion TLPs not yet started, in address order.
-    queue: VecDeque<Vec<u8>>,
+    /// Completion TLPs not yet started, in address order, each with
+    /// whether it is a deliberate protocol violation.
+    queue: VecDeque<(Vec<u8>, bool)>,
 }
 
 /// The completion TLP currently on `rc_*`.
 struct InFlight {
     id: u64,
+    injected: bool,
     bytes: Vec<u8>,
     beats: Vec<StreamBeat>,
     next: usize,
@@ -219,6 +231,8 @@ pub struct RootComplex {
     log: Vec<TlpLogEntry>,
     errors: Vec<RootComplexError>,
     dropped: Vec<(u64, u8)>,
+    /// Log indices of the deliberately wrong completions.
+    injected: Vec<usize>,
     mrd_received: u64,
     completions_sent: u64,
     mwr_applied: u64,
@@ -255,6 +269,7 @@ impl RootComplex {
             log: Vec::new(),
             errors: Vec::new(),
             dropped: Vec::new(),
+            injected: Vec::new(),
             mrd_received: 0,
             completions_sent: 0,
             mwr_applied: 0,
@@ -373,6 +388,13 @@ impl RootComplex {
                 data,
             };
         let mut queue = VecDeque::new();
+        // Completions the DUT must refuse leave its read to time out.
+        if matches!(
+            fault,
+            Some(FaultKind::BadByteCount | FaultKind::WrongRequester)
+        ) {
+            self.dropped.push((cycle, tag));
+        }
         match fault {
             Some(FaultKind::Drop) => {
                 self.dropped.push((cycle, tag));
@@ -384,7 +406,7 @@ impl RootComplex {
             Some(FaultKind::Ca) => {
                 queue.push_back(cpl(CplStatus::Ca, len as u64, start, false, None))
             }
-            Some(FaultKind::Poison) | None => {
+            Some(_) | None => {
                 let poisoned = fault == Some(FaultKind::Poison);
                 let mut cur = start;
                 while cur < end {
@@ -396,7 +418,34 @@ impl RootComplex {
                 }
             }
         }
-        let queue = queue.into_iter().map(|r| r.to_bytes()).collect();
+        let injected = matches!(
+            fault,
+            Some(FaultKind::BadByteCount | FaultKind::WrongRequester)
+        );
+        let mut queue: VecDeque<(Vec<u8>, bool)> = queue
+            .into_iter()
+            .map(|r| (r.to_bytes(), injected))
+            .collect();
+        match fault {
+            Some(FaultKind::BadByteCount) => {
+                if let Some((first, _)) = queue.front_mut() {
+                    corrupt_byte_count(first);
+                }
+            }
+            Some(FaultKind::WrongRequester) => {
+                for (t, _) in queue.iter_mut() {
+                    t[9] ^= 1; // Requester ID low byte
+                }
+            }
+            Some(FaultKind::Stray) => {
+                if let Some((first, _)) = queue.front() {
+                    let mut stray = first.clone();
+                    stray[10] |= 0x80; // tag
+                    queue.push_front((stray, true));
+                }
+            }
+            _ => {}
+        }
         self.pending.push(Pending {
             id: self.next_id,
             ready_at: cycle + self.cfg.latency.max(1) as u64,
@@ -444,9 +493,10 @@ impl RootComplex {
             due[0] // `pending` is in arrival order
         };
         let p = &mut self.pending[pick];
-        if let Some(bytes) = p.queue.pop_front() {
+        if let Some((bytes, injected)) = p.queue.pop_front() {
             self.in_flight = Some(InFlight {
                 id: p.id,
+                injected,
                 beats: to_beats(&bytes),
                 bytes,
                 next: 0,
@@ -463,6 +513,9 @@ impl RootComplex {
             return;
         }
         let id = f.id;
+        if f.injected {
+            self.injected.push(self.log.len());
+        }
         let bytes = std::mem::take(&mut f.bytes);
         self.in_flight = None;
         self.log.push(TlpLogEntry {
@@ -482,9 +535,15 @@ impl RootComplex {
     pub fn errors(&self) -> &[RootComplexError] {
         &self.errors
     }
-    /// (cycle, tag) of each read answered by a `Drop` fault with nothing.
+    /// (cycle, tag) of each read the DUT gets no acceptable completion for
+    /// (`Drop`, `BadByteCount`, `WrongRequester` faults): it must time out.
     pub fn dropped(&self) -> &[(u64, u8)] {
         &self.dropped
+    }
+    /// Whether log entry `index` is a deliberately wrong completion (which
+    /// the PCIe checker must not hold against the DUT).
+    pub fn is_injected(&self, index: usize) -> bool {
+        self.injected.binary_search(&index).is_ok()
     }
     /// Reads received whose completions are not all delivered (dropped reads
     /// excluded).
@@ -505,6 +564,13 @@ impl RootComplex {
     pub fn rq_in_progress(&self) -> bool {
         self.deframer.in_progress()
     }
+}
+
+/// Adds 4 to a completion's 12-bit Byte Count (bytes 6..8 of the header).
+fn corrupt_byte_count(t: &mut [u8]) {
+    let bc = (((t[6] as u16) & 0xF) << 8 | t[7] as u16).wrapping_add(4) & 0xFFF;
+    t[6] = (t[6] & 0xF0) | (bc >> 8) as u8;
+    t[7] = bc as u8;
 }
 
 /// Writes the enabled bytes of an MWr: First BE for payload DW 0, Last BE for

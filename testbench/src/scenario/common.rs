@@ -113,6 +113,9 @@ impl Common {
         self.errors_seen = n_err;
         let n_log = self.rc.log().len();
         for k in self.log_seen..n_log {
+            if self.rc.is_injected(k) {
+                continue;
+            }
             let e = self.rc.log()[k].clone();
             if let Err(vs) = self.checker.check_log_entry(&e) {
                 for vio in vs {

@@ -41,7 +41,10 @@ fn expected_status(v: &Vector, r: &ReadReq) -> u8 {
         Some(FaultKind::Ur) => status::UR,
         Some(FaultKind::Ca) => status::CA,
         Some(FaultKind::Poison) => status::POISONED,
-        Some(FaultKind::Drop) => status::TIMEOUT,
+        Some(FaultKind::Drop | FaultKind::BadByteCount | FaultKind::WrongRequester) => {
+            status::TIMEOUT
+        }
+        Some(FaultKind::Stray) => status::OK,
     }
 }
 

@@ -100,6 +100,9 @@ pub fn fault_kind(k: FaultKindSpec) -> FaultKind {
         FaultKindSpec::Ca => FaultKind::Ca,
         FaultKindSpec::Poison => FaultKind::Poison,
         FaultKindSpec::Drop => FaultKind::Drop,
+        FaultKindSpec::BadByteCount => FaultKind::BadByteCount,
+        FaultKindSpec::WrongRequester => FaultKind::WrongRequester,
+        FaultKindSpec::Stray => FaultKind::Stray,
     }
 }
 
