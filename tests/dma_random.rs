@@ -306,8 +306,14 @@ fn build(top: Top, c: &Case, index: u32) -> Vector {
             len: (hi - lo) as u64,
             kind: f.kind,
         });
-        if f.kind == FaultKindSpec::Drop {
-            // Small enough that a dropped read ends quickly, large enough
+        // Every kind that leaves the read without an acceptable completion
+        // ends in a completion timeout.
+        let starves = matches!(
+            f.kind,
+            FaultKindSpec::Drop | FaultKindSpec::BadByteCount | FaultKindSpec::WrongRequester
+        );
+        if starves {
+            // Small enough that a starved read ends quickly, large enough
             // for latency (<= 600) plus a full completion buffer's worth of
             // completions queued ahead (< 1000 cycles).
             timeout = c.timeout;
