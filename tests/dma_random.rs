@@ -32,7 +32,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use rnic_testbench::scenario::{self, Mode, RunOpts};
 use rnic_testbench::vector::{
-    ClientSpec, DutConfig, FaultKindSpec, FaultSpec, Hex, MemInit, ReadReq, RootComplexSpec, Split,
+    ClientSpec, DutConfig, FaultKind, FaultSpec, Hex, MemInit, ReadReq, RootComplexSpec, Split,
     Top, Vector, WriteReq, FORMAT,
 };
 
@@ -108,7 +108,7 @@ struct ReqGen {
 struct FaultGen {
     /// Request it is placed on (modulo the request count).
     req: usize,
-    kind: FaultKindSpec,
+    kind: FaultKind,
     /// Whole request, or a sub-range picked by `a` and `b`.
     whole: bool,
     a: u32,
@@ -189,13 +189,13 @@ fn req_gen() -> impl Strategy<Value = ReqGen> {
 
 fn fault_gen() -> impl Strategy<Value = FaultGen> {
     let kind = prop_oneof![
-        Just(FaultKindSpec::Ur),
-        Just(FaultKindSpec::Ca),
-        Just(FaultKindSpec::Poison),
-        Just(FaultKindSpec::Drop),
-        Just(FaultKindSpec::BadByteCount),
-        Just(FaultKindSpec::WrongRequester),
-        Just(FaultKindSpec::Stray),
+        Just(FaultKind::Ur),
+        Just(FaultKind::Ca),
+        Just(FaultKind::Poison),
+        Just(FaultKind::Drop),
+        Just(FaultKind::BadByteCount),
+        Just(FaultKind::WrongRequester),
+        Just(FaultKind::Stray),
     ];
     (0usize..12, kind, any::<bool>(), any::<u32>(), any::<u32>()).prop_map(
         |(req, kind, whole, a, b)| FaultGen {
@@ -310,7 +310,7 @@ fn build(top: Top, c: &Case, index: u32) -> Vector {
         // ends in a completion timeout.
         let starves = matches!(
             f.kind,
-            FaultKindSpec::Drop | FaultKindSpec::BadByteCount | FaultKindSpec::WrongRequester
+            FaultKind::Drop | FaultKind::BadByteCount | FaultKind::WrongRequester
         );
         if starves {
             // Small enough that a starved read ends quickly, large enough

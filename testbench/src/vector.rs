@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use thiserror::Error;
 
+pub use crate::env::FaultKind;
+
 /// The current format number.
 pub const FORMAT: u32 = 1;
 
@@ -116,24 +118,12 @@ pub enum Split {
     Random,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultKindSpec {
-    Ur,
-    Ca,
-    Poison,
-    Drop,
-    BadByteCount,
-    WrongRequester,
-    Stray,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     pub addr: Hex,
     pub len: u64,
-    pub kind: FaultKindSpec,
+    pub kind: FaultKind,
 }
 
 /// The root complex / host side.

@@ -28,6 +28,7 @@ use std::fmt;
 use std::ops::Range;
 
 use rnic_model::ports::Beat;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::{HostMemory, SplitMix64};
@@ -55,7 +56,9 @@ pub enum ReadyPolicy {
 
 /// What the root complex does with an MRd that overlaps a fault range.
 /// Faults apply to reads only; writes always reach memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Also the `kind` of a vector's fault, in snake case (`bad_byte_count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FaultKind {
     /// One Cpl with status Unsupported Request.
     Ur,

@@ -54,7 +54,7 @@ impl Common {
                 .iter()
                 .map(|f| Fault {
                     range: f.addr.0..f.addr.0 + f.len,
-                    kind: super::fault_kind(f.kind),
+                    kind: f.kind,
                 })
                 .collect(),
         };

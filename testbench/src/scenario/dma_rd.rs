@@ -36,7 +36,7 @@ fn expected_status(v: &Vector, r: &ReadReq) -> u8 {
         .filter(|f| f.addr.0 < end && start < f.addr.0 + f.len)
         .collect();
     hits.sort_by_key(|f| f.addr.0);
-    match hits.first().map(|f| super::fault_kind(f.kind)) {
+    match hits.first().map(|f| f.kind) {
         None => status::OK,
         Some(FaultKind::Ur) => status::UR,
         Some(FaultKind::Ca) => status::CA,

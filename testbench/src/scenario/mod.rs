@@ -13,11 +13,11 @@ use rnic_model::dma_rd::{status, DmaRd, DmaRdParams};
 use rnic_model::dma_wr::DmaWr;
 use rnic_model::Dut;
 
-use crate::env::{digest, FaultKind, TlpLogEntry};
+use crate::env::{digest, TlpLogEntry};
 use crate::lockstep::{self, Divergence, Env, Finished};
 use crate::rtl::{Rtl, RtlDmaRd, RtlDmaWr, RtlTop};
 use crate::vcd_model::ModelVcd;
-use crate::vector::{Expect, FaultKindSpec, Hex, ReadResult, Top, Vector};
+use crate::vector::{Expect, Hex, ReadResult, Top, Vector};
 
 pub use dma_rd::DmaRdEnv;
 pub use dma_wr::DmaWrEnv;
@@ -91,18 +91,6 @@ pub fn status_name(s: u8) -> &'static str {
         status::POISONED => "poisoned",
         status::TIMEOUT => "timeout",
         _ => "invalid",
-    }
-}
-
-pub fn fault_kind(k: FaultKindSpec) -> FaultKind {
-    match k {
-        FaultKindSpec::Ur => FaultKind::Ur,
-        FaultKindSpec::Ca => FaultKind::Ca,
-        FaultKindSpec::Poison => FaultKind::Poison,
-        FaultKindSpec::Drop => FaultKind::Drop,
-        FaultKindSpec::BadByteCount => FaultKind::BadByteCount,
-        FaultKindSpec::WrongRequester => FaultKind::WrongRequester,
-        FaultKindSpec::Stray => FaultKind::Stray,
     }
 }
 
