@@ -100,6 +100,10 @@ module dma_wr #(
   logic [6:0]    hlen, p0, m_hdr, m_cont, consume;
   logic [10:0]   ndw;
   logic          slot, emit_hdr, emit_cont, last_tlp;
+  // The beat going into the rq register, header beat or continuation.
+  logic          emit, emit_eop, emit_last;
+  logic [511:0]  emit_data;
+  logic [12:0]   emit_bytes;
   logic [511:0]  beat_hdr, beat_cont;
   logic [7:0]    acc_after;
   logic [6:0]    n_in;
@@ -145,9 +149,14 @@ module dma_wr #(
     emit_hdr  = slot && w_busy_q && !t_act_q && {1'b0, acc_cnt_q} >= {2'b0, m_hdr};
     emit_cont = slot && w_busy_q && t_act_q && {1'b0, acc_cnt_q} >= {2'b0, m_cont};
     consume   = emit_hdr ? m_hdr : (emit_cont ? m_cont : 7'd0);
+    emit       = emit_hdr || emit_cont;
+    emit_bytes = emit_hdr ? total : t_bytes_q;
+    emit_eop   = emit_bytes <= 13'd64;
+    emit_last  = (emit_hdr ? last_tlp : t_last_q) && emit_eop;
 
     beat_hdr  = {384'd0, hdr} | ((acc_q[511:0] & byte_mask(m_hdr)) << {p0, 3'b000});
     beat_cont = acc_q[511:0] & byte_mask(m_cont);
+    emit_data = emit_hdr ? beat_hdr : beat_cont;
 
     acc_after = acc_cnt_q - {1'b0, consume};
     pull      = w_busy_q && w_in_rem_q != 17'd0 && data_out_valid && acc_after <= 8'd64;
@@ -221,21 +230,13 @@ module dma_wr #(
         acc_cnt_q <= acc_after;
       end
 
-      if (emit_hdr) begin
+      if (emit) begin
         rq_valid_q  <= 1'b1;
-        rq_data_q   <= beat_hdr;
-        rq_keep_q   <= keep_of(total);
-        rq_sop_q    <= 1'b1;
-        rq_eop_q    <= total <= 13'd64;
-        rq_last_q   <= last_tlp && total <= 13'd64;
-        rq_client_q <= w_client_q;
-      end else if (emit_cont) begin
-        rq_valid_q  <= 1'b1;
-        rq_data_q   <= beat_cont;
-        rq_keep_q   <= keep_of(t_bytes_q);
-        rq_sop_q    <= 1'b0;
-        rq_eop_q    <= t_bytes_q <= 13'd64;
-        rq_last_q   <= t_last_q && t_bytes_q <= 13'd64;
+        rq_data_q   <= emit_data;
+        rq_keep_q   <= keep_of(emit_bytes);
+        rq_sop_q    <= emit_hdr;
+        rq_eop_q    <= emit_eop;
+        rq_last_q   <= emit_last;
         rq_client_q <= w_client_q;
       end else if (rq_valid_q && rq_ready) begin
         rq_valid_q <= 1'b0;
