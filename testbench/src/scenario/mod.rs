@@ -98,6 +98,8 @@ pub fn status_name(s: u8) -> &'static str {
 fn drive<M, T, E>(
     mode: Mode,
     mk_model: impl Fn() -> M,
+    mut env: E,
+    // Builds the same environment again for a traced replay.
     mk_env: impl Fn() -> E,
     max_cycles: u64,
     opts: &RunOpts,
@@ -108,7 +110,6 @@ where
     T: RtlTop,
     E: Env<In = T::In, Out = T::Out>,
 {
-    let mut env = mk_env();
     let (fin, div) = match mode {
         Mode::Model => (
             lockstep::run_single(&mut mk_model(), &mut env, max_cycles),
@@ -208,11 +209,11 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
     };
     match v.top {
         Top::DmaRd => {
-            DmaRdEnv::new(v)?;
             let params = DmaRdParams::default();
             let (mut env, fin, div, vcd) = drive::<_, RtlDmaRdTop, _>(
                 mode,
                 || DmaRd::new(params),
+                DmaRdEnv::new(v)?,
                 || DmaRdEnv::new(v).expect("built once already"),
                 v.max_cycles,
                 opts,
@@ -242,10 +243,10 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
             finish_report(&mut report, fin, div, vcd, env.common);
         }
         Top::DmaWr => {
-            DmaWrEnv::new(v)?;
             let (mut env, fin, div, vcd) = drive::<_, RtlDmaWrTop, _>(
                 mode,
                 DmaWr::new,
+                DmaWrEnv::new(v)?,
                 || DmaWrEnv::new(v).expect("built once already"),
                 v.max_cycles,
                 opts,
