@@ -47,6 +47,17 @@ macro_rules! port_value_uint {
 }
 port_value_uint!(u8, u16, u32, u64);
 
+impl PortValue for u128 {
+    const BITS: u32 = 128;
+    fn to_words(&self, out: &mut [u64]) {
+        out[0] = *self as u64;
+        out[1] = (*self >> 64) as u64;
+    }
+    fn from_words(words: &[u64]) -> Self {
+        words[0] as u128 | (words[1] as u128) << 64
+    }
+}
+
 /// One beat of a 512-bit data bus: byte `i` on bits `8*i+7 .. 8*i` (AXI-Stream
 /// lane order: byte 0 is the first byte on the wire).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
