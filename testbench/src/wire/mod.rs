@@ -1,12 +1,14 @@
-//! Bytes on the wire: TLP encoding ([`tlp`]) and the beat framing used on the
-//! 512-bit `rq_*`/`rc_*` streams.
+//! Bytes on the wire: TLP encoding ([`tlp`]), RoCEv2 frames ([`roce`]) and
+//! the beat framing used on the 512-bit `rq_*`/`rc_*` streams.
 //!
 //! Link convention: a TLP starts at byte 0 of a beat with `sop`; byte `i` of
 //! a beat is `data.0[i]`; `keep` (bit `i` = byte `i` valid) is contiguous from
 //! byte 0, all ones on every beat but the last, and the last beat has `eop`.
 
+pub mod roce;
 pub mod tlp;
 
+pub use roce::{RoceError, RoceFrame, RoceRepr};
 pub use tlp::{CplStatus, Tlp, TlpError, TlpKind, TlpRepr};
 
 use rnic_model::ports::Beat;
