@@ -2,6 +2,7 @@ pub use rnic_model;
 pub mod check;
 pub mod env;
 pub mod lockstep;
+pub mod pcap;
 pub mod rtl;
 pub mod scenario;
 pub mod vcd_model;
