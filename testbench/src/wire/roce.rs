@@ -1293,7 +1293,7 @@ impl RoceRepr {
             }
             _ => {}
         }
-        if region.len() % 4 != 0 {
+        if !region.len().is_multiple_of(4) {
             return Err(bad_pad("payload and pad are not a multiple of 4 bytes"));
         }
         if pad as usize > region.len() {
