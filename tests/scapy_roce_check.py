@@ -31,7 +31,7 @@ CNPPadding from scapy.contrib.roce):
 Prints one line per frame and a summary line. Exit status: 0 when every frame
 passes (with --expect-bad-icrc: when exactly the listed frames fail, each
 with a bad ICRC among its faults), 1 otherwise, 2 when scapy is missing or
-the file is not an Ethernet pcap. --json writes the decoded fields of every
+the file is not an Ethernet pcap (an empty pcap is a failure). --json writes the decoded fields of every
 frame (a list, one object per frame) for a caller to compare.
 """
 
@@ -126,7 +126,8 @@ def check_frame(data):
     eth_len = 14
     if Dot1Q in pkt:
         tag = pkt[Dot1Q]
-        dei = tag.dei if "dei" in tag.fields else tag.id
+        # The DEI field was called "id" before scapy 2.5.
+        dei = tag.dei if any(fd.name == "dei" for fd in tag.fields_desc) else tag.id
         f["vlan"] = {"pcp": int(tag.prio), "dei": bool(dei), "vid": int(tag.vlan)}
         eth_len = 18
     else:

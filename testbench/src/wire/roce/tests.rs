@@ -555,3 +555,24 @@ fn round_trip_every_opcode_and_pad() {
     }
     assert!(n > 500);
 }
+
+#[test]
+fn damaged_frames_never_panic() {
+    for text in [CNP_CX4, WRITE_IMM_V6, READ_REQ_V4, UC_SCAPY] {
+        let good = hex(text);
+        for n in 0..good.len() {
+            assert!(RoceRepr::parse_bytes(&good[..n]).is_err(), "{n} bytes");
+        }
+        for i in 0..good.len() {
+            for v in [0x00, 0x01, 0x45, 0x7F, 0x80, 0x81, 0xFF, good[i] ^ 0x20] {
+                let mut b = good.clone();
+                b[i] = v;
+                let _ = RoceRepr::parse_bytes(&b);
+                let f = RoceFrame::new_unchecked(&b[..]);
+                if f.check_len().is_ok() {
+                    let _ = (f.payload(), f.cnp_pad(), f.reth(), f.aeth(), f.immdt());
+                }
+            }
+        }
+    }
+}
