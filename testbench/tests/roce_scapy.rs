@@ -298,3 +298,79 @@ fn scapy_accepts_our_frames_and_catches_a_flipped_byte() {
     let out = run_script(&good, &["--expect-bad-icrc", &victim.to_string()]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The script's other checks are alive too, and it accepts the CNP captured
+/// from ConnectX-4 Lx hardware (scapy's test/contrib/roce.uts).
+#[test]
+fn scapy_check_names_other_faults() {
+    let cnp_hex = "e41d2dab2bc2 7cfe90643b32 0800 \
+                   45c2003c718c400040119161 0a001101 0a001201 \
+                   000012b700280000 8100ffff400001180000000000000000000000000000000000000000 \
+                   82fd002a";
+    let cnp: Vec<u8> = cnp_hex
+        .split_whitespace()
+        .collect::<String>()
+        .as_bytes()
+        .chunks(2)
+        .map(|h| u8::from_str_radix(std::str::from_utf8(h).unwrap(), 16).unwrap())
+        .collect();
+    assert_eq!(cnp.len(), 74);
+    let mut rng = Rng(7);
+    let mut send = frame(&mut rng, 0x04, false, false, 5); // SEND ONLY, PadCnt 3
+    send.ip = IpRepr::V4(ipv4::Repr {
+        src: [10, 0, 0, 1].into(),
+        dst: [10, 0, 0, 2].into(),
+        dscp: 0,
+        ecn: 0,
+        ident: 0,
+        dont_frag: true,
+        ttl: 64,
+    });
+    let good = send.to_bytes();
+    // Untagged IPv4: IP at 14, UDP at 34, BTH at 42, payload at 54.
+    let refill = |mut b: Vec<u8>| {
+        RoceFrame::new_unchecked(&mut b[..]).fill_icrc();
+        b
+    };
+    let mut bad_sum = good.clone();
+    bad_sum[25] ^= 1; // IPv4 checksum: masked, the ICRC still holds
+    let mut bad_pad = good.clone();
+    bad_pad[54 + 6] = 0xEE;
+    let mut bad_udp_len = good.clone();
+    bad_udp_len[39] += 4;
+    let mut bad_tver = good.clone();
+    bad_tver[43] |= 1;
+    let frames = [
+        cnp,
+        good,
+        bad_sum,
+        refill(bad_pad),
+        refill(bad_udp_len),
+        refill(bad_tver),
+    ];
+    let path = tmp("roce_scapy_faults.pcap");
+    write_pcap(&path, &frames);
+    let out = run_script(&path, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("frame 0: ok  CNP "), "{stdout}");
+    assert!(lines[0].contains("icrc=82fd002a"), "{stdout}");
+    assert!(
+        lines[1].starts_with("frame 1: ok  RC_SEND_ONLY "),
+        "{stdout}"
+    );
+    for (line, what) in lines[2..6].iter().zip([
+        "IPv4 checksum",
+        "pad bytes not zero",
+        "UDP length 36, IP payload is 32", // 8 + BTH 12 + 5 + pad 3 + ICRC 4
+        "BTH TVer 1",
+    ]) {
+        assert!(line.contains(": BAD: ") && line.contains(what), "{line}");
+        assert!(!line.contains("ICRC"), "{line}");
+    }
+    assert!(
+        stdout.contains("summary: 6 frames, 2 ok, 4 bad"),
+        "{stdout}"
+    );
+}
