@@ -248,6 +248,13 @@ struct PktEnv {
     frames_seen: usize,
     /// Length of the frame taken last (for ev_tx_len).
     last_frame_len: usize,
+    /// Per packet: cycle of its descriptor's transfer and of its last
+    /// payload beat's transfer.
+    desc_at: Vec<Option<u64>>,
+    pay_at: Vec<Option<u64>>,
+    /// Cycles in which tvalid was seen high, and in which a tlast was taken.
+    valid_cycles: Vec<u64>,
+    tlast_cycles: Vec<u64>,
     err: Option<String>,
 }
 
@@ -256,6 +263,7 @@ impl PktEnv {
         let mut frames = VecDeque::new();
         let mut dones = VecDeque::new();
         let mut dma_errs_left = 0;
+        let n = pkts.len();
         for p in &pkts {
             if p.fail {
                 dma_errs_left += 1;
@@ -285,6 +293,10 @@ impl PktEnv {
             last_out: None,
             frames_seen: 0,
             last_frame_len: 0,
+            desc_at: vec![None; n],
+            pay_at: vec![None; n],
+            valid_cycles: Vec::new(),
+            tlast_cycles: Vec::new(),
             err: None,
         }
     }
@@ -318,6 +330,12 @@ impl PktEnv {
             self.fail(cycle, "tvalid low inside a frame".into());
         }
         let taken = o.tx_tvalid && tready;
+        if o.tx_tvalid {
+            self.valid_cycles.push(cycle);
+        }
+        if taken && o.tx_tlast {
+            self.tlast_cycles.push(cycle);
+        }
         if taken {
             let k = o.tx_tkeep;
             let n = k.count_ones() as usize;
@@ -401,6 +419,7 @@ impl Env for PktEnv {
             };
             self.desc_offered = true;
             if o.desc_ready {
+                self.desc_at[self.desc_idx] = Some(cycle);
                 self.desc_idx += 1;
                 self.desc_offered = false;
             }
@@ -430,6 +449,7 @@ impl Env for PktEnv {
                 self.pay_offered = false;
                 self.pay_beat += 1;
                 if last {
+                    self.pay_at[self.pay_pkt] = Some(cycle);
                     self.pay_pkt += 1;
                     self.pay_beat = 0;
                 }
@@ -504,5 +524,95 @@ fn random_frames_match_reference_in_lockstep() {
     println!("pkt_builder lockstep: {cases} cases, {frames} frames, {total} cycles");
     if cases >= DEFAULT_CASES {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
+    }
+}
+
+/// A packet with the given header options, deterministic contents.
+fn shaped_pkt(seed: u64, pay_len: u16, vlan: bool, ipv6: bool, reth: bool, imm: bool) -> Pkt {
+    let mut rng = Rng(seed);
+    let mut p = random_pkt(&mut rng, pay_len);
+    p.d.desc_vlan_en = vlan;
+    p.d.desc_ipv6 = ipv6;
+    p.d.desc_reth_en = reth;
+    p.d.desc_imm_en = imm;
+    p.d.desc_aeth_en = false;
+    p.d.desc_cnp_pad = false;
+    p.fail = false;
+    p
+}
+
+/// Runs `pkts` in lockstep with no gaps and tready always high.
+fn run_directed(pkts: Vec<Pkt>) -> PktEnv {
+    let mut env = PktEnv::new(Rng(1), pkts, 0, 0, 100);
+    let fin = lockstep::run(
+        &mut PktBuilder::new(),
+        &mut RtlPktBuilder::new(),
+        &mut env,
+        100_000,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    if let Some(e) = &env.err {
+        panic!("{e}");
+    }
+    assert!(fin.completed);
+    env
+}
+
+#[test]
+fn latency_last_payload_beat_to_first_frame_beat_is_3_cycles() {
+    // (vlan, ipv6, reth, imm): header lengths 54 (beat 0 holds payload) to
+    // 98 (header spills into beat 1).
+    let shapes = [
+        (false, false, false, false),
+        (true, false, false, true),
+        (false, true, false, false),
+        (true, true, true, true),
+    ];
+    let mut worst = 0;
+    for (n, &(vlan, ipv6, reth, imm)) in shapes.iter().enumerate() {
+        for len in [0u16, 1, 63, 64, 65, 1000, 4096] {
+            let env = run_directed(vec![shaped_pkt(n as u64, len, vlan, ipv6, reth, imm)]);
+            let trigger = if len == 0 {
+                env.desc_at[0].unwrap()
+            } else {
+                env.pay_at[0].unwrap().max(env.desc_at[0].unwrap())
+            };
+            let first = env.valid_cycles[0];
+            let lat = first - trigger;
+            assert!(
+                lat <= 3,
+                "shape {n} len {len}: first beat at {first}, trigger at {trigger}"
+            );
+            worst = worst.max(lat);
+        }
+    }
+    println!(
+        "pkt_builder latency: last payload beat (or descriptor) at n -> first beat at n+{worst}"
+    );
+}
+
+#[test]
+fn back_to_back_4096_byte_frames_have_no_gap() {
+    for (vlan, ipv6, reth) in [(false, false, false), (true, true, true)] {
+        let frames = 24;
+        let pkts: Vec<Pkt> = (0..frames)
+            .map(|k| shaped_pkt(100 + k, 4096, vlan, ipv6, reth, false))
+            .collect();
+        let env = run_directed(pkts);
+        let first = env.valid_cycles[0];
+        let last = *env.tlast_cycles.last().unwrap();
+        let span = last - first + 1;
+        // tvalid high on every cycle from the first beat to the last tlast.
+        let idle = span - env.valid_cycles.len() as u64;
+        // Gaps between consecutive frames: cycles between a tlast and the
+        // next frame's first beat.
+        let bytes_per_cycle = (frames * 4096) as f64 / span as f64;
+        println!(
+            "pkt_builder throughput (vlan {vlan}, ipv6 {ipv6}, reth {reth}): {frames} x 4096 B in \
+             {span} cycles = {bytes_per_cycle:.2} payload B/cycle, {idle} idle cycles"
+        );
+        assert_eq!(idle, 0, "idle cycles between back-to-back frames");
+        let beats = span / frames;
+        assert!(beats <= 66, "{beats} cycles per frame");
     }
 }
