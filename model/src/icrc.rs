@@ -115,6 +115,52 @@ mod tests {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
     }
 
+    /// A CNP captured from ConnectX-4 Lx hardware (scapy's
+    /// test/contrib/roce.uts, "RoCE CNP captured on ConnectX-4 Lx"):
+    /// IPv4 with ToS 0xC2 and TTL 64, UDP source port 0, BTH opcode 0x81
+    /// with BECN, DestQP 0x118, 16 zero bytes, ICRC 82 fd 00 2a on the wire.
+    const CNP: &str = "e41d2dab2bc2 7cfe90643b32 0800 45c2 003c 718c 4000 4011 9161
+                       0a001101 0a001201 0000 12b7 0028 0000 8100ffff 40000118 00000000
+                       00000000000000000000000000000000 82fd002a";
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn captured_connectx_cnp_verifies() {
+        let f = hex(CNP);
+        assert_eq!(f.len(), 74);
+        assert_eq!(icrc(&f[..70]), Some(0x2A00_FD82));
+        assert!(icrc_ok(&f));
+    }
+
+    #[test]
+    fn covered_bytes_break_the_icrc_masked_ones_do_not() {
+        let f = hex(CNP);
+        // Covered: IP total length, ID, source address, UDP port, BTH
+        // opcode, DestQP, the pad, and the ICRC itself.
+        for i in [16, 18, 26, 35, 42, 47, 55, 73] {
+            let mut g = f.clone();
+            g[i] ^= 0x10;
+            assert!(!icrc_ok(&g), "byte {i} changed, ICRC still good");
+        }
+        // Masked (variant) fields: ToS, TTL, IP checksum, UDP checksum,
+        // FECN/BECN byte; and the Ethernet header is not covered at all.
+        for i in [15, 22, 24, 25, 40, 41, 46, 0, 6, 12] {
+            let mut g = f.clone();
+            g[i] ^= 0x10;
+            if i == 12 {
+                continue; // EtherType decides the layout.
+            }
+            assert!(icrc_ok(&g), "byte {i} changed, ICRC broken");
+        }
+    }
+
     #[test]
     fn initial_ones_equal_complemented_first_word() {
         // What the hardware relies on: starting from all ones is the same as
