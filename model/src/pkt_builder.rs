@@ -817,6 +817,66 @@ mod tests {
     }
 
     #[test]
+    fn payloads_ahead_of_their_descriptors_wait_at_most_8() {
+        // Ten 1-beat payloads offered before any descriptor: 8 are taken,
+        // then pay_ready stays low; the descriptors release them in order.
+        let mut m = PktBuilder::new();
+        let mut o = m.reset();
+        let mut taken = 0;
+        for _ in 0..40 {
+            let mut i = PktBuilderIn {
+                tx_tready: true,
+                ..PktBuilderIn::default()
+            };
+            if taken < 10 {
+                i.pay_valid = true;
+                i.pay_last = true;
+                i.pay_data = Beat([taken as u8; 64]);
+                taken += o.pay_ready as usize;
+            }
+            o = m.tick(&i);
+        }
+        assert_eq!(taken, 8);
+        assert!(!o.pay_ready);
+        let mut d = write_only_v4();
+        d.desc_cpl = false;
+        d.desc_pay_len = 1;
+        let mut frames = Vec::new();
+        let mut sent = 0;
+        for _ in 0..200 {
+            let mut i = PktBuilderIn {
+                tx_tready: true,
+                ..PktBuilderIn::default()
+            };
+            if sent < 10 {
+                i = PktBuilderIn {
+                    tx_tready: true,
+                    desc_valid: true,
+                    ..d
+                };
+                sent += o.desc_ready as usize;
+            }
+            if taken < 10 {
+                i.pay_valid = true;
+                i.pay_last = true;
+                i.pay_data = Beat([taken as u8; 64]);
+                taken += o.pay_ready as usize;
+            }
+            if o.tx_tvalid && o.tx_tlast {
+                frames.push(o);
+            }
+            o = m.tick(&i);
+        }
+        assert_eq!(frames.len(), 10);
+        // 1-byte payload right after the 70-byte header: byte 6 of beat 1.
+        for (k, f) in frames.iter().enumerate() {
+            assert_eq!(f.tx_tdata[6], k as u8);
+            // Frame: 70 + 1 + 3 pad + 4 ICRC = 78 bytes.
+            assert_eq!(f.tx_tkeep.count_ones(), 78 - 64);
+        }
+    }
+
+    #[test]
     fn payload_realigned_across_beats_for_every_header_length() {
         // 200 payload bytes 0..199 behind headers of 54 to 118 bytes: the
         // payload must appear contiguous right after the header.
