@@ -732,7 +732,8 @@ mod tests {
         // ToS = 26 << 2 | 2 = 0x6A; pad 3; UDP length 8+12+16+5+3+4 = 48;
         // IP total 68; checksum ~(456A+0044+4000+4011+0A00+0001+0A00+0002)
         // = ~D9C2 = 263D; BTH byte 1 = PadCnt 3 << 4; AckReq bit 7 of byte 8.
-        // ICRC from Python's zlib.crc32 over the masked bytes.
+        // ICRC from Python's zlib.crc32 over the masked bytes (scapy's RoCE
+        // layer computes the same ICRC and IPv4 checksum for this frame).
         let want = hex("020000000002 020000000001 0800
              45 6a 0044 0000 4000 40 11 263d 0a000001 0a000002
              c000 12b7 0030 0000
@@ -759,6 +760,7 @@ mod tests {
         // TCI = 5 << 13 | 0x123 = A123; traffic class 46 << 2 | 2 = BA, so
         // the first IPv6 word is 6BA00000; pad 2; UDP length
         // 8+12+4+2+2+4 = 32; BTH: 0x25, SE | PadCnt 2 = A0, BECN = 40.
+        // ICRC from zlib.crc32; scapy's RoCE layer agrees.
         let d = PktBuilderIn {
             desc_dst_mac: 0x0C42_A100_0001,
             desc_src_mac: 0x0C42_A100_0002,
