@@ -8,7 +8,9 @@
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod dut;
+pub mod icrc;
 pub mod pcie;
+pub mod pkt_builder;
 pub mod ports;
 pub mod sync_fifo;
 

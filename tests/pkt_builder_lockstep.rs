@@ -1,0 +1,618 @@
+//! Block-level lockstep of `pkt_builder`: model and RTL driven by the same
+//! constrained-random stimulus (descriptors with every header option,
+//! payload lengths on the edges 0, 1, 63, 64, 65, MTU - 1, MTU, 4096 and
+//! anywhere in between, payload beats with random gaps and garbage past the
+//! length, failed payload reads, random `tx_tready` back-pressure), compared
+//! on every output every cycle. The environment checks every frame against
+//! its own reference, built here from the descriptor and payload byte by
+//! byte, with the ICRC from the `crc32fast` crate (not the model's), and
+//! checks AXI-Stream rules (tvalid never drops inside a frame, data stable
+//! while not taken, tkeep contiguous), the frame_done / ev_* pulses and the
+//! drops. Plus two directed measurements: latency from the last payload
+//! beat to the first frame beat (budget 3 cycles), and sustained throughput
+//! with back-to-back 4096-byte frames (no idle cycle between frames).
+//!
+//! Reproducible: seed `RNIC_PKT_SEED` (default fixed), `RNIC_PKT_CASES`
+//! cases (default [`DEFAULT_CASES`]).
+
+use std::collections::VecDeque;
+
+use rnic_model::pkt_builder::{PktBuilder, PktBuilderIn, PktBuilderOut};
+use rnic_model::Beat;
+use rnic_testbench::lockstep::{self, Env};
+use rnic_testbench::rtl::RtlPktBuilder;
+
+const DEFAULT_CASES: u64 = 160;
+const DEFAULT_SEED: u64 = 0x706B_745F_6275_696C; // "pkt_buil"
+/// Lockstep cycles the random test must run in total.
+const MIN_TOTAL_CYCLES: u64 = 100_000;
+
+/// splitmix64: small, seedable, reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// One packet to send: the descriptor as driven, its payload beats and
+/// whether its payload read fails.
+#[derive(Clone)]
+struct Pkt {
+    d: PktBuilderIn,
+    payload: Vec<u8>,
+    /// Beats as driven (garbage past the length on the last one).
+    beats: Vec<Beat>,
+    fail: bool,
+}
+
+fn random_pkt(rng: &mut Rng, pay_len: u16) -> Pkt {
+    let r128 = |rng: &mut Rng| (rng.next() as u128) << 64 | rng.next() as u128;
+    let d = PktBuilderIn {
+        desc_valid: true,
+        desc_qp: rng.below(16) as u8,
+        desc_cpl: rng.chance(50),
+        desc_dst_mac: rng.next() & 0xFFFF_FFFF_FFFF,
+        desc_src_mac: rng.next() & 0xFFFF_FFFF_FFFF,
+        desc_vlan_en: rng.chance(50),
+        desc_pcp: rng.below(8) as u8,
+        desc_vid: rng.below(4096) as u16,
+        desc_ipv6: rng.chance(50),
+        desc_src_ip: r128(rng),
+        desc_dst_ip: r128(rng),
+        desc_dscp: rng.below(64) as u8,
+        desc_ecn: rng.below(4) as u8,
+        desc_udp_sport: rng.next() as u16,
+        desc_opcode: rng.next() as u8,
+        desc_se: rng.chance(50),
+        desc_pkey: rng.next() as u16,
+        desc_becn: rng.chance(50),
+        desc_dest_qp: rng.next() as u32 & 0xFF_FFFF,
+        desc_ack_req: rng.chance(50),
+        desc_psn: rng.next() as u32 & 0xFF_FFFF,
+        desc_reth_en: rng.chance(40),
+        desc_reth_va: rng.next(),
+        desc_reth_rkey: rng.next() as u32,
+        desc_reth_len: rng.next() as u32,
+        desc_imm_en: rng.chance(30),
+        desc_imm: rng.next() as u32,
+        desc_aeth_en: rng.chance(20),
+        desc_aeth: rng.next() as u32,
+        desc_cnp_pad: rng.chance(15),
+        desc_pay_len: pay_len,
+        ..PktBuilderIn::default()
+    };
+    let payload: Vec<u8> = (0..pay_len).map(|_| rng.next() as u8).collect();
+    let nb = (pay_len as usize).div_ceil(64);
+    let mut beats = Vec::with_capacity(nb);
+    for b in 0..nb {
+        let mut beat = Beat::default();
+        for (i, x) in beat.iter_mut().enumerate() {
+            let k = 64 * b + i;
+            *x = if k < payload.len() {
+                payload[k]
+            } else {
+                rng.next() as u8
+            };
+        }
+        beats.push(beat);
+    }
+    let fail = pay_len > 0 && rng.chance(6);
+    Pkt {
+        d,
+        payload,
+        beats,
+        fail,
+    }
+}
+
+fn push_be(v: &mut Vec<u8>, x: u128, n: usize) {
+    for i in (0..n).rev() {
+        v.push((x >> (8 * i)) as u8);
+    }
+}
+
+/// The frame this test expects for a packet: written from the contract
+/// (docs/tx_datapath.md, "Packets") field by field.
+fn reference_frame(p: &Pkt) -> Vec<u8> {
+    let d = &p.d;
+    let len = d.desc_pay_len as usize;
+    let pad = (4 - len % 4) % 4;
+    let mut ext = Vec::new();
+    if d.desc_reth_en {
+        push_be(&mut ext, d.desc_reth_va as u128, 8);
+        push_be(&mut ext, d.desc_reth_rkey as u128, 4);
+        push_be(&mut ext, d.desc_reth_len as u128, 4);
+    }
+    if d.desc_aeth_en {
+        push_be(&mut ext, d.desc_aeth as u128, 4);
+    }
+    if d.desc_imm_en {
+        push_be(&mut ext, d.desc_imm as u128, 4);
+    }
+    if d.desc_cnp_pad {
+        ext.extend([0u8; 16]);
+    }
+    let udp_len = 8 + 12 + ext.len() + len + pad + 4;
+    let tos = (d.desc_dscp as u128) << 2 | d.desc_ecn as u128;
+
+    let mut f = Vec::new();
+    push_be(&mut f, d.desc_dst_mac as u128, 6);
+    push_be(&mut f, d.desc_src_mac as u128, 6);
+    if d.desc_vlan_en {
+        push_be(&mut f, 0x8100, 2);
+        push_be(&mut f, (d.desc_pcp as u128) << 13 | d.desc_vid as u128, 2);
+    }
+    let e;
+    if d.desc_ipv6 {
+        push_be(&mut f, 0x86DD, 2);
+        e = f.len();
+        push_be(&mut f, 6 << 28 | tos << 20, 4);
+        push_be(&mut f, udp_len as u128, 2);
+        push_be(&mut f, 17, 1);
+        push_be(&mut f, 64, 1);
+        push_be(&mut f, d.desc_src_ip, 16);
+        push_be(&mut f, d.desc_dst_ip, 16);
+    } else {
+        push_be(&mut f, 0x0800, 2);
+        e = f.len();
+        let words: [u32; 10] = [
+            0x4500 | tos as u32,
+            (20 + udp_len) as u32,
+            0,
+            0x4000,
+            0x4011,
+            0,
+            (d.desc_src_ip >> 16) as u32 & 0xFFFF,
+            d.desc_src_ip as u32 & 0xFFFF,
+            (d.desc_dst_ip >> 16) as u32 & 0xFFFF,
+            d.desc_dst_ip as u32 & 0xFFFF,
+        ];
+        let mut sum: u32 = words.iter().sum();
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        for (k, w) in words.iter().enumerate() {
+            let w = if k == 5 { !sum & 0xFFFF } else { *w };
+            push_be(&mut f, w as u128, 2);
+        }
+    }
+    push_be(&mut f, d.desc_udp_sport as u128, 2);
+    push_be(&mut f, 4791, 2);
+    push_be(&mut f, udp_len as u128, 2);
+    push_be(&mut f, 0, 2);
+    f.push(d.desc_opcode);
+    f.push((d.desc_se as u8) << 7 | (pad as u8) << 4);
+    push_be(&mut f, d.desc_pkey as u128, 2);
+    f.push((d.desc_becn as u8) << 6);
+    push_be(&mut f, d.desc_dest_qp as u128, 3);
+    f.push((d.desc_ack_req as u8) << 7);
+    push_be(&mut f, d.desc_psn as u128, 3);
+    f.extend(&ext);
+    f.extend(&p.payload);
+    f.extend(std::iter::repeat_n(0u8, pad));
+
+    // ICRC: crc32fast over FF x 8 and the masked frame from the IP header.
+    let mut m = vec![0xFFu8; 8];
+    m.extend(&f[e..]);
+    let (ip, u) = (8, 8 + if d.desc_ipv6 { 40 } else { 20 });
+    if d.desc_ipv6 {
+        m[ip] |= 0x0F;
+        m[ip + 1] = 0xFF;
+        m[ip + 2] = 0xFF;
+        m[ip + 3] = 0xFF;
+        m[ip + 7] = 0xFF;
+    } else {
+        m[ip + 1] = 0xFF;
+        m[ip + 8] = 0xFF;
+        m[ip + 10] = 0xFF;
+        m[ip + 11] = 0xFF;
+    }
+    m[u + 6] = 0xFF;
+    m[u + 7] = 0xFF;
+    m[u + 8 + 4] = 0xFF;
+    f.extend(crc32fast::hash(&m).to_le_bytes());
+    f
+}
+
+struct PktEnv {
+    rng: Rng,
+    pkts: Vec<Pkt>,
+    desc_idx: usize,
+    desc_offered: bool,
+    /// Payload driver: (packet, beat) of the next beat.
+    pay_pkt: usize,
+    pay_beat: usize,
+    pay_offered: bool,
+    desc_gap: u64,
+    pay_gap: u64,
+    tready_pct: u64,
+    /// Frames expected, in order.
+    frames: VecDeque<Vec<u8>>,
+    /// frame_done_err values expected, in order.
+    dones: VecDeque<bool>,
+    dma_errs_left: usize,
+    cur: Vec<u8>,
+    in_frame: bool,
+    last_out: Option<(PktBuilderOut, bool)>,
+    frames_seen: usize,
+    /// Length of the frame taken last (for ev_tx_len).
+    last_frame_len: usize,
+    /// Per packet: cycle of its descriptor's transfer and of its last
+    /// payload beat's transfer.
+    desc_at: Vec<Option<u64>>,
+    pay_at: Vec<Option<u64>>,
+    /// Cycles in which tvalid was seen high, and in which a tlast was taken.
+    valid_cycles: Vec<u64>,
+    tlast_cycles: Vec<u64>,
+    err: Option<String>,
+}
+
+impl PktEnv {
+    fn new(rng: Rng, pkts: Vec<Pkt>, desc_gap: u64, pay_gap: u64, tready_pct: u64) -> Self {
+        let mut frames = VecDeque::new();
+        let mut dones = VecDeque::new();
+        let mut dma_errs_left = 0;
+        let n = pkts.len();
+        for p in &pkts {
+            if p.fail {
+                dma_errs_left += 1;
+            } else {
+                frames.push_back(reference_frame(p));
+            }
+            if p.d.desc_cpl {
+                dones.push_back(p.fail);
+            }
+        }
+        PktEnv {
+            rng,
+            pkts,
+            desc_idx: 0,
+            desc_offered: false,
+            pay_pkt: 0,
+            pay_beat: 0,
+            pay_offered: false,
+            desc_gap,
+            pay_gap,
+            tready_pct,
+            frames,
+            dones,
+            dma_errs_left,
+            cur: Vec::new(),
+            in_frame: false,
+            last_out: None,
+            frames_seen: 0,
+            last_frame_len: 0,
+            desc_at: vec![None; n],
+            pay_at: vec![None; n],
+            valid_cycles: Vec::new(),
+            tlast_cycles: Vec::new(),
+            err: None,
+        }
+    }
+
+    fn fail(&mut self, cycle: u64, msg: String) {
+        if self.err.is_none() {
+            self.err = Some(format!("cycle {cycle}: {msg}"));
+        }
+    }
+
+    fn skip_empty_payloads(&mut self) {
+        while self.pay_pkt < self.pkts.len() && self.pkts[self.pay_pkt].beats.is_empty() {
+            self.pay_pkt += 1;
+        }
+    }
+
+    fn check_outputs(&mut self, cycle: u64, o: &PktBuilderOut, tready: bool) {
+        // AXI-Stream: a beat offered and not taken stays, unchanged.
+        if let Some((prev, taken)) = self.last_out {
+            if prev.tx_tvalid && !taken {
+                if !o.tx_tvalid {
+                    self.fail(cycle, "tvalid dropped before its transfer".into());
+                } else if (prev.tx_tdata, prev.tx_tkeep, prev.tx_tlast)
+                    != (o.tx_tdata, o.tx_tkeep, o.tx_tlast)
+                {
+                    self.fail(cycle, "beat changed while not taken".into());
+                }
+            }
+        }
+        if self.in_frame && !o.tx_tvalid {
+            self.fail(cycle, "tvalid low inside a frame".into());
+        }
+        let taken = o.tx_tvalid && tready;
+        if o.tx_tvalid {
+            self.valid_cycles.push(cycle);
+        }
+        if taken && o.tx_tlast {
+            self.tlast_cycles.push(cycle);
+        }
+        if taken {
+            let k = o.tx_tkeep;
+            let n = k.count_ones() as usize;
+            if k != rnic_model::pcie::keep_mask(n as u32) || n == 0 {
+                self.fail(cycle, format!("tkeep not contiguous from lane 0: {k:016x}"));
+            }
+            if !o.tx_tlast && n != 64 {
+                self.fail(cycle, "partial beat before tlast".into());
+            }
+            self.cur.extend_from_slice(&o.tx_tdata[..n]);
+            self.in_frame = !o.tx_tlast;
+            if o.tx_tlast {
+                let got = std::mem::take(&mut self.cur);
+                self.last_frame_len = got.len();
+                match self.frames.pop_front() {
+                    None => self.fail(cycle, "unexpected frame".into()),
+                    Some(want) if want != got => {
+                        let at = want.iter().zip(&got).position(|(a, b)| a != b);
+                        self.fail(
+                            cycle,
+                            format!(
+                                "frame {} differs: len {} vs expected {}, first difference at byte {at:?}",
+                                self.frames_seen,
+                                got.len(),
+                                want.len()
+                            ),
+                        );
+                    }
+                    Some(_) => {}
+                }
+                self.frames_seen += 1;
+            }
+        }
+        self.last_out = Some((*o, taken));
+    }
+}
+
+impl Env for PktEnv {
+    type In = PktBuilderIn;
+    type Out = PktBuilderOut;
+
+    fn step(&mut self, cycle: u64, o: &PktBuilderOut) -> PktBuilderIn {
+        let tready = self.rng.chance(self.tready_pct);
+        // Pulses (registered: they describe the cycle before).
+        if o.ev_tx_frame && o.ev_tx_len as usize != self.last_frame_len {
+            let want = self.last_frame_len;
+            self.fail(
+                cycle,
+                format!("ev_tx_len {} but frame was {want}", o.ev_tx_len),
+            );
+        }
+        if o.frame_done_valid {
+            match self.dones.pop_front() {
+                Some(e) if e == o.frame_done_err => {}
+                other => self.fail(
+                    cycle,
+                    format!("frame_done err={} but expected {other:?}", o.frame_done_err),
+                ),
+            }
+        }
+        if o.ev_dma_err {
+            if self.dma_errs_left == 0 {
+                self.fail(cycle, "unexpected ev_dma_err".into());
+            } else {
+                self.dma_errs_left -= 1;
+            }
+        }
+        self.check_outputs(cycle, o, tready);
+
+        let mut i = PktBuilderIn {
+            tx_tready: tready,
+            ..PktBuilderIn::default()
+        };
+        // Descriptors, in order, with random gaps; valid held once offered.
+        if self.desc_idx < self.pkts.len()
+            && (self.desc_offered || self.rng.below(100) >= self.desc_gap)
+        {
+            i = PktBuilderIn {
+                tx_tready: tready,
+                ..self.pkts[self.desc_idx].d
+            };
+            self.desc_offered = true;
+            if o.desc_ready {
+                self.desc_at[self.desc_idx] = Some(cycle);
+                self.desc_idx += 1;
+                self.desc_offered = false;
+            }
+        }
+        // Payload beats, in order, with random gaps.
+        self.skip_empty_payloads();
+        if self.pay_pkt < self.pkts.len()
+            && (self.pay_offered || self.rng.below(100) >= self.pay_gap)
+        {
+            let p = &self.pkts[self.pay_pkt];
+            let last = self.pay_beat + 1 == p.beats.len();
+            i.pay_valid = true;
+            i.pay_data = p.beats[self.pay_beat];
+            i.pay_last = last;
+            // Status only counts on the last beat: garbage elsewhere.
+            i.pay_status = if last {
+                if p.fail {
+                    1 + self.rng.below(7) as u8
+                } else {
+                    0
+                }
+            } else {
+                self.rng.below(8) as u8
+            };
+            self.pay_offered = true;
+            if o.pay_ready {
+                self.pay_offered = false;
+                self.pay_beat += 1;
+                if last {
+                    self.pay_at[self.pay_pkt] = Some(cycle);
+                    self.pay_pkt += 1;
+                    self.pay_beat = 0;
+                }
+            }
+        }
+        i
+    }
+
+    fn finished(&self) -> bool {
+        self.err.is_some()
+            || (self.desc_idx == self.pkts.len()
+                && self.frames.is_empty()
+                && self.dones.is_empty()
+                && self.dma_errs_left == 0
+                && !self.in_frame)
+    }
+}
+
+fn edge_len(rng: &mut Rng) -> u16 {
+    const EDGES: [u16; 20] = [
+        0, 1, 2, 3, 4, 5, 63, 64, 65, 127, 128, 129, 255, 256, 511, 1023, 2047, 4095, 4096, 4094,
+    ];
+    match rng.below(10) {
+        0..=4 => EDGES[rng.below(EDGES.len() as u64) as usize],
+        5..=7 => rng.below(300) as u16,
+        _ => rng.below(4097) as u16,
+    }
+}
+
+fn env_var(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| {
+            let s = s.trim();
+            s.strip_prefix("0x")
+                .map(|h| u64::from_str_radix(h, 16).ok())
+                .unwrap_or_else(|| s.parse().ok())
+        })
+        .unwrap_or(default)
+}
+
+#[test]
+fn random_frames_match_reference_in_lockstep() {
+    let seed = env_var("RNIC_PKT_SEED", DEFAULT_SEED);
+    let cases = env_var("RNIC_PKT_CASES", DEFAULT_CASES);
+    let mut total = 0u64;
+    let mut frames = 0usize;
+    for case in 0..cases {
+        let mut rng = Rng(seed ^ case.wrapping_mul(0x1234_5678_9ABC_DEF1));
+        let n = 8 + rng.below(32) as usize;
+        let pkts: Vec<Pkt> = (0..n)
+            .map(|_| {
+                let l = edge_len(&mut rng);
+                random_pkt(&mut rng, l)
+            })
+            .collect();
+        let desc_gap = [0, 0, 30, 80][rng.below(4) as usize];
+        let pay_gap = [0, 0, 20, 70][rng.below(4) as usize];
+        let tready_pct = [100, 100, 90, 50, 20][rng.below(5) as usize];
+        let mut env = PktEnv::new(Rng(rng.next()), pkts, desc_gap, pay_gap, tready_pct);
+        let mut model = PktBuilder::new();
+        let mut rtl = RtlPktBuilder::new();
+        let fin = lockstep::run(&mut model, &mut rtl, &mut env, 400_000)
+            .unwrap_or_else(|d| panic!("case {case} (seed {seed:#x}): {d}"));
+        if let Some(e) = &env.err {
+            panic!("case {case} (seed {seed:#x}): {e}");
+        }
+        assert!(fin.completed, "case {case} (seed {seed:#x}) did not finish");
+        total += fin.cycles;
+        frames += env.frames_seen;
+    }
+    println!("pkt_builder lockstep: {cases} cases, {frames} frames, {total} cycles");
+    if cases >= DEFAULT_CASES {
+        assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
+    }
+}
+
+/// A packet with the given header options, deterministic contents.
+fn shaped_pkt(seed: u64, pay_len: u16, vlan: bool, ipv6: bool, reth: bool, imm: bool) -> Pkt {
+    let mut rng = Rng(seed);
+    let mut p = random_pkt(&mut rng, pay_len);
+    p.d.desc_vlan_en = vlan;
+    p.d.desc_ipv6 = ipv6;
+    p.d.desc_reth_en = reth;
+    p.d.desc_imm_en = imm;
+    p.d.desc_aeth_en = false;
+    p.d.desc_cnp_pad = false;
+    p.fail = false;
+    p
+}
+
+/// Runs `pkts` in lockstep with no gaps and tready always high.
+fn run_directed(pkts: Vec<Pkt>) -> PktEnv {
+    let mut env = PktEnv::new(Rng(1), pkts, 0, 0, 100);
+    let fin = lockstep::run(
+        &mut PktBuilder::new(),
+        &mut RtlPktBuilder::new(),
+        &mut env,
+        100_000,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    if let Some(e) = &env.err {
+        panic!("{e}");
+    }
+    assert!(fin.completed);
+    env
+}
+
+#[test]
+fn latency_last_payload_beat_to_first_frame_beat_is_3_cycles() {
+    // (vlan, ipv6, reth, imm): header lengths 54 (beat 0 holds payload) to
+    // 98 (header spills into beat 1).
+    let shapes = [
+        (false, false, false, false),
+        (true, false, false, true),
+        (false, true, false, false),
+        (true, true, true, true),
+    ];
+    let mut worst = 0;
+    for (n, &(vlan, ipv6, reth, imm)) in shapes.iter().enumerate() {
+        for len in [0u16, 1, 63, 64, 65, 1000, 4096] {
+            let env = run_directed(vec![shaped_pkt(n as u64, len, vlan, ipv6, reth, imm)]);
+            let trigger = if len == 0 {
+                env.desc_at[0].unwrap()
+            } else {
+                env.pay_at[0].unwrap().max(env.desc_at[0].unwrap())
+            };
+            let first = env.valid_cycles[0];
+            let lat = first - trigger;
+            assert!(
+                lat <= 3,
+                "shape {n} len {len}: first beat at {first}, trigger at {trigger}"
+            );
+            worst = worst.max(lat);
+        }
+    }
+    println!(
+        "pkt_builder latency: last payload beat (or descriptor) at n -> first beat at n+{worst}"
+    );
+}
+
+#[test]
+fn back_to_back_4096_byte_frames_have_no_gap() {
+    for (vlan, ipv6, reth) in [(false, false, false), (true, true, true)] {
+        let frames = 24;
+        let pkts: Vec<Pkt> = (0..frames)
+            .map(|k| shaped_pkt(100 + k, 4096, vlan, ipv6, reth, false))
+            .collect();
+        let env = run_directed(pkts);
+        let first = env.valid_cycles[0];
+        let last = *env.tlast_cycles.last().unwrap();
+        let span = last - first + 1;
+        // tvalid high on every cycle from the first beat to the last tlast.
+        let idle = span - env.valid_cycles.len() as u64;
+        // Gaps between consecutive frames: cycles between a tlast and the
+        // next frame's first beat.
+        let bytes_per_cycle = (frames * 4096) as f64 / span as f64;
+        println!(
+            "pkt_builder throughput (vlan {vlan}, ipv6 {ipv6}, reth {reth}): {frames} x 4096 B in \
+             {span} cycles = {bytes_per_cycle:.2} payload B/cycle, {idle} idle cycles"
+        );
+        assert_eq!(idle, 0, "idle cycles between back-to-back frames");
+        let beats = span / frames;
+        assert!(beats <= 66, "{beats} cycles per frame");
+    }
+}
