@@ -10,7 +10,9 @@ pub mod dma_wr;
 pub mod dut;
 pub mod pcie;
 pub mod ports;
+pub mod sq_fetch;
 pub mod sync_fifo;
+pub mod tx_sched;
 
 pub use dut::Dut;
 pub use ports::{Beat, PortInfo, PortValue, Ports};
