@@ -189,11 +189,16 @@ fn tx_sched_random_lockstep() {
         grants += env.grants;
         worst = worst.max(env.max_skipped);
     }
-    println!("tx_sched: {cases} cases, {total} cycles, {grants} grants, longest wait {worst} grants");
+    println!(
+        "tx_sched: {cases} cases, {total} cycles, {grants} grants, longest wait {worst} grants"
+    );
     if cases == DEFAULT_CASES {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
         // Dense cases make QPs wait behind each other.
-        assert!(worst >= 4, "fairness never exercised (longest wait {worst})");
+        assert!(
+            worst >= 4,
+            "fairness never exercised (longest wait {worst})"
+        );
     }
     assert!(grants > total / 20, "too few grants: {grants}");
 }

@@ -230,8 +230,8 @@ impl Dut for SqFetch {
         let hq = self.infl.out_data() as usize;
         // The beat's slot: past the QP's fetched WQEs. A pop moves head and
         // count together, so head + count stays put during the read.
-        let wslot = (self.hd_q[hq] as usize + self.cnt_q[hq] as usize + self.bcnt_q as usize)
-            % SLOTS;
+        let wslot =
+            (self.hd_q[hq] as usize + self.cnt_q[hq] as usize + self.bcnt_q as usize) % SLOTS;
         let n_done = self.bcnt_q + 1;
 
         // ---- Pop: registered read of the head slot (never the slot being
@@ -501,7 +501,11 @@ mod tests {
         for c in 2..=6 {
             b.step();
             assert_eq!(b.cycle, c);
-            assert_eq!(b.out.wqe_avail, if c == 6 { 1 << 4 } else { 0 }, "cycle {c}");
+            assert_eq!(
+                b.out.wqe_avail,
+                if c == 6 { 1 << 4 } else { 0 },
+                "cycle {c}"
+            );
         }
         assert_eq!(b.out.ev_wqe_n, 2);
     }
@@ -521,7 +525,12 @@ mod tests {
         b.run(200);
         assert_eq!(
             b.req_list(),
-            vec![(BASE, 256), (BASE + 256, 64), (BASE + 320, 192), (BASE + 512, 64)]
+            vec![
+                (BASE, 256),
+                (BASE + 256, 64),
+                (BASE + 320, 192),
+                (BASE + 512, 64)
+            ]
         );
         let want: Vec<u64> = (0..9).map(|k| wr_id(0, k)).collect();
         assert_eq!(b.popped_ids(0), want);
@@ -561,11 +570,11 @@ mod tests {
         b.post(1, BASE, 15, 0xFFFE, 2, 1);
         b.run(40);
         // Offset 0x7FFE: two entries before the ring end, then offset 0.
-        assert_eq!(
-            b.req_list(),
-            vec![(BASE + 0x7FFE * 64, 128), (BASE, 128)]
-        );
-        let want: Vec<u64> = [0xFFFEu16, 0xFFFF, 0, 1].iter().map(|&k| wr_id(1, k)).collect();
+        assert_eq!(b.req_list(), vec![(BASE + 0x7FFE * 64, 128), (BASE, 128)]);
+        let want: Vec<u64> = [0xFFFEu16, 0xFFFF, 0, 1]
+            .iter()
+            .map(|&k| wr_id(1, k))
+            .collect();
         assert_eq!(b.popped_ids(1), want);
     }
 
@@ -657,7 +666,10 @@ mod tests {
         b.post(6, BASE, 6, 2, 3, 1);
         b.run(30);
         assert_eq!(b.req_list(), vec![(BASE, 192)]);
-        assert_eq!(b.popped_ids(6), (0..3).map(|k| wr_id(6, k)).collect::<Vec<_>>());
+        assert_eq!(
+            b.popped_ids(6),
+            (0..3).map(|k| wr_id(6, k)).collect::<Vec<_>>()
+        );
         // ERROR state still fetches (tx_engine flushes those WQEs).
         b.post(6, BASE, 6, 3, 4, 2);
         b.run(30);
