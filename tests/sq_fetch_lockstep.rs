@@ -43,8 +43,10 @@ use rnic_testbench::rtl::RtlSqFetch;
 const DEFAULT_CASES: u64 = 64;
 const DEFAULT_SEED: u64 = 0x7371_5F66_6574_6368; // "sq_fetch"
 /// Cycles of stimulus per case; then the rings drain.
-const STIM_CYCLES: u64 = 6_000;
+const STIM_CYCLES: u64 = 10_000;
 const MAX_CYCLES: u64 = 60_000;
+/// Software stops posting on a QP with this many WQEs not yet fetched.
+const MAX_BACKLOG: u32 = 48;
 /// Lockstep cycles the default random run must reach.
 const MIN_TOTAL_CYCLES: u64 = 600_000;
 
@@ -306,7 +308,10 @@ impl FetchEnv {
             state = self.rng.below(4) as u8;
             return self.doorbell(q, state);
         }
-        let mut room = self.room(q);
+        // Room in the ring, and a bounded backlog so that a slow case
+        // still drains in a few thousand cycles.
+        let backlog = self.qps[q].pi.wrapping_sub(self.qps[q].served) as u32;
+        let mut room = self.room(q).min(MAX_BACKLOG.saturating_sub(backlog));
         if state == 0 {
             // Keep a free entry to wake the QP with later.
             room = room.saturating_sub(1);
