@@ -344,9 +344,7 @@ impl FetchEnv {
     }
 
     fn check_outputs(&mut self, cycle: u64, o: &SqFetchOut) {
-        if cycle > 0 {
-            assert!(o.rd_data_ready, "cycle {cycle}: rd_data_ready low");
-        }
+        assert!(o.rd_data_ready, "cycle {cycle}: rd_data_ready low");
         let avail = (0..QPS).fold(0u16, |m, q| m | (!self.qps[q].avail.is_empty() as u16) << q);
         assert_eq!(o.wqe_avail, avail, "cycle {cycle}: wqe_avail");
         assert_eq!(o.ev_wqe_n, self.exp_ev, "cycle {cycle}: ev_wqe_n");

@@ -285,7 +285,7 @@ module sq_fetch #(
       rd_req_valid_q  <= 1'b0;
       rd_req_addr_q   <= '0;
       rd_req_len_q    <= '0;
-      rd_data_ready_q <= 1'b0;
+      rd_data_ready_q <= 1'b1;
       bcnt_q          <= '0;
       wqe_valid_q     <= 1'b0;
       wqe_qp_q        <= '0;

@@ -121,7 +121,7 @@ impl Default for SqFetch {
             rd_req_valid_q: false,
             rd_req_addr_q: 0,
             rd_req_len_q: 0,
-            rd_data_ready_q: false,
+            rd_data_ready_q: true,
             infl: SyncFifo::new(INFL),
             bcnt_q: 0,
             mem_q: vec![Beat::default(); QPS * SLOTS],
@@ -492,6 +492,8 @@ mod tests {
     fn doorbell_to_request_is_one_cycle_and_last_beat_to_avail_one_cycle() {
         let mut b = Bench::new(3);
         b.auto_pop = false;
+        // Slots are reserved before a read: data is never back-pressured.
+        assert!(b.out.rd_data_ready);
         b.post(4, BASE, 4, 0, 2, 1);
         // Cycle 0 carries the doorbell; the request is visible in cycle 1.
         b.step();
