@@ -12,7 +12,9 @@ pub mod icrc;
 pub mod pcie;
 pub mod pkt_builder;
 pub mod ports;
+pub mod sq_fetch;
 pub mod sync_fifo;
+pub mod tx_sched;
 
 pub use dut::Dut;
 pub use ports::{Beat, PortInfo, PortValue, Ports};
