@@ -5,12 +5,14 @@
 //! registers and whose `tick` computes the next state from this state and the
 //! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
 
+pub mod cq_writer;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod dut;
 pub mod pcie;
 pub mod ports;
 pub mod sync_fifo;
+pub mod tx_engine;
 
 pub use dut::Dut;
 pub use ports::{Beat, PortInfo, PortValue, Ports};
