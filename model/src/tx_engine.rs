@@ -356,19 +356,11 @@ impl TxEngine {
         }
     }
 
-    /// Queues a completion (held until taken).
-    fn set_cpl(
-        &mut self,
-        wait: bool,
-        wr_id: u64,
-        status: u8,
-        opcode: u8,
-        len: u32,
-        imm: u32,
-        cq: u8,
-    ) {
+    /// Queues a completion (held until taken). Only a success (UC, last
+    /// packet) waits for its frame; error and flush completions do not.
+    fn set_cpl(&mut self, wr_id: u64, status: u8, opcode: u8, len: u32, imm: u32, cq: u8) {
         self.cpl_valid_q = true;
-        self.cpl_wait_frame_q = wait;
+        self.cpl_wait_frame_q = status == 0;
         self.cpl_wr_id_q = wr_id;
         self.cpl_status_q = status;
         self.cpl_opcode_q = opcode;
@@ -464,7 +456,7 @@ impl TxEngine {
         self.psn_wr_psn_q = next_psn;
 
         if cpl_due {
-            self.set_cpl(true, s.wr_id, 0, op, s.len, s.imm, i.qp_cq);
+            self.set_cpl(s.wr_id, 0, op, s.len, s.imm, i.qp_cq);
         }
 
         if last {
@@ -559,15 +551,15 @@ impl Dut for TxEngine {
                 // err_qp is loaded for every error completion (and only
                 // flagged valid for 2 and 4), as in the RTL.
                 if i.qp_state & 3 == qp_state::ERROR {
-                    self.set_cpl(false, wr_id, 5, op, 0, imm, i.qp_cq);
+                    self.set_cpl(wr_id, 5, op, 0, imm, i.qp_cq);
                     self.err_qp_q = self.qp_idx_q;
                     self.ev_flush_q = true;
                 } else if op > wqe_op::READ || (op == wqe_op::READ && i.qp_uc) {
-                    self.set_cpl(false, wr_id, 2, op, 0, imm, i.qp_cq);
+                    self.set_cpl(wr_id, 2, op, 0, imm, i.qp_cq);
                     self.err_valid_q = true;
                     self.err_qp_q = self.qp_idx_q;
                 } else if len != 0 && !mr_ok {
-                    self.set_cpl(false, wr_id, 4, op, 0, imm, i.qp_cq);
+                    self.set_cpl(wr_id, 4, op, 0, imm, i.qp_cq);
                     self.err_valid_q = true;
                     self.err_qp_q = self.qp_idx_q;
                     self.ev_prot_err_q = true;
