@@ -21,7 +21,8 @@
 //! immediate, CQ, wait_frame); every transfer is compared with it, the
 //! k-th descriptor with payload with the k-th payload read, the j-th
 //! wait_frame completion with the j-th desc_cpl descriptor; error / flush /
-//! protection event pulses are counted; and every step's latency from the
+//! protection event pulses are counted; a new WQE is popped exactly the cycle
+//! after its grant; and every step's latency from the
 //! grant is exactly the contract's budget (new WQE 4 cycles, WQE in progress
 //! 3).
 //!
@@ -469,6 +470,8 @@ struct TxEnv {
     cpls_wait_frame: VecDeque<u8>,
     /// Grant taken: (cycle, new WQE?).
     step_start: Option<(u64, bool)>,
+    /// (cycle, QP) of the pop the last grant calls for.
+    pop_due: Option<(u64, u8)>,
     prev_valids: bool,
     errs_exp: usize,
     errs: usize,
@@ -523,6 +526,7 @@ impl TxEnv {
             cpl_frames: VecDeque::new(),
             cpls_wait_frame: VecDeque::new(),
             step_start: None,
+            pop_due: None,
             prev_valids: false,
             errs_exp,
             errs: 0,
@@ -679,6 +683,13 @@ impl Env for TxEnv {
                 i.wqe_avail |= 1 << q;
             }
         }
+        // A grant for a QP without a WQE in progress pops at n+1, and only then.
+        let pop_due = self.pop_due.take_if(|(c, _)| *c == cycle);
+        assert_eq!(
+            o.wqe_pop_valid.then_some(o.wqe_pop_qp),
+            pop_due.map(|(_, q)| q),
+            "cycle {cycle}: pop"
+        );
         if o.wqe_pop_valid {
             let q = o.wqe_pop_qp as usize;
             let w = self.avail[q]
@@ -700,6 +711,9 @@ impl Env for TxEnv {
             if active || avail {
                 assert!(self.step_start.is_none());
                 self.step_start = Some((cycle, !active));
+                if !active {
+                    self.pop_due = Some((cycle + 1, q as u8));
+                }
             }
         }
         let work = o.req_active | i.wqe_avail;
