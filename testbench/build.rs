@@ -79,7 +79,15 @@ use verilate::{prepare_unit, verilated_dir, verilator_version, Built, Ctx};
 
 /// The Verilated tops. Adding a block is a one-line change here, provided the
 /// model has `rnic_model::<top>::{<Top>In, <Top>Out}`.
-const TOPS: &[&str] = &["dma_rd", "dma_wr", "pkt_builder", "sq_fetch", "tx_sched"];
+const TOPS: &[&str] = &[
+    "dma_rd",
+    "dma_wr",
+    "pkt_builder",
+    "sq_fetch",
+    "tx_sched",
+    "tx_engine",
+    "cq_writer",
+];
 
 /// A parameter variant of a top of [`TOPS`]: the module `top` verilated with
 /// `-G<NAME>=<VALUE>` for each of `params`, as its own model `V<name>` in its

@@ -5,6 +5,7 @@
 //! registers and whose `tick` computes the next state from this state and the
 //! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
 
+pub mod cq_writer;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod dut;
@@ -14,6 +15,7 @@ pub mod pkt_builder;
 pub mod ports;
 pub mod sq_fetch;
 pub mod sync_fifo;
+pub mod tx_engine;
 pub mod tx_sched;
 
 pub use dut::Dut;

@@ -1,0 +1,599 @@
+// Send-queue work to packets. Model: model/src/tx_engine.rs (same register
+// names).
+//
+// On each grant from tx_sched the engine does one step for one QP: the next
+// packet of the QP's WQE in progress, or pop a new WQE from sq_fetch, check
+// it (docs/tx_datapath.md, "Protection checks") and send its first packet or
+// queue its error / flush completion, or nothing (a stale grant). A packet
+// is a descriptor for pkt_builder, a payload read (rd_req, dma_rd client 1)
+// when it carries payload, a PSN write-back to csr, and, for the last packet
+// of a signaled UC message, a completion that waits for the frame. desc,
+// rd_req and cpl are each held until taken; the next grant is taken once all
+// are.
+//
+// Timing (grant transferred at n):
+//   new WQE:        pop and qp_idx at n+1; WQE and QP context at n+2; MR
+//                   entry (addressed by the WQE's lkey in rnic_top) at n+3,
+//                   checks; desc / rd_req / cpl visible at n+4
+//   WQE in progress: qp_idx at n+1, QP context at n+2, outputs at n+3
+//   no work:         grant ignored, grant_ready stays high
+//   last transfer of the step at m -> grant_ready at m+1
+module tx_engine #(
+  parameter int QPS = 16,
+  parameter int MRS = 16,
+  parameter int CQS = 4
+) (
+  input  logic                 clk,
+  input  logic                 rst,
+  input  logic                 grant_valid,
+  output logic                 grant_ready,
+  input  logic [QPW-1:0]       grant_qp,
+  output logic [QPS-1:0]       req_active,
+  input  logic [QPS-1:0]       wqe_avail,
+  output logic                 wqe_pop_valid,
+  output logic [QPW-1:0]       wqe_pop_qp,
+  input  logic                 wqe_valid,
+  input  logic [QPW-1:0]       wqe_qp,
+  input  logic [511:0]         wqe_data,
+  output logic [QPW-1:0]       qp_idx,
+  input  logic [1:0]           qp_state,
+  input  logic                 qp_uc,
+  input  logic                 qp_ipv6,
+  input  logic                 qp_vlan_en,
+  input  logic                 qp_ecn_en,
+  input  logic [2:0]           qp_mtu,
+  input  logic [CQW-1:0]       qp_cq,
+  input  logic [23:0]          qp_remote_qpn,
+  input  logic [23:0]          qp_psn,
+  input  logic [15:0]          qp_pd,
+  input  logic [47:0]          qp_dst_mac,
+  input  logic [47:0]          qp_src_mac,
+  input  logic [127:0]         qp_src_ip,
+  input  logic [127:0]         qp_dst_ip,
+  input  logic [15:0]          qp_udp_sport,
+  input  logic [5:0]           qp_dscp,
+  input  logic [11:0]          qp_vid,
+  input  logic [2:0]           qp_pcp,
+  input  logic [15:0]          qp_pkey,
+  input  logic                 mr_valid,
+  input  logic [31:0]          mr_key,
+  input  logic [63:0]          mr_va,
+  input  logic [63:0]          mr_len,
+  input  logic [63:0]          mr_pbase,
+  input  logic [3:0]           mr_access,
+  input  logic [15:0]          mr_pd,
+  output logic                 psn_wr_valid,
+  output logic [QPW-1:0]       psn_wr_qp,
+  output logic [23:0]          psn_wr_psn,
+  output logic                 err_valid,
+  output logic [QPW-1:0]       err_qp,
+  output logic                 rd_req_valid,
+  input  logic                 rd_req_ready,
+  output logic [63:0]          rd_req_addr,
+  output logic [16:0]          rd_req_len,
+  output logic                 desc_valid,
+  input  logic                 desc_ready,
+  output logic [QPW-1:0]       desc_qp,
+  output logic                 desc_cpl,
+  output logic [47:0]          desc_dst_mac,
+  output logic [47:0]          desc_src_mac,
+  output logic                 desc_vlan_en,
+  output logic [2:0]           desc_pcp,
+  output logic [11:0]          desc_vid,
+  output logic                 desc_ipv6,
+  output logic [127:0]         desc_src_ip,
+  output logic [127:0]         desc_dst_ip,
+  output logic [5:0]           desc_dscp,
+  output logic [1:0]           desc_ecn,
+  output logic [15:0]          desc_udp_sport,
+  output logic [7:0]           desc_opcode,
+  output logic                 desc_se,
+  output logic [15:0]          desc_pkey,
+  output logic                 desc_becn,
+  output logic [23:0]          desc_dest_qp,
+  output logic                 desc_ack_req,
+  output logic [23:0]          desc_psn,
+  output logic                 desc_reth_en,
+  output logic [63:0]          desc_reth_va,
+  output logic [31:0]          desc_reth_rkey,
+  output logic [31:0]          desc_reth_len,
+  output logic                 desc_imm_en,
+  output logic [31:0]          desc_imm,
+  output logic                 desc_aeth_en,
+  output logic [31:0]          desc_aeth,
+  output logic                 desc_cnp_pad,
+  output logic [12:0]          desc_pay_len,
+  output logic                 cpl_valid,
+  input  logic                 cpl_ready,
+  output logic                 cpl_wait_frame,
+  output logic [63:0]          cpl_wr_id,
+  output logic [7:0]           cpl_status,
+  output logic [7:0]           cpl_opcode,
+  output logic [31:0]          cpl_len,
+  output logic [31:0]          cpl_imm,
+  output logic [QPW-1:0]       cpl_qp,
+  output logic [CQW-1:0]       cpl_cq,
+  output logic                 ev_prot_err,
+  output logic                 ev_flush
+);
+  localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
+  localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
+
+  localparam logic [7:0] OP_SEND_IMM  = 8'd1;
+  localparam logic [7:0] OP_WRITE_IMM = 8'd3;
+  localparam logic [7:0] OP_READ      = 8'd4;
+  localparam logic [1:0] QPS_ERROR    = 2'd2;
+  localparam logic [7:0] ST_SUCCESS   = 8'd0;
+  localparam logic [7:0] ST_QP_OP_ERR = 8'd2;
+  localparam logic [7:0] ST_PROT_ERR  = 8'd4;
+  localparam logic [7:0] ST_FLUSH     = 8'd5;
+
+  if (QPS < 2 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
+    $error("tx_engine: QPS must be a power of two >= 2");
+  end
+  if (MRS < 2 || (MRS & (MRS - 1)) != 0) begin : g_bad_mrs
+    $error("tx_engine: MRS must be a power of two >= 2");
+  end
+  if (CQS < 2 || (CQS & (CQS - 1)) != 0) begin : g_bad_cqs
+    $error("tx_engine: CQS must be a power of two >= 2");
+  end
+
+  typedef enum logic [2:0] {
+    S_IDLE,  // taking grants
+    S_POP,   // new WQE: the pop is visible
+    S_WQE,   // new WQE: WQE and QP context visible; latch the WQE
+    S_CHK,   // new WQE: MR entry visible; check and emit
+    S_CTX,   // WQE in progress: qp_idx visible
+    S_EMIT,  // WQE in progress: QP context visible; emit
+    S_OUT    // waiting for the step's desc / rd_req / cpl transfers
+  } state_e;
+
+  // ------------------------------------------------------------------
+  // Registers
+  // ------------------------------------------------------------------
+  state_e         state_q, state_d;
+  logic           grant_ready_q;
+  logic [QPW-1:0] qp_idx_q;
+  logic           wqe_pop_valid_q;
+  logic [QPW-1:0] wqe_pop_qp_q;
+  // The new WQE, latched from wqe_data.
+  logic [63:0]    w_wr_id_q, w_laddr_q, w_rva_q;
+  logic [7:0]     w_opcode_q;
+  logic [1:0]     w_flags_q;
+  logic [31:0]    w_len_q, w_lkey_q, w_imm_q, w_rkey_q;
+  // Per QP: the WQE in progress (valid while its active_q bit is set).
+  logic [QPS-1:0] active_q;
+  logic [63:0]    c_wr_id_q  [QPS];
+  logic [2:0]     c_opcode_q [QPS];
+  logic [1:0]     c_flags_q  [QPS];
+  logic [31:0]    c_len_q    [QPS];
+  logic [63:0]    c_paddr_q  [QPS];  // physical address of the next payload byte
+  logic [63:0]    c_rva_q    [QPS];
+  logic [31:0]    c_rkey_q   [QPS];
+  logic [31:0]    c_imm_q    [QPS];
+  logic [31:0]    c_left_q   [QPS];  // payload bytes not yet sent
+  // Outputs.
+  logic           psn_wr_valid_q;
+  logic [QPW-1:0] psn_wr_qp_q;
+  logic [23:0]    psn_wr_psn_q;
+  logic           err_valid_q;
+  logic [QPW-1:0] err_qp_q;
+  logic           rd_req_valid_q;
+  logic [63:0]    rd_req_addr_q;
+  logic [16:0]    rd_req_len_q;
+  logic           desc_valid_q, desc_cpl_q, desc_vlan_en_q, desc_ipv6_q, desc_se_q;
+  logic           desc_ack_req_q, desc_reth_en_q, desc_imm_en_q;
+  logic [QPW-1:0] desc_qp_q;
+  logic [47:0]    desc_dst_mac_q, desc_src_mac_q;
+  logic [2:0]     desc_pcp_q;
+  logic [11:0]    desc_vid_q;
+  logic [127:0]   desc_src_ip_q, desc_dst_ip_q;
+  logic [5:0]     desc_dscp_q;
+  logic [1:0]     desc_ecn_q;
+  logic [15:0]    desc_udp_sport_q, desc_pkey_q;
+  logic [7:0]     desc_opcode_q;
+  logic [23:0]    desc_dest_qp_q, desc_psn_q;
+  logic [63:0]    desc_reth_va_q;
+  logic [31:0]    desc_reth_rkey_q, desc_reth_len_q, desc_imm_q;
+  logic [12:0]    desc_pay_len_q;
+  logic           cpl_valid_q, cpl_wait_frame_q;
+  logic [63:0]    cpl_wr_id_q;
+  logic [7:0]     cpl_status_q, cpl_opcode_q;
+  logic [31:0]    cpl_len_q, cpl_imm_q;
+  logic [QPW-1:0] cpl_qp_q;
+  logic [CQW-1:0] cpl_cq_q;
+  logic           ev_prot_err_q, ev_flush_q;
+
+  // ------------------------------------------------------------------
+  // Grant and WQE intake
+  // ------------------------------------------------------------------
+  logic grant_take, grant_active, grant_avail, wqe_ok;
+  // Reserved WQE bytes, flag bits 7..2 and the access bits other than
+  // LOCAL_WRITE are not looked at.
+  logic wqe_rsvd_unused;
+
+  always_comb begin
+    grant_take   = state_q == S_IDLE && grant_valid && grant_ready_q;
+    grant_active = active_q[grant_qp];
+    grant_avail  = wqe_avail[grant_qp];
+    // sq_fetch answers a pop of an available WQE the next cycle; anything
+    // else would be a wiring error, and is ignored.
+    wqe_ok       = wqe_valid && wqe_qp == qp_idx_q;
+    wqe_rsvd_unused = ^{wqe_data[511:352], wqe_data[95:74], mr_access[3:1]};
+  end
+
+  // ------------------------------------------------------------------
+  // Checks of the new WQE (S_CHK)
+  // ------------------------------------------------------------------
+  logic        is_flush, is_bad_op, mr_ok, chk_pkt;
+  logic [64:0] w_end, mr_end;
+  logic [63:0] w_paddr;
+
+  always_comb begin
+    // 65-bit bounds: no wrap on either side.
+    w_end     = {1'b0, w_laddr_q} + {33'd0, w_len_q};
+    mr_end    = {1'b0, mr_va} + {1'b0, mr_len};
+    w_paddr   = mr_pbase + (w_laddr_q - mr_va);
+    mr_ok     = mr_valid && mr_key == w_lkey_q && mr_pd == qp_pd && w_laddr_q >= mr_va
+                && w_end <= mr_end && (w_opcode_q != OP_READ || mr_access[0]);
+    is_flush  = qp_state == QPS_ERROR;
+    is_bad_op = w_opcode_q > OP_READ || (w_opcode_q == OP_READ && qp_uc);
+    chk_pkt   = !is_flush && !is_bad_op && (w_len_q == 32'd0 || mr_ok);
+  end
+
+  // ------------------------------------------------------------------
+  // Packet source: the new WQE (S_CHK) or the WQE in progress (S_EMIT)
+  // ------------------------------------------------------------------
+  logic        s_first;
+  logic [63:0] s_wr_id, s_paddr, s_rva;
+  logic [2:0]  s_opcode;
+  logic [1:0]  s_flags;
+  logic [31:0] s_len, s_rkey, s_imm, s_left;
+
+  always_comb begin
+    if (state_q == S_CHK) begin
+      s_first  = 1'b1;
+      s_wr_id  = w_wr_id_q;
+      s_opcode = w_opcode_q[2:0];
+      s_flags  = w_flags_q;
+      s_len    = w_len_q;
+      s_paddr  = w_paddr;
+      s_rva    = w_rva_q;
+      s_rkey   = w_rkey_q;
+      s_imm    = w_imm_q;
+      s_left   = w_len_q;
+    end else begin
+      s_first  = 1'b0;
+      s_wr_id  = c_wr_id_q[qp_idx_q];
+      s_opcode = c_opcode_q[qp_idx_q];
+      s_flags  = c_flags_q[qp_idx_q];
+      s_len    = c_len_q[qp_idx_q];
+      s_paddr  = c_paddr_q[qp_idx_q];
+      s_rva    = c_rva_q[qp_idx_q];
+      s_rkey   = c_rkey_q[qp_idx_q];
+      s_imm    = c_imm_q[qp_idx_q];
+      s_left   = c_left_q[qp_idx_q];
+    end
+  end
+
+  // ------------------------------------------------------------------
+  // The packet
+  // ------------------------------------------------------------------
+  logic [2:0]  mtu_code;
+  logic [3:0]  mtu_log;
+  logic [12:0] mtu;
+  logic        is_read, is_send, has_imm, last, cpl_due;
+  logic [12:0] pay;
+  logic [7:0]  rc_op, op_sel;
+  logic [32:0] rd_span, rd_n;
+  logic [23:0] n_psn, next_psn;
+
+  always_comb begin
+    mtu_code = (qp_mtu == 3'd0) ? 3'd1 : ((qp_mtu > 3'd5) ? 3'd5 : qp_mtu);
+    mtu_log  = 4'd7 + {1'b0, mtu_code};
+    mtu      = 13'd128 << mtu_code;
+    is_read  = s_opcode == OP_READ[2:0];
+    is_send  = s_opcode == 3'd0 || s_opcode == OP_SEND_IMM[2:0];
+    has_imm  = s_opcode == OP_SEND_IMM[2:0] || s_opcode == OP_WRITE_IMM[2:0];
+    // A READ REQUEST is one packet whatever the length.
+    last     = is_read || s_left <= {19'd0, mtu};
+    pay      = is_read ? 13'd0 : (last ? s_left[12:0] : mtu);
+    // SEND: FIRST 0, MIDDLE 1, LAST 2 / 3, ONLY 4 / 5; WRITE the same from 6.
+    if (s_first && last)  op_sel = 8'd4 + {7'd0, has_imm};
+    else if (s_first)     op_sel = 8'd0;
+    else if (last)        op_sel = 8'd2 + {7'd0, has_imm};
+    else                  op_sel = 8'd1;
+    rc_op    = is_read ? 8'h0C : ((is_send ? 8'h00 : 8'h06) + op_sel);
+    // READ REQUEST: one PSN per response packet it will get.
+    rd_span  = {1'b0, s_len} + {20'd0, mtu} - 33'd1;
+    rd_n     = rd_span >> mtu_log;
+    n_psn    = !is_read ? 24'd1 : ((rd_n == 33'd0) ? 24'd1 : rd_n[23:0]);
+    next_psn = qp_psn + n_psn;
+    cpl_due  = last && qp_uc && s_flags[0];
+  end
+
+  // ------------------------------------------------------------------
+  // State
+  // ------------------------------------------------------------------
+  logic emit, desc_left, rd_left, cpl_left, chk_err;
+
+  always_comb begin
+    desc_left = desc_valid_q && !desc_ready;
+    rd_left   = rd_req_valid_q && !rd_req_ready;
+    cpl_left  = cpl_valid_q && !cpl_ready;
+    emit      = (state_q == S_CHK && chk_pkt) || state_q == S_EMIT;
+    chk_err   = state_q == S_CHK && !chk_pkt;
+    state_d   = state_q;
+    unique case (state_q)
+      S_IDLE: begin
+        if (grant_take && grant_active) state_d = S_CTX;
+        else if (grant_take && grant_avail) state_d = S_POP;
+      end
+      S_POP:   state_d = S_WQE;
+      S_WQE:   state_d = wqe_ok ? S_CHK : S_IDLE;
+      S_CHK:   state_d = S_OUT;
+      S_CTX:   state_d = S_EMIT;
+      S_EMIT:  state_d = S_OUT;
+      S_OUT:   if (!desc_left && !rd_left && !cpl_left) state_d = S_IDLE;
+      default: state_d = S_IDLE;
+    endcase
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      state_q          <= S_IDLE;
+      grant_ready_q    <= 1'b0;
+      qp_idx_q         <= '0;
+      wqe_pop_valid_q  <= 1'b0;
+      wqe_pop_qp_q     <= '0;
+      w_wr_id_q        <= '0;
+      w_opcode_q       <= '0;
+      w_flags_q        <= '0;
+      w_len_q          <= '0;
+      w_laddr_q        <= '0;
+      w_lkey_q         <= '0;
+      w_imm_q          <= '0;
+      w_rva_q          <= '0;
+      w_rkey_q         <= '0;
+      active_q         <= '0;
+      psn_wr_valid_q   <= 1'b0;
+      psn_wr_qp_q      <= '0;
+      psn_wr_psn_q     <= '0;
+      err_valid_q      <= 1'b0;
+      err_qp_q         <= '0;
+      rd_req_valid_q   <= 1'b0;
+      rd_req_addr_q    <= '0;
+      rd_req_len_q     <= '0;
+      desc_valid_q     <= 1'b0;
+      desc_qp_q        <= '0;
+      desc_cpl_q       <= 1'b0;
+      desc_dst_mac_q   <= '0;
+      desc_src_mac_q   <= '0;
+      desc_vlan_en_q   <= 1'b0;
+      desc_pcp_q       <= '0;
+      desc_vid_q       <= '0;
+      desc_ipv6_q      <= 1'b0;
+      desc_src_ip_q    <= '0;
+      desc_dst_ip_q    <= '0;
+      desc_dscp_q      <= '0;
+      desc_ecn_q       <= '0;
+      desc_udp_sport_q <= '0;
+      desc_opcode_q    <= '0;
+      desc_se_q        <= 1'b0;
+      desc_pkey_q      <= '0;
+      desc_dest_qp_q   <= '0;
+      desc_ack_req_q   <= 1'b0;
+      desc_psn_q       <= '0;
+      desc_reth_en_q   <= 1'b0;
+      desc_reth_va_q   <= '0;
+      desc_reth_rkey_q <= '0;
+      desc_reth_len_q  <= '0;
+      desc_imm_en_q    <= 1'b0;
+      desc_imm_q       <= '0;
+      desc_pay_len_q   <= '0;
+      cpl_valid_q      <= 1'b0;
+      cpl_wait_frame_q <= 1'b0;
+      cpl_wr_id_q      <= '0;
+      cpl_status_q     <= '0;
+      cpl_opcode_q     <= '0;
+      cpl_len_q        <= '0;
+      cpl_imm_q        <= '0;
+      cpl_qp_q         <= '0;
+      cpl_cq_q         <= '0;
+      ev_prot_err_q    <= 1'b0;
+      ev_flush_q       <= 1'b0;
+    end else begin
+      state_q         <= state_d;
+      // Pulses last one cycle.
+      wqe_pop_valid_q <= 1'b0;
+      psn_wr_valid_q  <= 1'b0;
+      err_valid_q     <= 1'b0;
+      ev_prot_err_q   <= 1'b0;
+      ev_flush_q      <= 1'b0;
+
+      // ---- grants ----
+      if (state_q == S_IDLE) begin
+        if (grant_take) begin
+          qp_idx_q <= grant_qp;
+          // A grant for a QP with no work is taken and does nothing.
+          if (grant_active || grant_avail) grant_ready_q <= 1'b0;
+          if (!grant_active && grant_avail) begin
+            wqe_pop_valid_q <= 1'b1;
+            wqe_pop_qp_q    <= grant_qp;
+          end
+        end else begin
+          grant_ready_q <= 1'b1;  // low only in the reset cycle
+        end
+      end
+      if ((state_q == S_WQE && !wqe_ok)
+          || (state_q == S_OUT && !desc_left && !rd_left && !cpl_left)) begin
+        grant_ready_q <= 1'b1;
+      end
+
+      // ---- WQE latch ----
+      if (state_q == S_WQE && wqe_ok) begin
+        w_wr_id_q  <= wqe_data[63:0];
+        w_opcode_q <= wqe_data[71:64];
+        w_flags_q  <= wqe_data[73:72];
+        w_len_q    <= wqe_data[127:96];
+        w_laddr_q  <= wqe_data[191:128];
+        w_lkey_q   <= wqe_data[223:192];
+        w_imm_q    <= wqe_data[255:224];
+        w_rva_q    <= wqe_data[319:256];
+        w_rkey_q   <= wqe_data[351:320];
+      end
+
+      // ---- error / flush completion of a new WQE ----
+      if (chk_err) begin
+        cpl_valid_q      <= 1'b1;
+        cpl_wait_frame_q <= 1'b0;
+        cpl_wr_id_q      <= w_wr_id_q;
+        cpl_status_q     <= is_flush ? ST_FLUSH : (is_bad_op ? ST_QP_OP_ERR : ST_PROT_ERR);
+        cpl_opcode_q     <= w_opcode_q;
+        cpl_len_q        <= '0;
+        // The CQE carries the immediate of the +Imm opcodes only.
+        cpl_imm_q        <= (w_opcode_q == OP_SEND_IMM || w_opcode_q == OP_WRITE_IMM)
+                            ? w_imm_q : 32'd0;
+        cpl_qp_q         <= qp_idx_q;
+        cpl_cq_q         <= qp_cq;
+        ev_flush_q       <= is_flush;
+        err_valid_q      <= !is_flush;
+        err_qp_q         <= qp_idx_q;
+        ev_prot_err_q    <= !is_flush && !is_bad_op;
+      end
+
+      // ---- a packet ----
+      if (emit) begin
+        desc_valid_q     <= 1'b1;
+        desc_qp_q        <= qp_idx_q;
+        desc_cpl_q       <= cpl_due;
+        desc_dst_mac_q   <= qp_dst_mac;
+        desc_src_mac_q   <= qp_src_mac;
+        desc_vlan_en_q   <= qp_vlan_en;
+        desc_pcp_q       <= qp_pcp;
+        desc_vid_q       <= qp_vid;
+        desc_ipv6_q      <= qp_ipv6;
+        desc_src_ip_q    <= qp_src_ip;
+        desc_dst_ip_q    <= qp_dst_ip;
+        desc_dscp_q      <= qp_dscp;
+        desc_ecn_q       <= qp_ecn_en ? 2'b10 : 2'b00;
+        desc_udp_sport_q <= qp_udp_sport;
+        desc_opcode_q    <= rc_op | (qp_uc ? 8'h20 : 8'h00);
+        // SE only on the last packet of SEND (+Imm) and WRITE_IMM messages.
+        desc_se_q        <= last && s_flags[1] && (is_send || s_opcode == OP_WRITE_IMM[2:0]);
+        desc_pkey_q      <= qp_pkey;
+        desc_dest_qp_q   <= qp_remote_qpn;
+        desc_ack_req_q   <= last && !qp_uc;
+        desc_psn_q       <= qp_psn;
+        desc_reth_en_q   <= is_read || (!is_send && s_first);
+        desc_reth_va_q   <= s_rva;
+        desc_reth_rkey_q <= s_rkey;
+        desc_reth_len_q  <= s_len;
+        desc_imm_en_q    <= has_imm && last;
+        desc_imm_q       <= s_imm;
+        desc_pay_len_q   <= pay;
+
+        rd_req_valid_q   <= pay != 13'd0;
+        rd_req_addr_q    <= s_paddr;
+        rd_req_len_q     <= {4'd0, pay};
+
+        psn_wr_valid_q   <= 1'b1;
+        psn_wr_qp_q      <= qp_idx_q;
+        psn_wr_psn_q     <= next_psn;
+
+        if (cpl_due) begin
+          cpl_valid_q      <= 1'b1;
+          cpl_wait_frame_q <= 1'b1;
+          cpl_wr_id_q      <= s_wr_id;
+          cpl_status_q     <= ST_SUCCESS;
+          cpl_opcode_q     <= {5'd0, s_opcode};
+          cpl_len_q        <= s_len;
+          cpl_imm_q        <= has_imm ? s_imm : 32'd0;
+          cpl_qp_q         <= qp_idx_q;
+          cpl_cq_q         <= qp_cq;
+        end
+
+        active_q[qp_idx_q] <= !last;
+      end
+
+      // ---- transfers ----
+      if (state_q == S_OUT) begin
+        desc_valid_q   <= desc_left;
+        rd_req_valid_q <= rd_left;
+        cpl_valid_q    <= cpl_left;
+      end
+    end
+  end
+
+  // The WQE in progress: no reset needed (read only while active_q is set).
+  always_ff @(posedge clk) begin
+    if (emit && !last) begin
+      c_wr_id_q[qp_idx_q]  <= s_wr_id;
+      c_opcode_q[qp_idx_q] <= s_opcode;
+      c_flags_q[qp_idx_q]  <= s_flags;
+      c_len_q[qp_idx_q]    <= s_len;
+      c_paddr_q[qp_idx_q]  <= s_paddr + {51'd0, pay};
+      c_rva_q[qp_idx_q]    <= s_rva;
+      c_rkey_q[qp_idx_q]   <= s_rkey;
+      c_imm_q[qp_idx_q]    <= s_imm;
+      c_left_q[qp_idx_q]   <= s_left - {19'd0, pay};
+    end
+  end
+
+  assign grant_ready    = grant_ready_q;
+  assign req_active     = active_q;
+  assign wqe_pop_valid  = wqe_pop_valid_q;
+  assign wqe_pop_qp     = wqe_pop_qp_q;
+  assign qp_idx         = qp_idx_q;
+  assign psn_wr_valid   = psn_wr_valid_q;
+  assign psn_wr_qp      = psn_wr_qp_q;
+  assign psn_wr_psn     = psn_wr_psn_q;
+  assign err_valid      = err_valid_q;
+  assign err_qp         = err_qp_q;
+  assign rd_req_valid   = rd_req_valid_q;
+  assign rd_req_addr    = rd_req_addr_q;
+  assign rd_req_len     = rd_req_len_q;
+  assign desc_valid     = desc_valid_q;
+  assign desc_qp        = desc_qp_q;
+  assign desc_cpl       = desc_cpl_q;
+  assign desc_dst_mac   = desc_dst_mac_q;
+  assign desc_src_mac   = desc_src_mac_q;
+  assign desc_vlan_en   = desc_vlan_en_q;
+  assign desc_pcp       = desc_pcp_q;
+  assign desc_vid       = desc_vid_q;
+  assign desc_ipv6      = desc_ipv6_q;
+  assign desc_src_ip    = desc_src_ip_q;
+  assign desc_dst_ip    = desc_dst_ip_q;
+  assign desc_dscp      = desc_dscp_q;
+  assign desc_ecn       = desc_ecn_q;
+  assign desc_udp_sport = desc_udp_sport_q;
+  assign desc_opcode    = desc_opcode_q;
+  assign desc_se        = desc_se_q;
+  assign desc_pkey      = desc_pkey_q;
+  // Control-frame options (issue 4) are never used by data packets.
+  assign desc_becn      = 1'b0;
+  assign desc_dest_qp   = desc_dest_qp_q;
+  assign desc_ack_req   = desc_ack_req_q;
+  assign desc_psn       = desc_psn_q;
+  assign desc_reth_en   = desc_reth_en_q;
+  assign desc_reth_va   = desc_reth_va_q;
+  assign desc_reth_rkey = desc_reth_rkey_q;
+  assign desc_reth_len  = desc_reth_len_q;
+  assign desc_imm_en    = desc_imm_en_q;
+  assign desc_imm       = desc_imm_q;
+  assign desc_aeth_en   = 1'b0;
+  assign desc_aeth      = 32'd0;
+  assign desc_cnp_pad   = 1'b0;
+  assign desc_pay_len   = desc_pay_len_q;
+  assign cpl_valid      = cpl_valid_q;
+  assign cpl_wait_frame = cpl_wait_frame_q;
+  assign cpl_wr_id      = cpl_wr_id_q;
+  assign cpl_status     = cpl_status_q;
+  assign cpl_opcode     = cpl_opcode_q;
+  assign cpl_len        = cpl_len_q;
+  assign cpl_imm        = cpl_imm_q;
+  assign cpl_qp         = cpl_qp_q;
+  assign cpl_cq         = cpl_cq_q;
+  assign ev_prot_err    = ev_prot_err_q;
+  assign ev_flush       = ev_flush_q;
+endmodule

@@ -1,0 +1,890 @@
+//! Constrained-random block-level lockstep of `tx_engine`.
+//!
+//! The environment plays the blocks around the engine, each with the timing
+//! of docs/tx_datapath.md:
+//! - csr: QP and MR tables with registered reads (`out(n+1) = table[idx(n)]`
+//!   before cycle n's writes); the MR port's address is the lkey bits of
+//!   sq_fetch's `wqe_data` register, as rnic_top wires it; PSN write-back and
+//!   QP -> ERROR are applied;
+//! - sq_fetch: WQEs become available at random times, in order per QP; a pop
+//!   at n delivers the WQE at n+1 and clears its availability at n+1;
+//! - tx_sched: `grant(n+1)` from `req_active(n) | wqe_avail(n)`, round robin
+//!   from the pointer, which moves on a transfer; because of that lag the
+//!   engine also gets stale grants; on top, some cycles have no grant (the
+//!   `allow` mask of issue 4) and some grants name a random QP;
+//! - random back-pressure on desc, rd_req and cpl.
+//!
+//! Independent checks: a reference written here from the WQE list computes
+//! each QP's packet sequence (opcode, PSN, payload length, payload read
+//! address and length, RETH, ImmDt, SE, AckReq, desc_cpl, header fields from
+//! the QP context) and completion sequence (status, opcode, length,
+//! immediate, CQ, wait_frame); every transfer is compared with it, the
+//! k-th descriptor with payload with the k-th payload read, the j-th
+//! wait_frame completion with the j-th desc_cpl descriptor; error / flush /
+//! protection event pulses are counted; a new WQE is popped exactly the cycle
+//! after its grant; and every step's latency from the
+//! grant is exactly the contract's budget (new WQE 4 cycles, WQE in progress
+//! 3).
+//!
+//! Reproducible: the generator is seeded ([`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`); `RNIC_RANDOM_CASES=n` runs `n` cases instead of
+//! [`DEFAULT_CASES`]. A failing case prints its seed.
+
+use std::collections::VecDeque;
+
+use rnic_model::tx_engine::{TxEngine, TxEngineIn, TxEngineOut, MRS, QPS};
+use rnic_model::Beat;
+use rnic_testbench::lockstep::{self, Env};
+use rnic_testbench::rtl::RtlTxEngine;
+
+const DEFAULT_CASES: u64 = 300;
+const DEFAULT_SEED: u64 = 0x7478_5F65_6E67_696E; // "tx_engin"
+/// Lockstep cycles the default run must reach in total.
+const MIN_TOTAL_CYCLES: u64 = 500_000;
+/// Packets a case generates at most (its WQEs stop there).
+const PKT_BUDGET: u64 = 1500;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // SplitMix64.
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pct(&mut self, p: u64) -> bool {
+        self.below(100) < p
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Qp {
+    state: u8,
+    uc: bool,
+    ipv6: bool,
+    vlan_en: bool,
+    ecn_en: bool,
+    mtu: u8,
+    cq: u8,
+    remote_qpn: u32,
+    psn: u32,
+    pd: u16,
+    dst_mac: u64,
+    src_mac: u64,
+    src_ip: u128,
+    dst_ip: u128,
+    udp_sport: u16,
+    dscp: u8,
+    vid: u16,
+    pcp: u8,
+    pkey: u16,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Mr {
+    valid: bool,
+    key: u32,
+    va: u64,
+    len: u64,
+    pbase: u64,
+    access: u8,
+    pd: u16,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Wqe {
+    wr_id: u64,
+    op: u8,
+    flags: u8,
+    len: u32,
+    laddr: u64,
+    lkey: u32,
+    imm: u32,
+    rva: u64,
+    rkey: u32,
+    /// Random bytes for the reserved fields (must be ignored).
+    junk: u64,
+}
+
+impl Wqe {
+    fn bytes(&self) -> Beat {
+        let mut b = Beat::default();
+        for (k, x) in b.iter_mut().enumerate() {
+            *x = (self.junk >> (8 * (k % 8))) as u8 ^ k as u8;
+        }
+        b[0..8].copy_from_slice(&self.wr_id.to_le_bytes());
+        b[8] = self.op;
+        b[9] = self.flags;
+        b[0x0C..0x10].copy_from_slice(&self.len.to_le_bytes());
+        b[0x10..0x18].copy_from_slice(&self.laddr.to_le_bytes());
+        b[0x18..0x1C].copy_from_slice(&self.lkey.to_le_bytes());
+        b[0x1C..0x20].copy_from_slice(&self.imm.to_le_bytes());
+        b[0x20..0x28].copy_from_slice(&self.rva.to_le_bytes());
+        b[0x28..0x2C].copy_from_slice(&self.rkey.to_le_bytes());
+        b
+    }
+}
+
+/// A packet as the reference expects it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pkt {
+    opcode: u8,
+    psn: u32,
+    pay: u32,
+    reth: Option<(u64, u32, u32)>,
+    imm: Option<u32>,
+    se: bool,
+    ack_req: bool,
+    cpl: bool,
+    /// Payload read address (when pay > 0).
+    rd_addr: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Cpl {
+    wait: bool,
+    wr_id: u64,
+    status: u8,
+    opcode: u8,
+    len: u32,
+    imm: u32,
+    cq: u8,
+}
+
+fn mtu_of(code: u8) -> u32 {
+    match code {
+        0 | 1 => 256,
+        2 => 512,
+        3 => 1024,
+        4 => 2048,
+        _ => 4096,
+    }
+}
+
+/// The reference: what QP `qp` must send and complete for `wqes`.
+fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
+    let mut pkts = Vec::new();
+    let mut cpls = Vec::new();
+    let mut error = qp.state == 2;
+    let mut psn = qp.psn;
+    let mtu = mtu_of(qp.mtu);
+    for w in wqes {
+        let imm_op = w.op == 1 || w.op == 3;
+        let fail = |status: u8| Cpl {
+            wait: false,
+            wr_id: w.wr_id,
+            status,
+            opcode: w.op,
+            len: 0,
+            imm: if imm_op { w.imm } else { 0 },
+            cq: qp.cq,
+        };
+        if error {
+            cpls.push(fail(5));
+            continue;
+        }
+        if w.op > 4 || (w.op == 4 && qp.uc) {
+            cpls.push(fail(2));
+            error = true;
+            continue;
+        }
+        let mr = mrs[w.lkey as usize % MRS];
+        if w.len > 0 {
+            let ok = mr.valid
+                && mr.key == w.lkey
+                && mr.pd == qp.pd
+                && w.laddr >= mr.va
+                && w.laddr as u128 + w.len as u128 <= mr.va as u128 + mr.len as u128
+                && (w.op != 4 || mr.access & 1 == 1);
+            if !ok {
+                cpls.push(fail(4));
+                error = true;
+                continue;
+            }
+        }
+        let pa = mr.pbase.wrapping_add(w.laddr.wrapping_sub(mr.va));
+        let signaled = w.flags & 1 == 1;
+        let solicited = w.flags & 2 == 2;
+        let uc_bit = if qp.uc { 0x20 } else { 0 };
+        let reth = Some((w.rva, w.rkey, w.len));
+        if w.op == 4 {
+            pkts.push(Pkt {
+                opcode: 0x0C,
+                psn,
+                pay: 0,
+                reth,
+                imm: None,
+                se: false,
+                ack_req: true,
+                cpl: false,
+                rd_addr: 0,
+            });
+            let n = (w.len as u64).div_ceil(mtu as u64).max(1);
+            psn = ((psn as u64 + n) % (1 << 24)) as u32;
+            continue;
+        }
+        let n = (w.len as u64).div_ceil(mtu as u64).max(1);
+        for k in 0..n {
+            let (first, last) = (k == 0, k == n - 1);
+            let pay = if last { w.len - (k as u32) * mtu } else { mtu };
+            // RC opcode numbers of SPEC section 1.
+            let opcode = match (w.op, first, last) {
+                (0 | 1, true, false) => 0x00,
+                (0 | 1, false, false) => 0x01,
+                (0, false, true) => 0x02,
+                (1, false, true) => 0x03,
+                (0, true, true) => 0x04,
+                (1, true, true) => 0x05,
+                (2 | 3, true, false) => 0x06,
+                (2 | 3, false, false) => 0x07,
+                (2, false, true) => 0x08,
+                (3, false, true) => 0x09,
+                (2, true, true) => 0x0A,
+                (3, true, true) => 0x0B,
+                _ => unreachable!(),
+            };
+            pkts.push(Pkt {
+                opcode: opcode | uc_bit,
+                psn,
+                pay,
+                reth: if (w.op == 2 || w.op == 3) && first {
+                    reth
+                } else {
+                    None
+                },
+                imm: if imm_op && last { Some(w.imm) } else { None },
+                se: last && solicited && w.op != 2,
+                ack_req: last && !qp.uc,
+                cpl: last && qp.uc && signaled,
+                rd_addr: if pay > 0 {
+                    pa.wrapping_add(k * mtu as u64)
+                } else {
+                    0
+                },
+            });
+            psn = (psn + 1) % (1 << 24);
+        }
+        if qp.uc && signaled {
+            cpls.push(Cpl {
+                wait: true,
+                wr_id: w.wr_id,
+                status: 0,
+                opcode: w.op,
+                len: w.len,
+                imm: if imm_op { w.imm } else { 0 },
+                cq: qp.cq,
+            });
+        }
+    }
+    (pkts, cpls)
+}
+
+struct Case {
+    qps: [Qp; QPS],
+    mrs: [Mr; MRS],
+    wqes: Vec<Vec<Wqe>>,
+    /// Percent of cycles each ready is high.
+    desc_rdy: u64,
+    rd_rdy: u64,
+    cpl_rdy: u64,
+    /// Percent of cycles a not-yet-available WQE of a QP becomes available.
+    fetch_pct: u64,
+    /// Percent of cycles without a grant, and with a random QP granted.
+    no_grant_pct: u64,
+    rand_grant_pct: u64,
+}
+
+fn gen_case(r: &mut Rng) -> Case {
+    let mut mrs = [Mr::default(); MRS];
+    for (i, m) in mrs.iter_mut().enumerate() {
+        let len = match r.below(4) {
+            0 => r.below(0x100) + 1,
+            1 | 2 => r.below(0x4_0000) + 1,
+            _ => 1 << 33,
+        };
+        *m = Mr {
+            valid: r.pct(90),
+            key: (i as u32) | ((r.below(8) as u32) << 4),
+            va: match r.below(3) {
+                0 => r.below(1 << 20) << 8,
+                1 => r.next(),
+                _ => u64::MAX - len + 1 - r.below(2), // right at the top of VA space
+            },
+            len,
+            pbase: r.next() & !0xFFF,
+            access: r.below(16) as u8,
+            pd: (i % 3) as u16,
+        };
+    }
+    // Half the cases have no faults at all, so that long messages and long
+    // WQE sequences run; in the others a fault flushes the QP's later WQEs.
+    let faults = r.pct(50);
+    let f = |r: &mut Rng, p: u64| faults && r.pct(p);
+    let mut qps = [Qp::default(); QPS];
+    for q in qps.iter_mut() {
+        *q = Qp {
+            state: if f(r, 8) { 2 } else { 1 },
+            uc: r.pct(50),
+            ipv6: r.pct(50),
+            vlan_en: r.pct(50),
+            ecn_en: r.pct(50),
+            mtu: r.below(8) as u8,
+            cq: r.below(4) as u8,
+            remote_qpn: r.below(1 << 24) as u32,
+            psn: if r.pct(30) {
+                (1 << 24) - 1 - r.below(4) as u32
+            } else {
+                r.below(1 << 24) as u32
+            },
+            pd: r.below(3) as u16,
+            dst_mac: r.next() & 0xFFFF_FFFF_FFFF,
+            src_mac: r.next() & 0xFFFF_FFFF_FFFF,
+            src_ip: (r.next() as u128) << 64 | r.next() as u128,
+            dst_ip: (r.next() as u128) << 64 | r.next() as u128,
+            udp_sport: r.next() as u16,
+            dscp: r.below(64) as u8,
+            vid: r.below(4096) as u16,
+            pcp: r.below(8) as u8,
+            pkey: r.next() as u16,
+        };
+    }
+    let used = 1 + r.below(QPS as u64) as usize;
+    let mut wqes = vec![Vec::new(); QPS];
+    let mut pkts = 0u64;
+    let mut wr_id = r.next() & 0xFFFF_0000;
+    'outer: for _ in 0..200 {
+        let q = r.below(used as u64) as usize;
+        let mtu = mtu_of(qps[q].mtu) as u64;
+        // Most WQEs are good; a fault (which flushes the QP's later WQEs)
+        // is one of 5 % invalid opcodes, 2 % READs on UC, 8 % MR faults.
+        let mut op = r.below(5) as u8;
+        if op == 4 && qps[q].uc && !f(r, 10) {
+            op = r.below(4) as u8;
+        }
+        if f(r, 5) {
+            op = 5 + r.below(251) as u8;
+        }
+        let len = match r.below(10) {
+            0 => 0,
+            1 => 1 + r.below(3),
+            2 => mtu - 1 + r.below(3),
+            3 => mtu * (1 + r.below(4)) + r.below(3) - 1,
+            4 => r.below(1 << 16),
+            5 if r.pct(10) => r.below(1 << 31) + 1,
+            _ => r.below(3 * 4096),
+        } as u32;
+        // An MR that passes: valid, same PD, LOCAL_WRITE for a READ, long enough.
+        let fits = |m: &Mr| {
+            m.valid && m.pd == qps[q].pd && (op != 4 || m.access & 1 == 1) && m.len >= len as u64
+        };
+        let good: Vec<usize> = (0..MRS).filter(|&k| fits(&mrs[k])).collect();
+        let mi = if good.is_empty() || f(r, 8) {
+            r.below(MRS as u64) as usize
+        } else {
+            good[r.below(good.len() as u64) as usize]
+        };
+        let mr = mrs[mi];
+        let lkey = if f(r, 3) { r.next() as u32 } else { mr.key };
+        let room = mr.len.saturating_sub(len as u64);
+        let laddr = match if faults { r.below(50) } else { 3 + r.below(47) } {
+            0 => mr.va.wrapping_sub(1),
+            1 => mr.va.wrapping_add(room + 1),
+            2 => r.next(),
+            3..=8 => mr.va.wrapping_add(room),
+            9..=14 => mr.va,
+            _ => mr.va.wrapping_add(r.below(room + 1)),
+        };
+        let n = if op == 4 {
+            1
+        } else {
+            (len as u64).div_ceil(mtu).max(1)
+        };
+        if pkts + n > PKT_BUDGET {
+            if pkts > PKT_BUDGET / 2 {
+                break 'outer;
+            }
+            continue;
+        }
+        pkts += n;
+        wr_id += 1;
+        wqes[q].push(Wqe {
+            wr_id,
+            op,
+            flags: r.below(256) as u8,
+            len,
+            laddr,
+            lkey,
+            imm: r.next() as u32,
+            rva: r.next(),
+            rkey: r.next() as u32,
+            junk: r.next(),
+        });
+    }
+    let rdy = |r: &mut Rng| if r.pct(30) { 100 } else { 20 + r.below(81) };
+    Case {
+        qps,
+        mrs,
+        wqes,
+        desc_rdy: rdy(r),
+        rd_rdy: rdy(r),
+        cpl_rdy: rdy(r),
+        fetch_pct: [2, 10, 50, 100][r.below(4) as usize],
+        no_grant_pct: [0, 0, 10, 40][r.below(4) as usize],
+        rand_grant_pct: [0, 5, 20][r.below(3) as usize],
+    }
+}
+
+struct TxEnv {
+    r: Rng,
+    c: Case,
+    // csr
+    qp_tab: [Qp; QPS],
+    qp_read: Qp,
+    mr_read: Mr,
+    // sq_fetch
+    pending: Vec<VecDeque<Wqe>>,
+    avail: Vec<VecDeque<Wqe>>,
+    wqe_next: Option<(u8, Wqe)>,
+    wqe_data: Beat,
+    wqe_qp: u8,
+    // tx_sched
+    grant_next: Option<u8>,
+    ptr: usize,
+    // checks
+    exp_pkts: Vec<VecDeque<Pkt>>,
+    exp_cpls: Vec<VecDeque<Cpl>>,
+    left: usize,
+    /// Descriptors with payload waiting for their read, and reads waiting
+    /// for their descriptor.
+    rd_wait_desc: VecDeque<(u8, u64, u32)>,
+    desc_wait_rd: VecDeque<(u8, u64, u32)>,
+    /// QPs of desc_cpl descriptors not yet matched with a completion.
+    cpl_frames: VecDeque<u8>,
+    /// QPs of wait_frame completions taken before their descriptor.
+    cpls_wait_frame: VecDeque<u8>,
+    /// Grant taken: (cycle, new WQE?).
+    step_start: Option<(u64, bool)>,
+    /// (cycle, QP) of the pop the last grant calls for.
+    pop_due: Option<(u64, u8)>,
+    prev_valids: bool,
+    errs_exp: usize,
+    errs: usize,
+    prot_exp: usize,
+    prot: usize,
+    flush_exp: usize,
+    flush: usize,
+    steps: [u64; 2],
+    /// Packets, completions by status (0, 2, 4, 5).
+    stats: [u64; 5],
+}
+
+fn qp_of(t: &[Qp; QPS], i: u8) -> Qp {
+    t[i as usize % QPS]
+}
+
+impl TxEnv {
+    fn new(seed: u64) -> Self {
+        let mut r = Rng(seed);
+        let c = gen_case(&mut r);
+        let mut exp_pkts = Vec::new();
+        let mut exp_cpls = Vec::new();
+        let (mut errs_exp, mut prot_exp, mut flush_exp) = (0, 0, 0);
+        for q in 0..QPS {
+            let (p, k) = reference(&c.qps[q], &c.mrs, &c.wqes[q]);
+            errs_exp += k.iter().filter(|c| c.status == 2 || c.status == 4).count();
+            prot_exp += k.iter().filter(|c| c.status == 4).count();
+            flush_exp += k.iter().filter(|c| c.status == 5).count();
+            exp_pkts.push(VecDeque::from(p));
+            exp_cpls.push(VecDeque::from(k));
+        }
+        let left = exp_pkts.iter().map(|v| v.len()).sum::<usize>()
+            + exp_cpls.iter().map(|v| v.len()).sum::<usize>();
+        TxEnv {
+            r,
+            qp_tab: c.qps,
+            qp_read: Qp::default(),
+            mr_read: Mr::default(),
+            pending: c.wqes.iter().map(|v| v.iter().copied().collect()).collect(),
+            avail: vec![VecDeque::new(); QPS],
+            wqe_next: None,
+            wqe_data: Beat::default(),
+            wqe_qp: 0,
+            grant_next: None,
+            ptr: 0,
+            c,
+            exp_pkts,
+            exp_cpls,
+            left,
+            rd_wait_desc: VecDeque::new(),
+            desc_wait_rd: VecDeque::new(),
+            cpl_frames: VecDeque::new(),
+            cpls_wait_frame: VecDeque::new(),
+            step_start: None,
+            pop_due: None,
+            prev_valids: false,
+            errs_exp,
+            errs: 0,
+            prot_exp,
+            prot: 0,
+            flush_exp,
+            flush: 0,
+            steps: [0; 2],
+            stats: [0; 5],
+        }
+    }
+
+    fn check_desc(&mut self, cycle: u64, o: &TxEngineOut) {
+        let q = o.desc_qp as usize;
+        let qp = self.c.qps[q];
+        let got = Pkt {
+            opcode: o.desc_opcode,
+            psn: o.desc_psn,
+            pay: o.desc_pay_len as u32,
+            reth: o
+                .desc_reth_en
+                .then_some((o.desc_reth_va, o.desc_reth_rkey, o.desc_reth_len)),
+            imm: o.desc_imm_en.then_some(o.desc_imm),
+            se: o.desc_se,
+            ack_req: o.desc_ack_req,
+            cpl: o.desc_cpl,
+            rd_addr: 0,
+        };
+        let exp = self.exp_pkts[q]
+            .pop_front()
+            .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected packet {got:?}"));
+        assert_eq!(
+            got,
+            Pkt {
+                rd_addr: 0,
+                ..exp.clone()
+            },
+            "cycle {cycle}: QP {q}: packet"
+        );
+        let hdr = (
+            o.desc_dst_mac,
+            o.desc_src_mac,
+            o.desc_vlan_en,
+            o.desc_pcp,
+            o.desc_vid,
+            o.desc_ipv6,
+            o.desc_src_ip,
+            o.desc_dst_ip,
+            o.desc_dscp,
+            o.desc_ecn,
+        );
+        let hdr2 = (o.desc_udp_sport, o.desc_pkey, o.desc_dest_qp);
+        let want = (
+            qp.dst_mac,
+            qp.src_mac,
+            qp.vlan_en,
+            qp.pcp,
+            qp.vid,
+            qp.ipv6,
+            qp.src_ip,
+            qp.dst_ip,
+            qp.dscp,
+            if qp.ecn_en { 2 } else { 0 },
+        );
+        let want2 = (qp.udp_sport, qp.pkey, qp.remote_qpn);
+        assert_eq!(hdr, want, "cycle {cycle}: QP {q}: header fields");
+        assert_eq!(hdr2, want2, "cycle {cycle}: QP {q}: header fields");
+        assert!(
+            !o.desc_becn && !o.desc_aeth_en && o.desc_aeth == 0 && !o.desc_cnp_pad,
+            "cycle {cycle}: control-frame options set on a data packet"
+        );
+        if exp.cpl {
+            match self.cpls_wait_frame.pop_front() {
+                Some(c) => assert_eq!(c, q as u8, "cycle {cycle}: completion of another frame"),
+                None => self.cpl_frames.push_back(q as u8),
+            }
+        }
+        if exp.pay > 0 {
+            let d = (q as u8, exp.rd_addr, exp.pay);
+            match self.rd_wait_desc.pop_front() {
+                Some(rd) => assert_eq!(rd, d, "cycle {cycle}: payload read"),
+                None => self.desc_wait_rd.push_back(d),
+            }
+        }
+        self.stats[0] += 1;
+        self.left -= 1;
+    }
+
+    fn check_rd(&mut self, cycle: u64, o: &TxEngineOut) {
+        let got = (o.rd_req_addr, o.rd_req_len);
+        match self.desc_wait_rd.pop_front() {
+            Some((_, a, l)) => assert_eq!(got, (a, l), "cycle {cycle}: payload read"),
+            None => {
+                // Its descriptor is still waiting; it names the QP.
+                self.rd_wait_desc
+                    .push_back((o.desc_qp, o.rd_req_addr, o.rd_req_len));
+                assert!(
+                    o.desc_valid,
+                    "cycle {cycle}: payload read without a descriptor"
+                );
+            }
+        }
+    }
+
+    fn check_cpl(&mut self, cycle: u64, o: &TxEngineOut) {
+        let q = o.cpl_qp as usize;
+        let got = Cpl {
+            wait: o.cpl_wait_frame,
+            wr_id: o.cpl_wr_id,
+            status: o.cpl_status,
+            opcode: o.cpl_opcode,
+            len: o.cpl_len,
+            imm: o.cpl_imm,
+            cq: o.cpl_cq,
+        };
+        let exp = self.exp_cpls[q]
+            .pop_front()
+            .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected completion {got:?}"));
+        assert_eq!(got, exp, "cycle {cycle}: QP {q}: completion");
+        self.stats[match got.status {
+            0 => 1,
+            2 => 2,
+            4 => 3,
+            _ => 4,
+        }] += 1;
+        if got.wait {
+            // The j-th wait_frame completion belongs to the j-th desc_cpl
+            // descriptor (either may be taken first).
+            match self.cpl_frames.pop_front() {
+                Some(f) => assert_eq!(f, q as u8, "cycle {cycle}: completion of another frame"),
+                None => self.cpls_wait_frame.push_back(q as u8),
+            }
+        }
+        self.left -= 1;
+    }
+}
+
+impl Env for TxEnv {
+    type In = TxEngineIn;
+    type Out = TxEngineOut;
+
+    fn step(&mut self, cycle: u64, o: &TxEngineOut) -> TxEngineIn {
+        let mut i = TxEngineIn::default();
+        // ---- sq_fetch ----
+        if let Some((q, w)) = self.wqe_next.take() {
+            i.wqe_valid = true;
+            self.wqe_qp = q;
+            self.wqe_data = w.bytes();
+        }
+        i.wqe_qp = self.wqe_qp;
+        i.wqe_data = self.wqe_data;
+        for q in 0..QPS {
+            if !self.avail[q].is_empty() {
+                i.wqe_avail |= 1 << q;
+            }
+        }
+        // A grant for a QP without a WQE in progress pops at n+1, and only then.
+        let pop_due = self.pop_due.take_if(|(c, _)| *c == cycle);
+        assert_eq!(
+            o.wqe_pop_valid.then_some(o.wqe_pop_qp),
+            pop_due.map(|(_, q)| q),
+            "cycle {cycle}: pop"
+        );
+        if o.wqe_pop_valid {
+            let q = o.wqe_pop_qp as usize;
+            let w = self.avail[q]
+                .pop_front()
+                .unwrap_or_else(|| panic!("cycle {cycle}: pop of QP {q} with nothing available"));
+            self.wqe_next = Some((q as u8, w));
+        }
+
+        // ---- tx_sched ----
+        if let Some(g) = self.grant_next {
+            i.grant_valid = true;
+            i.grant_qp = g;
+        }
+        if i.grant_valid && o.grant_ready {
+            let q = i.grant_qp as usize;
+            self.ptr = (q + 1) % QPS;
+            let active = o.req_active >> q & 1 == 1;
+            let avail = i.wqe_avail >> q & 1 == 1;
+            if active || avail {
+                assert!(self.step_start.is_none());
+                self.step_start = Some((cycle, !active));
+                if !active {
+                    self.pop_due = Some((cycle + 1, q as u8));
+                }
+            }
+        }
+        let work = o.req_active | i.wqe_avail;
+        self.grant_next = if self.r.pct(self.c.no_grant_pct) {
+            None
+        } else if self.r.pct(self.c.rand_grant_pct) {
+            Some(self.r.below(QPS as u64) as u8)
+        } else {
+            (0..QPS)
+                .map(|k| (self.ptr + k) % QPS)
+                .find(|&q| work >> q & 1 == 1)
+                .map(|q| q as u8)
+        };
+
+        // ---- latency: the step's first output ----
+        let valids = o.desc_valid || o.cpl_valid;
+        if valids && !self.prev_valids {
+            let (g, new) = self
+                .step_start
+                .take()
+                .unwrap_or_else(|| panic!("cycle {cycle}: output without a grant"));
+            let budget = if new { 4 } else { 3 };
+            assert_eq!(
+                cycle - g,
+                budget,
+                "cycle {cycle}: latency from the grant at {g}"
+            );
+            self.steps[new as usize] += 1;
+        }
+        self.prev_valids = valids;
+
+        // ---- csr: this cycle's lookups, then this cycle's writes ----
+        let q = self.qp_read;
+        i.qp_state = q.state;
+        i.qp_uc = q.uc;
+        i.qp_ipv6 = q.ipv6;
+        i.qp_vlan_en = q.vlan_en;
+        i.qp_ecn_en = q.ecn_en;
+        i.qp_mtu = q.mtu;
+        i.qp_cq = q.cq;
+        i.qp_remote_qpn = q.remote_qpn;
+        i.qp_psn = q.psn;
+        i.qp_pd = q.pd;
+        i.qp_dst_mac = q.dst_mac;
+        i.qp_src_mac = q.src_mac;
+        i.qp_src_ip = q.src_ip;
+        i.qp_dst_ip = q.dst_ip;
+        i.qp_udp_sport = q.udp_sport;
+        i.qp_dscp = q.dscp;
+        i.qp_vid = q.vid;
+        i.qp_pcp = q.pcp;
+        i.qp_pkey = q.pkey;
+        let m = self.mr_read;
+        i.mr_valid = m.valid;
+        i.mr_key = m.key;
+        i.mr_va = m.va;
+        i.mr_len = m.len;
+        i.mr_pbase = m.pbase;
+        i.mr_access = m.access;
+        i.mr_pd = m.pd;
+        self.qp_read = qp_of(&self.qp_tab, o.qp_idx);
+        let lkey = u32::from_le_bytes(i.wqe_data[0x18..0x1C].try_into().unwrap());
+        self.mr_read = self.c.mrs[lkey as usize % MRS];
+        if o.psn_wr_valid {
+            self.qp_tab[o.psn_wr_qp as usize].psn = o.psn_wr_psn;
+        }
+        if o.err_valid {
+            self.qp_tab[o.err_qp as usize].state = 2;
+            self.errs += 1;
+        }
+        self.prot += o.ev_prot_err as usize;
+        self.flush += o.ev_flush as usize;
+
+        // ---- back-pressure and transfers ----
+        i.desc_ready = self.r.pct(self.c.desc_rdy);
+        i.rd_req_ready = self.r.pct(self.c.rd_rdy);
+        i.cpl_ready = self.r.pct(self.c.cpl_rdy);
+        if o.rd_req_valid && i.rd_req_ready {
+            self.check_rd(cycle, o);
+        }
+        if o.desc_valid && i.desc_ready {
+            self.check_desc(cycle, o);
+        }
+        if o.cpl_valid && i.cpl_ready {
+            self.check_cpl(cycle, o);
+        }
+
+        // ---- WQEs fetched this cycle show next cycle ----
+        for q in 0..QPS {
+            if !self.pending[q].is_empty() && self.r.pct(self.c.fetch_pct) {
+                let w = self.pending[q].pop_front().unwrap();
+                self.avail[q].push_back(w);
+            }
+        }
+        i
+    }
+
+    fn finished(&self) -> bool {
+        // Every packet, completion and payload read taken.
+        self.left == 0 && self.step_start.is_none() && self.desc_wait_rd.is_empty()
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    let v = v.trim();
+    Some(match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).expect("hex"),
+        None => v.parse().expect("number"),
+    })
+}
+
+#[test]
+fn tx_engine_random_lockstep() {
+    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
+    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
+    let mut total = 0u64;
+    let (mut new_steps, mut cont_steps) = (0u64, 0u64);
+    let mut stats = [0u64; 5];
+    for k in 0..cases {
+        let case_seed = seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut env = TxEnv::new(case_seed);
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            lockstep::run(
+                &mut TxEngine::new(),
+                &mut RtlTxEngine::new(),
+                &mut env,
+                2_000_000,
+            )
+        }));
+        let fin = match res {
+            Ok(Ok(f)) => f,
+            Ok(Err(d)) => panic!("case {k} (seed {case_seed:#x}):\n{d}"),
+            Err(e) => {
+                eprintln!("case {k} (seed {case_seed:#x}) failed a check");
+                std::panic::resume_unwind(e)
+            }
+        };
+        assert!(
+            fin.completed,
+            "case {k} (seed {case_seed:#x}): did not finish in {} cycles",
+            fin.cycles
+        );
+        for q in 0..QPS {
+            assert!(env.exp_pkts[q].is_empty() && env.exp_cpls[q].is_empty());
+        }
+        assert!(
+            env.desc_wait_rd.is_empty()
+                && env.rd_wait_desc.is_empty()
+                && env.cpl_frames.is_empty()
+                && env.cpls_wait_frame.is_empty()
+        );
+        assert_eq!(
+            (env.errs, env.prot, env.flush),
+            (env.errs_exp, env.prot_exp, env.flush_exp),
+            "case {k} (seed {case_seed:#x}): err_valid / ev_prot_err / ev_flush pulses"
+        );
+        total += fin.cycles;
+        new_steps += env.steps[1];
+        cont_steps += env.steps[0];
+        for (a, b) in stats.iter_mut().zip(env.stats) {
+            *a += b;
+        }
+    }
+    eprintln!(
+        "tx_engine lockstep: {cases} cases, {total} cycles, {new_steps} new-WQE steps, \
+         {cont_steps} in-progress steps; {} packets, completions: {} success, {} QP op error, \
+         {} protection error, {} flushed",
+        stats[0], stats[1], stats[2], stats[3], stats[4]
+    );
+    if cases >= DEFAULT_CASES {
+        assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
+    }
+}
