@@ -312,8 +312,12 @@ def gen_rs(blocks):
                 for r in b.regs:
                     words[r.offset // 4] = getattr(r, attr)
                 o.append(f"/// {b.name} entry: {what.lower()[:-1]} of word `w` (offset `4 w`).")
+                names = ["(none)"] * b.words
+                for r in b.regs:
+                    names[r.offset // 4] = r.name
                 o.append(f"pub const {b.name}_{what}: [u32; {b.words}] = [")
-                o += [f"    0x{w:08X}," for w in words]
+                # One word a line with its register's name (rustfmt keeps it so).
+                o += [f"    0x{w:08X}, // {n}" for w, n in zip(words, names)]
                 o.append("];")
         else:
             o.append(f"// {b.name} registers at 0x{b.base:04X}.")

@@ -177,15 +177,51 @@ pub const QP_MAX: usize = 32;
 pub const QP_WORDS: usize = 21;
 /// QP entry: mask of word `w` (offset `4 w`).
 pub const QP_MASKS: [u32; 21] = [
-    0x0000F7F3, 0x00FFFFFF, 0x00FFFFFF, 0x0000FFFF, 0xFFFFFFFF, 0x0000FFFF, 0xFFFFFFFF, 0x0000FFFF,
-    0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF,
-    0x003FFFFF, 0xFFFF7FFF, 0xFFFFFFFF, 0xFFFFFFFF, 0x0000001F,
+    0x0000F7F3, // CTRL
+    0x00FFFFFF, // REMOTE_QPN
+    0x00FFFFFF, // PSN
+    0x0000FFFF, // PD
+    0xFFFFFFFF, // DST_MAC_LO
+    0x0000FFFF, // DST_MAC_HI
+    0xFFFFFFFF, // SRC_MAC_LO
+    0x0000FFFF, // SRC_MAC_HI
+    0xFFFFFFFF, // SRC_IP0
+    0xFFFFFFFF, // SRC_IP1
+    0xFFFFFFFF, // SRC_IP2
+    0xFFFFFFFF, // SRC_IP3
+    0xFFFFFFFF, // DST_IP0
+    0xFFFFFFFF, // DST_IP1
+    0xFFFFFFFF, // DST_IP2
+    0xFFFFFFFF, // DST_IP3
+    0x003FFFFF, // UDP
+    0xFFFF7FFF, // VLAN
+    0xFFFFFFFF, // SQ_BASE_LO
+    0xFFFFFFFF, // SQ_BASE_HI
+    0x0000001F, // SQ_LOG
 ];
 /// QP entry: reset of word `w` (offset `4 w`).
 pub const QP_RESETS: [u32; 21] = [
-    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
-    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
-    0x00000000, 0xFFFF0000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, // CTRL
+    0x00000000, // REMOTE_QPN
+    0x00000000, // PSN
+    0x00000000, // PD
+    0x00000000, // DST_MAC_LO
+    0x00000000, // DST_MAC_HI
+    0x00000000, // SRC_MAC_LO
+    0x00000000, // SRC_MAC_HI
+    0x00000000, // SRC_IP0
+    0x00000000, // SRC_IP1
+    0x00000000, // SRC_IP2
+    0x00000000, // SRC_IP3
+    0x00000000, // DST_IP0
+    0x00000000, // DST_IP1
+    0x00000000, // DST_IP2
+    0x00000000, // DST_IP3
+    0x00000000, // UDP
+    0xFFFF0000, // VLAN
+    0x00000000, // SQ_BASE_LO
+    0x00000000, // SQ_BASE_HI
+    0x00000000, // SQ_LOG
 ];
 /// RWH: Connection state and options
 pub const QP_CTRL_OFF: u16 = 0x00;
@@ -372,13 +408,27 @@ pub const MR_MAX: usize = 64;
 pub const MR_WORDS: usize = 9;
 /// MR entry: mask of word `w` (offset `4 w`).
 pub const MR_MASKS: [u32; 9] = [
-    0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0x0000010F,
-    0x0000FFFF,
+    0xFFFFFFFF, // KEY
+    0xFFFFFFFF, // VA_LO
+    0xFFFFFFFF, // VA_HI
+    0xFFFFFFFF, // LEN_LO
+    0xFFFFFFFF, // LEN_HI
+    0xFFFFFFFF, // PBASE_LO
+    0xFFFFFFFF, // PBASE_HI
+    0x0000010F, // FLAGS
+    0x0000FFFF, // PD
 ];
 /// MR entry: reset of word `w` (offset `4 w`).
 pub const MR_RESETS: [u32; 9] = [
-    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
-    0x00000000,
+    0x00000000, // KEY
+    0x00000000, // VA_LO
+    0x00000000, // VA_HI
+    0x00000000, // LEN_LO
+    0x00000000, // LEN_HI
+    0x00000000, // PBASE_LO
+    0x00000000, // PBASE_HI
+    0x00000000, // FLAGS
+    0x00000000, // PD
 ];
 /// RW: Memory key (lkey); the WQE's lkey selects entry lkey mod MRS
 pub const MR_KEY_OFF: u16 = 0x00;
@@ -444,9 +494,17 @@ pub const CQ_STRIDE: u16 = 0x10;
 pub const CQ_MAX: usize = 128;
 pub const CQ_WORDS: usize = 3;
 /// CQ entry: mask of word `w` (offset `4 w`).
-pub const CQ_MASKS: [u32; 3] = [0xFFFFFFFF, 0xFFFFFFFF, 0x0000001F];
+pub const CQ_MASKS: [u32; 3] = [
+    0xFFFFFFFF, // BASE_LO
+    0xFFFFFFFF, // BASE_HI
+    0x0000001F, // LOG
+];
 /// CQ entry: reset of word `w` (offset `4 w`).
-pub const CQ_RESETS: [u32; 3] = [0x00000000, 0x00000000, 0x00000000];
+pub const CQ_RESETS: [u32; 3] = [
+    0x00000000, // BASE_LO
+    0x00000000, // BASE_HI
+    0x00000000, // LOG
+];
 /// RW: CQ ring base (bus address), bits 31:0; 32-byte aligned
 pub const CQ_BASE_LO_OFF: u16 = 0x00;
 pub const CQ_BASE_LO_WORD: usize = 0;
