@@ -5,11 +5,15 @@
 //! registers and whose `tick` computes the next state from this state and the
 //! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
 
+pub mod csr;
+pub mod csr_map;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod dut;
 pub mod pcie;
 pub mod ports;
+pub mod rd_req_arb;
+pub mod rq_arb;
 pub mod sync_fifo;
 
 pub use dut::Dut;
