@@ -82,11 +82,14 @@ use verilate::{prepare_unit, verilated_dir, verilator_version, Built, Ctx};
 const TOPS: &[&str] = &[
     "dma_rd",
     "dma_wr",
-    "pkt_builder",
+    "csr",
     "sq_fetch",
     "tx_sched",
     "tx_engine",
+    "pkt_builder",
     "cq_writer",
+    "rd_req_arb",
+    "rq_arb",
 ];
 
 /// A parameter variant of a top of [`TOPS`]: the module `top` verilated with
@@ -181,11 +184,15 @@ fn main() {
     // Every file of hw/rtl goes into the hash (also `include`d ones); the
     // *.sv files are the sources.
     let rtl_files = files_in(&rtl_dir);
-    let sources: Vec<PathBuf> = rtl_files
+    let mut sources: Vec<PathBuf> = rtl_files
         .iter()
         .filter(|p| p.extension().is_some_and(|x| x == "sv"))
         .cloned()
         .collect();
+    // Packages (`*_pkg.sv`) first: Verilator wants a package declared before
+    // a module refers to it. The sort is stable, so the rest stays in name
+    // order.
+    sources.sort_by_key(|p| !p.to_string_lossy().ends_with("_pkg.sv"));
     if sources.is_empty() {
         fail(format!("no *.sv files in {}", rtl_dir.display()));
     }

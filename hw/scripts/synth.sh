@@ -11,6 +11,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 command -v yosys >/dev/null || { echo "yosys not found: sudo apt-get install yosys" >&2; exit 2; }
 tops=("$@")
+# Packages (*_pkg.sv) first: Verilator and Yosys want a package declared
+# before a module refers to it.
+mapfile -t srcs < <(ls "$here"/rtl/*_pkg.sv 2>/dev/null; ls "$here"/rtl/*.sv | grep -v '_pkg\.sv$')
 [ ${#tops[@]} -gt 0 ] || mapfile -t tops < <(grep -v '^#' "$here/tops.txt" | grep .)
 out=${SYNTH_OUT:-$here/../target/synth}
 mkdir -p "$out"
@@ -18,7 +21,7 @@ for top in "${tops[@]}"; do
   log="$out/$top.log"
   start=$(date +%s)
   yosys -q -l "$log" -p "
-    read_verilog -sv $here/rtl/*.sv
+    read_verilog -sv ${srcs[*]}
     synth -top $top -run begin:fine
     opt -fast -full
     techmap

@@ -6,6 +6,8 @@
 //! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
 
 pub mod cq_writer;
+pub mod csr;
+pub mod csr_map;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod dut;
@@ -13,6 +15,8 @@ pub mod icrc;
 pub mod pcie;
 pub mod pkt_builder;
 pub mod ports;
+pub mod rd_req_arb;
+pub mod rq_arb;
 pub mod sq_fetch;
 pub mod sync_fifo;
 pub mod tx_engine;

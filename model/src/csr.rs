@@ -1,0 +1,701 @@
+//! `csr`: MMIO decode, the QP/MR/CQ tables, PCIe settings, doorbells and
+//! counters. Model of `hw/rtl/csr.sv` (same register names); the register map
+//! is [`crate::csr_map`], generated from `hw/csr/csr_map.txt`.
+//!
+//! Tables are kept as the MMIO map lays them out: per entry, its 32-bit words
+//! (`qp_q[e][w]` is the RTL's `qp_q[32*(QP_WORDS*e + w) +: 32]`), bits a
+//! register lacks masked off on write.
+//!
+//! Timing (every output is a register):
+//! - MMIO read at n -> `mmio_rd_resp_*` at n+1, the value as it was during n
+//!   (this cycle's writes not applied);
+//! - `qp_idx`/`mr_idx`/`cq_idx` at n -> the entry's fields at n+1, as they
+//!   were during n;
+//! - a DOORBELL write at n -> `db_*` at n+1, with the QP's state and SQ ring as
+//!   they are after cycle n's writes (hardware's included);
+//! - a write at n shows in `cfg_*`, reads and lookups from n+1.
+//!
+//! Hardware writes (`psn_wr`, `err_a`, `err_b`) win over an MMIO write of the
+//! same field in the same cycle; the MMIO write's other fields still apply
+//! (an MMIO CTRL write in the cycle `err_a` hits the same QP keeps its UC,
+//! MTU, ... bits and the state becomes ERROR).
+
+use crate::csr_map as map;
+use crate::dut::Dut;
+use crate::ports;
+
+/// Table sizes (the RTL parameters' defaults; the port widths below are
+/// fixed for them: `QPW = 4`, `MRW = 4`, `CQW = 2`).
+pub const QPS: usize = 16;
+pub const MRS: usize = 16;
+pub const CQS: usize = 4;
+pub const QPW: u32 = QPS.trailing_zeros();
+pub const MRW: u32 = MRS.trailing_zeros();
+pub const CQW: u32 = CQS.trailing_zeros();
+
+/// QP states (CTRL.STATE).
+pub const QP_STATE_RESET: u8 = 0;
+pub const QP_STATE_RTS: u8 = 1;
+pub const QP_STATE_ERROR: u8 = 2;
+
+ports! {
+    /// Inputs of `csr` (all but `clk`/`rst`).
+    pub struct CsrIn {
+        pub mmio_wr_valid: bool = 1,
+        pub mmio_wr_addr: u16 = 16 if mmio_wr_valid,
+        pub mmio_wr_data: u32 = 32 if mmio_wr_valid,
+        pub mmio_rd_valid: bool = 1,
+        pub mmio_rd_addr: u16 = 16 if mmio_rd_valid,
+        pub qp_idx: u8 = 4,
+        pub mr_idx: u8 = 4,
+        pub cq_idx: u8 = 2,
+        pub psn_wr_valid: bool = 1,
+        pub psn_wr_qp: u8 = 4 if psn_wr_valid,
+        pub psn_wr_psn: u32 = 24 if psn_wr_valid,
+        pub err_a_valid: bool = 1,
+        pub err_a_qp: u8 = 4 if err_a_valid,
+        pub err_b_valid: bool = 1,
+        pub err_b_qp: u8 = 4 if err_b_valid,
+        pub ev_tx_frame: bool = 1,
+        pub ev_tx_len: u16 = 14 if ev_tx_frame,
+        pub ev_wqe_n: u8 = 4,
+        pub ev_cqe: bool = 1,
+        pub ev_prot_err: bool = 1,
+        pub ev_flush: bool = 1,
+        pub ev_fetch_err: bool = 1,
+        pub ev_dma_err: bool = 1,
+        pub dma_cpl_unexpected: u32 = 32,
+        pub dma_cpl_malformed: u32 = 32,
+        pub dma_cpl_timeout: u32 = 32,
+    }
+}
+
+ports! {
+    /// Outputs of `csr`, all registered.
+    pub struct CsrOut {
+        pub mmio_rd_resp_valid: bool = 1,
+        pub mmio_rd_resp_data: u32 = 32 if mmio_rd_resp_valid,
+        pub cfg_mrrs: u8 = 3,
+        pub cfg_mps: u8 = 3,
+        pub cfg_req_id: u16 = 16,
+        pub cfg_cpl_timeout: u32 = 24,
+        /// One-cycle pulse per DOORBELL write (to a QP < QPS).
+        pub db_valid: bool = 1,
+        pub db_qp: u8 = 4 if db_valid,
+        pub db_pi: u16 = 16 if db_valid,
+        pub db_state: u8 = 2 if db_valid,
+        pub db_sq_base: u64 = 64 if db_valid,
+        pub db_sq_log: u8 = 5 if db_valid,
+        pub qp_state: u8 = 2,
+        pub qp_uc: bool = 1,
+        pub qp_ipv6: bool = 1,
+        pub qp_vlan_en: bool = 1,
+        pub qp_ecn_en: bool = 1,
+        pub qp_mtu: u8 = 3,
+        pub qp_cq: u8 = 2,
+        pub qp_remote_qpn: u32 = 24,
+        pub qp_psn: u32 = 24,
+        pub qp_pd: u16 = 16,
+        pub qp_dst_mac: u64 = 48,
+        pub qp_src_mac: u64 = 48,
+        pub qp_src_ip: u128 = 128,
+        pub qp_dst_ip: u128 = 128,
+        pub qp_udp_sport: u16 = 16,
+        pub qp_dscp: u8 = 6,
+        pub qp_vid: u16 = 12,
+        pub qp_pcp: u8 = 3,
+        pub qp_pkey: u16 = 16,
+        pub mr_valid: bool = 1,
+        pub mr_key: u32 = 32,
+        pub mr_va: u64 = 64,
+        pub mr_len: u64 = 64,
+        pub mr_pbase: u64 = 64,
+        pub mr_access: u8 = 4,
+        pub mr_pd: u16 = 16,
+        pub cq_base: u64 = 64,
+        pub cq_log: u8 = 5,
+    }
+}
+
+/// `(word >> lsb) & (2^w - 1)`: a field of a register word.
+fn field(word: u32, lsb: u32, w: u32) -> u32 {
+    (((word as u64) >> lsb) & ((1u64 << w) - 1)) as u32
+}
+
+/// Two words as one 64-bit value.
+fn join64(hi: u32, lo: u32) -> u64 {
+    (hi as u64) << 32 | lo as u64
+}
+
+/// Which table entry and word an aligned address hits, if any.
+fn table_hit(
+    addr: u16,
+    base: u16,
+    stride: u16,
+    entries: usize,
+    words: usize,
+) -> Option<(usize, usize)> {
+    let rel = addr.wrapping_sub(base) as usize;
+    let (e, w) = (rel / stride as usize, (rel % stride as usize) / 4);
+    // An address below the base wraps to a large offset: no hit.
+    (addr % 4 == 0 && e < entries && w < words).then_some((e, w))
+}
+
+#[derive(Debug, Clone)]
+pub struct Csr {
+    qp_q: Vec<[u32; map::QP_WORDS]>,
+    mr_q: Vec<[u32; map::MR_WORDS]>,
+    cq_q: Vec<[u32; map::CQ_WORDS]>,
+    pcie_cfg_q: u32,
+    cpl_timeout_q: u32,
+    cnt_tx_frames_q: u32,
+    cnt_tx_bytes_q: u64,
+    cnt_wqe_fetched_q: u32,
+    cnt_cqe_written_q: u32,
+    cnt_prot_err_q: u32,
+    cnt_flush_q: u32,
+    cnt_fetch_err_q: u32,
+    cnt_dma_err_q: u32,
+    rd_resp_valid_q: bool,
+    rd_resp_data_q: u32,
+    db_valid_q: bool,
+    db_qp_q: u8,
+    db_pi_q: u16,
+    db_state_q: u8,
+    db_sq_base_q: u64,
+    db_sq_log_q: u8,
+    /// The lookup port registers `qp_*_q`, `mr_*_q`, `cq_*_q`: the RTL has
+    /// one flop per output bit, held here as the output struct's fields.
+    look_q: CsrOut,
+}
+
+impl Default for Csr {
+    fn default() -> Self {
+        Csr {
+            qp_q: vec![map::QP_RESETS; QPS],
+            mr_q: vec![map::MR_RESETS; MRS],
+            cq_q: vec![map::CQ_RESETS; CQS],
+            pcie_cfg_q: map::GLOBAL_PCIE_CFG_RESET,
+            cpl_timeout_q: map::GLOBAL_CPL_TIMEOUT_RESET,
+            cnt_tx_frames_q: 0,
+            cnt_tx_bytes_q: 0,
+            cnt_wqe_fetched_q: 0,
+            cnt_cqe_written_q: 0,
+            cnt_prot_err_q: 0,
+            cnt_flush_q: 0,
+            cnt_fetch_err_q: 0,
+            cnt_dma_err_q: 0,
+            rd_resp_valid_q: false,
+            rd_resp_data_q: 0,
+            db_valid_q: false,
+            db_qp_q: 0,
+            db_pi_q: 0,
+            db_state_q: 0,
+            db_sq_base_q: 0,
+            db_sq_log_q: 0,
+            // The lookup registers reset to 0 (not to entry 0's contents).
+            look_q: CsrOut::default(),
+        }
+    }
+}
+
+impl Csr {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn outputs(&self) -> CsrOut {
+        let l = &self.look_q;
+        CsrOut {
+            mmio_rd_resp_valid: self.rd_resp_valid_q,
+            mmio_rd_resp_data: self.rd_resp_data_q,
+            cfg_mrrs: field(
+                self.pcie_cfg_q,
+                map::GLOBAL_PCIE_CFG_MRRS_LSB,
+                map::GLOBAL_PCIE_CFG_MRRS_W,
+            ) as u8,
+            cfg_mps: field(
+                self.pcie_cfg_q,
+                map::GLOBAL_PCIE_CFG_MPS_LSB,
+                map::GLOBAL_PCIE_CFG_MPS_W,
+            ) as u8,
+            cfg_req_id: field(
+                self.pcie_cfg_q,
+                map::GLOBAL_PCIE_CFG_REQ_ID_LSB,
+                map::GLOBAL_PCIE_CFG_REQ_ID_W,
+            ) as u16,
+            cfg_cpl_timeout: field(
+                self.cpl_timeout_q,
+                map::GLOBAL_CPL_TIMEOUT_CYCLES_LSB,
+                map::GLOBAL_CPL_TIMEOUT_CYCLES_W,
+            ),
+            db_valid: self.db_valid_q,
+            db_qp: self.db_qp_q,
+            db_pi: self.db_pi_q,
+            db_state: self.db_state_q,
+            db_sq_base: self.db_sq_base_q,
+            db_sq_log: self.db_sq_log_q,
+            ..*l
+        }
+    }
+
+    /// The register an MMIO read of `addr` returns now.
+    fn read(&self, addr: u16, i: &CsrIn) -> u32 {
+        if addr % 4 != 0 {
+            return 0;
+        }
+        if let Some((e, w)) = table_hit(addr, map::QP_BASE, map::QP_STRIDE, QPS, map::QP_WORDS) {
+            return self.qp_q[e][w];
+        }
+        if let Some((e, w)) = table_hit(addr, map::MR_BASE, map::MR_STRIDE, MRS, map::MR_WORDS) {
+            return self.mr_q[e][w];
+        }
+        if let Some((e, w)) = table_hit(addr, map::CQ_BASE, map::CQ_STRIDE, CQS, map::CQ_WORDS) {
+            return self.cq_q[e][w];
+        }
+        match addr {
+            map::GLOBAL_ID_ADDR => map::GLOBAL_ID_RESET,
+            map::GLOBAL_VERSION_ADDR => map::GLOBAL_VERSION_RESET,
+            map::GLOBAL_PCIE_CFG_ADDR => self.pcie_cfg_q,
+            map::GLOBAL_CPL_TIMEOUT_ADDR => self.cpl_timeout_q,
+            map::GLOBAL_PARAMS_ADDR => {
+                (QPS as u32) << map::GLOBAL_PARAMS_QPS_LSB
+                    | (MRS as u32) << map::GLOBAL_PARAMS_MRS_LSB
+                    | (CQS as u32) << map::GLOBAL_PARAMS_CQS_LSB
+            }
+            map::CNT_TX_FRAMES_ADDR => self.cnt_tx_frames_q,
+            map::CNT_TX_BYTES_LO_ADDR => self.cnt_tx_bytes_q as u32,
+            map::CNT_TX_BYTES_HI_ADDR => (self.cnt_tx_bytes_q >> 32) as u32,
+            map::CNT_WQE_FETCHED_ADDR => self.cnt_wqe_fetched_q,
+            map::CNT_CQE_WRITTEN_ADDR => self.cnt_cqe_written_q,
+            map::CNT_PROT_ERR_ADDR => self.cnt_prot_err_q,
+            map::CNT_FLUSH_ADDR => self.cnt_flush_q,
+            map::CNT_FETCH_ERR_ADDR => self.cnt_fetch_err_q,
+            map::CNT_DMA_ERR_ADDR => self.cnt_dma_err_q,
+            map::CNT_CPL_UNEXPECTED_ADDR => i.dma_cpl_unexpected,
+            map::CNT_CPL_MALFORMED_ADDR => i.dma_cpl_malformed,
+            map::CNT_CPL_TIMEOUT_ADDR => i.dma_cpl_timeout,
+            // DOORBELL (write-only) and unmapped addresses read 0.
+            _ => 0,
+        }
+    }
+
+    /// The lookup registers' next values: the entries the indices name, as
+    /// the tables are now.
+    fn lookup(&self, i: &CsrIn) -> CsrOut {
+        let q = &self.qp_q[i.qp_idx as usize % QPS];
+        let m = &self.mr_q[i.mr_idx as usize % MRS];
+        let c = &self.cq_q[i.cq_idx as usize % CQS];
+        let ctrl = q[map::QP_CTRL_WORD];
+        let udp = q[map::QP_UDP_WORD];
+        let vlan = q[map::QP_VLAN_WORD];
+        let flags = m[map::MR_FLAGS_WORD];
+        let ip = |w0: usize| {
+            (q[w0] as u128) << 96
+                | (q[w0 + 1] as u128) << 64
+                | (q[w0 + 2] as u128) << 32
+                | q[w0 + 3] as u128
+        };
+        CsrOut {
+            qp_state: field(ctrl, map::QP_CTRL_STATE_LSB, map::QP_CTRL_STATE_W) as u8,
+            qp_uc: field(ctrl, map::QP_CTRL_UC_LSB, 1) != 0,
+            qp_ipv6: field(ctrl, map::QP_CTRL_IPV6_LSB, 1) != 0,
+            qp_vlan_en: field(ctrl, map::QP_CTRL_VLAN_EN_LSB, 1) != 0,
+            qp_ecn_en: field(ctrl, map::QP_CTRL_ECN_EN_LSB, 1) != 0,
+            qp_mtu: field(ctrl, map::QP_CTRL_MTU_LSB, map::QP_CTRL_MTU_W) as u8,
+            // CTRL.CQ may be wider than the index: its low bits name the CQ.
+            qp_cq: field(ctrl, map::QP_CTRL_CQ_LSB, CQW) as u8,
+            qp_remote_qpn: field(
+                q[map::QP_REMOTE_QPN_WORD],
+                map::QP_REMOTE_QPN_QPN_LSB,
+                map::QP_REMOTE_QPN_QPN_W,
+            ),
+            qp_psn: field(q[map::QP_PSN_WORD], map::QP_PSN_PSN_LSB, map::QP_PSN_PSN_W),
+            qp_pd: field(q[map::QP_PD_WORD], map::QP_PD_PD_LSB, map::QP_PD_PD_W) as u16,
+            qp_dst_mac: join64(q[map::QP_DST_MAC_HI_WORD], q[map::QP_DST_MAC_LO_WORD]),
+            qp_src_mac: join64(q[map::QP_SRC_MAC_HI_WORD], q[map::QP_SRC_MAC_LO_WORD]),
+            qp_src_ip: ip(map::QP_SRC_IP0_WORD),
+            qp_dst_ip: ip(map::QP_DST_IP0_WORD),
+            qp_udp_sport: field(udp, map::QP_UDP_SPORT_LSB, map::QP_UDP_SPORT_W) as u16,
+            qp_dscp: field(udp, map::QP_UDP_DSCP_LSB, map::QP_UDP_DSCP_W) as u8,
+            qp_vid: field(vlan, map::QP_VLAN_VID_LSB, map::QP_VLAN_VID_W) as u16,
+            qp_pcp: field(vlan, map::QP_VLAN_PCP_LSB, map::QP_VLAN_PCP_W) as u8,
+            qp_pkey: field(vlan, map::QP_VLAN_PKEY_LSB, map::QP_VLAN_PKEY_W) as u16,
+            mr_valid: field(flags, map::MR_FLAGS_VALID_LSB, 1) != 0,
+            mr_key: m[map::MR_KEY_WORD],
+            mr_va: join64(m[map::MR_VA_HI_WORD], m[map::MR_VA_LO_WORD]),
+            mr_len: join64(m[map::MR_LEN_HI_WORD], m[map::MR_LEN_LO_WORD]),
+            mr_pbase: join64(m[map::MR_PBASE_HI_WORD], m[map::MR_PBASE_LO_WORD]),
+            mr_access: field(flags, map::MR_FLAGS_ACCESS_LSB, map::MR_FLAGS_ACCESS_W) as u8,
+            mr_pd: field(m[map::MR_PD_WORD], map::MR_PD_PD_LSB, map::MR_PD_PD_W) as u16,
+            cq_base: join64(c[map::CQ_BASE_HI_WORD], c[map::CQ_BASE_LO_WORD]),
+            cq_log: field(c[map::CQ_LOG_WORD], map::CQ_LOG_LOG_LSB, map::CQ_LOG_LOG_W) as u8,
+            ..CsrOut::default()
+        }
+    }
+}
+
+impl Dut for Csr {
+    type In = CsrIn;
+    type Out = CsrOut;
+    const NAME: &'static str = "csr";
+
+    fn reset(&mut self) -> CsrOut {
+        *self = Csr::default();
+        self.outputs()
+    }
+
+    fn tick(&mut self, i: &CsrIn) -> CsrOut {
+        // ---- Reads of the current state (before this cycle's writes). ----
+        let rd_data = self.read(i.mmio_rd_addr, i);
+        let look = self.lookup(i);
+
+        // ---- MMIO write decode. ----
+        let wr = i.mmio_wr_valid && i.mmio_wr_addr % 4 == 0;
+        let addr = i.mmio_wr_addr;
+        let data = i.mmio_wr_data;
+        let db_field_qp =
+            field(data, map::GLOBAL_DOORBELL_QP_LSB, map::GLOBAL_DOORBELL_QP_W) as usize;
+        // A doorbell for a QP the build does not have is ignored.
+        let db_hit = wr && addr == map::GLOBAL_DOORBELL_ADDR && db_field_qp < QPS;
+
+        // ---- Tables: the MMIO write, then hardware's writes over it. ----
+        if wr {
+            if let Some((e, w)) = table_hit(addr, map::QP_BASE, map::QP_STRIDE, QPS, map::QP_WORDS)
+            {
+                self.qp_q[e][w] = data & map::QP_MASKS[w];
+            }
+            if let Some((e, w)) = table_hit(addr, map::MR_BASE, map::MR_STRIDE, MRS, map::MR_WORDS)
+            {
+                self.mr_q[e][w] = data & map::MR_MASKS[w];
+            }
+            if let Some((e, w)) = table_hit(addr, map::CQ_BASE, map::CQ_STRIDE, CQS, map::CQ_WORDS)
+            {
+                self.cq_q[e][w] = data & map::CQ_MASKS[w];
+            }
+        }
+        if i.psn_wr_valid {
+            let psn_mask = ((1u32 << map::QP_PSN_PSN_W) - 1) << map::QP_PSN_PSN_LSB;
+            let word = &mut self.qp_q[i.psn_wr_qp as usize % QPS][map::QP_PSN_WORD];
+            *word = (*word & !psn_mask) | ((i.psn_wr_psn << map::QP_PSN_PSN_LSB) & psn_mask);
+        }
+        let state_mask = ((1u32 << map::QP_CTRL_STATE_W) - 1) << map::QP_CTRL_STATE_LSB;
+        for (valid, qp) in [(i.err_a_valid, i.err_a_qp), (i.err_b_valid, i.err_b_qp)] {
+            if valid {
+                let word = &mut self.qp_q[qp as usize % QPS][map::QP_CTRL_WORD];
+                *word = (*word & !state_mask) | ((QP_STATE_ERROR as u32) << map::QP_CTRL_STATE_LSB);
+            }
+        }
+
+        // ---- Global registers. ----
+        if wr && addr == map::GLOBAL_PCIE_CFG_ADDR {
+            self.pcie_cfg_q = data & map::GLOBAL_PCIE_CFG_MASK;
+        }
+        if wr && addr == map::GLOBAL_CPL_TIMEOUT_ADDR {
+            self.cpl_timeout_q = data & map::GLOBAL_CPL_TIMEOUT_MASK;
+        }
+
+        // ---- Counters (wrapping). ----
+        self.cnt_tx_frames_q = self.cnt_tx_frames_q.wrapping_add(i.ev_tx_frame as u32);
+        if i.ev_tx_frame {
+            self.cnt_tx_bytes_q = self
+                .cnt_tx_bytes_q
+                .wrapping_add((i.ev_tx_len & 0x3FFF) as u64);
+        }
+        self.cnt_wqe_fetched_q = self
+            .cnt_wqe_fetched_q
+            .wrapping_add((i.ev_wqe_n & 0xF) as u32);
+        self.cnt_cqe_written_q = self.cnt_cqe_written_q.wrapping_add(i.ev_cqe as u32);
+        self.cnt_prot_err_q = self.cnt_prot_err_q.wrapping_add(i.ev_prot_err as u32);
+        self.cnt_flush_q = self.cnt_flush_q.wrapping_add(i.ev_flush as u32);
+        self.cnt_fetch_err_q = self.cnt_fetch_err_q.wrapping_add(i.ev_fetch_err as u32);
+        self.cnt_dma_err_q = self.cnt_dma_err_q.wrapping_add(i.ev_dma_err as u32);
+
+        // ---- Output registers. ----
+        self.rd_resp_valid_q = i.mmio_rd_valid;
+        if i.mmio_rd_valid {
+            self.rd_resp_data_q = rd_data;
+        }
+        self.db_valid_q = db_hit;
+        if db_hit {
+            // The QP's entry after this cycle's writes (self.qp_q is now qp_d).
+            let q = &self.qp_q[db_field_qp];
+            self.db_qp_q = db_field_qp as u8;
+            self.db_pi_q =
+                field(data, map::GLOBAL_DOORBELL_PI_LSB, map::GLOBAL_DOORBELL_PI_W) as u16;
+            self.db_state_q = field(
+                q[map::QP_CTRL_WORD],
+                map::QP_CTRL_STATE_LSB,
+                map::QP_CTRL_STATE_W,
+            ) as u8;
+            self.db_sq_base_q = join64(q[map::QP_SQ_BASE_HI_WORD], q[map::QP_SQ_BASE_LO_WORD]);
+            self.db_sq_log_q = field(
+                q[map::QP_SQ_LOG_WORD],
+                map::QP_SQ_LOG_LOG_LSB,
+                map::QP_SQ_LOG_LOG_W,
+            ) as u8;
+        }
+        self.look_q = look;
+        self.outputs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Literal addresses and values from the register map's table, so that
+    /// these tests check the generated constants too.
+    fn wr(addr: u16, data: u32) -> CsrIn {
+        CsrIn {
+            mmio_wr_valid: true,
+            mmio_wr_addr: addr,
+            mmio_wr_data: data,
+            ..CsrIn::default()
+        }
+    }
+
+    fn rd(addr: u16) -> CsrIn {
+        CsrIn {
+            mmio_rd_valid: true,
+            mmio_rd_addr: addr,
+            ..CsrIn::default()
+        }
+    }
+
+    fn read(c: &mut Csr, addr: u16) -> u32 {
+        let o = c.tick(&rd(addr));
+        assert!(o.mmio_rd_resp_valid);
+        o.mmio_rd_resp_data
+    }
+
+    #[test]
+    fn reset_values_and_constants() {
+        let mut c = Csr::new();
+        let o = c.reset();
+        assert_eq!(
+            (o.cfg_mrrs, o.cfg_mps, o.cfg_req_id, o.cfg_cpl_timeout),
+            (2, 1, 0x0100, 50000)
+        );
+        assert!(!o.mmio_rd_resp_valid && !o.db_valid);
+        assert_eq!(read(&mut c, 0x0000), 0x524E_4943);
+        assert_eq!(read(&mut c, 0x0004), 1);
+        assert_eq!(read(&mut c, 0x0008), 0x0100_0012);
+        assert_eq!(read(&mut c, 0x000C), 50000);
+        assert_eq!(read(&mut c, 0x0014), 0x0004_1010);
+        // VLAN of QP 5: PKEY resets to 0xFFFF.
+        assert_eq!(read(&mut c, 0x1000 + 5 * 0x80 + 0x44), 0xFFFF_0000);
+        assert_eq!(read(&mut c, 0x1000 + 5 * 0x80 + 0x08), 0);
+        // Unmapped, write-only, unaligned and beyond-the-build addresses read 0.
+        for a in [
+            0x0010, 0x0018, 0x00FC, 0x0130, 0x0001, 0x1002, 0x1054, 0x1800, 0x2024, 0x2400, 0x300C,
+            0x3040, 0xFFFC,
+        ] {
+            assert_eq!(read(&mut c, a), 0, "address {a:#x}");
+        }
+    }
+
+    #[test]
+    fn table_registers_read_back_masked_and_feed_the_lookup_ports() {
+        let mut c = Csr::new();
+        c.reset();
+        let q = 0x1000 + 3 * 0x80;
+        c.tick(&wr(q, 0xFFFF_FFFF)); // CTRL: every defined bit set
+        c.tick(&wr(q + 0x04, 0xABCD_EF12)); // REMOTE_QPN keeps 24 bits
+        c.tick(&wr(q + 0x0C, 0x1234_5678)); // PD keeps 16 bits
+        c.tick(&wr(q + 0x10, 0x3344_5566)); // DST_MAC_LO
+        c.tick(&wr(q + 0x14, 0xFFFF_1122)); // DST_MAC_HI
+        c.tick(&wr(q + 0x20, 0x2001_0DB8)); // SRC_IP0
+        c.tick(&wr(q + 0x2C, 0xC0A8_0001)); // SRC_IP3
+        c.tick(&wr(q + 0x40, 0xFFFF_12B7)); // UDP: sport 0x12B7, DSCP 0x3F
+        c.tick(&wr(q + 0x44, 0x1234_5ABC)); // VLAN: VID 0xABC, PCP 5, PKEY 0x1234
+        assert_eq!(read(&mut c, q), 0x0000_F7F3);
+        assert_eq!(read(&mut c, q + 0x04), 0x00CD_EF12);
+        assert_eq!(read(&mut c, q + 0x0C), 0x5678);
+        assert_eq!(read(&mut c, q + 0x14), 0x1122);
+        assert_eq!(read(&mut c, q + 0x40), 0x003F_12B7);
+        assert_eq!(read(&mut c, q + 0x44), 0x1234_5ABC);
+        let o = c.tick(&CsrIn {
+            qp_idx: 3,
+            ..CsrIn::default()
+        });
+        assert_eq!(
+            (
+                o.qp_state,
+                o.qp_uc,
+                o.qp_ipv6,
+                o.qp_vlan_en,
+                o.qp_ecn_en,
+                o.qp_mtu,
+                o.qp_cq
+            ),
+            (3, true, true, true, true, 7, 3)
+        );
+        assert_eq!((o.qp_remote_qpn, o.qp_pd), (0xCD_EF12, 0x5678));
+        assert_eq!(o.qp_dst_mac, 0x1122_3344_5566);
+        assert_eq!(o.qp_src_ip, 0x2001_0DB8_0000_0000_0000_0000_C0A8_0001);
+        assert_eq!((o.qp_udp_sport, o.qp_dscp), (0x12B7, 0x3F));
+        assert_eq!((o.qp_vid, o.qp_pcp, o.qp_pkey), (0xABC, 5, 0x1234));
+
+        let m = 0x2000 + 2 * 0x40;
+        c.tick(&wr(m, 0x0000_0102));
+        c.tick(&wr(m + 0x04, 0x8000_0000));
+        c.tick(&wr(m + 0x08, 0x0000_0001));
+        c.tick(&wr(m + 0x0C, 0x0001_0000));
+        c.tick(&wr(m + 0x18, 0xDEAD_BEEF));
+        c.tick(&wr(m + 0x1C, 0xFFFF_FFFF));
+        c.tick(&wr(m + 0x20, 0x0009_0007));
+        assert_eq!(read(&mut c, m + 0x1C), 0x0000_010F);
+        c.tick(&CsrIn {
+            mr_idx: 2,
+            ..CsrIn::default()
+        });
+        let o = c.tick(&CsrIn::default());
+        // mr_idx went back to 0 for the second tick: entry 0 is empty.
+        assert!(!o.mr_valid);
+        let o = c.tick(&CsrIn {
+            mr_idx: 2,
+            ..CsrIn::default()
+        });
+        assert_eq!(
+            (o.mr_valid, o.mr_key, o.mr_access, o.mr_pd),
+            (true, 0x102, 0xF, 7)
+        );
+        assert_eq!(
+            (o.mr_va, o.mr_len, o.mr_pbase),
+            (0x1_8000_0000, 0x1_0000, 0xDEAD_BEEF_0000_0000)
+        );
+
+        c.tick(&wr(0x3000 + 3 * 0x10, 0x0000_1000));
+        c.tick(&wr(0x3000 + 3 * 0x10 + 0x08, 0xFFFF_FFEC));
+        let o = c.tick(&CsrIn {
+            cq_idx: 3,
+            ..CsrIn::default()
+        });
+        assert_eq!((o.cq_base, o.cq_log), (0x1000, 0x0C));
+    }
+
+    #[test]
+    fn reads_and_lookups_see_the_state_before_this_cycles_write() {
+        let mut c = Csr::new();
+        c.reset();
+        let psn = 0x1000 + 0x08;
+        let o = c.tick(&CsrIn {
+            mmio_rd_valid: true,
+            mmio_rd_addr: psn,
+            ..wr(psn, 0x77)
+        });
+        assert_eq!((o.mmio_rd_resp_data, o.qp_psn), (0, 0));
+        let o = c.tick(&rd(psn));
+        assert_eq!((o.mmio_rd_resp_data, o.qp_psn), (0x77, 0x77));
+        // cfg_* follow a PCIE_CFG write the next cycle.
+        let o = c.tick(&wr(0x0008, 0xBEEF_0053));
+        assert_eq!((o.cfg_mrrs, o.cfg_mps, o.cfg_req_id), (3, 5, 0xBEEF));
+    }
+
+    #[test]
+    fn doorbell_shows_the_qp_as_after_this_cycles_writes() {
+        let mut c = Csr::new();
+        c.reset();
+        let q = 0x1000 + 7 * 0x80;
+        c.tick(&wr(q, 0x0000_0001)); // RTS
+        c.tick(&wr(q + 0x48, 0x0004_0000));
+        c.tick(&wr(q + 0x4C, 0x0000_0002));
+        c.tick(&wr(q + 0x50, 0x0000_0006));
+        let o = c.tick(&wr(0x0010, 0xFF07_0123));
+        assert!(o.db_valid);
+        assert_eq!((o.db_qp, o.db_pi, o.db_state), (7, 0x0123, 1));
+        assert_eq!((o.db_sq_base, o.db_sq_log), (0x2_0004_0000, 6));
+        let o = c.tick(&CsrIn::default());
+        assert!(!o.db_valid, "a pulse");
+        // tx_engine puts QP 7 in ERROR in the doorbell's cycle.
+        let o = c.tick(&CsrIn {
+            err_a_valid: true,
+            err_a_qp: 7,
+            ..wr(0x0010, 0x0007_0124)
+        });
+        assert_eq!((o.db_valid, o.db_pi, o.db_state), (true, 0x0124, 2));
+        // A doorbell for QP 16 (QPS = 16) is ignored.
+        let o = c.tick(&wr(0x0010, 0x0010_0001));
+        assert!(!o.db_valid);
+    }
+
+    #[test]
+    fn hardware_wins_over_an_mmio_write_of_the_same_field() {
+        let mut c = Csr::new();
+        c.reset();
+        let q = 0x1000 + 2 * 0x80;
+        // CTRL write (RTS, UC, MTU 3) in the cycle sq_fetch sets ERROR.
+        c.tick(&CsrIn {
+            err_b_valid: true,
+            err_b_qp: 2,
+            ..wr(q, 0x0000_0311)
+        });
+        assert_eq!(read(&mut c, q), 0x0000_0312);
+        // PSN write in the cycle tx_engine writes the PSN back.
+        c.tick(&CsrIn {
+            psn_wr_valid: true,
+            psn_wr_qp: 2,
+            psn_wr_psn: 0xAB_CDEF,
+            ..wr(q + 0x08, 0x0000_0005)
+        });
+        assert_eq!(read(&mut c, q + 0x08), 0xAB_CDEF);
+        // Different QPs: both apply.
+        c.tick(&CsrIn {
+            psn_wr_valid: true,
+            psn_wr_qp: 1,
+            psn_wr_psn: 0x10,
+            ..wr(q + 0x08, 0x0000_0020)
+        });
+        assert_eq!(read(&mut c, q + 0x08), 0x20);
+        assert_eq!(read(&mut c, 0x1000 + 0x80 + 0x08), 0x10);
+        // Writes to RO/CONST registers are ignored.
+        c.tick(&wr(0x0000, 0));
+        c.tick(&wr(0x0100, 5));
+        assert_eq!(read(&mut c, 0x0000), 0x524E_4943);
+        assert_eq!(read(&mut c, 0x0100), 0);
+    }
+
+    #[test]
+    fn counters_count_and_wrap() {
+        let mut c = Csr::new();
+        c.reset();
+        let ev = CsrIn {
+            ev_tx_frame: true,
+            ev_tx_len: 0x3FFF,
+            ev_wqe_n: 4,
+            ev_cqe: true,
+            ev_prot_err: true,
+            ev_flush: true,
+            ev_fetch_err: true,
+            ev_dma_err: true,
+            ..CsrIn::default()
+        };
+        c.tick(&ev);
+        c.tick(&ev);
+        c.tick(&CsrIn {
+            ev_tx_len: 100, // ignored without ev_tx_frame
+            ..CsrIn::default()
+        });
+        assert_eq!(read(&mut c, 0x0100), 2);
+        assert_eq!(read(&mut c, 0x0104), 0x7FFE);
+        assert_eq!(read(&mut c, 0x0108), 0);
+        assert_eq!(read(&mut c, 0x010C), 8);
+        for a in [0x0110, 0x0114, 0x0118, 0x011C, 0x0120] {
+            assert_eq!(read(&mut c, a), 2, "address {a:#x}");
+        }
+        // dma_rd's counters read as they are in the read's cycle.
+        let o = c.tick(&CsrIn {
+            dma_cpl_malformed: 0x1234_5678,
+            ..rd(0x0128)
+        });
+        assert_eq!(o.mmio_rd_resp_data, 0x1234_5678);
+        // The 64-bit byte count carries into the high word; the others wrap.
+        c.cnt_tx_bytes_q = 0xFFFF_FFFF;
+        c.cnt_tx_frames_q = u32::MAX;
+        c.tick(&ev);
+        assert_eq!(read(&mut c, 0x0104), 0x3FFE);
+        assert_eq!(read(&mut c, 0x0108), 1);
+        assert_eq!(read(&mut c, 0x0100), 0);
+    }
+}

@@ -1,0 +1,285 @@
+//! `rq_arb`: round-robin arbiter of the PCIe requester stream (`dma_rd`'s
+//! MRd TLPs on `a`, `dma_wr`'s MWr TLPs on `b`). Model of
+//! `hw/rtl/rq_arb.sv` (same register names).
+//!
+//! Same skid-entry structure as `rd_req_arb`, plus a packet lock: a grant
+//! holds from a TLP's first beat to its eop beat, so TLPs are never
+//! interleaved, and the round robin alternates per TLP. One input alone
+//! streams one beat per cycle. Beat transferred at n -> on `o_*` at n+1 when
+//! the output is free.
+
+use crate::dut::Dut;
+use crate::ports;
+use crate::ports::Beat;
+
+ports! {
+    /// Inputs of `rq_arb` (all but `clk`/`rst`).
+    pub struct RqArbIn {
+        pub a_valid: bool = 1,
+        pub a_data: Beat = 512 if a_valid,
+        pub a_keep: u64 = 64 if a_valid,
+        pub a_sop: bool = 1 if a_valid,
+        pub a_eop: bool = 1 if a_valid,
+        pub b_valid: bool = 1,
+        pub b_data: Beat = 512 if b_valid,
+        pub b_keep: u64 = 64 if b_valid,
+        pub b_sop: bool = 1 if b_valid,
+        pub b_eop: bool = 1 if b_valid,
+        pub o_ready: bool = 1,
+    }
+}
+
+ports! {
+    /// Outputs of `rq_arb`, all registered.
+    pub struct RqArbOut {
+        pub a_ready: bool = 1,
+        pub b_ready: bool = 1,
+        pub o_valid: bool = 1,
+        pub o_data: Beat = 512 if o_valid,
+        pub o_keep: u64 = 64 if o_valid,
+        pub o_sop: bool = 1 if o_valid,
+        pub o_eop: bool = 1 if o_valid,
+    }
+}
+
+/// One beat of a TLP stream, as held by a skid entry or the output register.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct RqBeat {
+    data: Beat,
+    keep: u64,
+    sop: bool,
+    eop: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct RqArb {
+    a_skid_valid_q: bool,
+    /// `a_skid_{data,keep,sop,eop}_q`.
+    a_skid_q: RqBeat,
+    b_skid_valid_q: bool,
+    b_skid_q: RqBeat,
+    a_ready_q: bool,
+    b_ready_q: bool,
+    o_valid_q: bool,
+    /// `o_{data,keep,sop,eop}_q`.
+    o_q: RqBeat,
+    /// true: b has priority (a was granted last).
+    rr_q: bool,
+    /// Inside a TLP: only the input granted last (a when `rr_q`) may go.
+    lock_q: bool,
+}
+
+impl Default for RqArb {
+    fn default() -> Self {
+        RqArb {
+            a_skid_valid_q: false,
+            a_skid_q: RqBeat::default(),
+            b_skid_valid_q: false,
+            b_skid_q: RqBeat::default(),
+            // Skid entries are empty after reset, so the inputs are ready.
+            a_ready_q: true,
+            b_ready_q: true,
+            o_valid_q: false,
+            o_q: RqBeat::default(),
+            rr_q: false,
+            lock_q: false,
+        }
+    }
+}
+
+impl RqArb {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn outputs(&self) -> RqArbOut {
+        RqArbOut {
+            a_ready: self.a_ready_q,
+            b_ready: self.b_ready_q,
+            o_valid: self.o_valid_q,
+            o_data: self.o_q.data,
+            o_keep: self.o_q.keep,
+            o_sop: self.o_q.sop,
+            o_eop: self.o_q.eop,
+        }
+    }
+}
+
+impl Dut for RqArb {
+    type In = RqArbIn;
+    type Out = RqArbOut;
+    const NAME: &'static str = "rq_arb";
+
+    fn reset(&mut self) -> RqArbOut {
+        *self = RqArb::default();
+        self.outputs()
+    }
+
+    fn tick(&mut self, i: &RqArbIn) -> RqArbOut {
+        let a_in = RqBeat {
+            data: i.a_data,
+            keep: i.a_keep,
+            sop: i.a_sop,
+            eop: i.a_eop,
+        };
+        let b_in = RqBeat {
+            data: i.b_data,
+            keep: i.b_keep,
+            sop: i.b_sop,
+            eop: i.b_eop,
+        };
+        // A transfer on an input happens only when its skid entry is empty.
+        let a_take = i.a_valid && self.a_ready_q;
+        let b_take = i.b_valid && self.b_ready_q;
+        let a_has = self.a_skid_valid_q || a_take;
+        let b_has = self.b_skid_valid_q || b_take;
+        let a_head = if self.a_skid_valid_q {
+            self.a_skid_q
+        } else {
+            a_in
+        };
+        let b_head = if self.b_skid_valid_q {
+            self.b_skid_q
+        } else {
+            b_in
+        };
+        let slot = !self.o_valid_q || i.o_ready;
+        let (grant_a, grant_b) = if self.lock_q {
+            (slot && a_has && self.rr_q, slot && b_has && !self.rr_q)
+        } else {
+            (
+                slot && a_has && (!b_has || !self.rr_q),
+                slot && b_has && (!a_has || self.rr_q),
+            )
+        };
+
+        if grant_a {
+            self.o_valid_q = true;
+            self.o_q = a_head;
+            self.rr_q = true;
+            self.lock_q = !a_head.eop;
+        } else if grant_b {
+            self.o_valid_q = true;
+            self.o_q = b_head;
+            self.rr_q = false;
+            self.lock_q = !b_head.eop;
+        } else if i.o_ready {
+            self.o_valid_q = false;
+        }
+
+        // Skid entries: emptied by a grant, filled by an accepted beat that
+        // did not go straight out (never both: no transfer while full).
+        if self.a_skid_valid_q && grant_a {
+            self.a_skid_valid_q = false;
+            self.a_ready_q = true;
+        } else if a_take && !grant_a {
+            self.a_skid_valid_q = true;
+            self.a_skid_q = a_in;
+            self.a_ready_q = false;
+        }
+        if self.b_skid_valid_q && grant_b {
+            self.b_skid_valid_q = false;
+            self.b_ready_q = true;
+        } else if b_take && !grant_b {
+            self.b_skid_valid_q = true;
+            self.b_skid_q = b_in;
+            self.b_ready_q = false;
+        }
+        self.outputs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A beat whose byte 0 is `tag`, keep = tag, with sop/eop.
+    fn beat(tag: u8, sop: bool, eop: bool) -> (Beat, u64, bool, bool) {
+        let mut d = Beat::default();
+        d[0] = tag;
+        d[63] = !tag;
+        (d, tag as u64, sop, eop)
+    }
+
+    fn inp(
+        a: Option<(Beat, u64, bool, bool)>,
+        b: Option<(Beat, u64, bool, bool)>,
+        o_ready: bool,
+    ) -> RqArbIn {
+        let (ad, ak, asop, aeop) = a.unwrap_or_default();
+        let (bd, bk, bsop, beop) = b.unwrap_or_default();
+        RqArbIn {
+            a_valid: a.is_some(),
+            a_data: ad,
+            a_keep: ak,
+            a_sop: asop,
+            a_eop: aeop,
+            b_valid: b.is_some(),
+            b_data: bd,
+            b_keep: bk,
+            b_sop: bsop,
+            b_eop: beop,
+            o_ready,
+        }
+    }
+
+    #[test]
+    fn a_tlp_is_never_interleaved_with_the_other_input() {
+        let mut m = RqArb::new();
+        m.reset();
+        // a: 3-beat TLP (tags 1, 2, 3); b: 1-beat TLP (tag 9) offered throughout.
+        let o = m.tick(&inp(
+            Some(beat(1, true, false)),
+            Some(beat(9, true, true)),
+            true,
+        ));
+        assert_eq!(
+            (o.o_data[0], o.o_keep, o.o_sop, o.o_eop),
+            (1, 1, true, false)
+        );
+        assert_eq!(o.o_data[63], !1u8);
+        assert!(!o.b_ready, "b's beat was accepted into its skid entry");
+        // Locked to a: a's second beat goes out although b waits with priority.
+        let o = m.tick(&inp(
+            Some(beat(2, false, false)),
+            Some(beat(9, true, true)),
+            true,
+        ));
+        assert_eq!((o.o_data[0], o.o_sop, o.o_eop), (2, false, false));
+        let o = m.tick(&inp(
+            Some(beat(3, false, true)),
+            Some(beat(9, true, true)),
+            true,
+        ));
+        assert_eq!((o.o_data[0], o.o_eop), (3, true));
+        // a's TLP is over: b's TLP goes next even though a offers another.
+        let o = m.tick(&inp(Some(beat(4, true, true)), None, true));
+        assert_eq!(
+            (o.o_data[0], o.o_keep, o.o_sop, o.o_eop),
+            (9, 9, true, true)
+        );
+        let o = m.tick(&inp(None, None, true));
+        assert_eq!(o.o_data[0], 4);
+        let o = m.tick(&inp(None, None, true));
+        assert!(!o.o_valid);
+    }
+
+    #[test]
+    fn a_locked_input_with_a_gap_blocks_the_other_input() {
+        let mut m = RqArb::new();
+        m.reset();
+        let o = m.tick(&inp(None, Some(beat(5, true, false)), true));
+        assert_eq!(o.o_data[0], 5);
+        // b pauses mid-TLP; a's single-beat TLP must wait.
+        let o = m.tick(&inp(Some(beat(7, true, true)), None, true));
+        assert!(!o.o_valid && !o.a_ready);
+        let o = m.tick(&inp(
+            Some(beat(7, true, true)),
+            Some(beat(6, false, true)),
+            true,
+        ));
+        assert_eq!((o.o_data[0], o.o_eop), (6, true));
+        let o = m.tick(&inp(None, None, true));
+        assert_eq!(o.o_data[0], 7);
+    }
+}

@@ -1,0 +1,499 @@
+//! Block-level constrained-random lockstep of `csr` (model against RTL),
+//! with an environment that checks the block against its own reference: a
+//! map of register values built from the `csr_map` constants (which the
+//! generator writes from `hw/csr/csr_map.txt`), updated by the same random
+//! stimulus: MMIO writes and reads (table registers of present and absent
+//! entries, undefined words, unaligned and unmapped addresses, doorbells for
+//! present and absent QPs, RO/CONST registers), random lookup indices,
+//! hardware PSN write-backs and ERROR transitions (often in the same cycle
+//! and on the same QP as an MMIO write of that field), events and dma_rd's
+//! counters. Every cycle the environment predicts the next cycle's outputs
+//! (read responses, doorbells, cfg_*, every lookup port) and compares.
+//!
+//! Reproducible: seed [`DEFAULT_SEED`] or `RNIC_RANDOM_SEED`; cases
+//! [`DEFAULT_CASES`] or `RNIC_RANDOM_CASES` ([`CYCLES_PER_CASE`] each). The
+//! test asserts that at least [`MIN_CYCLES`] lockstep cycles ran.
+
+use std::collections::BTreeMap;
+
+use rnic_model::csr::{Csr, CsrIn, CsrOut, CQS, MRS, QPS};
+use rnic_model::csr_map as map;
+use rnic_model::Ports;
+use rnic_testbench::lockstep::{self, Env};
+use rnic_testbench::rtl::RtlCsr;
+
+const DEFAULT_CASES: u64 = 6;
+const CYCLES_PER_CASE: u64 = 20_000;
+const DEFAULT_SEED: u64 = 0x6373_725F_6C6F_636B; // "csr_lock"
+const MIN_CYCLES: u64 = 100_000;
+
+/// SplitMix64: a small seeded generator, so the stimulus depends on nothing
+/// but the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn percent(&mut self, p: u64) -> bool {
+        self.below(100) < p
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    let s = std::env::var(name).ok()?;
+    let t = s.trim();
+    let r = match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse(),
+    };
+    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
+}
+
+fn fld(v: u32, lsb: u32, w: u32) -> u32 {
+    ((v as u64 >> lsb) & ((1u64 << w) - 1)) as u32
+}
+
+fn qp_addr(e: usize, off: u16) -> u16 {
+    map::QP_BASE + e as u16 * map::QP_STRIDE + off
+}
+fn mr_addr(e: usize, off: u16) -> u16 {
+    map::MR_BASE + e as u16 * map::MR_STRIDE + off
+}
+fn cq_addr(e: usize, off: u16) -> u16 {
+    map::CQ_BASE + e as u16 * map::CQ_STRIDE + off
+}
+
+/// The reference: every stored register of the build, by address, with the
+/// bits it keeps; constants; counters.
+struct RefMap {
+    /// address -> (mask, value)
+    stored: BTreeMap<u16, (u32, u32)>,
+    tx_frames: u32,
+    tx_bytes: u64,
+    wqe: u32,
+    cqe: u32,
+    prot: u32,
+    flush: u32,
+    fetch: u32,
+    dma: u32,
+}
+
+impl RefMap {
+    fn new() -> Self {
+        let mut stored = BTreeMap::new();
+        stored.insert(
+            map::GLOBAL_PCIE_CFG_ADDR,
+            (map::GLOBAL_PCIE_CFG_MASK, map::GLOBAL_PCIE_CFG_RESET),
+        );
+        stored.insert(
+            map::GLOBAL_CPL_TIMEOUT_ADDR,
+            (map::GLOBAL_CPL_TIMEOUT_MASK, map::GLOBAL_CPL_TIMEOUT_RESET),
+        );
+        let tables: [(u16, u16, usize, &[u32], &[u32]); 3] = [
+            (
+                map::QP_BASE,
+                map::QP_STRIDE,
+                QPS,
+                &map::QP_MASKS,
+                &map::QP_RESETS,
+            ),
+            (
+                map::MR_BASE,
+                map::MR_STRIDE,
+                MRS,
+                &map::MR_MASKS,
+                &map::MR_RESETS,
+            ),
+            (
+                map::CQ_BASE,
+                map::CQ_STRIDE,
+                CQS,
+                &map::CQ_MASKS,
+                &map::CQ_RESETS,
+            ),
+        ];
+        for (base, stride, n, masks, resets) in tables {
+            for e in 0..n {
+                for (w, (&m, &r)) in masks.iter().zip(resets).enumerate() {
+                    if m != 0 {
+                        stored.insert(base + e as u16 * stride + 4 * w as u16, (m, r));
+                    }
+                }
+            }
+        }
+        RefMap {
+            stored,
+            tx_frames: 0,
+            tx_bytes: 0,
+            wqe: 0,
+            cqe: 0,
+            prot: 0,
+            flush: 0,
+            fetch: 0,
+            dma: 0,
+        }
+    }
+
+    fn get(&self, a: u16) -> u32 {
+        self.stored.get(&a).map_or(0, |x| x.1)
+    }
+
+    /// What an MMIO read of `a` returns in a cycle whose inputs are `i`.
+    fn read(&self, a: u16, i: &CsrIn) -> u32 {
+        if let Some(&(_, v)) = self.stored.get(&a) {
+            return v;
+        }
+        match a {
+            map::GLOBAL_ID_ADDR => 0x524E_4943,
+            map::GLOBAL_VERSION_ADDR => map::GLOBAL_VERSION_RESET,
+            map::GLOBAL_PARAMS_ADDR => {
+                (QPS as u32) << map::GLOBAL_PARAMS_QPS_LSB
+                    | (MRS as u32) << map::GLOBAL_PARAMS_MRS_LSB
+                    | (CQS as u32) << map::GLOBAL_PARAMS_CQS_LSB
+            }
+            map::CNT_TX_FRAMES_ADDR => self.tx_frames,
+            map::CNT_TX_BYTES_LO_ADDR => self.tx_bytes as u32,
+            map::CNT_TX_BYTES_HI_ADDR => (self.tx_bytes >> 32) as u32,
+            map::CNT_WQE_FETCHED_ADDR => self.wqe,
+            map::CNT_CQE_WRITTEN_ADDR => self.cqe,
+            map::CNT_PROT_ERR_ADDR => self.prot,
+            map::CNT_FLUSH_ADDR => self.flush,
+            map::CNT_FETCH_ERR_ADDR => self.fetch,
+            map::CNT_DMA_ERR_ADDR => self.dma,
+            map::CNT_CPL_UNEXPECTED_ADDR => i.dma_cpl_unexpected,
+            map::CNT_CPL_MALFORMED_ADDR => i.dma_cpl_malformed,
+            map::CNT_CPL_TIMEOUT_ADDR => i.dma_cpl_timeout,
+            _ => 0,
+        }
+    }
+
+    fn set_bits(&mut self, a: u16, lsb: u32, w: u32, v: u32) {
+        let m = ((1u32 << w) - 1) << lsb;
+        let e = self.stored.get_mut(&a).expect("a stored register");
+        e.1 = (e.1 & !m) | ((v << lsb) & m);
+    }
+
+    /// Applies one cycle's writes: MMIO first, hardware over it, counters.
+    fn apply(&mut self, i: &CsrIn) {
+        if i.mmio_wr_valid {
+            if let Some(e) = self.stored.get_mut(&i.mmio_wr_addr) {
+                e.1 = i.mmio_wr_data & e.0;
+            }
+        }
+        if i.psn_wr_valid {
+            let a = qp_addr(i.psn_wr_qp as usize, map::QP_PSN_OFF);
+            self.set_bits(a, map::QP_PSN_PSN_LSB, 24, i.psn_wr_psn);
+        }
+        for (v, qp) in [(i.err_a_valid, i.err_a_qp), (i.err_b_valid, i.err_b_qp)] {
+            if v {
+                let a = qp_addr(qp as usize, map::QP_CTRL_OFF);
+                self.set_bits(a, map::QP_CTRL_STATE_LSB, 2, 2);
+            }
+        }
+        self.tx_frames = self.tx_frames.wrapping_add(i.ev_tx_frame as u32);
+        if i.ev_tx_frame {
+            self.tx_bytes = self.tx_bytes.wrapping_add(i.ev_tx_len as u64);
+        }
+        self.wqe = self.wqe.wrapping_add(i.ev_wqe_n as u32);
+        self.cqe = self.cqe.wrapping_add(i.ev_cqe as u32);
+        self.prot = self.prot.wrapping_add(i.ev_prot_err as u32);
+        self.flush = self.flush.wrapping_add(i.ev_flush as u32);
+        self.fetch = self.fetch.wrapping_add(i.ev_fetch_err as u32);
+        self.dma = self.dma.wrapping_add(i.ev_dma_err as u32);
+    }
+
+    /// The lookup ports' values for indices `i` (from the current map).
+    fn lookup(&self, i: &CsrIn, o: &mut CsrOut) {
+        let q = |off: u16| self.get(qp_addr(i.qp_idx as usize, off));
+        let m = |off: u16| self.get(mr_addr(i.mr_idx as usize, off));
+        let c = |off: u16| self.get(cq_addr(i.cq_idx as usize, off));
+        let w64 = |hi: u32, lo: u32| (hi as u64) << 32 | lo as u64;
+        let ctrl = q(map::QP_CTRL_OFF);
+        o.qp_state = fld(ctrl, map::QP_CTRL_STATE_LSB, 2) as u8;
+        o.qp_uc = fld(ctrl, map::QP_CTRL_UC_LSB, 1) != 0;
+        o.qp_ipv6 = fld(ctrl, map::QP_CTRL_IPV6_LSB, 1) != 0;
+        o.qp_vlan_en = fld(ctrl, map::QP_CTRL_VLAN_EN_LSB, 1) != 0;
+        o.qp_ecn_en = fld(ctrl, map::QP_CTRL_ECN_EN_LSB, 1) != 0;
+        o.qp_mtu = fld(ctrl, map::QP_CTRL_MTU_LSB, 3) as u8;
+        o.qp_cq = fld(ctrl, map::QP_CTRL_CQ_LSB, map::QP_CTRL_CQ_W) as u8 % CQS as u8;
+        o.qp_remote_qpn = q(map::QP_REMOTE_QPN_OFF) & 0xFF_FFFF;
+        o.qp_psn = q(map::QP_PSN_OFF) & 0xFF_FFFF;
+        o.qp_pd = q(map::QP_PD_OFF) as u16;
+        o.qp_dst_mac = w64(q(map::QP_DST_MAC_HI_OFF), q(map::QP_DST_MAC_LO_OFF));
+        o.qp_src_mac = w64(q(map::QP_SRC_MAC_HI_OFF), q(map::QP_SRC_MAC_LO_OFF));
+        let ip = |o0: u16| (0..4).fold(0u128, |acc, k| acc << 32 | q(o0 + 4 * k) as u128);
+        o.qp_src_ip = ip(map::QP_SRC_IP0_OFF);
+        o.qp_dst_ip = ip(map::QP_DST_IP0_OFF);
+        let udp = q(map::QP_UDP_OFF);
+        o.qp_udp_sport = fld(udp, map::QP_UDP_SPORT_LSB, 16) as u16;
+        o.qp_dscp = fld(udp, map::QP_UDP_DSCP_LSB, 6) as u8;
+        let vlan = q(map::QP_VLAN_OFF);
+        o.qp_vid = fld(vlan, map::QP_VLAN_VID_LSB, 12) as u16;
+        o.qp_pcp = fld(vlan, map::QP_VLAN_PCP_LSB, 3) as u8;
+        o.qp_pkey = fld(vlan, map::QP_VLAN_PKEY_LSB, 16) as u16;
+        let flags = m(map::MR_FLAGS_OFF);
+        o.mr_valid = fld(flags, map::MR_FLAGS_VALID_LSB, 1) != 0;
+        o.mr_key = m(map::MR_KEY_OFF);
+        o.mr_va = w64(m(map::MR_VA_HI_OFF), m(map::MR_VA_LO_OFF));
+        o.mr_len = w64(m(map::MR_LEN_HI_OFF), m(map::MR_LEN_LO_OFF));
+        o.mr_pbase = w64(m(map::MR_PBASE_HI_OFF), m(map::MR_PBASE_LO_OFF));
+        o.mr_access = fld(flags, map::MR_FLAGS_ACCESS_LSB, 4) as u8;
+        o.mr_pd = m(map::MR_PD_OFF) as u16;
+        o.cq_base = w64(c(map::CQ_BASE_HI_OFF), c(map::CQ_BASE_LO_OFF));
+        o.cq_log = fld(c(map::CQ_LOG_OFF), map::CQ_LOG_LOG_LSB, 5) as u8;
+    }
+
+    fn cfg(&self, o: &mut CsrOut) {
+        let p = self.get(map::GLOBAL_PCIE_CFG_ADDR);
+        o.cfg_mrrs = fld(p, map::GLOBAL_PCIE_CFG_MRRS_LSB, 3) as u8;
+        o.cfg_mps = fld(p, map::GLOBAL_PCIE_CFG_MPS_LSB, 3) as u8;
+        o.cfg_req_id = fld(p, map::GLOBAL_PCIE_CFG_REQ_ID_LSB, 16) as u16;
+        o.cfg_cpl_timeout = self.get(map::GLOBAL_CPL_TIMEOUT_ADDR) & 0xFF_FFFF;
+    }
+}
+
+struct CsrEnv {
+    rng: Rng,
+    r: RefMap,
+    cycles: u64,
+    /// The outputs expected in the next cycle.
+    expect: Option<CsrOut>,
+    /// Recently written addresses (reads favour them).
+    recent: Vec<u16>,
+    wr_percent: u64,
+    rd_percent: u64,
+    hw_percent: u64,
+    dma: [u32; 3],
+    reads: u64,
+    doorbells: u64,
+}
+
+impl CsrEnv {
+    fn new(seed: u64) -> Self {
+        let mut rng = Rng(seed);
+        let wr_percent = [90, 50, 10][rng.below(3) as usize];
+        let rd_percent = [90, 50, 10][rng.below(3) as usize];
+        let hw_percent = [30, 5][rng.below(2) as usize];
+        CsrEnv {
+            rng,
+            r: RefMap::new(),
+            cycles: 0,
+            expect: None,
+            recent: vec![map::GLOBAL_PCIE_CFG_ADDR],
+            wr_percent,
+            rd_percent,
+            hw_percent,
+            dma: [0; 3],
+            reads: 0,
+            doorbells: 0,
+        }
+    }
+
+    /// A random address: mostly registers of the tables (present entries,
+    /// sometimes absent ones or undefined words), the global registers and
+    /// counters, the doorbell, anything.
+    fn addr(&mut self) -> u16 {
+        let r = &mut self.rng;
+        match r.below(20) {
+            0..=7 => qp_addr(
+                r.below(QPS as u64 + 2) as usize,
+                4 * r.below(map::QP_WORDS as u64 + 1) as u16,
+            ),
+            8..=10 => mr_addr(
+                r.below(MRS as u64 + 2) as usize,
+                4 * r.below(map::MR_WORDS as u64 + 1) as u16,
+            ),
+            11..=12 => cq_addr(
+                r.below(CQS as u64 + 2) as usize,
+                4 * r.below(map::CQ_WORDS as u64 + 1) as u16,
+            ),
+            13..=15 => 4 * r.below(8) as u16,
+            16 => map::CNT_TX_FRAMES_ADDR + 4 * r.below(13) as u16,
+            17 => map::GLOBAL_DOORBELL_ADDR,
+            18 => {
+                // Unaligned address of a present register.
+                qp_addr(
+                    r.below(QPS as u64) as usize,
+                    4 * r.below(map::QP_WORDS as u64) as u16,
+                ) + 1
+                    + r.below(3) as u16
+            }
+            _ => r.next() as u16,
+        }
+    }
+
+    fn inputs(&mut self) -> CsrIn {
+        let mut i = CsrIn::default();
+        if self.rng.percent(self.wr_percent) {
+            i.mmio_wr_valid = true;
+            i.mmio_wr_addr = self.addr();
+            i.mmio_wr_data = self.rng.next() as u32;
+            if i.mmio_wr_addr == map::GLOBAL_DOORBELL_ADDR {
+                // Mostly present QPs, sometimes the next ones (ignored).
+                let qp = self.rng.below(QPS as u64 + 4) as u32;
+                i.mmio_wr_data = (i.mmio_wr_data & 0xFF00_FFFF) | qp << 16;
+            }
+            if self.recent.len() == 16 {
+                self.recent.remove(0);
+            }
+            self.recent.push(i.mmio_wr_addr);
+        } else {
+            // Junk on the data lines while valid is low.
+            i.mmio_wr_addr = self.rng.next() as u16;
+            i.mmio_wr_data = self.rng.next() as u32;
+        }
+        if self.rng.percent(self.rd_percent) {
+            i.mmio_rd_valid = true;
+            i.mmio_rd_addr = if self.rng.percent(50) {
+                self.recent[self.rng.below(self.recent.len() as u64) as usize]
+            } else {
+                self.addr()
+            };
+        } else {
+            i.mmio_rd_addr = self.rng.next() as u16;
+        }
+        i.qp_idx = self.rng.below(QPS as u64) as u8;
+        i.mr_idx = self.rng.below(MRS as u64) as u8;
+        i.cq_idx = self.rng.below(CQS as u64) as u8;
+        // Hardware writes: often the QP an MMIO write is hitting.
+        let wr_qp = if i.mmio_wr_valid && (map::QP_BASE..map::MR_BASE).contains(&i.mmio_wr_addr) {
+            ((i.mmio_wr_addr - map::QP_BASE) / map::QP_STRIDE) as u8 % QPS as u8
+        } else {
+            0
+        };
+        let hw = self.hw_percent;
+        let pick_qp = |rng: &mut Rng| {
+            if rng.percent(50) {
+                wr_qp
+            } else {
+                rng.below(QPS as u64) as u8
+            }
+        };
+        i.psn_wr_valid = self.rng.percent(hw);
+        i.psn_wr_qp = pick_qp(&mut self.rng);
+        i.psn_wr_psn = (self.rng.next() as u32) & 0xFF_FFFF;
+        i.err_a_valid = self.rng.percent(hw / 3);
+        i.err_a_qp = pick_qp(&mut self.rng);
+        i.err_b_valid = self.rng.percent(hw / 3);
+        i.err_b_qp = pick_qp(&mut self.rng);
+        i.ev_tx_frame = self.rng.percent(40);
+        i.ev_tx_len = (self.rng.next() as u16) & 0x3FFF;
+        i.ev_wqe_n = self.rng.below(16) as u8;
+        i.ev_cqe = self.rng.percent(30);
+        i.ev_prot_err = self.rng.percent(10);
+        i.ev_flush = self.rng.percent(10);
+        i.ev_fetch_err = self.rng.percent(10);
+        i.ev_dma_err = self.rng.percent(10);
+        // dma_rd's counters count up now and then.
+        for c in &mut self.dma {
+            if self.rng.percent(5) {
+                *c = c.wrapping_add(1 + self.rng.below(3) as u32);
+            }
+        }
+        if self.rng.percent(1) {
+            self.dma[0] = self.rng.next() as u32;
+        }
+        [i.dma_cpl_unexpected, i.dma_cpl_malformed, i.dma_cpl_timeout] = self.dma;
+        i
+    }
+}
+
+impl Env for CsrEnv {
+    type In = CsrIn;
+    type Out = CsrOut;
+
+    fn step(&mut self, cycle: u64, out: &CsrOut) -> CsrIn {
+        if let Some(e) = &self.expect {
+            for (idx, info) in CsrOut::PORTS.iter().enumerate() {
+                if e.is_live(idx) {
+                    assert_eq!(
+                        out.get_vec(idx),
+                        e.get_vec(idx),
+                        "cycle {cycle}: port {} differs from the reference",
+                        info.name
+                    );
+                }
+            }
+        } else {
+            // First cycle after reset: cfg_* show the reset values.
+            let mut e = CsrOut::default();
+            self.r.cfg(&mut e);
+            assert_eq!(
+                (
+                    out.cfg_mrrs,
+                    out.cfg_mps,
+                    out.cfg_req_id,
+                    out.cfg_cpl_timeout
+                ),
+                (e.cfg_mrrs, e.cfg_mps, e.cfg_req_id, e.cfg_cpl_timeout)
+            );
+        }
+        let i = self.inputs();
+        // Predict the next cycle: reads and lookups from the map as it is...
+        let mut e = CsrOut {
+            mmio_rd_resp_valid: i.mmio_rd_valid,
+            mmio_rd_resp_data: self.r.read(i.mmio_rd_addr, &i),
+            ..CsrOut::default()
+        };
+        self.r.lookup(&i, &mut e);
+        // ... doorbell and cfg from the map after this cycle's writes.
+        self.r.apply(&i);
+        self.r.cfg(&mut e);
+        let db_qp = (i.mmio_wr_data >> 16) & 0xFF;
+        if i.mmio_wr_valid && i.mmio_wr_addr == map::GLOBAL_DOORBELL_ADDR && (db_qp as usize) < QPS
+        {
+            let q = db_qp as usize;
+            e.db_valid = true;
+            e.db_qp = q as u8;
+            e.db_pi = i.mmio_wr_data as u16;
+            e.db_state = fld(self.r.get(qp_addr(q, map::QP_CTRL_OFF)), 0, 2) as u8;
+            e.db_sq_base = (self.r.get(qp_addr(q, map::QP_SQ_BASE_HI_OFF)) as u64) << 32
+                | self.r.get(qp_addr(q, map::QP_SQ_BASE_LO_OFF)) as u64;
+            e.db_sq_log = self.r.get(qp_addr(q, map::QP_SQ_LOG_OFF)) as u8 & 0x1F;
+            self.doorbells += 1;
+        }
+        self.reads += i.mmio_rd_valid as u64;
+        self.expect = Some(e);
+        self.cycles = cycle + 1;
+        i
+    }
+
+    fn finished(&self) -> bool {
+        self.cycles >= CYCLES_PER_CASE
+    }
+}
+
+#[test]
+fn random_csr_lockstep() {
+    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
+    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
+    let mut rng = Rng(seed);
+    let (mut total, mut reads, mut doorbells) = (0, 0, 0);
+    for case in 0..cases {
+        let mut env = CsrEnv::new(rng.next());
+        let mut model = Csr::new();
+        let mut rtl = RtlCsr::new();
+        match lockstep::run(&mut model, &mut rtl, &mut env, CYCLES_PER_CASE + 1) {
+            Ok(f) => {
+                assert!(f.completed, "case {case}");
+                total += f.cycles;
+            }
+            Err(d) => panic!("case {case} (seed {seed:#x}):\n{d}"),
+        }
+        reads += env.reads;
+        doorbells += env.doorbells;
+    }
+    println!("csr: {cases} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells");
+    assert!(
+        cases < DEFAULT_CASES || total >= MIN_CYCLES,
+        "only {total} lockstep cycles ran"
+    );
+}
