@@ -138,7 +138,7 @@ fn table_hit(
     let rel = addr.wrapping_sub(base) as usize;
     let (e, w) = (rel / stride as usize, (rel % stride as usize) / 4);
     // An address below the base wraps to a large offset: no hit.
-    (addr % 4 == 0 && e < entries && w < words).then_some((e, w))
+    (addr.is_multiple_of(4) && e < entries && w < words).then_some((e, w))
 }
 
 #[derive(Debug, Clone)]
@@ -241,7 +241,7 @@ impl Csr {
 
     /// The register an MMIO read of `addr` returns now.
     fn read(&self, addr: u16, i: &CsrIn) -> u32 {
-        if addr % 4 != 0 {
+        if !addr.is_multiple_of(4) {
             return 0;
         }
         if let Some((e, w)) = table_hit(addr, map::QP_BASE, map::QP_STRIDE, QPS, map::QP_WORDS) {
@@ -351,7 +351,7 @@ impl Dut for Csr {
         let look = self.lookup(i);
 
         // ---- MMIO write decode. ----
-        let wr = i.mmio_wr_valid && i.mmio_wr_addr % 4 == 0;
+        let wr = i.mmio_wr_valid && i.mmio_wr_addr.is_multiple_of(4);
         let addr = i.mmio_wr_addr;
         let data = i.mmio_wr_data;
         let db_field_qp =
