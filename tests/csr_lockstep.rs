@@ -71,6 +71,9 @@ fn cq_addr(e: usize, off: u16) -> u16 {
     map::CQ_BASE + e as u16 * map::CQ_STRIDE + off
 }
 
+/// A table: base, stride, entries in the build, per-word masks and resets.
+type Table = (u16, u16, usize, &'static [u32], &'static [u32]);
+
 /// The reference: every stored register of the build, by address, with the
 /// bits it keeps; constants; counters.
 struct RefMap {
@@ -97,7 +100,7 @@ impl RefMap {
             map::GLOBAL_CPL_TIMEOUT_ADDR,
             (map::GLOBAL_CPL_TIMEOUT_MASK, map::GLOBAL_CPL_TIMEOUT_RESET),
         );
-        let tables: [(u16, u16, usize, &[u32], &[u32]); 3] = [
+        let tables: [Table; 3] = [
             (
                 map::QP_BASE,
                 map::QP_STRIDE,

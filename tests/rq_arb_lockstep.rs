@@ -292,7 +292,7 @@ fn one_input_streams_at_full_rate_and_two_alternate_per_tlp() {
     let mut expect = Vec::new();
     for t in 0..100 {
         for k in 0..2 {
-            expect.extend(std::iter::repeat(k as u8).take(env.sent[k][t].len()));
+            expect.extend(std::iter::repeat_n(k as u8, env.sent[k][t].len()));
         }
     }
     assert_eq!(&env.trace[1..], &expect[..], "TLPs alternate a, b, a, b");

@@ -41,9 +41,11 @@ class MapError(Exception):
 
 
 class Field:
-    def __init__(self, name, msb, lsb, reset, text, line):
+    def __init__(self, name, msb, lsb, reset, text, line, reset_text):
         self.name, self.msb, self.lsb, self.reset, self.text, self.line = (
             name, msb, lsb, reset, text, line)
+        # The reset as the map writes it (50000, 0xFFFF), for the tables.
+        self.reset_text = reset_text
 
     @property
     def width(self):
@@ -174,7 +176,7 @@ def parse(text):
                     raise MapError(f"{SRC}:{ln}: reset {reset!r}: a number (or, in a CONST "
                                    "register, a parameter name)") from None
                 rv = reset
-            f = Field(name, msb, lsb, rv, rest, ln)
+            f = Field(name, msb, lsb, rv, rest, ln, reset)
             for g in reg.fields:
                 if g.mask & f.mask:
                     raise MapError(f"{SRC}:{ln}: field {name} overlaps {g.name}")
@@ -283,9 +285,7 @@ def rs_doc_table(blocks):
 
 
 def fmt_reset(f):
-    if isinstance(f.reset, int):
-        return f"0x{f.reset:X}" if f.reset > 9 else str(f.reset)
-    return f.reset
+    return f.reset_text
 
 
 def gen_rs(blocks):

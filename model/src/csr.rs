@@ -138,7 +138,7 @@ fn table_hit(
     let rel = addr.wrapping_sub(base) as usize;
     let (e, w) = (rel / stride as usize, (rel % stride as usize) / 4);
     // An address below the base wraps to a large offset: no hit.
-    (addr % 4 == 0 && e < entries && w < words).then_some((e, w))
+    (addr.is_multiple_of(4) && e < entries && w < words).then_some((e, w))
 }
 
 #[derive(Debug, Clone)]
@@ -164,9 +164,35 @@ pub struct Csr {
     db_state_q: u8,
     db_sq_base_q: u64,
     db_sq_log_q: u8,
-    /// The lookup port registers `qp_*_q`, `mr_*_q`, `cq_*_q`: the RTL has
-    /// one flop per output bit, held here as the output struct's fields.
-    look_q: CsrOut,
+    // Lookup port registers.
+    qp_state_q: u8,
+    qp_uc_q: bool,
+    qp_ipv6_q: bool,
+    qp_vlan_en_q: bool,
+    qp_ecn_en_q: bool,
+    qp_mtu_q: u8,
+    qp_cq_q: u8,
+    qp_remote_qpn_q: u32,
+    qp_psn_q: u32,
+    qp_pd_q: u16,
+    qp_dst_mac_q: u64,
+    qp_src_mac_q: u64,
+    qp_src_ip_q: u128,
+    qp_dst_ip_q: u128,
+    qp_udp_sport_q: u16,
+    qp_dscp_q: u8,
+    qp_vid_q: u16,
+    qp_pcp_q: u8,
+    qp_pkey_q: u16,
+    mr_valid_q: bool,
+    mr_key_q: u32,
+    mr_va_q: u64,
+    mr_len_q: u64,
+    mr_pbase_q: u64,
+    mr_access_q: u8,
+    mr_pd_q: u16,
+    cq_base_q: u64,
+    cq_log_q: u8,
 }
 
 impl Default for Csr {
@@ -194,7 +220,34 @@ impl Default for Csr {
             db_sq_base_q: 0,
             db_sq_log_q: 0,
             // The lookup registers reset to 0 (not to entry 0's contents).
-            look_q: CsrOut::default(),
+            qp_state_q: 0,
+            qp_uc_q: false,
+            qp_ipv6_q: false,
+            qp_vlan_en_q: false,
+            qp_ecn_en_q: false,
+            qp_mtu_q: 0,
+            qp_cq_q: 0,
+            qp_remote_qpn_q: 0,
+            qp_psn_q: 0,
+            qp_pd_q: 0,
+            qp_dst_mac_q: 0,
+            qp_src_mac_q: 0,
+            qp_src_ip_q: 0,
+            qp_dst_ip_q: 0,
+            qp_udp_sport_q: 0,
+            qp_dscp_q: 0,
+            qp_vid_q: 0,
+            qp_pcp_q: 0,
+            qp_pkey_q: 0,
+            mr_valid_q: false,
+            mr_key_q: 0,
+            mr_va_q: 0,
+            mr_len_q: 0,
+            mr_pbase_q: 0,
+            mr_access_q: 0,
+            mr_pd_q: 0,
+            cq_base_q: 0,
+            cq_log_q: 0,
         }
     }
 }
@@ -205,7 +258,6 @@ impl Csr {
     }
 
     pub fn outputs(&self) -> CsrOut {
-        let l = &self.look_q;
         CsrOut {
             mmio_rd_resp_valid: self.rd_resp_valid_q,
             mmio_rd_resp_data: self.rd_resp_data_q,
@@ -235,13 +287,40 @@ impl Csr {
             db_state: self.db_state_q,
             db_sq_base: self.db_sq_base_q,
             db_sq_log: self.db_sq_log_q,
-            ..*l
+            qp_state: self.qp_state_q,
+            qp_uc: self.qp_uc_q,
+            qp_ipv6: self.qp_ipv6_q,
+            qp_vlan_en: self.qp_vlan_en_q,
+            qp_ecn_en: self.qp_ecn_en_q,
+            qp_mtu: self.qp_mtu_q,
+            qp_cq: self.qp_cq_q,
+            qp_remote_qpn: self.qp_remote_qpn_q,
+            qp_psn: self.qp_psn_q,
+            qp_pd: self.qp_pd_q,
+            qp_dst_mac: self.qp_dst_mac_q,
+            qp_src_mac: self.qp_src_mac_q,
+            qp_src_ip: self.qp_src_ip_q,
+            qp_dst_ip: self.qp_dst_ip_q,
+            qp_udp_sport: self.qp_udp_sport_q,
+            qp_dscp: self.qp_dscp_q,
+            qp_vid: self.qp_vid_q,
+            qp_pcp: self.qp_pcp_q,
+            qp_pkey: self.qp_pkey_q,
+            mr_valid: self.mr_valid_q,
+            mr_key: self.mr_key_q,
+            mr_va: self.mr_va_q,
+            mr_len: self.mr_len_q,
+            mr_pbase: self.mr_pbase_q,
+            mr_access: self.mr_access_q,
+            mr_pd: self.mr_pd_q,
+            cq_base: self.cq_base_q,
+            cq_log: self.cq_log_q,
         }
     }
 
     /// The register an MMIO read of `addr` returns now.
     fn read(&self, addr: u16, i: &CsrIn) -> u32 {
-        if addr % 4 != 0 {
+        if !addr.is_multiple_of(4) {
             return 0;
         }
         if let Some((e, w)) = table_hit(addr, map::QP_BASE, map::QP_STRIDE, QPS, map::QP_WORDS) {
@@ -280,8 +359,8 @@ impl Csr {
         }
     }
 
-    /// The lookup registers' next values: the entries the indices name, as
-    /// the tables are now.
+    /// The lookup registers' next values (in the port fields of the same
+    /// names): the entries the indices name, as the tables are now.
     fn lookup(&self, i: &CsrIn) -> CsrOut {
         let q = &self.qp_q[i.qp_idx as usize % QPS];
         let m = &self.mr_q[i.mr_idx as usize % MRS];
@@ -351,7 +430,7 @@ impl Dut for Csr {
         let look = self.lookup(i);
 
         // ---- MMIO write decode. ----
-        let wr = i.mmio_wr_valid && i.mmio_wr_addr % 4 == 0;
+        let wr = i.mmio_wr_valid && i.mmio_wr_addr.is_multiple_of(4);
         let addr = i.mmio_wr_addr;
         let data = i.mmio_wr_data;
         let db_field_qp =
@@ -435,7 +514,34 @@ impl Dut for Csr {
                 map::QP_SQ_LOG_LOG_W,
             ) as u8;
         }
-        self.look_q = look;
+        self.qp_state_q = look.qp_state;
+        self.qp_uc_q = look.qp_uc;
+        self.qp_ipv6_q = look.qp_ipv6;
+        self.qp_vlan_en_q = look.qp_vlan_en;
+        self.qp_ecn_en_q = look.qp_ecn_en;
+        self.qp_mtu_q = look.qp_mtu;
+        self.qp_cq_q = look.qp_cq;
+        self.qp_remote_qpn_q = look.qp_remote_qpn;
+        self.qp_psn_q = look.qp_psn;
+        self.qp_pd_q = look.qp_pd;
+        self.qp_dst_mac_q = look.qp_dst_mac;
+        self.qp_src_mac_q = look.qp_src_mac;
+        self.qp_src_ip_q = look.qp_src_ip;
+        self.qp_dst_ip_q = look.qp_dst_ip;
+        self.qp_udp_sport_q = look.qp_udp_sport;
+        self.qp_dscp_q = look.qp_dscp;
+        self.qp_vid_q = look.qp_vid;
+        self.qp_pcp_q = look.qp_pcp;
+        self.qp_pkey_q = look.qp_pkey;
+        self.mr_valid_q = look.mr_valid;
+        self.mr_key_q = look.mr_key;
+        self.mr_va_q = look.mr_va;
+        self.mr_len_q = look.mr_len;
+        self.mr_pbase_q = look.mr_pbase;
+        self.mr_access_q = look.mr_access;
+        self.mr_pd_q = look.mr_pd;
+        self.cq_base_q = look.cq_base;
+        self.cq_log_q = look.cq_log;
         self.outputs()
     }
 }
