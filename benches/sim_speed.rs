@@ -1,6 +1,10 @@
-//! Simulation speed in clock cycles per second: the `dma_rd` model alone,
-//! the Verilated RTL alone, and both in lockstep, on one DMA stress
-//! scenario.
+//! Simulation speed in clock cycles per second: the model alone, the
+//! Verilated RTL alone, and both in lockstep, on two scenarios: a `dma_rd`
+//! stress stream and `rnic_top` streaming 64 KiB RDMA WRITEs.
+//!
+//! `rnic_top_stream`: one UC QP, 4 x 64 KiB WRITEs at path MTU 4096, PCIe
+//! latency 500, 512-byte completions (the throughput contract's point of
+//! tests/tx_perf.rs).
 //!
 //! The scenario is the throughput test's stream (tests/throughput.rs: MRRS
 //! 512, latency 500, 256-byte completions, TAGS 32) shortened to 4 x 64 KiB,
@@ -19,9 +23,10 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rnic_model::dma_rd::{DmaRd, DmaRdParams};
+use rnic_model::rnic_top::RnicTop;
 use rnic_testbench::lockstep;
-use rnic_testbench::rtl::RtlDmaRd;
-use rnic_testbench::scenario::DmaRdEnv;
+use rnic_testbench::rtl::{RtlDmaRd, RtlRnicTop};
+use rnic_testbench::scenario::{DmaRdEnv, RnicTopEnv};
 use rnic_testbench::vector::Vector;
 
 const VECTOR: &str = r#"{
@@ -98,5 +103,79 @@ fn sim_speed(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, sim_speed);
+const TX_VECTOR: &str = r#"{
+  "format": 1, "name": "sim_speed_tx", "top": "rnic_top",
+  "description": "4 x 64 KiB UC RDMA WRITEs, MTU 4096, latency 500, 512-byte completions",
+  "checked_against": "benchmark only",
+  "root_complex": {"latency": 500, "rcb": 64, "cpl_size": 512},
+  "memory": [{"addr": "0x1000000", "len": 262144, "seed": 3}],
+  "qps": [{"qp": 0, "type": "uc", "remote_qpn": 256, "mtu": 4096, "pd": 1, "cq": 0,
+           "dst_mac": "02:00:00:00:01:00", "src_mac": "02:00:00:00:00:00",
+           "ip": {"ipv4": {"src": "10.0.0.1", "dst": "10.0.1.1"}},
+           "sq": {"base": "0x10000000", "log_size": 4}}],
+  "mrs": [{"index": 0, "key": "0x10", "va": "0x1000000", "len": "0x40000", "pbase": "0x1000000", "pd": 1}],
+  "cqs": [{"cq": 0, "ring": {"base": "0x20000000", "log_size": 4}}],
+  "wqes": [
+    {"qp": 0, "opcode": "write", "wr_id": 0, "len": 65536, "laddr": "0x1000000", "lkey": "0x10"},
+    {"qp": 0, "opcode": "write", "wr_id": 1, "len": 65536, "laddr": "0x1010000", "lkey": "0x10"},
+    {"qp": 0, "opcode": "write", "wr_id": 2, "len": 65536, "laddr": "0x1020000", "lkey": "0x10"},
+    {"qp": 0, "opcode": "write", "wr_id": 3, "len": 65536, "laddr": "0x1030000", "lkey": "0x10"}
+  ],
+  "doorbells": [{"qp": 0, "wqes": 4}],
+  "max_cycles": 100000
+}"#;
+
+fn sim_speed_tx(c: &mut Criterion) {
+    let v = Vector::parse(Path::new("sim_speed_tx"), TX_VECTOR).expect("valid vector");
+    let env = || RnicTopEnv::new(&v).expect("valid vector");
+    let mut e = env();
+    let fin = lockstep::run(
+        &mut RnicTop::new(),
+        &mut RtlRnicTop::new(),
+        &mut e,
+        v.max_cycles,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    assert!(fin.completed && e.common.failures.is_empty());
+    let cycles = fin.cycles;
+
+    let mut g = c.benchmark_group("rnic_top_stream");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .throughput(Throughput::Elements(cycles));
+    g.bench_function("model", |b| {
+        b.iter_batched(
+            || (RnicTop::new(), env()),
+            |(mut m, mut e)| {
+                let f = lockstep::run_single(&mut m, &mut e, v.max_cycles);
+                assert_eq!(f.cycles, cycles);
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("rtl", |b| {
+        b.iter_batched(
+            || (RtlRnicTop::new(), env()),
+            |(mut r, mut e)| {
+                let f = lockstep::run_single(&mut r, &mut e, v.max_cycles);
+                assert_eq!(f.cycles, cycles);
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("lockstep", |b| {
+        b.iter_batched(
+            || (RnicTop::new(), RtlRnicTop::new(), env()),
+            |(mut m, mut r, mut e)| {
+                let f = lockstep::run(&mut m, &mut r, &mut e, v.max_cycles).expect("no divergence");
+                assert_eq!(f.cycles, cycles);
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, sim_speed, sim_speed_tx);
 criterion_main!(benches);

@@ -90,6 +90,7 @@ const TOPS: &[&str] = &[
     "cq_writer",
     "rd_req_arb",
     "rq_arb",
+    "rnic_top",
 ];
 
 /// A parameter variant of a top of [`TOPS`]: the module `top` verilated with

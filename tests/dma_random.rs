@@ -349,6 +349,12 @@ fn build(top: Top, c: &Case, index: u32) -> Vector {
         memory: Vec::new(),
         reads: Vec::new(),
         writes: Vec::new(),
+        mac: Default::default(),
+        qps: Vec::new(),
+        mrs: Vec::new(),
+        cqs: Vec::new(),
+        wqes: Vec::new(),
+        doorbells: Vec::new(),
         max_cycles: MAX_CYCLES,
         expect: None,
     };
@@ -375,6 +381,7 @@ fn build(top: Top, c: &Case, index: u32) -> Vector {
                 len: *len,
                 seed: r.seed ^ 0x5A5A,
             }),
+            Top::RnicTop => unreachable!("this test drives the DMA engines only"),
         }
     }
     v

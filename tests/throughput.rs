@@ -82,6 +82,12 @@ fn stream_vector(cpl_size: u32) -> Vector {
             })
             .collect(),
         writes: Vec::new(),
+        mac: Default::default(),
+        qps: Vec::new(),
+        mrs: Vec::new(),
+        cqs: Vec::new(),
+        wqes: Vec::new(),
+        doorbells: Vec::new(),
         max_cycles: 200_000,
         expect: None,
     }

@@ -16,6 +16,7 @@ pub mod pcie;
 pub mod pkt_builder;
 pub mod ports;
 pub mod rd_req_arb;
+pub mod rnic_top;
 pub mod rq_arb;
 pub mod sq_fetch;
 pub mod sync_fifo;

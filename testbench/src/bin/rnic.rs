@@ -54,6 +54,10 @@ struct RunArgs {
     /// Log every TLP, one per line: `CYCLE rq: HEX` or `CYCLE rc: HEX`.
     #[arg(long, value_name = "FILE")]
     tlp_log: Option<PathBuf>,
+    /// Write every frame sent on `tx_*` as pcap (timestamp = cycle x clock
+    /// period): to FILE for one vector, to FILE/<vector>.pcap for several.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<PathBuf>,
     /// One JSON object per vector on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -164,6 +168,15 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 writeln!(w, "{e}")?;
             }
         }
+        if let Some(p) = &args.pcap {
+            let path = if files.len() == 1 {
+                p.clone()
+            } else {
+                std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
+                p.join(format!("{}.pcap", v.name))
+            };
+            write_pcap(&path, &report.tx_frames)?;
+        }
         let (verdict, notes) = judge(&v, &report, bless);
         if bless && report.clean() {
             let mut nv = v.clone();
@@ -190,6 +203,18 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Verdict::Mismatch | Verdict::Diverged => ExitCode::from(1),
         Verdict::Error => ExitCode::from(2),
     })
+}
+
+fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) -> Result<()> {
+    let mut w = rnic_testbench::pcap::PcapWriter::new(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    for (cycle, bytes) in frames {
+        w.write_frame(cycle * rnic_testbench::rtl::CLOCK_PERIOD_PS, bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    w.finish()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
 }
 
 /// Verdict and the reasons behind it.

@@ -5,22 +5,26 @@
 pub mod common;
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod rnic_top;
+pub mod tx_reference;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rnic_model::dma_rd::{status, DmaRd, DmaRdParams};
 use rnic_model::dma_wr::DmaWr;
+use rnic_model::rnic_top::RnicTop;
 use rnic_model::Dut;
 
 use crate::env::{digest, TlpLogEntry};
 use crate::lockstep::{self, Divergence, Env, Finished};
-use crate::rtl::{Rtl, RtlDmaRd, RtlDmaWr, RtlTop};
+use crate::rtl::{Rtl, RtlDmaRd, RtlDmaWr, RtlRnicTop, RtlTop};
 use crate::vcd_model::ModelVcd;
-use crate::vector::{Expect, Hex, ReadResult, Top, Vector};
+use crate::vector::{CqeResult, Expect, FrameResult, Hex, ReadResult, Top, Vector};
 
 pub use dma_rd::DmaRdEnv;
 pub use dma_wr::DmaWrEnv;
+pub use rnic_top::RnicTopEnv;
 
 /// Which DUTs a run drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +62,10 @@ pub struct Report {
     pub completed: bool,
     pub reads: Vec<ReadResult>,
     pub writes: Vec<Hex>,
+    pub frames: Vec<FrameResult>,
+    pub cqes: Vec<CqeResult>,
+    /// Every frame sent on `tx_*`: (cycle of its first beat, bytes).
+    pub tx_frames: Vec<(u64, Vec<u8>)>,
     pub counters: BTreeMap<String, u64>,
     /// Failed independent checks (host memory, PCIe rules, framing, leaks).
     pub failures: Vec<String>,
@@ -78,6 +86,8 @@ impl Report {
             cycles: self.cycles,
             reads: self.reads.clone(),
             writes: self.writes.clone(),
+            frames: self.frames.clone(),
+            cqes: self.cqes.clone(),
             counters: self.counters.clone(),
         }
     }
@@ -201,6 +211,9 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
         completed: false,
         reads: Vec::new(),
         writes: Vec::new(),
+        frames: Vec::new(),
+        cqes: Vec::new(),
+        tx_frames: Vec::new(),
         counters: BTreeMap::new(),
         failures: Vec::new(),
         divergence: None,
@@ -262,12 +275,50 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
                 .collect();
             finish_report(&mut report, fin, div, vcd, env.common);
         }
+        Top::RnicTop => {
+            let (mut env, fin, div, vcd) = drive::<_, RtlRnicTopTop, _>(
+                mode,
+                RnicTop::new,
+                RnicTopEnv::new(v)?,
+                || RnicTopEnv::new(v).expect("built once already"),
+                v.max_cycles,
+                opts,
+                &v.name,
+            );
+            if div.is_none() {
+                env.finish_checks(fin.cycles);
+            }
+            report.frames = env.frame_results();
+            report.cqes = env
+                .cqe_log
+                .iter()
+                .map(|w| CqeResult {
+                    cq: w.cq,
+                    index: w.index,
+                    wr_id: Hex(w.cqe.wr_id),
+                    qp: w.cqe.qp,
+                    opcode: w.cqe.opcode,
+                    status: w.cqe.status,
+                    len: w.cqe.len,
+                    imm: Hex(w.cqe.imm as u64),
+                    owner: w.cqe.owner,
+                })
+                .collect();
+            report.counters = env
+                .counters
+                .iter()
+                .map(|(n, v)| (n.to_string(), *v as u64))
+                .collect();
+            report.tx_frames = std::mem::take(&mut env.frames);
+            finish_report(&mut report, fin, div, vcd, env.common);
+        }
     }
     Ok(report)
 }
 
 type RtlDmaRdTop = <RtlDmaRd as RtlAlias>::Top;
 type RtlDmaWrTop = <RtlDmaWr as RtlAlias>::Top;
+type RtlRnicTopTop = <RtlRnicTop as RtlAlias>::Top;
 
 /// Names the top type behind a generated `RtlFoo` alias.
 trait RtlAlias {
@@ -329,6 +380,33 @@ pub fn mismatches(v: &Vector, r: &Report) -> Vec<String> {
             "writes: expected {} results, got {}",
             x.writes.len(),
             r.writes.len()
+        ));
+    }
+    for (k, (e, g)) in x.frames.iter().zip(&r.frames).enumerate() {
+        if e != g {
+            out.push(format!(
+                "frames[{k}]: expected {} ({} bytes, {:#x}), got {} ({} bytes, {:#x})",
+                e.what, e.len, e.digest.0, g.what, g.len, g.digest.0
+            ));
+        }
+    }
+    if x.frames.len() != r.frames.len() {
+        out.push(format!(
+            "frames: expected {}, got {}",
+            x.frames.len(),
+            r.frames.len()
+        ));
+    }
+    for (k, (e, g)) in x.cqes.iter().zip(&r.cqes).enumerate() {
+        if e != g {
+            out.push(format!("cqes[{k}]: expected {e:?}, got {g:?}"));
+        }
+    }
+    if x.cqes.len() != r.cqes.len() {
+        out.push(format!(
+            "cqes: expected {}, got {}",
+            x.cqes.len(),
+            r.cqes.len()
         ));
     }
     if x.counters != r.counters {

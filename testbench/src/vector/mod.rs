@@ -1,5 +1,8 @@
 //! Test vector format v1: one JSON file per scenario.
 //!
+//! The DMA tops take `reads`/`writes`; `rnic_top` takes the QP, MR and CQ
+//! tables, WQEs and doorbells of [`tx`].
+//!
 //! A vector names the top it drives, its configuration, the environment
 //! (root complex latency, completion size, faults, back-pressure), initial
 //! host memory, the client requests, how many cycles it may run, and the
@@ -15,6 +18,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use thiserror::Error;
 
 pub use crate::env::FaultKind;
+
+pub mod tx;
+pub use tx::*;
 
 /// The current format number.
 pub const FORMAT: u32 = 1;
@@ -74,6 +80,7 @@ impl<'de> Deserialize<'de> for Hex {
 pub enum Top {
     DmaRd,
     DmaWr,
+    RnicTop,
 }
 
 impl Top {
@@ -81,6 +88,7 @@ impl Top {
         match self {
             Top::DmaRd => "dma_rd",
             Top::DmaWr => "dma_wr",
+            Top::RnicTop => "rnic_top",
         }
     }
 }
@@ -238,6 +246,12 @@ pub struct Expect {
     /// FNV-1a 64 of host memory over each write's range after the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writes: Vec<Hex>,
+    /// Frames sent on `tx_*`, in order (rnic_top).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<FrameResult>,
+    /// CQEs in host memory at the end, per CQ in ring order (rnic_top).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cqes: Vec<CqeResult>,
     /// DUT counters at the end (name -> value).
     #[serde(default)]
     pub counters: BTreeMap<String, u64>,
@@ -265,6 +279,18 @@ pub struct Vector {
     pub reads: Vec<ReadReq>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writes: Vec<WriteReq>,
+    #[serde(default, skip_serializing_if = "is_default_mac")]
+    pub mac: MacSpec,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub qps: Vec<QpSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mrs: Vec<MrSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cqs: Vec<CqSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wqes: Vec<WqeSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doorbells: Vec<DoorbellSpec>,
     /// The run fails if the scenario is not complete by then.
     pub max_cycles: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,6 +303,10 @@ fn field_err(file: &Path, path: impl Into<String>, reason: impl Into<String>) ->
         path: path.into(),
         reason: reason.into(),
     }
+}
+
+fn is_default_mac(m: &MacSpec) -> bool {
+    *m == MacSpec::default()
 }
 
 fn pow2_in(v: u32, lo: u32, hi: u32) -> bool {
@@ -425,10 +455,16 @@ impl Vector {
             Top::DmaWr if !self.reads.is_empty() => {
                 return e("reads", "dma_wr takes no reads".into())
             }
+            Top::RnicTop => self.validate_tx(file)?,
             _ => {}
         }
-        if self.reads.is_empty() && self.writes.is_empty() {
-            return e("reads", "the vector has no requests".into());
+        if self.top != Top::RnicTop {
+            if !self.qps.is_empty() || !self.wqes.is_empty() || !self.doorbells.is_empty() {
+                return e("qps", "only rnic_top takes QPs, WQEs and doorbells".into());
+            }
+            if self.reads.is_empty() && self.writes.is_empty() {
+                return e("reads", "the vector has no requests".into());
+            }
         }
         if let Some(x) = &self.expect {
             if !x.reads.is_empty() && x.reads.len() != self.reads.len() {

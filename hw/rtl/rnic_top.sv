@@ -1,0 +1,328 @@
+// The RNIC transmit datapath behind the top-level ports of ARCHITECTURE.md.
+// Model: model/src/rnic_top.rs (same instance and wire names).
+//
+// Only wiring lives here: every block registers its outputs, so the glue
+// below (the read-data demultiplexer by client, the MR lookup addressed by
+// the popped WQE's lkey) is combinational on registered outputs and adds no
+// cycle. See docs/tx_datapath.md for the contract between the blocks.
+module rnic_top #(
+  parameter int QPS       = 16,
+  parameter int MRS       = 16,
+  parameter int CQS       = 4,
+  parameter int TAGS      = 64,
+  parameter int BUF_LINES = 512
+) (
+  input  logic         clk,
+  input  logic         rst,
+  input  logic         mmio_wr_valid,
+  input  logic [15:0]  mmio_wr_addr,
+  input  logic [31:0]  mmio_wr_data,
+  input  logic         mmio_rd_valid,
+  input  logic [15:0]  mmio_rd_addr,
+  output logic         mmio_rd_resp_valid,
+  output logic [31:0]  mmio_rd_resp_data,
+  output logic         rq_valid,
+  input  logic         rq_ready,
+  output logic [511:0] rq_data,
+  output logic [63:0]  rq_keep,
+  output logic         rq_sop,
+  output logic         rq_eop,
+  input  logic         rc_valid,
+  output logic         rc_ready,
+  input  logic [511:0] rc_data,
+  input  logic [63:0]  rc_keep,
+  input  logic         rc_sop,
+  input  logic         rc_eop,
+  output logic         tx_tvalid,
+  input  logic         tx_tready,
+  output logic [511:0] tx_tdata,
+  output logic [63:0]  tx_tkeep,
+  output logic         tx_tlast,
+  output logic         irq_valid,
+  output logic [1:0]   irq_cq
+);
+  localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
+  localparam int MRW = (MRS > 1) ? $clog2(MRS) : 1;
+  localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
+  // WQE byte offset of the lkey (docs/tx_datapath.md, WQE layout).
+  localparam int WQE_LKEY_BIT = 8 * 8'h18;
+
+  if (CQW != 2) begin : g_bad_cqs
+    $error("rnic_top: irq_cq is 2 bits wide, CQS must be 3 or 4");
+  end
+
+  // ---------------- csr ----------------
+  logic [2:0]   cfg_mrrs, cfg_mps;
+  logic [15:0]  cfg_req_id;
+  logic [23:0]  cfg_cpl_timeout;
+  logic         db_valid;
+  logic [QPW-1:0] db_qp;
+  logic [15:0]  db_pi;
+  logic [1:0]   db_state;
+  logic [63:0]  db_sq_base;
+  logic [4:0]   db_sq_log;
+  logic [QPW-1:0] qp_idx;
+  logic [1:0]   qp_state;
+  logic         qp_uc, qp_ipv6, qp_vlan_en, qp_ecn_en;
+  logic [2:0]   qp_mtu;
+  logic [CQW-1:0] qp_cq;
+  logic [23:0]  qp_remote_qpn, qp_psn;
+  logic [15:0]  qp_pd;
+  logic [47:0]  qp_dst_mac, qp_src_mac;
+  logic [127:0] qp_src_ip, qp_dst_ip;
+  logic [15:0]  qp_udp_sport;
+  logic [5:0]   qp_dscp;
+  logic [11:0]  qp_vid;
+  logic [2:0]   qp_pcp;
+  logic [15:0]  qp_pkey;
+  logic         mr_valid;
+  logic [31:0]  mr_key;
+  logic [63:0]  mr_va, mr_len, mr_pbase;
+  logic [3:0]   mr_access;
+  logic [15:0]  mr_pd;
+  logic [CQW-1:0] cq_idx;
+  logic [63:0]  cq_base;
+  logic [4:0]   cq_log;
+  logic         psn_wr_valid;
+  logic [QPW-1:0] psn_wr_qp;
+  logic [23:0]  psn_wr_psn;
+  logic         te_err_valid, sqf_err_valid;
+  logic [QPW-1:0] te_err_qp, sqf_err_qp;
+  logic         ev_tx_frame, ev_cqe, ev_prot_err, ev_flush, ev_dma_err;
+  logic [13:0]  ev_tx_len;
+  logic [3:0]   ev_wqe_n;
+  logic [31:0]  cnt_cpl_unexpected, cnt_cpl_malformed, cnt_cpl_timeout;
+
+  // ---------------- sq_fetch / tx_sched / tx_engine ----------------
+  logic         sqf_rd_req_valid, sqf_rd_req_ready;
+  logic [63:0]  sqf_rd_req_addr;
+  logic [16:0]  sqf_rd_req_len;
+  logic         sqf_rd_data_ready;
+  logic [QPS-1:0] wqe_avail, req_active;
+  logic         wqe_pop_valid;
+  logic [QPW-1:0] wqe_pop_qp;
+  logic         wqe_valid;
+  logic [QPW-1:0] wqe_qp;
+  logic [511:0] wqe_data;
+  logic         grant_valid, grant_ready;
+  logic [QPW-1:0] grant_qp;
+  logic         te_rd_req_valid, te_rd_req_ready;
+  logic [63:0]  te_rd_req_addr;
+  logic [16:0]  te_rd_req_len;
+
+  // ---------------- descriptor tx_engine -> pkt_builder ----------------
+  logic         desc_valid, desc_ready;
+  logic [QPW-1:0] desc_qp;
+  logic         desc_cpl;
+  logic [47:0]  desc_dst_mac, desc_src_mac;
+  logic         desc_vlan_en;
+  logic [2:0]   desc_pcp;
+  logic [11:0]  desc_vid;
+  logic         desc_ipv6;
+  logic [127:0] desc_src_ip, desc_dst_ip;
+  logic [5:0]   desc_dscp;
+  logic [1:0]   desc_ecn;
+  logic [15:0]  desc_udp_sport;
+  logic [7:0]   desc_opcode;
+  logic         desc_se;
+  logic [15:0]  desc_pkey;
+  logic         desc_becn;
+  logic [23:0]  desc_dest_qp;
+  logic         desc_ack_req;
+  logic [23:0]  desc_psn;
+  logic         desc_reth_en;
+  logic [63:0]  desc_reth_va;
+  logic [31:0]  desc_reth_rkey, desc_reth_len;
+  logic         desc_imm_en;
+  logic [31:0]  desc_imm;
+  logic         desc_aeth_en;
+  logic [31:0]  desc_aeth;
+  logic         desc_cnp_pad;
+  logic [12:0]  desc_pay_len;
+
+  // ---------------- completions ----------------
+  logic         cpl_valid, cpl_ready, cpl_wait_frame;
+  logic [63:0]  cpl_wr_id;
+  logic [7:0]   cpl_status, cpl_opcode;
+  logic [31:0]  cpl_len, cpl_imm;
+  logic [QPW-1:0] cpl_qp;
+  logic [CQW-1:0] cpl_cq;
+  logic         frame_done_valid, frame_done_err;
+  logic         cqw_wr_req_valid, cqw_wr_req_ready;
+  logic [63:0]  cqw_wr_req_addr;
+  logic [16:0]  cqw_wr_req_len;
+  logic         cqw_wr_data_valid, cqw_wr_data_ready;
+  logic [511:0] cqw_wr_data;
+  logic         wr_done_valid;
+
+  // ---------------- DMA ----------------
+  logic         rd_req_valid, rd_req_ready;
+  logic [63:0]  rd_req_addr;
+  logic [16:0]  rd_req_len;
+  logic [1:0]   rd_req_client;
+  logic         rd_data_valid, rd_data_ready, rd_data_last, pay_ready;
+  logic [511:0] rd_data;
+  logic [1:0]   rd_data_client;
+  logic [2:0]   rd_data_status;
+  logic         rdq_valid, rdq_ready, rdq_sop, rdq_eop;
+  logic [511:0] rdq_data;
+  logic [63:0]  rdq_keep;
+  logic         wrq_valid, wrq_ready, wrq_sop, wrq_eop;
+  logic [511:0] wrq_data;
+  logic [63:0]  wrq_keep;
+  // Engine status outputs this top does not use (dma_rd's occupancy, which
+  // client a write belongs to: cq_writer is dma_wr's only client here).
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [63:0]  rd_data_keep_unused;
+  logic [8:0]   stat_tags_busy_unused;
+  logic [15:0]  stat_free_lines_unused;
+  logic [1:0]   wr_done_client_unused;
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  csr #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_csr (
+    .clk, .rst,
+    .mmio_wr_valid, .mmio_wr_addr, .mmio_wr_data,
+    .mmio_rd_valid, .mmio_rd_addr,
+    .mmio_rd_resp_valid, .mmio_rd_resp_data,
+    .cfg_mrrs, .cfg_mps, .cfg_req_id, .cfg_cpl_timeout,
+    .db_valid, .db_qp, .db_pi, .db_state, .db_sq_base, .db_sq_log,
+    .qp_idx,
+    .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_cq,
+    .qp_remote_qpn, .qp_psn, .qp_pd, .qp_dst_mac, .qp_src_mac, .qp_src_ip,
+    .qp_dst_ip, .qp_udp_sport, .qp_dscp, .qp_vid, .qp_pcp, .qp_pkey,
+    .mr_idx(wqe_data[WQE_LKEY_BIT +: MRW]),
+    .mr_valid, .mr_key, .mr_va, .mr_len, .mr_pbase, .mr_access, .mr_pd,
+    .cq_idx, .cq_base, .cq_log,
+    .psn_wr_valid, .psn_wr_qp, .psn_wr_psn,
+    .err_a_valid(te_err_valid), .err_a_qp(te_err_qp),
+    .err_b_valid(sqf_err_valid), .err_b_qp(sqf_err_qp),
+    .ev_tx_frame, .ev_tx_len, .ev_wqe_n, .ev_cqe, .ev_prot_err, .ev_flush,
+    .ev_fetch_err(sqf_err_valid), .ev_dma_err,
+    .dma_cpl_unexpected(cnt_cpl_unexpected),
+    .dma_cpl_malformed(cnt_cpl_malformed),
+    .dma_cpl_timeout(cnt_cpl_timeout)
+  );
+
+  sq_fetch #(.QPS(QPS)) u_sq_fetch (
+    .clk, .rst,
+    .db_valid, .db_qp, .db_pi, .db_state, .db_sq_base, .db_sq_log,
+    .rd_req_valid(sqf_rd_req_valid), .rd_req_ready(sqf_rd_req_ready),
+    .rd_req_addr(sqf_rd_req_addr), .rd_req_len(sqf_rd_req_len),
+    .rd_data_valid(rd_data_valid && rd_data_client == 2'd0),
+    .rd_data_ready(sqf_rd_data_ready),
+    .rd_data, .rd_data_last, .rd_data_status,
+    .wqe_avail, .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
+    .err_valid(sqf_err_valid), .err_qp(sqf_err_qp),
+    .ev_wqe_n
+  );
+
+  tx_sched #(.QPS(QPS)) u_tx_sched (
+    .clk, .rst,
+    .req_active, .req_avail(wqe_avail),
+    // Pause and rate gating arrive with the receive path (issue 4).
+    .allow({QPS{1'b1}}),
+    .grant_valid, .grant_qp, .grant_ready
+  );
+
+  tx_engine #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_tx_engine (
+    .clk, .rst,
+    .grant_valid, .grant_qp, .grant_ready, .req_active,
+    .wqe_avail, .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
+    .qp_idx,
+    .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_cq,
+    .qp_remote_qpn, .qp_psn, .qp_pd, .qp_dst_mac, .qp_src_mac, .qp_src_ip,
+    .qp_dst_ip, .qp_udp_sport, .qp_dscp, .qp_vid, .qp_pcp, .qp_pkey,
+    .mr_valid, .mr_key, .mr_va, .mr_len, .mr_pbase, .mr_access, .mr_pd,
+    .psn_wr_valid, .psn_wr_qp, .psn_wr_psn,
+    .err_valid(te_err_valid), .err_qp(te_err_qp),
+    .rd_req_valid(te_rd_req_valid), .rd_req_ready(te_rd_req_ready),
+    .rd_req_addr(te_rd_req_addr), .rd_req_len(te_rd_req_len),
+    .desc_valid, .desc_ready, .desc_qp, .desc_cpl,
+    .desc_dst_mac, .desc_src_mac, .desc_vlan_en, .desc_pcp, .desc_vid,
+    .desc_ipv6, .desc_src_ip, .desc_dst_ip, .desc_dscp, .desc_ecn, .desc_udp_sport,
+    .desc_opcode, .desc_se, .desc_pkey, .desc_becn, .desc_dest_qp, .desc_ack_req, .desc_psn,
+    .desc_reth_en, .desc_reth_va, .desc_reth_rkey, .desc_reth_len,
+    .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
+    .cpl_valid, .cpl_ready, .cpl_wait_frame, .cpl_wr_id, .cpl_status, .cpl_opcode,
+    .cpl_len, .cpl_imm, .cpl_qp, .cpl_cq,
+    .ev_prot_err, .ev_flush
+  );
+
+  pkt_builder #(.QPS(QPS)) u_pkt_builder (
+    .clk, .rst,
+    .desc_valid, .desc_ready, .desc_qp, .desc_cpl,
+    .desc_dst_mac, .desc_src_mac, .desc_vlan_en, .desc_pcp, .desc_vid,
+    .desc_ipv6, .desc_src_ip, .desc_dst_ip, .desc_dscp, .desc_ecn, .desc_udp_sport,
+    .desc_opcode, .desc_se, .desc_pkey, .desc_becn, .desc_dest_qp, .desc_ack_req, .desc_psn,
+    .desc_reth_en, .desc_reth_va, .desc_reth_rkey, .desc_reth_len,
+    .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
+    .pay_valid(rd_data_valid && rd_data_client == 2'd1),
+    .pay_ready, .pay_data(rd_data), .pay_last(rd_data_last), .pay_status(rd_data_status),
+    .tx_tvalid, .tx_tready, .tx_tdata, .tx_tkeep, .tx_tlast,
+    .frame_done_valid, .frame_done_err,
+    .ev_tx_frame, .ev_tx_len, .ev_dma_err
+  );
+
+  cq_writer #(.CQS(CQS), .QPS(QPS)) u_cq_writer (
+    .clk, .rst,
+    .cpl_valid, .cpl_ready, .cpl_wait_frame, .cpl_wr_id, .cpl_status, .cpl_opcode,
+    .cpl_len, .cpl_imm, .cpl_qp, .cpl_cq,
+    .frame_done_valid, .frame_done_err,
+    .cq_idx, .cq_base, .cq_log,
+    .wr_req_valid(cqw_wr_req_valid), .wr_req_ready(cqw_wr_req_ready),
+    .wr_req_addr(cqw_wr_req_addr), .wr_req_len(cqw_wr_req_len),
+    .wr_data_valid(cqw_wr_data_valid), .wr_data_ready(cqw_wr_data_ready),
+    .wr_data(cqw_wr_data),
+    .wr_done_valid,
+    .irq_valid, .irq_cq,
+    .ev_cqe
+  );
+
+  rd_req_arb u_rd_req_arb (
+    .clk, .rst,
+    .a_valid(sqf_rd_req_valid), .a_ready(sqf_rd_req_ready),
+    .a_addr(sqf_rd_req_addr), .a_len(sqf_rd_req_len),
+    .b_valid(te_rd_req_valid), .b_ready(te_rd_req_ready),
+    .b_addr(te_rd_req_addr), .b_len(te_rd_req_len),
+    .o_valid(rd_req_valid), .o_ready(rd_req_ready),
+    .o_addr(rd_req_addr), .o_len(rd_req_len), .o_client(rd_req_client)
+  );
+
+  // Read data goes to its client; each client's ready is a register of its own.
+  assign rd_data_ready = (rd_data_client == 2'd0) ? sqf_rd_data_ready : pay_ready;
+
+  dma_rd #(.TAGS(TAGS), .BUF_LINES(BUF_LINES), .CLIENT_W(2)) u_dma_rd (
+    .clk, .rst,
+    .cfg_mrrs, .cfg_req_id, .cfg_cpl_timeout,
+    .rd_req_valid, .rd_req_ready, .rd_req_addr, .rd_req_len, .rd_req_client,
+    .rd_data_valid, .rd_data_ready, .rd_data, .rd_data_keep(rd_data_keep_unused),
+    .rd_data_last, .rd_data_client, .rd_data_status,
+    .rq_valid(rdq_valid), .rq_ready(rdq_ready), .rq_data(rdq_data), .rq_keep(rdq_keep),
+    .rq_sop(rdq_sop), .rq_eop(rdq_eop),
+    .rc_valid, .rc_ready, .rc_data, .rc_keep, .rc_sop, .rc_eop,
+    .stat_tags_busy(stat_tags_busy_unused), .stat_free_lines(stat_free_lines_unused),
+    .cnt_cpl_unexpected, .cnt_cpl_malformed, .cnt_cpl_timeout
+  );
+
+  dma_wr u_dma_wr (
+    .clk, .rst,
+    .cfg_mps, .cfg_req_id,
+    .wr_req_valid(cqw_wr_req_valid), .wr_req_ready(cqw_wr_req_ready),
+    .wr_req_addr(cqw_wr_req_addr), .wr_req_len(cqw_wr_req_len), .wr_req_client(2'd0),
+    .wr_data_valid(cqw_wr_data_valid), .wr_data_ready(cqw_wr_data_ready),
+    .wr_data(cqw_wr_data),
+    .wr_done_valid, .wr_done_client(wr_done_client_unused),
+    .rq_valid(wrq_valid), .rq_ready(wrq_ready), .rq_data(wrq_data), .rq_keep(wrq_keep),
+    .rq_sop(wrq_sop), .rq_eop(wrq_eop)
+  );
+
+  rq_arb u_rq_arb (
+    .clk, .rst,
+    .a_valid(rdq_valid), .a_ready(rdq_ready), .a_data(rdq_data), .a_keep(rdq_keep),
+    .a_sop(rdq_sop), .a_eop(rdq_eop),
+    .b_valid(wrq_valid), .b_ready(wrq_ready), .b_data(wrq_data), .b_keep(wrq_keep),
+    .b_sop(wrq_sop), .b_eop(wrq_eop),
+    .o_valid(rq_valid), .o_ready(rq_ready), .o_data(rq_data), .o_keep(rq_keep),
+    .o_sop(rq_sop), .o_eop(rq_eop)
+  );
+endmodule

@@ -1,0 +1,204 @@
+//! What a vector's WQEs must produce, worked out here from the vector alone
+//! (SPEC sections 1 and 6, docs/tx_datapath.md), independently of both DUTs:
+//! each WQE's outcome, every packet each QP must send, in order, and every
+//! completion. The environment compares the frames and CQEs the DUTs
+//! produced against this.
+
+use crate::vector::{Access, MrSpec, QpSpec, QpState, QpType, Vector, WqeOpcode, WqeSpec, MRS};
+
+/// CQE status values (ibv_wc_status numbering).
+pub mod cqe_status {
+    pub const SUCCESS: u8 = 0;
+    pub const LOC_QP_OP_ERR: u8 = 2;
+    pub const LOC_PROT_ERR: u8 = 4;
+    pub const WR_FLUSH_ERR: u8 = 5;
+}
+
+/// One packet a QP must send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpPacket {
+    /// Index of the QP in the vector's `qps`.
+    pub qp: u32,
+    /// Index of the WQE in the vector's `wqes`.
+    pub wqe: usize,
+    pub opcode: u8,
+    pub psn: u32,
+    pub se: bool,
+    pub ack_req: bool,
+    /// (remote VA, rkey, DMA length).
+    pub reth: Option<(u64, u32, u32)>,
+    pub imm: Option<u32>,
+    /// Host-memory (physical) address and length of the payload.
+    pub pay_addr: u64,
+    pub pay_len: u32,
+}
+
+/// One completion a CQ must receive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpCqe {
+    pub cq: u32,
+    pub qp: u32,
+    pub wqe: usize,
+    pub wr_id: u64,
+    pub opcode: u8,
+    pub status: u8,
+    pub len: u32,
+    pub imm: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Expected {
+    /// Per QP index (0..QPS), the packets in order.
+    pub packets: Vec<Vec<ExpPacket>>,
+    /// In the order each QP produces them (per-QP order is fixed; the order
+    /// between QPs sharing a CQ is not).
+    pub cqes: Vec<ExpCqe>,
+}
+
+impl Expected {
+    pub fn total_packets(&self) -> usize {
+        self.packets.iter().map(Vec::len).sum()
+    }
+}
+
+/// RC opcode base values (SPEC section 1); UC = RC | 0x20.
+mod op {
+    pub const SEND_FIRST: u8 = 0x00;
+    pub const SEND_MIDDLE: u8 = 0x01;
+    pub const SEND_LAST: u8 = 0x02;
+    pub const SEND_LAST_IMM: u8 = 0x03;
+    pub const SEND_ONLY: u8 = 0x04;
+    pub const SEND_ONLY_IMM: u8 = 0x05;
+    pub const WRITE_FIRST: u8 = 0x06;
+    pub const WRITE_MIDDLE: u8 = 0x07;
+    pub const WRITE_LAST: u8 = 0x08;
+    pub const WRITE_LAST_IMM: u8 = 0x09;
+    pub const WRITE_ONLY: u8 = 0x0A;
+    pub const WRITE_ONLY_IMM: u8 = 0x0B;
+    pub const READ_REQUEST: u8 = 0x0C;
+}
+
+fn mr_allows(mr: &MrSpec, qp: &QpSpec, w: &WqeSpec) -> bool {
+    let lkey = w.lkey.0;
+    let end = w.laddr.0 as u128 + w.len as u128;
+    mr.valid
+        && mr.key.0 == lkey
+        && mr.pd == qp.pd
+        && w.laddr.0 >= mr.va.0
+        && end <= mr.va.0 as u128 + mr.len.0 as u128
+        && (w.opcode != WqeOpcode::Read || mr.access.contains(&Access::LocalWrite))
+}
+
+/// Works out every packet and completion of `v` (an `rnic_top` vector).
+pub fn expected(v: &Vector) -> Expected {
+    let mut out = Expected {
+        packets: vec![Vec::new(); crate::vector::QPS as usize],
+        cqes: Vec::new(),
+    };
+    for q in &v.qps {
+        let mut err = q.state == QpState::Error;
+        let mut psn = q.psn;
+        let mtu = q.mtu;
+        let uc = q.kind == QpType::Uc;
+        let pkts = &mut out.packets[q.qp as usize];
+        for (k, w) in v.wqes.iter().enumerate().filter(|(_, w)| w.qp == q.qp) {
+            let code = w.opcode.code();
+            let has_imm = matches!(w.opcode, WqeOpcode::SendImm | WqeOpcode::WriteImm);
+            // The CQE carries the WQE's immediate for the +Imm opcodes, error
+            // and flush completions included (docs/tx_datapath.md, CQE).
+            let imm = if has_imm { w.imm.0 as u32 } else { 0 };
+            let cqe = |status: u8, len: u32| ExpCqe {
+                cq: q.cq,
+                qp: q.qp,
+                wqe: k,
+                wr_id: w.wr_id.0,
+                opcode: code,
+                status,
+                len,
+                imm,
+            };
+            if err {
+                out.cqes.push(cqe(cqe_status::WR_FLUSH_ERR, 0));
+                continue;
+            }
+            if code > 4 || (uc && w.opcode == WqeOpcode::Read) {
+                out.cqes.push(cqe(cqe_status::LOC_QP_OP_ERR, 0));
+                err = true;
+                continue;
+            }
+            let mr = v
+                .mrs
+                .iter()
+                .find(|m| m.index as u64 == w.lkey.0 % MRS as u64);
+            let pay_base = match mr {
+                _ if w.len == 0 => 0,
+                Some(m) if mr_allows(m, q, w) => m.pbase.0.wrapping_add(w.laddr.0 - m.va.0),
+                _ => {
+                    out.cqes.push(cqe(cqe_status::LOC_PROT_ERR, 0));
+                    err = true;
+                    continue;
+                }
+            };
+            let ucb = if uc { 0x20 } else { 0 };
+            let reth = Some((w.raddr.0, w.rkey.0 as u32, w.len));
+            if w.opcode == WqeOpcode::Read {
+                pkts.push(ExpPacket {
+                    qp: q.qp,
+                    wqe: k,
+                    opcode: op::READ_REQUEST,
+                    psn,
+                    se: false,
+                    ack_req: true,
+                    reth,
+                    imm: None,
+                    pay_addr: 0,
+                    pay_len: 0,
+                });
+                psn = (psn + w.len.div_ceil(mtu).max(1)) & 0xFF_FFFF;
+                continue;
+            }
+            let npkts = w.len.div_ceil(mtu).max(1);
+            let is_send = matches!(w.opcode, WqeOpcode::Send | WqeOpcode::SendImm);
+            for p in 0..npkts {
+                let (first, last) = (p == 0, p == npkts - 1);
+                let base = match (is_send, first, last) {
+                    (true, true, true) if has_imm => op::SEND_ONLY_IMM,
+                    (true, true, true) => op::SEND_ONLY,
+                    (true, true, false) => op::SEND_FIRST,
+                    (true, false, false) => op::SEND_MIDDLE,
+                    (true, false, true) if has_imm => op::SEND_LAST_IMM,
+                    (true, false, true) => op::SEND_LAST,
+                    (false, true, true) if has_imm => op::WRITE_ONLY_IMM,
+                    (false, true, true) => op::WRITE_ONLY,
+                    (false, true, false) => op::WRITE_FIRST,
+                    (false, false, false) => op::WRITE_MIDDLE,
+                    (false, false, true) if has_imm => op::WRITE_LAST_IMM,
+                    (false, false, true) => op::WRITE_LAST,
+                };
+                let off = p * mtu;
+                let se_op = is_send || w.opcode == WqeOpcode::WriteImm;
+                pkts.push(ExpPacket {
+                    qp: q.qp,
+                    wqe: k,
+                    opcode: base | ucb,
+                    psn,
+                    se: last && se_op && w.solicited,
+                    ack_req: last && !uc,
+                    reth: if !is_send && first { reth } else { None },
+                    imm: if last && has_imm {
+                        Some(w.imm.0 as u32)
+                    } else {
+                        None
+                    },
+                    pay_addr: pay_base.wrapping_add(off as u64),
+                    pay_len: (w.len - off).min(mtu),
+                });
+                psn = (psn + 1) & 0xFF_FFFF;
+            }
+            if uc && w.signaled {
+                out.cqes.push(cqe(cqe_status::SUCCESS, w.len));
+            }
+        }
+    }
+    out
+}

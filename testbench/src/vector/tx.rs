@@ -1,0 +1,469 @@
+//! The `rnic_top` part of a vector: QPs, MRs, CQs, WQEs and doorbells in
+//! plain terms. The testbench turns the tables into MMIO writes and writes
+//! each WQE into its SQ ring in host memory just before the doorbell that
+//! posts it, so a person can write a scenario without knowing the register
+//! map or the WQE layout.
+
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::Hex;
+
+/// A MAC address written `"02:00:00:00:00:01"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mac(pub [u8; 6]);
+
+impl Mac {
+    /// As the 48-bit number the csr holds (first byte on the wire in bits 47..40).
+    pub fn to_u64(self) -> u64 {
+        self.0.iter().fold(0, |a, &b| a << 8 | b as u64)
+    }
+}
+
+impl Serialize for Mac {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let b = self.0;
+        s.serialize_str(&format!(
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[0], b[1], b[2], b[3], b[4], b[5]
+        ))
+    }
+}
+
+impl<'de> Deserialize<'de> for Mac {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        let parts: Vec<&str> = s.split(':').collect();
+        let bad =
+            || serde::de::Error::custom(format!("{s:?} is not a MAC address aa:bb:cc:dd:ee:ff"));
+        if parts.len() != 6 {
+            return Err(bad());
+        }
+        let mut m = [0u8; 6];
+        for (o, p) in m.iter_mut().zip(parts) {
+            *o = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+        }
+        Ok(Mac(m))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QpType {
+    Rc,
+    Uc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QpState {
+    Reset,
+    Rts,
+    Error,
+}
+
+impl QpState {
+    pub fn code(self) -> u32 {
+        match self {
+            QpState::Reset => 0,
+            QpState::Rts => 1,
+            QpState::Error => 2,
+        }
+    }
+}
+
+/// IPv4 or IPv6 endpoints of a QP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum IpPair {
+    Ipv4 { src: Ipv4Addr, dst: Ipv4Addr },
+    Ipv6 { src: Ipv6Addr, dst: Ipv6Addr },
+}
+
+impl IpPair {
+    /// (src, dst) as the csr's 128-bit numbers (IPv4 in the low 32 bits).
+    pub fn to_u128(self) -> (u128, u128) {
+        match self {
+            IpPair::Ipv4 { src, dst } => (u32::from(src) as u128, u32::from(dst) as u128),
+            IpPair::Ipv6 { src, dst } => (u128::from(src), u128::from(dst)),
+        }
+    }
+    pub fn is_v6(self) -> bool {
+        matches!(self, IpPair::Ipv6 { .. })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vlan {
+    pub vid: u16,
+    pub pcp: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ring {
+    pub base: Hex,
+    /// log2 of the number of entries.
+    pub log_size: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QpSpec {
+    /// QP index (= local QP number).
+    pub qp: u32,
+    #[serde(rename = "type")]
+    pub kind: QpType,
+    #[serde(default = "default_state")]
+    pub state: QpState,
+    pub remote_qpn: u32,
+    /// First PSN.
+    #[serde(default)]
+    pub psn: u32,
+    /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096.
+    pub mtu: u32,
+    #[serde(default)]
+    pub pd: u16,
+    #[serde(default)]
+    pub cq: u32,
+    pub dst_mac: Mac,
+    pub src_mac: Mac,
+    pub ip: IpPair,
+    #[serde(default = "default_sport")]
+    pub udp_sport: u16,
+    #[serde(default)]
+    pub dscp: u8,
+    /// Send data ECN-capable (ECT(0)).
+    #[serde(default)]
+    pub ecn: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vlan: Option<Vlan>,
+    #[serde(default = "default_pkey")]
+    pub pkey: u16,
+    pub sq: Ring,
+}
+
+fn default_state() -> QpState {
+    QpState::Rts
+}
+fn default_sport() -> u16 {
+    49152
+}
+fn default_pkey() -> u16 {
+    0xFFFF
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    LocalWrite,
+    RemoteWrite,
+    RemoteRead,
+    RemoteAtomic,
+}
+
+impl Access {
+    /// ibverbs bit value.
+    pub fn bit(self) -> u32 {
+        match self {
+            Access::LocalWrite => 1,
+            Access::RemoteWrite => 2,
+            Access::RemoteRead => 4,
+            Access::RemoteAtomic => 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MrSpec {
+    /// Table entry; the lkey that selects it is `key` (entry = key mod MRS).
+    pub index: u32,
+    pub key: Hex,
+    pub va: Hex,
+    pub len: Hex,
+    /// Physical (host memory) address of `va`.
+    pub pbase: Hex,
+    #[serde(default)]
+    pub access: Vec<Access>,
+    #[serde(default)]
+    pub pd: u16,
+    #[serde(default = "yes")]
+    pub valid: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CqSpec {
+    pub cq: u32,
+    pub ring: Ring,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WqeOpcode {
+    Send,
+    SendImm,
+    Write,
+    WriteImm,
+    Read,
+    /// A raw opcode byte (to test invalid ones).
+    #[serde(untagged)]
+    Raw(u8),
+}
+
+impl WqeOpcode {
+    pub fn code(self) -> u8 {
+        match self {
+            WqeOpcode::Send => 0,
+            WqeOpcode::SendImm => 1,
+            WqeOpcode::Write => 2,
+            WqeOpcode::WriteImm => 3,
+            WqeOpcode::Read => 4,
+            WqeOpcode::Raw(b) => b,
+        }
+    }
+}
+
+impl fmt::Display for WqeOpcode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WqeOpcode::Raw(b) => write!(f, "raw {b}"),
+            o => write!(f, "{}", serde_json::to_string(o).unwrap().trim_matches('"')),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WqeSpec {
+    pub qp: u32,
+    pub opcode: WqeOpcode,
+    pub wr_id: Hex,
+    pub len: u32,
+    #[serde(default)]
+    pub laddr: Hex,
+    #[serde(default)]
+    pub lkey: Hex,
+    #[serde(default)]
+    pub raddr: Hex,
+    #[serde(default)]
+    pub rkey: Hex,
+    #[serde(default)]
+    pub imm: Hex,
+    #[serde(default = "yes")]
+    pub signaled: bool,
+    #[serde(default)]
+    pub solicited: bool,
+}
+
+/// Posts the next `wqes` WQEs of `qp` (in the order of the vector's `wqes`
+/// list) and rings its doorbell, `at` cycles after configuration is done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoorbellSpec {
+    #[serde(default)]
+    pub at: u64,
+    pub qp: u32,
+    pub wqes: u32,
+}
+
+/// The MAC side of `tx_*`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MacSpec {
+    /// Percentage of cycles with tx_tready high (seeded), 1..=100.
+    pub tready_percent: u8,
+    pub seed: u64,
+}
+
+impl Default for MacSpec {
+    fn default() -> Self {
+        MacSpec {
+            tready_percent: 100,
+            seed: 1,
+        }
+    }
+}
+
+/// One frame as it left on `tx_*`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameResult {
+    /// `"qp 0 psn 5 RC_RDMA_WRITE_ONLY"`: a summary for the reader of the diff.
+    pub what: String,
+    pub len: u32,
+    /// FNV-1a 64 of the frame's bytes.
+    pub digest: Hex,
+}
+
+/// One CQE as found in host memory at the end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CqeResult {
+    pub cq: u32,
+    pub index: u32,
+    pub wr_id: Hex,
+    pub qp: u32,
+    pub opcode: u8,
+    pub status: u8,
+    pub len: u32,
+    pub imm: Hex,
+    pub owner: u8,
+}
+
+/// Table sizes of `rnic_top` as built (the RTL's default parameters).
+pub const QPS: u32 = 16;
+pub const MRS: u32 = 16;
+pub const CQS: u32 = 4;
+
+impl super::Vector {
+    /// Checks of the `rnic_top` sections: every reference resolves, every
+    /// number fits its register.
+    pub(super) fn validate_tx(&self, file: &std::path::Path) -> Result<(), super::VectorError> {
+        let e = |p: String, r: String| Err(super::field_err(file, p, r));
+        if !self.reads.is_empty() || !self.writes.is_empty() {
+            return e(
+                "reads".into(),
+                "rnic_top takes WQEs, not reads/writes".into(),
+            );
+        }
+        if self.qps.is_empty() {
+            return e("qps".into(), "rnic_top needs at least one QP".into());
+        }
+        let m = &self.mac;
+        if !(1..=100).contains(&m.tready_percent) {
+            return e(
+                "mac.tready_percent".into(),
+                format!("{} is not in 1..=100", m.tready_percent),
+            );
+        }
+        let mut seen = [false; QPS as usize];
+        for (k, q) in self.qps.iter().enumerate() {
+            let p = |f: &str| format!("qps[{k}].{f}");
+            if q.qp >= QPS || seen[q.qp as usize] {
+                return e(
+                    p("qp"),
+                    format!("{} is not a free QP index below {QPS}", q.qp),
+                );
+            }
+            seen[q.qp as usize] = true;
+            if q.remote_qpn >= 1 << 24 {
+                return e(
+                    p("remote_qpn"),
+                    format!("{} does not fit in 24 bits", q.remote_qpn),
+                );
+            }
+            if self.qps[..k].iter().any(|o| o.remote_qpn == q.remote_qpn) {
+                return e(
+                    p("remote_qpn"),
+                    format!(
+                        "{:#x} is another QP's too: the testbench tells frames apart by DestQP",
+                        q.remote_qpn
+                    ),
+                );
+            }
+            if q.psn >= 1 << 24 {
+                return e(p("psn"), format!("{} does not fit in 24 bits", q.psn));
+            }
+            if !pow2_mtu(q.mtu) {
+                return e(
+                    p("mtu"),
+                    format!("{} is not 256, 512, 1024, 2048 or 4096", q.mtu),
+                );
+            }
+            if !self.cqs.iter().any(|c| c.cq == q.cq) {
+                return e(p("cq"), format!("CQ {} is not in cqs", q.cq));
+            }
+            if q.dscp >= 64 {
+                return e(p("dscp"), format!("{} does not fit in 6 bits", q.dscp));
+            }
+            if let Some(v) = q.vlan {
+                if v.vid >= 4096 || v.pcp >= 8 {
+                    return e(
+                        p("vlan"),
+                        format!("vid {} / pcp {} out of range", v.vid, v.pcp),
+                    );
+                }
+            }
+            if q.sq.log_size > 15 || q.sq.base.0 % 64 != 0 {
+                return e(
+                    p("sq"),
+                    "log_size must be 0..=15 and base 64-byte aligned".into(),
+                );
+            }
+        }
+        for (k, m) in self.mrs.iter().enumerate() {
+            if m.index >= MRS || m.key.0 >= 1 << 32 || m.key.0 % MRS as u64 != m.index as u64 {
+                return e(
+                    format!("mrs[{k}].key"),
+                    format!(
+                        "key {:#x} must be 32 bits and select entry {} (key mod {MRS})",
+                        m.key.0, m.index
+                    ),
+                );
+            }
+        }
+        for (k, c) in self.cqs.iter().enumerate() {
+            if c.cq >= CQS || c.ring.log_size > 15 || c.ring.base.0 % 32 != 0 {
+                return e(
+                    format!("cqs[{k}]"),
+                    format!("cq must be below {CQS}, log_size 0..=15, base 32-byte aligned"),
+                );
+            }
+        }
+        let mut per_qp = [0u32; QPS as usize];
+        for (k, w) in self.wqes.iter().enumerate() {
+            if !self.qps.iter().any(|q| q.qp == w.qp) {
+                return e(
+                    format!("wqes[{k}].qp"),
+                    format!("QP {} is not in qps", w.qp),
+                );
+            }
+            if w.len > 1 << 31 {
+                return e(format!("wqes[{k}].len"), format!("{} is above 2^31", w.len));
+            }
+            per_qp[w.qp as usize] += 1;
+        }
+        let mut posted = [0u32; QPS as usize];
+        for (k, d) in self.doorbells.iter().enumerate() {
+            let Some(q) = self.qps.iter().find(|q| q.qp == d.qp) else {
+                return e(
+                    format!("doorbells[{k}].qp"),
+                    format!("QP {} is not in qps", d.qp),
+                );
+            };
+            posted[d.qp as usize] += d.wqes;
+            if posted[d.qp as usize] > per_qp[d.qp as usize] {
+                return e(
+                    format!("doorbells[{k}].wqes"),
+                    format!("posts more WQEs than QP {} has in wqes", d.qp),
+                );
+            }
+            if d.wqes > 1 << q.sq.log_size {
+                return e(
+                    format!("doorbells[{k}].wqes"),
+                    "more WQEs than the SQ ring holds".into(),
+                );
+            }
+        }
+        if posted != per_qp {
+            return e(
+                "doorbells".into(),
+                "every WQE must be posted by a doorbell".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn pow2_mtu(m: u32) -> bool {
+    m.is_power_of_two() && (256..=4096).contains(&m)
+}
