@@ -16,7 +16,7 @@
 // and the raw CRC runs over full 64-byte blocks aligned to end at the ICRC.
 module pkt_builder #(
   parameter int QPS        = 16,
-  parameter int DESC_DEPTH = 8,
+  parameter int DESC_DEPTH = 32,
   parameter int PAY_BEATS  = 256
 ) (
   input  logic                                clk,

@@ -542,6 +542,12 @@ impl Dut for DmaRd {
 
         // ---- Splitter: one MRd per cycle when a tag and credits are free. ----
         let pop_req = !self.sp_busy_q && self.req_fifo.out_valid();
+        // A request that finds the FIFO empty and the splitter idle skips the
+        // FIFO and loads the splitter directly.
+        let bypass_req = i.rd_req_valid
+            && self.req_fifo.in_ready()
+            && !self.sp_busy_q
+            && !self.req_fifo.out_valid();
         let free_tag = self.tags.iter().position(|t| !t.busy);
         let mut issue: Option<(usize, u32, u8)> = None;
         if self.sp_busy_q {
@@ -693,19 +699,27 @@ impl Dut for DmaRd {
 
         // ---- Request intake and splitter load. ----
         let head_req = self.req_fifo.out_data();
-        let push = i.rd_req_valid.then_some(Req {
+        let req = Req {
             addr: i.rd_req_addr,
             len: i.rd_req_len & 0x1_FFFF,
             client: i.rd_req_client & 3,
-        });
+        };
+        let push = (i.rd_req_valid && !bypass_req).then_some(req);
         self.req_fifo.tick(push, pop_req);
-        if pop_req {
+        let load = if pop_req {
+            Some(head_req)
+        } else if bypass_req {
+            Some(req)
+        } else {
+            None
+        };
+        if let Some(r) = load {
             self.sp_busy_q = true;
-            self.sp_addr_q = head_req.addr;
-            self.sp_rem_q = head_req.len;
-            self.sp_s_q = (head_req.addr & 63) as u8;
-            self.sp_len_q = head_req.len;
-            self.sp_client_q = head_req.client;
+            self.sp_addr_q = r.addr;
+            self.sp_rem_q = r.len;
+            self.sp_s_q = (r.addr & 63) as u8;
+            self.sp_len_q = r.len;
+            self.sp_client_q = r.client;
         }
 
         // ---- Reader registers. ----

@@ -97,7 +97,7 @@ ports! {
 }
 
 /// Descriptor FIFO depth.
-pub const DESC_DEPTH: usize = 8;
+pub const DESC_DEPTH: usize = 32;
 /// Payload RAM depth in 64-byte beats (four 4096-byte packets).
 pub const PAY_BEATS: usize = 256;
 /// Depth of the FIFO of payloads whose last beat is in (their error flag).
