@@ -10,6 +10,7 @@
 //!   - the completions: a completion of S payload bytes takes
 //!     ceil((12 + S) / 64) beats of `rc` (3-DW header), so at most
 //!     S / ceil((12 + S) / 64) payload bytes a cycle.
+//!
 //!   Measured: payload bytes of all frames over the cycles from the first
 //!   frame's first beat to the last frame's last beat, both included (the
 //!   first round trips, before any frame, are not the stream's rate).
