@@ -206,6 +206,20 @@ def main():
         "CQ ring of 4 entries, 10 signaled completions: the owner bit flips on every wrap",
         [qp(0, "uc")], [wqe(0, "send", 8 * k, off=0x40 * k) for k in range(10)],
         cqs=[cq(0, log=2)])
+    vec("tx_payload_read_fault",
+        "PCIe errors on payload reads: a message whose only packet's read gets UR, one whose last "
+        "packet's read is poisoned, one whose read gets CA on an unsignaled message: each failed "
+        "frame is dropped (its PSN stays used), a completion riding on it has status 21, later "
+        "messages go out normally",
+        [qp(0, "uc", mtu=512)],
+        [wqe(0, "write", 100, off=0x1000), wqe(0, "write", 300, off=0x2000),
+         wqe(0, "send", 1200, off=0x3000), wqe(0, "send", 50, off=0x4000, signaled=False),
+         wqe(0, "write_imm", 64, off=0x5000)],
+        root_complex={"latency": 100, "rcb": 64, "cpl_size": 256, "split": "aligned", "reorder": False,
+                      "seed": 1, "rq_ready_percent": 100,
+                      "faults": [{"addr": hex(PHYS + 0x2000), "len": 16, "kind": "ur"},
+                                 {"addr": hex(PHYS + 0x3400), "len": 8, "kind": "poison"},
+                                 {"addr": hex(PHYS + 0x4000), "len": 4, "kind": "ca"}]})
     vec("tx_backpressure",
         "MAC back-pressure (tready 60%), rq back-pressure (70%), random completion splitting and "
         "reordering: frames never pause once started, nothing lost",

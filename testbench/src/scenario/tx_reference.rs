@@ -12,6 +12,19 @@ pub mod cqe_status {
     pub const LOC_QP_OP_ERR: u8 = 2;
     pub const LOC_PROT_ERR: u8 = 4;
     pub const WR_FLUSH_ERR: u8 = 5;
+    pub const GENERAL_ERR: u8 = 21;
+}
+
+/// The payload read of `[addr, addr + len)` fails: one of its MRds touches a
+/// fault range whose answer is an error (all but a stray completion, which
+/// the engine drops and survives).
+fn read_fails(v: &Vector, addr: u64, len: u32) -> bool {
+    len > 0
+        && v.root_complex.faults.iter().any(|f| {
+            f.kind != crate::env::FaultKind::Stray
+                && f.addr.0 < addr + len as u64
+                && addr < f.addr.0 + f.len
+        })
 }
 
 /// One packet a QP must send.
@@ -159,6 +172,7 @@ pub fn expected(v: &Vector) -> Expected {
             }
             let npkts = w.len.div_ceil(mtu).max(1);
             let is_send = matches!(w.opcode, WqeOpcode::Send | WqeOpcode::SendImm);
+            let mut payload_failed = false;
             for p in 0..npkts {
                 let (first, last) = (p == 0, p == npkts - 1);
                 let base = match (is_send, first, last) {
@@ -177,6 +191,15 @@ pub fn expected(v: &Vector) -> Expected {
                 };
                 let off = p * mtu;
                 let se_op = is_send || w.opcode == WqeOpcode::WriteImm;
+                let pay_addr = pay_base.wrapping_add(off as u64);
+                let pay_len = (w.len - off).min(mtu);
+                if read_fails(v, pay_addr, pay_len) {
+                    // Its frame is dropped (the PSN stays used); a completion
+                    // riding on it reports the failure.
+                    payload_failed |= last;
+                    psn = (psn + 1) & 0xFF_FFFF;
+                    continue;
+                }
                 pkts.push(ExpPacket {
                     qp: q.qp,
                     wqe: k,
@@ -190,13 +213,17 @@ pub fn expected(v: &Vector) -> Expected {
                     } else {
                         None
                     },
-                    pay_addr: pay_base.wrapping_add(off as u64),
-                    pay_len: (w.len - off).min(mtu),
+                    pay_addr,
+                    pay_len,
                 });
                 psn = (psn + 1) & 0xFF_FFFF;
             }
             if uc && w.signaled {
-                out.cqes.push(cqe(cqe_status::SUCCESS, w.len));
+                out.cqes.push(if payload_failed {
+                    cqe(cqe_status::GENERAL_ERR, 0)
+                } else {
+                    cqe(cqe_status::SUCCESS, w.len)
+                });
             }
         }
     }
