@@ -8,7 +8,8 @@
 //! hardware PSN write-backs and ERROR transitions (often in the same cycle
 //! and on the same QP as an MMIO write of that field), events and dma_rd's
 //! counters. Every cycle the environment predicts the next cycle's outputs
-//! (read responses, doorbells, cfg_*, every lookup port) and compares.
+//! (read responses, doorbells, cfg_*, every lookup port, every QP's PCP on
+//! `qp_pcp_all`) and compares.
 //!
 //! Reproducible: seed [`DEFAULT_SEED`] or `RNIC_RANDOM_SEED`; cases
 //! [`DEFAULT_CASES`] or `RNIC_RANDOM_CASES` ([`CYCLES_PER_CASE`] each). The
@@ -254,6 +255,14 @@ impl RefMap {
         o.cq_log = fld(c(map::CQ_LOG_OFF), map::CQ_LOG_LOG_LSB, 5) as u8;
     }
 
+    /// `qp_pcp_all`: VLAN.PCP of QP q at bits [3q, 3q + 3), from the map.
+    fn pcp_all(&self) -> u64 {
+        (0..QPS).fold(0u64, |acc, q| {
+            let vlan = self.get(qp_addr(q, map::QP_VLAN_OFF));
+            acc | (fld(vlan, map::QP_VLAN_PCP_LSB, 3) as u64) << (3 * q)
+        })
+    }
+
     fn cfg(&self, o: &mut CsrOut) {
         let p = self.get(map::GLOBAL_PCIE_CFG_ADDR);
         o.cfg_mrrs = fld(p, map::GLOBAL_PCIE_CFG_MRRS_LSB, 3) as u8;
@@ -277,6 +286,8 @@ struct CsrEnv {
     dma: [u32; 3],
     reads: u64,
     doorbells: u64,
+    /// Cycles after which `qp_pcp_all` changed.
+    pcp_changes: u64,
 }
 
 impl CsrEnv {
@@ -297,6 +308,7 @@ impl CsrEnv {
             dma: [0; 3],
             reads: 0,
             doorbells: 0,
+            pcp_changes: 0,
         }
     }
 
@@ -438,6 +450,8 @@ impl Env for CsrEnv {
                 ),
                 (e.cfg_mrrs, e.cfg_mps, e.cfg_req_id, e.cfg_cpl_timeout)
             );
+            // Every PCP resets to 0.
+            assert_eq!(out.qp_pcp_all, 0, "qp_pcp_all after reset");
         }
         let i = self.inputs();
         // Predict the next cycle: reads and lookups from the map as it is...
@@ -447,9 +461,13 @@ impl Env for CsrEnv {
             ..CsrOut::default()
         };
         self.r.lookup(&i, &mut e);
-        // ... doorbell and cfg from the map after this cycle's writes.
+        // ... doorbell, cfg and qp_pcp_all from the map after this cycle's
+        // writes.
+        let pcp_before = self.r.pcp_all();
         self.r.apply(&i);
         self.r.cfg(&mut e);
+        e.qp_pcp_all = self.r.pcp_all();
+        self.pcp_changes += (e.qp_pcp_all != pcp_before) as u64;
         let db_qp = (i.mmio_wr_data >> 16) & 0xFF;
         if i.mmio_wr_valid && i.mmio_wr_addr == map::GLOBAL_DOORBELL_ADDR && (db_qp as usize) < QPS
         {
@@ -479,7 +497,7 @@ fn random_csr_lockstep() {
     let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
     let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
     let mut rng = Rng(seed);
-    let (mut total, mut reads, mut doorbells) = (0, 0, 0);
+    let (mut total, mut reads, mut doorbells, mut pcp_changes) = (0, 0, 0, 0);
     for case in 0..cases {
         let mut env = CsrEnv::new(rng.next());
         let mut model = Csr::new();
@@ -493,8 +511,16 @@ fn random_csr_lockstep() {
         }
         reads += env.reads;
         doorbells += env.doorbells;
+        pcp_changes += env.pcp_changes;
     }
-    println!("csr: {cases} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells");
+    println!(
+        "csr: {cases} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells, \
+         {pcp_changes} PCP changes"
+    );
+    assert!(
+        cases < DEFAULT_CASES || pcp_changes >= 100,
+        "qp_pcp_all barely exercised ({pcp_changes} changes)"
+    );
     assert!(
         cases < DEFAULT_CASES || total >= MIN_CYCLES,
         "only {total} lockstep cycles ran"

@@ -1,16 +1,24 @@
 //! Constrained-random block-level lockstep of `tx_sched`: model and RTL get
-//! the same random `req_active`, `req_avail`, `allow` and `grant_ready`
-//! every cycle, and the environment checks the scheduler's function on its
-//! own, from the contract (docs/tx_datapath.md, "tx_sched"):
-//! - `grant_valid` at n+1 is exactly "some QP had work and was allowed at n";
-//! - a grant names a QP that had work and was allowed at n;
-//! - fairness: a QP that keeps work and permission is granted before
-//!   `QPS` grants have gone to other QPs.
+//! the same random `req_active`, `req_avail`, `rate_ok`, `pause`, `qp_pcp`,
+//! `ctrl_req` and `grant_ready` every cycle, and the environment checks the
+//! scheduler's function on its own, from the contract (docs/tx_datapath.md,
+//! "tx_sched"), with eligibility computed here from the inputs of cycle n
+//! (work, `rate_ok`, the pause bit of the QP's priority):
+//! - `grant_valid` at n+1 is exactly "a control frame waited or some QP was
+//!   eligible at n", `grant_ctrl` at n+1 exactly `ctrl_req` at n (control
+//!   first, never paused), with `grant_qp` 0;
+//! - a data grant never names a QP without work, a rate-blocked QP or a QP
+//!   whose priority was paused at n;
+//! - fairness: a QP that stays eligible is granted before `QPS` data grants
+//!   have gone to other QPs (control grants do not count: they do not move
+//!   the round-robin pointer).
 //!
 //! Each case picks densities (sparse to full, sticky or toggling work,
-//! `allow` all ones or random, ready rate); [`DEFAULT_CASES`] cases of
-//! [`CYCLES`] cycles, `RNIC_RANDOM_CASES` for more, `RNIC_RANDOM_SEED` for
-//! another seed (the run is a function of both).
+//! `rate_ok` all ones or random, pause none / a few priorities / most,
+//! priorities all equal, spread or changing, control frames none / rare /
+//! bursty, ready rate); [`DEFAULT_CASES`] cases of [`CYCLES`] cycles,
+//! `RNIC_RANDOM_CASES` for more, `RNIC_RANDOM_SEED` for another seed (the run
+//! is a function of both).
 
 use rnic_model::tx_sched::{TxSched, TxSchedIn, TxSchedOut, QPS};
 use rnic_testbench::lockstep::{self, Env};
@@ -50,9 +58,42 @@ impl Rng {
     fn pct(&mut self, p: u64) -> bool {
         self.below(100) < p
     }
-    /// A mask whose bits are each set with probability `p` percent.
-    fn mask(&mut self, p: u64) -> u16 {
-        (0..QPS).fold(0u16, |m, q| m | (self.pct(p) as u16) << q)
+    /// A mask of `n` bits, each set with probability `p` percent.
+    fn mask(&mut self, n: usize, p: u64) -> u64 {
+        (0..n).fold(0u64, |m, q| m | (self.pct(p) as u64) << q)
+    }
+}
+
+/// How QPs' priorities are drawn in a case.
+#[derive(Clone, Copy, PartialEq)]
+enum PcpMode {
+    /// Every QP at the same random priority.
+    Same,
+    /// Random per QP, fixed for the case.
+    Spread,
+    /// Random per QP, one QP's priority redrawn now and then (a VLAN write).
+    Changing,
+}
+
+/// One cycle's inputs as the checks need them.
+#[derive(Clone, Copy)]
+struct Seen {
+    work: u16,
+    rate_ok: u16,
+    pause: u8,
+    pcp: [u8; QPS],
+    ctrl: bool,
+}
+
+impl Seen {
+    fn paused(&self, q: usize) -> bool {
+        self.pause >> self.pcp[q] & 1 != 0
+    }
+    fn eligible(&self) -> u16 {
+        (0..QPS).fold(0u16, |m, q| {
+            let ok = self.work >> q & 1 != 0 && self.rate_ok >> q & 1 != 0 && !self.paused(q);
+            m | (ok as u16) << q
+        })
     }
 }
 
@@ -61,16 +102,33 @@ struct SchedEnv {
     /// Percent: a work bit set when redrawn; bits redrawn per cycle.
     density: u64,
     churn: u64,
-    allow_all: bool,
+    rate_all: bool,
+    /// Percent: a priority paused when redrawn (0: never paused).
+    pause_pct: u64,
+    pcp_mode: PcpMode,
+    /// Percent of cycles a control frame starts waiting; how long it waits.
+    ctrl_pct: u64,
+    ctrl_burst: u64,
     ready_pct: u64,
     active: u16,
     avail: u16,
-    allow: u16,
-    /// `(req_active | req_avail) & allow` of the previous cycle.
-    prev_want: Option<u16>,
-    /// Grants to other QPs since QP q last got one, while q kept asking.
+    rate_ok: u16,
+    pause: u8,
+    pcp: [u8; QPS],
+    ctrl_left: u64,
+    /// The inputs of the previous cycle.
+    prev: Option<Seen>,
+    /// Data grants to other QPs since QP q last got one, while q stayed
+    /// eligible.
     skipped: [u32; QPS],
-    grants: u64,
+    data_grants: u64,
+    ctrl_grants: u64,
+    /// Data grants given while some QP with work was held back by its pause
+    /// / by its rate limiter.
+    grants_past_paused: u64,
+    grants_past_rate: u64,
+    /// Data waited (eligible) while a control grant went out.
+    ctrl_over_data: u64,
     max_skipped: u32,
 }
 
@@ -79,29 +137,121 @@ impl SchedEnv {
         let mut rng = Rng(seed);
         let density = [3, 10, 30, 60, 100][rng.below(5) as usize];
         let churn = [1, 5, 20, 100][rng.below(4) as usize];
-        let allow_all = rng.pct(50);
+        let rate_all = rng.pct(40);
+        let pause_pct = [0, 0, 15, 40, 85][rng.below(5) as usize];
+        let pcp_mode = [PcpMode::Same, PcpMode::Spread, PcpMode::Changing][rng.below(3) as usize];
+        let ctrl_pct = [0, 1, 5, 20][rng.below(4) as usize];
+        let ctrl_burst = [1, 4, 30][rng.below(3) as usize];
         let ready_pct = [100, 80, 50, 10][rng.below(4) as usize];
+        let mut pcp = [0u8; QPS];
+        let same = rng.below(8) as u8;
+        for p in &mut pcp {
+            *p = if pcp_mode == PcpMode::Same {
+                same
+            } else {
+                rng.below(8) as u8
+            };
+        }
         SchedEnv {
             rng,
             density,
             churn,
-            allow_all,
+            rate_all,
+            pause_pct,
+            pcp_mode,
+            ctrl_pct,
+            ctrl_burst,
             ready_pct,
             active: 0,
             avail: 0,
-            allow: 0xFFFF,
-            prev_want: None,
+            rate_ok: 0xFFFF,
+            pause: 0,
+            pcp,
+            ctrl_left: 0,
+            prev: None,
             skipped: [0; QPS],
-            grants: 0,
+            data_grants: 0,
+            ctrl_grants: 0,
+            grants_past_paused: 0,
+            grants_past_rate: 0,
+            ctrl_over_data: 0,
             max_skipped: 0,
         }
     }
 
-    /// Redraws each bit of `m` with probability `churn`.
-    fn churn(&mut self, m: u16) -> u16 {
-        let redraw = self.rng.mask(self.churn);
-        let fresh = self.rng.mask(self.density);
+    /// Redraws each bit of `m` (`n` bits) with probability `churn`, a redrawn
+    /// bit set with probability `p`.
+    fn churn(&mut self, m: u64, n: usize, p: u64) -> u64 {
+        let redraw = self.rng.mask(n, self.churn);
+        let fresh = self.rng.mask(n, p);
         (m & !redraw) | (fresh & redraw)
+    }
+
+    /// Checks the outputs at n+1 against the inputs `s` of cycle n; `ready`
+    /// is this cycle's `grant_ready`.
+    fn check(&mut self, cycle: u64, o: &TxSchedOut, s: &Seen, ready: bool) {
+        let elig = s.eligible();
+        assert_eq!(
+            o.grant_valid,
+            s.ctrl || elig != 0,
+            "cycle {cycle}: grant_valid vs ctrl_req {} / eligible {elig:#06x} of the cycle before",
+            s.ctrl
+        );
+        assert_eq!(
+            o.grant_ctrl, s.ctrl,
+            "cycle {cycle}: grant_ctrl vs ctrl_req of the cycle before (control first)"
+        );
+        if o.grant_ctrl {
+            assert_eq!(o.grant_qp, 0, "cycle {cycle}: a control grant names QP 0");
+        } else if o.grant_valid {
+            let g = o.grant_qp as usize;
+            assert!(
+                s.work >> g & 1 != 0,
+                "cycle {cycle}: grant to QP {g}, which had no work ({:#06x})",
+                s.work
+            );
+            assert!(
+                s.rate_ok >> g & 1 != 0,
+                "cycle {cycle}: grant to QP {g}, which its rate limiter held back"
+            );
+            assert!(
+                !s.paused(g),
+                "cycle {cycle}: grant to QP {g}, whose priority {} was paused ({:#04x})",
+                s.pcp[g],
+                s.pause
+            );
+        }
+        for q in 0..QPS {
+            if elig >> q & 1 == 0 {
+                self.skipped[q] = 0;
+            }
+        }
+        if !(o.grant_valid && ready) {
+            return;
+        }
+        if o.grant_ctrl {
+            self.ctrl_grants += 1;
+            self.ctrl_over_data += (elig != 0) as u64;
+            return;
+        }
+        self.data_grants += 1;
+        let held = |f: &dyn Fn(usize) -> bool| (0..QPS).any(|q| s.work >> q & 1 != 0 && f(q));
+        self.grants_past_paused += held(&|q| s.paused(q)) as u64;
+        self.grants_past_rate += held(&|q| s.rate_ok >> q & 1 == 0) as u64;
+        let g = o.grant_qp as usize;
+        for q in 0..QPS {
+            if q == g {
+                self.skipped[q] = 0;
+            } else if elig >> q & 1 != 0 {
+                self.skipped[q] += 1;
+                self.max_skipped = self.max_skipped.max(self.skipped[q]);
+                assert!(
+                    self.skipped[q] < QPS as u32,
+                    "cycle {cycle}: QP {q} stayed eligible through {} data grants to others",
+                    self.skipped[q]
+                );
+            }
+        }
     }
 }
 
@@ -110,55 +260,51 @@ impl Env for SchedEnv {
     type Out = TxSchedOut;
 
     fn step(&mut self, cycle: u64, o: &TxSchedOut) -> TxSchedIn {
-        // The grant visible now was computed from last cycle's inputs.
-        let want = self.prev_want.unwrap_or(0);
-        assert_eq!(
-            o.grant_valid,
-            want != 0,
-            "cycle {cycle}: grant_valid vs work {want:#06x} of the cycle before"
-        );
-        if o.grant_valid {
-            assert!(
-                want >> o.grant_qp & 1 != 0,
-                "cycle {cycle}: grant to QP {} which had no allowed work ({want:#06x})",
-                o.grant_qp
-            );
-        }
         let ready = self.rng.pct(self.ready_pct);
-        for q in 0..QPS {
-            if want >> q & 1 == 0 {
-                self.skipped[q] = 0;
-            }
+        // The grant visible now was computed from last cycle's inputs.
+        match self.prev {
+            Some(s) => self.check(cycle, o, &s, ready),
+            None => assert!(!o.grant_valid && !o.grant_ctrl, "grant out of reset"),
         }
-        if o.grant_valid && ready {
-            self.grants += 1;
-            let g = o.grant_qp as usize;
-            for q in 0..QPS {
-                if q == g {
-                    self.skipped[q] = 0;
-                } else if want >> q & 1 != 0 {
-                    self.skipped[q] += 1;
-                    self.max_skipped = self.max_skipped.max(self.skipped[q]);
-                    assert!(
-                        self.skipped[q] < QPS as u32,
-                        "cycle {cycle}: QP {q} kept asking through {} grants to others",
-                        self.skipped[q]
-                    );
-                }
-            }
-        }
-        self.active = self.churn(self.active);
-        self.avail = self.churn(self.avail);
-        self.allow = if self.allow_all {
+        self.active = self.churn(self.active as u64, QPS, self.density) as u16;
+        self.avail = self.churn(self.avail as u64, QPS, self.density) as u16;
+        self.rate_ok = if self.rate_all {
             0xFFFF
         } else {
-            self.churn(self.allow) | self.rng.mask(50)
+            (self.churn(self.rate_ok as u64, QPS, 50) | self.rng.mask(QPS, 50)) as u16
         };
-        self.prev_want = Some((self.active | self.avail) & self.allow);
+        if self.pause_pct > 0 {
+            self.pause = self.churn(self.pause as u64, 8, self.pause_pct) as u8;
+        }
+        if self.pcp_mode == PcpMode::Changing && self.rng.pct(2) {
+            let q = self.rng.below(QPS as u64) as usize;
+            self.pcp[q] = self.rng.below(8) as u8;
+        }
+        if self.ctrl_left > 0 {
+            self.ctrl_left -= 1;
+        } else if self.rng.pct(self.ctrl_pct) {
+            self.ctrl_left = 1 + self.rng.below(self.ctrl_burst);
+        }
+        let ctrl = self.ctrl_left > 0;
+        let qp_pcp = self
+            .pcp
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (q, &p)| m | (p as u64) << (3 * q));
+        self.prev = Some(Seen {
+            work: self.active | self.avail,
+            rate_ok: self.rate_ok,
+            pause: self.pause,
+            pcp: self.pcp,
+            ctrl,
+        });
         TxSchedIn {
             req_active: self.active,
             req_avail: self.avail,
-            allow: self.allow,
+            rate_ok: self.rate_ok,
+            pause: self.pause,
+            qp_pcp,
+            ctrl_req: ctrl,
             grant_ready: ready,
         }
     }
@@ -173,7 +319,7 @@ fn tx_sched_random_lockstep() {
     let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
     let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
     let mut total = 0u64;
-    let mut grants = 0u64;
+    let (mut data, mut ctrl, mut past_paused, mut past_rate, mut ctrl_over) = (0, 0, 0, 0, 0);
     let mut worst = 0u32;
     for case in 0..cases {
         let case_seed = seed ^ case.wrapping_mul(0xA24B_AED4_963E_E407);
@@ -186,11 +332,17 @@ fn tx_sched_random_lockstep() {
         )
         .unwrap_or_else(|d| panic!("case {case} (seed {case_seed:#x}): {d}"));
         total += fin.cycles;
-        grants += env.grants;
+        data += env.data_grants;
+        ctrl += env.ctrl_grants;
+        past_paused += env.grants_past_paused;
+        past_rate += env.grants_past_rate;
+        ctrl_over += env.ctrl_over_data;
         worst = worst.max(env.max_skipped);
     }
     println!(
-        "tx_sched: {cases} cases, {total} cycles, {grants} grants, longest wait {worst} grants"
+        "tx_sched: {cases} cases, {total} cycles, {data} data grants ({past_paused} past a \
+         paused QP, {past_rate} past a rate-blocked one), {ctrl} control grants ({ctrl_over} \
+         over eligible data), longest wait {worst} grants"
     );
     if cases == DEFAULT_CASES {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
@@ -199,6 +351,19 @@ fn tx_sched_random_lockstep() {
             worst >= 4,
             "fairness never exercised (longest wait {worst})"
         );
+        // Every rule had something to decide.
+        assert!(
+            past_paused >= 10_000,
+            "pause barely exercised ({past_paused})"
+        );
+        assert!(
+            past_rate >= 10_000,
+            "rate_ok barely exercised ({past_rate})"
+        );
+        assert!(
+            ctrl_over >= 1_000,
+            "control-first barely exercised ({ctrl_over})"
+        );
     }
-    assert!(grants > total / 20, "too few grants: {grants}");
+    assert!(data + ctrl > total / 20, "too few grants: {data} + {ctrl}");
 }

@@ -14,7 +14,9 @@
 //   during n;
 // - DOORBELL write at n -> db_* at n+1 with the QP's state and SQ ring as
 //   they are after cycle n's writes (hardware's included);
-// - a write at n shows in cfg_*, reads and lookups from n+1.
+// - a write at n shows in cfg_*, qp_pcp_all, reads and lookups from n+1
+//   (qp_pcp_all is every QP's VLAN.PCP field straight out of the QP table's
+//   flops: no lookup, so a write at n is on it at n+1).
 // Hardware writes (psn_wr, err_a, err_b) win over an MMIO write to the same
 // field in the same cycle; the MMIO write's other fields still apply.
 module csr #(
@@ -61,6 +63,7 @@ module csr #(
   output logic [11:0]            qp_vid,
   output logic [2:0]             qp_pcp,
   output logic [15:0]            qp_pkey,
+  output logic [3*QPS-1:0]       qp_pcp_all,
   input  logic [$clog2(MRS)-1:0] mr_idx,
   output logic                   mr_valid,
   output logic [31:0]            mr_key,
@@ -548,6 +551,11 @@ module csr #(
   assign qp_vid          = qp_vid_q;
   assign qp_pcp          = qp_pcp_q;
   assign qp_pkey         = qp_pkey_q;
+  // Every QP's priority, for tx_sched's pause check: the table flops' PCP bits.
+  for (genvar e = 0; e < QPS; e++) begin : g_pcp_all
+    assign qp_pcp_all[3*e +: 3] =
+      qp_q[QP_EW*e + 32*csr_pkg::QP_VLAN_WORD + csr_pkg::QP_VLAN_PCP_LSB +: 3];
+  end
   assign mr_valid        = mr_valid_q;
   assign mr_key          = mr_key_q;
   assign mr_va           = mr_va_q;

@@ -75,6 +75,7 @@ module rnic_top #(
   logic [11:0]  qp_vid;
   logic [2:0]   qp_pcp;
   logic [15:0]  qp_pkey;
+  logic [3*QPS-1:0] qp_pcp_all;
   logic         mr_valid;
   logic [31:0]  mr_key;
   logic [63:0]  mr_va, mr_len, mr_pbase;
@@ -177,6 +178,9 @@ module rnic_top #(
   logic [8:0]   stat_tags_busy_unused;
   logic [15:0]  stat_free_lines_unused;
   logic [1:0]   wr_done_client_unused;
+  // tx_sched's control grant: no control frame is requested yet (ctrl_req
+  // tied to 0), so it is never 1; it goes to tx_engine with issue 4.
+  logic         grant_ctrl_unused;
   /* verilator lint_on UNUSEDSIGNAL */
 
   csr #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_csr (
@@ -190,6 +194,7 @@ module rnic_top #(
     .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_cq,
     .qp_remote_qpn, .qp_psn, .qp_pd, .qp_dst_mac, .qp_src_mac, .qp_src_ip,
     .qp_dst_ip, .qp_udp_sport, .qp_dscp, .qp_vid, .qp_pcp, .qp_pkey,
+    .qp_pcp_all,
     .mr_idx(wqe_data[WQE_LKEY_BIT +: MRW]),
     .mr_valid, .mr_key, .mr_va, .mr_len, .mr_pbase, .mr_access, .mr_pd,
     .cq_idx, .cq_base, .cq_log,
@@ -219,9 +224,11 @@ module rnic_top #(
   tx_sched #(.QPS(QPS)) u_tx_sched (
     .clk, .rst,
     .req_active, .req_avail(wqe_avail),
-    // Pause and rate gating arrive with the receive path (issue 4).
-    .allow({QPS{1'b1}}),
-    .grant_valid, .grant_qp, .grant_ready
+    // The rate limiters, PFC pause and control frames (ACK/CNP) arrive with
+    // issue 4: until then every QP may send, no priority is paused and no
+    // control frame waits.
+    .rate_ok({QPS{1'b1}}), .pause(8'd0), .qp_pcp(qp_pcp_all), .ctrl_req(1'b0),
+    .grant_valid, .grant_qp, .grant_ctrl(grant_ctrl_unused), .grant_ready
   );
 
   tx_engine #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_tx_engine (

@@ -1,12 +1,19 @@
-// Transmit scheduler: round robin over QPs with work. Model:
-// model/src/tx_sched.rs (same register names).
+// Transmit scheduler: a waiting control frame first, else round robin over
+// the QPs that have work and may send. Model: model/src/tx_sched.rs (same
+// register names).
 //
 // The grant is recomputed every cycle from this cycle's inputs (it is not
-// held while not taken): grant_valid = any((req_active | req_avail) & allow),
-// grant_qp = the first such QP at or after the round-robin pointer. The
-// pointer moves to grant_qp + 1 when the grant on the outputs is taken; the
-// grant computed in that same cycle already starts from the moved pointer,
-// so a taken QP is not named again while others wait.
+// held while not taken), so the outputs at n+1 follow the inputs at n:
+// - ctrl_req -> a control grant (grant_ctrl = 1, grant_qp = 0); control
+//   frames (ACK/CNP) win over data and are never paused;
+// - else grant_valid = any(elig), grant_qp = the first eligible QP at or
+//   after the round-robin pointer, where QP q is eligible when it has work
+//   (req_active | req_avail), its rate limiter lets it start a frame
+//   (rate_ok) and its 802.1p priority (qp_pcp[3q +: 3]) is not paused.
+// The pointer moves to grant_qp + 1 when a data grant on the outputs is taken
+// (a control grant leaves it alone); the grant computed in that same cycle
+// already starts from the moved pointer, so a taken QP is not named again
+// while others wait.
 module tx_sched #(
   parameter int QPS = 16
 ) (
@@ -14,9 +21,13 @@ module tx_sched #(
   input  logic                   rst,
   input  logic [QPS-1:0]         req_active,
   input  logic [QPS-1:0]         req_avail,
-  input  logic [QPS-1:0]         allow,
+  input  logic [QPS-1:0]         rate_ok,
+  input  logic [7:0]             pause,
+  input  logic [3*QPS-1:0]       qp_pcp,
+  input  logic                   ctrl_req,
   output logic                   grant_valid,
   output logic [$clog2(QPS)-1:0] grant_qp,
+  output logic                   grant_ctrl,
   input  logic                   grant_ready
 );
   localparam int QPW = $clog2(QPS);
@@ -27,37 +38,57 @@ module tx_sched #(
 
   logic           grant_valid_q, grant_valid_d;
   logic [QPW-1:0] grant_qp_q, grant_qp_d;
+  logic           grant_ctrl_q, grant_ctrl_d;
   logic [QPW-1:0] rr_q, rr_d;
-  logic [QPS-1:0] want;
+  logic [QPS-1:0] paused, elig;
 
   always_comb begin
-    want = (req_active | req_avail) & allow;
-    rr_d = (grant_valid_q && grant_ready) ? grant_qp_q + QPW'(1) : rr_q;
+    for (int q = 0; q < QPS; q++) begin
+      paused[q] = pause[qp_pcp[3*q +: 3]];
+    end
   end
 
   always_comb begin
-    grant_valid_d = 1'b0;
-    grant_qp_d    = grant_qp_q;
+    elig = (req_active | req_avail) & rate_ok & ~paused;
+    rr_d = (grant_valid_q && grant_ready && !grant_ctrl_q) ? grant_qp_q + QPW'(1) : rr_q;
+  end
+
+  // The data pick; a control request overrides it below.
+  logic           pick_valid;
+  logic [QPW-1:0] pick_qp;
+
+  always_comb begin
+    pick_valid = 1'b0;
+    pick_qp    = grant_qp_q;
     for (int k = 0; k < QPS; k++) begin
-      if (!grant_valid_d && want[rr_d + QPW'(k)]) begin
-        grant_valid_d = 1'b1;
-        grant_qp_d    = rr_d + QPW'(k);
+      if (!pick_valid && elig[rr_d + QPW'(k)]) begin
+        pick_valid = 1'b1;
+        pick_qp    = rr_d + QPW'(k);
       end
     end
+  end
+
+  always_comb begin
+    grant_ctrl_d  = ctrl_req;
+    grant_valid_d = ctrl_req || pick_valid;
+    grant_qp_d    = ctrl_req ? '0 : pick_qp;
   end
 
   always_ff @(posedge clk) begin
     if (rst) begin
       grant_valid_q <= 1'b0;
       grant_qp_q    <= '0;
+      grant_ctrl_q  <= 1'b0;
       rr_q          <= '0;
     end else begin
       grant_valid_q <= grant_valid_d;
       grant_qp_q    <= grant_qp_d;
+      grant_ctrl_q  <= grant_ctrl_d;
       rr_q          <= rr_d;
     end
   end
 
   assign grant_valid = grant_valid_q;
   assign grant_qp    = grant_qp_q;
+  assign grant_ctrl  = grant_ctrl_q;
 endmodule

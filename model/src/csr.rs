@@ -13,7 +13,9 @@
 //!   were during n;
 //! - a DOORBELL write at n -> `db_*` at n+1, with the QP's state and SQ ring as
 //!   they are after cycle n's writes (hardware's included);
-//! - a write at n shows in `cfg_*`, reads and lookups from n+1.
+//! - a write at n shows in `cfg_*`, `qp_pcp_all`, reads and lookups from
+//!   n+1 (`qp_pcp_all` is every QP's VLAN.PCP field straight out of the QP
+//!   table's registers: no lookup, so a write at n is on it at n+1).
 //!
 //! Hardware writes (`psn_wr`, `err_a`, `err_b`) win over an MMIO write of the
 //! same field in the same cycle; the MMIO write's other fields still apply
@@ -105,6 +107,8 @@ ports! {
         pub qp_vid: u16 = 12,
         pub qp_pcp: u8 = 3,
         pub qp_pkey: u16 = 16,
+        /// Every QP's VLAN.PCP, QP q at bits `[3q, 3q + 3)` (for tx_sched).
+        pub qp_pcp_all: u64 = 48,
         pub mr_valid: bool = 1,
         pub mr_key: u32 = 32,
         pub mr_va: u64 = 64,
@@ -306,6 +310,7 @@ impl Csr {
             qp_vid: self.qp_vid_q,
             qp_pcp: self.qp_pcp_q,
             qp_pkey: self.qp_pkey_q,
+            qp_pcp_all: self.pcp_all(),
             mr_valid: self.mr_valid_q,
             mr_key: self.mr_key_q,
             mr_va: self.mr_va_q,
@@ -316,6 +321,21 @@ impl Csr {
             cq_base: self.cq_base_q,
             cq_log: self.cq_log_q,
         }
+    }
+
+    /// `qp_pcp_all`: the PCP bits of every QP's VLAN word, as the table is
+    /// now (wires from the table registers in the RTL, no register of its own).
+    fn pcp_all(&self) -> u64 {
+        let mut v = 0u64;
+        for (e, q) in self.qp_q.iter().enumerate() {
+            let pcp = field(
+                q[map::QP_VLAN_WORD],
+                map::QP_VLAN_PCP_LSB,
+                map::QP_VLAN_PCP_W,
+            );
+            v |= (pcp as u64) << (3 * e);
+        }
+        v
     }
 
     /// The register an MMIO read of `addr` returns now.
@@ -697,6 +717,26 @@ mod tests {
         // cfg_* follow a PCIE_CFG write the next cycle.
         let o = c.tick(&wr(0x0008, 0xBEEF_0053));
         assert_eq!((o.cfg_mrrs, o.cfg_mps, o.cfg_req_id), (3, 5, 0xBEEF));
+    }
+
+    #[test]
+    fn qp_pcp_all_follows_a_vlan_write_the_next_cycle() {
+        let mut c = Csr::new();
+        let o = c.reset();
+        assert_eq!(o.qp_pcp_all, 0);
+        // QP 5's VLAN: VID 0x123, PCP 6, PKEY 0xFFFF -> bits 15..17 = 6.
+        let o = c.tick(&wr(0x1000 + 5 * 0x80 + 0x44, 0xFFFF_6123));
+        assert_eq!(o.qp_pcp_all, 6 << 15);
+        // QP 15's VLAN: PCP 7 (bit 15 of the word is not stored) -> 45..47.
+        let o = c.tick(&wr(0x1000 + 15 * 0x80 + 0x44, 0x0000_F000));
+        assert_eq!(o.qp_pcp_all, 6 << 15 | 7 << 45);
+        // QP 0 PCP 1; a write to another word of QP 5 leaves its PCP.
+        c.tick(&wr(0x1000 + 0x44, 0x0000_1000));
+        let o = c.tick(&wr(0x1000 + 5 * 0x80 + 0x40, 0xFFFF_FFFF));
+        assert_eq!(o.qp_pcp_all, 1 | 6 << 15 | 7 << 45);
+        // QP 5 back to PCP 0.
+        let o = c.tick(&wr(0x1000 + 5 * 0x80 + 0x44, 0x0000_0000));
+        assert_eq!(o.qp_pcp_all, 1 | 7 << 45);
     }
 
     #[test]

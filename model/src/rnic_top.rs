@@ -221,7 +221,13 @@ impl RnicTop {
         let sched_in = TxSchedIn {
             req_active: te.req_active,
             req_avail: sqf.wqe_avail,
-            allow: ((1u32 << QPS) - 1) as u16,
+            // The rate limiters, PFC pause and control frames (ACK/CNP)
+            // arrive with issue 4: until then every QP may send, no
+            // priority is paused and no control frame waits.
+            rate_ok: ((1u32 << QPS) - 1) as u16,
+            pause: 0,
+            qp_pcp: c.qp_pcp_all,
+            ctrl_req: false,
             grant_ready: te.grant_ready,
         };
         let te_in = TxEngineIn {

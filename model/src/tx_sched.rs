@@ -1,11 +1,16 @@
-//! `tx_sched`: round robin over the QPs that have work. Model of
-//! `hw/rtl/tx_sched.sv` (default parameters).
+//! `tx_sched`: a waiting control frame first, else round robin over the QPs
+//! that have work and may send. Model of `hw/rtl/tx_sched.sv` (default
+//! parameters).
 //!
 //! The grant is recomputed every cycle from that cycle's inputs, not held
-//! while not taken. When the grant on the outputs is taken, the pointer moves
-//! to `grant_qp + 1`, and the grant computed in that same cycle already
-//! starts from the moved pointer, so a QP just served is not named again
-//! while another waits.
+//! while not taken: `ctrl_req` gives a control grant (`grant_ctrl`,
+//! `grant_qp` 0; control frames win over data and are never paused), else
+//! the first eligible QP at or after the round-robin pointer, eligible
+//! meaning it has work, `rate_ok` and its priority (`qp_pcp`) not paused.
+//! When a data grant on the outputs is taken, the pointer moves to
+//! `grant_qp + 1` (a control grant leaves it alone), and the grant computed
+//! in that same cycle already starts from the moved pointer, so a QP just
+//! served is not named again while another waits.
 
 use crate::dut::Dut;
 use crate::ports;
@@ -20,8 +25,14 @@ ports! {
         pub req_active: u16 = 16,
         /// Bit q: sq_fetch has a fetched WQE of QP q.
         pub req_avail: u16 = 16,
-        /// Bit q: QP q may send (pause / rate limit).
-        pub allow: u16 = 16,
+        /// Bit q: QP q's rate limiter lets it start a frame.
+        pub rate_ok: u16 = 16,
+        /// Bit p: 802.1p priority p is paused (PFC).
+        pub pause: u8 = 8,
+        /// QP q's priority at bits `[3q, 3q + 3)`.
+        pub qp_pcp: u64 = 48,
+        /// A control frame is waiting.
+        pub ctrl_req: bool = 1,
         pub grant_ready: bool = 1,
     }
 }
@@ -31,13 +42,26 @@ ports! {
     pub struct TxSchedOut {
         pub grant_valid: bool = 1,
         pub grant_qp: u8 = 4 if grant_valid,
+        /// The grant is for the control frame (then `grant_qp` is 0).
+        pub grant_ctrl: bool = 1,
     }
+}
+
+/// Bit q: QP q has work, may start a frame and its priority is not paused.
+fn eligible(i: &TxSchedIn) -> u16 {
+    let mut paused = 0u16;
+    for q in 0..QPS {
+        let pcp = (i.qp_pcp >> (3 * q)) & 7;
+        paused |= ((i.pause >> pcp) as u16 & 1) << q;
+    }
+    (i.req_active | i.req_avail) & i.rate_ok & !paused
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct TxSched {
     grant_valid_q: bool,
     grant_qp_q: u8,
+    grant_ctrl_q: bool,
     /// The round-robin pointer: the first QP looked at.
     rr_q: u8,
 }
@@ -51,6 +75,7 @@ impl TxSched {
         TxSchedOut {
             grant_valid: self.grant_valid_q,
             grant_qp: self.grant_qp_q,
+            grant_ctrl: self.grant_ctrl_q,
         }
     }
 }
@@ -66,19 +91,24 @@ impl Dut for TxSched {
     }
 
     fn tick(&mut self, i: &TxSchedIn) -> TxSchedOut {
-        let want = (i.req_active | i.req_avail) & i.allow;
-        let rr_d = if self.grant_valid_q && i.grant_ready {
+        let elig = eligible(i);
+        // Only a data grant taken moves the pointer.
+        let rr_d = if self.grant_valid_q && i.grant_ready && !self.grant_ctrl_q {
             (self.grant_qp_q + 1) % QPS as u8
         } else {
             self.rr_q
         };
         let pick = (0..QPS)
             .map(|k| (rr_d as usize + k) % QPS)
-            .find(|&q| want >> q & 1 != 0);
-        self.grant_valid_q = pick.is_some();
-        if let Some(q) = pick {
+            .find(|&q| elig >> q & 1 != 0);
+        self.grant_ctrl_q = i.ctrl_req;
+        self.grant_valid_q = i.ctrl_req || pick.is_some();
+        if i.ctrl_req {
+            self.grant_qp_q = 0;
+        } else if let Some(q) = pick {
             self.grant_qp_q = q as u8;
         }
+        // (No grant at all: grant_qp keeps its value, as in the RTL.)
         self.rr_q = rr_d;
         self.outputs()
     }
@@ -88,12 +118,14 @@ impl Dut for TxSched {
 mod tests {
     use super::*;
 
-    fn inp(req_active: u16, req_avail: u16, allow: u16, grant_ready: bool) -> TxSchedIn {
+    /// No pause, every QP at priority 0, no control frame.
+    fn inp(req_active: u16, req_avail: u16, rate_ok: u16, grant_ready: bool) -> TxSchedIn {
         TxSchedIn {
             req_active,
             req_avail,
-            allow,
+            rate_ok,
             grant_ready,
+            ..TxSchedIn::default()
         }
     }
 
@@ -102,7 +134,7 @@ mod tests {
         let mut s = TxSched::new();
         s.reset();
         assert!(!s.tick(&inp(0, 0, 0xFFFF, true)).grant_valid);
-        // Work, but not allowed.
+        // Work, but the rate limiter says no.
         assert!(!s.tick(&inp(0b100, 0b1000, 0b0011, true)).grant_valid);
     }
 
@@ -161,5 +193,95 @@ mod tests {
         assert_eq!((o.grant_valid, o.grant_qp), (true, 1));
         let o = s.tick(&inp(0, 1 << 1, 0xFFFF, true));
         assert_eq!((o.grant_valid, o.grant_qp), (true, 1));
+    }
+
+    #[test]
+    fn a_paused_priority_is_skipped_others_go_on() {
+        let mut s = TxSched::new();
+        s.reset();
+        // QP 0 at priority 3, QP 1 at 5, QP 2 at 3, the others at 0.
+        let qp_pcp: u64 = 3 | (5 << 3) | (3 << 6);
+        let i = |pause: u8, ready: bool| TxSchedIn {
+            req_avail: 0b0111,
+            rate_ok: 0xFFFF,
+            pause,
+            qp_pcp,
+            grant_ready: ready,
+            ..TxSchedIn::default()
+        };
+        // Priority 3 paused: only QP 1 (priority 5) may go, every time.
+        let o = s.tick(&i(1 << 3, true));
+        assert_eq!((o.grant_valid, o.grant_qp, o.grant_ctrl), (true, 1, false));
+        let o = s.tick(&i(1 << 3, true));
+        assert_eq!((o.grant_valid, o.grant_qp), (true, 1));
+        // Priorities 3 and 5 paused: nothing, though all three have work.
+        let o = s.tick(&i(0b0010_1000, false));
+        assert!(!o.grant_valid);
+        // Pausing priorities nobody uses changes nothing; the pointer is at
+        // 2 (QP 1 was taken last): QP 2.
+        let o = s.tick(&i(!0b0010_1000, false));
+        assert_eq!((o.grant_valid, o.grant_qp), (true, 2));
+        // Priority 5 paused: QP 2 still (not taken), then, once it is
+        // taken, QP 0 (wrapping past the paused QP 1).
+        let o = s.tick(&i(1 << 5, false));
+        assert_eq!((o.grant_valid, o.grant_qp), (true, 2));
+        let o = s.tick(&i(1 << 5, true));
+        assert_eq!((o.grant_valid, o.grant_qp), (true, 0));
+    }
+
+    #[test]
+    fn a_rate_blocked_qp_is_skipped() {
+        let mut s = TxSched::new();
+        s.reset();
+        // QPs 4, 6 and 9 have work; 6 may not start a frame.
+        let o = s.tick(&inp(1 << 4, (1 << 6) | (1 << 9), !(1 << 6), true));
+        assert_eq!(o.grant_qp, 4);
+        let o = s.tick(&inp(1 << 4, (1 << 6) | (1 << 9), !(1 << 6), true));
+        assert_eq!(o.grant_qp, 9);
+        // QP 6 allowed again: the pointer is at 10, so 4 comes first.
+        let o = s.tick(&inp(1 << 4, (1 << 6) | (1 << 9), 0xFFFF, true));
+        assert_eq!(o.grant_qp, 4);
+        let o = s.tick(&inp(1 << 4, (1 << 6) | (1 << 9), 0xFFFF, true));
+        assert_eq!(o.grant_qp, 6);
+    }
+
+    #[test]
+    fn control_frames_first_never_paused_pointer_untouched() {
+        let mut s = TxSched::new();
+        s.reset();
+        let data = (1 << 2) | (1 << 8);
+        let i = |ctrl_req: bool, pause: u8, ready: bool| TxSchedIn {
+            req_avail: data,
+            rate_ok: 0xFFFF,
+            pause,
+            ctrl_req,
+            grant_ready: ready,
+            ..TxSchedIn::default()
+        };
+        // Data waiting and a control frame: the control frame wins.
+        let o = s.tick(&i(true, 0, false));
+        assert_eq!((o.grant_valid, o.grant_ctrl, o.grant_qp), (true, true, 0));
+        // Every priority paused: the control frame still goes (taken).
+        let o = s.tick(&i(true, 0xFF, true));
+        assert_eq!((o.grant_valid, o.grant_ctrl, o.grant_qp), (true, true, 0));
+        // Taken again; no control frame now: data, from pointer 0 (control
+        // transfers did not move it): QP 2.
+        let o = s.tick(&i(false, 0, true));
+        assert_eq!((o.grant_valid, o.grant_ctrl, o.grant_qp), (true, false, 2));
+        // QP 2 taken in the cycle a control frame arrives: the control grant
+        // comes next, then data resumes at QP 8 (the pointer moved past 2).
+        let o = s.tick(&i(true, 0, true));
+        assert_eq!((o.grant_valid, o.grant_ctrl, o.grant_qp), (true, true, 0));
+        let o = s.tick(&i(false, 0, true));
+        assert_eq!((o.grant_valid, o.grant_ctrl, o.grant_qp), (true, false, 8));
+        // All paused, no control frame: nothing.
+        let o = s.tick(&i(false, 0xFF, true));
+        assert_eq!((o.grant_valid, o.grant_ctrl), (false, false));
+        // A control frame with no data at all.
+        let o = s.tick(&TxSchedIn {
+            ctrl_req: true,
+            ..TxSchedIn::default()
+        });
+        assert_eq!((o.grant_valid, o.grant_ctrl, o.grant_qp), (true, true, 0));
     }
 }
