@@ -159,7 +159,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
 
-    // hw/tops.txt lists the tops for the other RTL flows (lint, synthesis);
+    // hw/tops.txt lists the tops for the other RTL flow (lint);
     // say so when it and TOPS disagree.
     let tops_txt = manifest.join("../hw/tops.txt");
     if let Ok(text) = fs::read_to_string(&tops_txt) {
