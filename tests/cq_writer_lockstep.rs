@@ -302,7 +302,7 @@ impl Env for CqEnv {
 fn cq_writer_random_lockstep() {
     let mut total = 0u64;
     let mut cqes = 0usize;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = CqEnv::new(seed);
         let fin = lockstep::run(
             &mut CqWriter::new(),

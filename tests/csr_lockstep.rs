@@ -471,7 +471,7 @@ impl Env for CsrEnv {
 #[test]
 fn random_csr_lockstep() {
     let (mut total, mut reads, mut doorbells, mut pcp_changes) = (0, 0, 0, 0);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = CsrEnv::new(seed);
         let mut model = Csr::new();
         let mut rtl = RtlCsr::new();

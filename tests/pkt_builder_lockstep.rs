@@ -472,7 +472,7 @@ fn edge_len(rng: &mut SplitMix64) -> u16 {
 fn random_frames_match_reference_in_lockstep() {
     let mut total = 0u64;
     let mut frames = 0usize;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let n = 8 + rng.below(32) as usize;
         let pkts: Vec<Pkt> = (0..n)

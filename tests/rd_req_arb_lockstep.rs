@@ -154,7 +154,7 @@ fn run(env: &mut ArbEnv, max: u64) -> u64 {
 #[test]
 fn random_rd_req_arb_lockstep() {
     let mut total = 0;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let pick = |r: &mut SplitMix64| [100, 90, 50, 10, 0][r.below(5) as usize];
         let n = [rng.below(3000) as usize, rng.below(3000) as usize];

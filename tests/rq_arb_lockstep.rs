@@ -227,7 +227,7 @@ fn run(env: &mut ArbEnv, max: u64) -> u64 {
 #[test]
 fn random_rq_arb_lockstep() {
     let mut total = 0;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let pick = |r: &mut SplitMix64| [100, 90, 50, 10][r.below(4) as usize];
         let n = [rng.below(400) as usize, rng.below(400) as usize];

@@ -562,7 +562,7 @@ fn sq_fetch_random_lockstep() {
     let mut total = 0;
     let (mut reads, mut multi, mut full, mut cut, mut failed, mut popped, mut dropped) =
         (0, 0, 0, 0, 0, 0, 0);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let (cycles, env) = run_case(seed, STIM_CYCLES);
         total += cycles;
         reads += env.reads;

@@ -815,7 +815,7 @@ fn tx_engine_random_lockstep() {
     let mut total = 0u64;
     let (mut new_steps, mut cont_steps) = (0u64, 0u64);
     let mut stats = [0u64; 5];
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
         let fin = lockstep::run(
             &mut TxEngine::new(),

@@ -298,7 +298,7 @@ fn tx_sched_random_lockstep() {
     let mut total = 0u64;
     let (mut data, mut ctrl, mut past_paused, mut past_rate, mut ctrl_over) = (0, 0, 0, 0, 0);
     let mut worst = 0u32;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |_, seed| {
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = SchedEnv::new(seed);
         let fin = lockstep::run(
             &mut TxSched::new(),

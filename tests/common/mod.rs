@@ -70,20 +70,20 @@ pub struct Run {
     pub full: bool,
 }
 
-/// Runs the random cases of a test: `case(k, case_seed)` for `k` in
+/// Runs the random cases of a test: `case(case_seed(seed, k))` for `k` in
 /// `0..cases`, with the seed and count from the environment (see the module
 /// documentation) or the test's defaults. A case fails by panicking (a
 /// divergence or a failed check); the panic is re-raised with "case k (seed
 /// S)" and how to replay that case alone, so the report names the case
 /// whatever check failed.
-pub fn run_cases(default_seed: u64, default_cases: u64, mut case: impl FnMut(u64, u64)) -> Run {
+pub fn run_cases(default_seed: u64, default_cases: u64, mut case: impl FnMut(u64)) -> Run {
     let seed = seed(default_seed);
     let cases = cases(default_cases);
     for k in 0..cases {
         let s = case_seed(seed, k);
         // The closure only accumulates statistics in the caller; after a
         // failure the test ends, so nothing sees a half-updated state.
-        if let Err(e) = catch_unwind(AssertUnwindSafe(|| case(k, s))) {
+        if let Err(e) = catch_unwind(AssertUnwindSafe(|| case(s))) {
             let why = e
                 .downcast_ref::<String>()
                 .map(String::as_str)
