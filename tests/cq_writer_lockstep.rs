@@ -17,37 +17,25 @@
 //! order; every irq names the CQ of the CQE whose wr_done it follows, and
 //! `ev_cqe` comes with it.
 //!
-//! Reproducible: seeded ([`DEFAULT_SEED`] or `RNIC_RANDOM_SEED`);
-//! `RNIC_RANDOM_CASES=n` runs `n` cases instead of [`DEFAULT_CASES`].
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
+//! [`MIN_TOTAL_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use std::collections::VecDeque;
 
 use rnic_model::cq_writer::{CqWriter, CqWriterIn, CqWriterOut, CQS, QPS};
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlCqWriter;
 
 const DEFAULT_CASES: u64 = 400;
 const DEFAULT_SEED: u64 = 0x6371_5F77_7269_7465; // "cq_write"
 const MIN_TOTAL_CYCLES: u64 = 400_000;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // SplitMix64.
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pct(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 struct Cpl {
@@ -62,15 +50,15 @@ struct Cpl {
 }
 
 struct CqEnv {
-    r: Rng,
+    r: SplitMix64,
     cpls: Vec<Cpl>,
     /// Error bit of the frame of each wait_frame completion, in order.
     frames: Vec<bool>,
     cq_tab: [(u64, u8); CQS],
-    cpl_pct: u64,
-    frame_pct: u64,
-    req_rdy: u64,
-    data_rdy: u64,
+    cpl_pct: u8,
+    frame_pct: u8,
+    req_rdy: u8,
+    data_rdy: u8,
     max_done_delay: u64,
     // progress
     next_cpl: usize,
@@ -95,13 +83,13 @@ struct CqEnv {
 
 impl CqEnv {
     fn new(seed: u64) -> Self {
-        let mut r = Rng(seed);
+        let mut r = SplitMix64::new(seed);
         let n = 20 + r.below(300) as usize;
         let mut cpls = Vec::with_capacity(n);
         let mut frames = Vec::new();
         let wait_pct = [0, 50, 90, 100][r.below(4) as usize];
         for _ in 0..n {
-            let wait = r.pct(wait_pct);
+            let wait = r.percent(wait_pct);
             let status = if wait {
                 0
             } else {
@@ -109,33 +97,39 @@ impl CqEnv {
             };
             cpls.push(Cpl {
                 wait,
-                wr_id: r.next(),
+                wr_id: r.next_u64(),
                 status,
                 opcode: r.below(256) as u8,
-                len: r.next() as u32,
-                imm: r.next() as u32,
+                len: r.next_u64() as u32,
+                imm: r.next_u64() as u32,
                 qp: r.below(QPS as u64) as u8,
                 cq: r.below(CQS as u64) as u8,
             });
             if wait {
-                frames.push(r.pct(10));
+                frames.push(r.percent(10));
             }
         }
         let mut cq_tab = [(0, 0); CQS];
         for e in cq_tab.iter_mut() {
-            let log = if r.pct(5) {
+            let log = if r.percent(5) {
                 16 + r.below(16)
             } else {
                 r.below(6)
             } as u8;
-            let base = if r.pct(50) {
-                r.next() & !0x1F
+            let base = if r.percent(50) {
+                r.next_u64() & !0x1F
             } else {
-                r.next()
+                r.next_u64()
             };
             *e = (base, log);
         }
-        let rdy = |r: &mut Rng| if r.pct(30) { 100 } else { 10 + r.below(91) };
+        let rdy = |r: &mut SplitMix64| {
+            if r.percent(30) {
+                100
+            } else {
+                10 + r.below(91) as u8
+            }
+        };
         CqEnv {
             cpl_pct: rdy(&mut r),
             frame_pct: rdy(&mut r),
@@ -225,7 +219,7 @@ impl Env for CqEnv {
     fn step(&mut self, cycle: u64, o: &CqWriterOut) -> CqWriterIn {
         let mut i = CqWriterIn::default();
         // ---- tx_engine ----
-        if !self.offering && self.next_cpl < self.cpls.len() && self.r.pct(self.cpl_pct) {
+        if !self.offering && self.next_cpl < self.cpls.len() && self.r.percent(self.cpl_pct) {
             self.offering = true;
             if self.cpls[self.next_cpl].wait {
                 self.wait_offered += 1;
@@ -248,13 +242,13 @@ impl Env for CqEnv {
             }
         }
         // ---- pkt_builder ----
-        if self.frames_sent < self.wait_offered && self.r.pct(self.frame_pct) {
+        if self.frames_sent < self.wait_offered && self.r.percent(self.frame_pct) {
             let err = self.frames[self.frames_sent];
             i.frame_done_valid = true;
             i.frame_done_err = err;
             self.frames_sent += 1;
             self.frame_errs.push_back(err);
-        } else if self.r.pct(50) {
+        } else if self.r.percent(50) {
             i.frame_done_err = true; // don't care without valid
         }
         // The reference takes the completions in order; the frame of a
@@ -272,8 +266,8 @@ impl Env for CqEnv {
         (i.cq_base, i.cq_log) = self.cq_read;
         self.cq_read = self.cq_tab[o.cq_idx as usize % CQS];
         // ---- dma_wr ----
-        i.wr_req_ready = self.r.pct(self.req_rdy);
-        i.wr_data_ready = self.r.pct(self.data_rdy);
+        i.wr_req_ready = self.r.percent(self.req_rdy);
+        i.wr_data_ready = self.r.percent(self.data_rdy);
         if o.wr_req_valid && i.wr_req_ready {
             assert_eq!(o.wr_req_len, 32, "cycle {cycle}: CQE write length");
             self.reqs.push_back(o.wr_req_addr);
@@ -304,43 +298,22 @@ impl Env for CqEnv {
     }
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    let v = std::env::var(name).ok()?;
-    let v = v.trim();
-    Some(match v.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).expect("hex"),
-        None => v.parse().expect("number"),
-    })
-}
-
 #[test]
 fn cq_writer_random_lockstep() {
-    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
     let mut total = 0u64;
     let mut cqes = 0usize;
-    for k in 0..cases {
-        let case_seed = seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut env = CqEnv::new(case_seed);
-        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            lockstep::run(
-                &mut CqWriter::new(),
-                &mut RtlCqWriter::new(),
-                &mut env,
-                1_000_000,
-            )
-        }));
-        let fin = match res {
-            Ok(Ok(f)) => f,
-            Ok(Err(d)) => panic!("case {k} (seed {case_seed:#x}):\n{d}"),
-            Err(e) => {
-                eprintln!("case {k} (seed {case_seed:#x}) failed a check");
-                std::panic::resume_unwind(e)
-            }
-        };
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut env = CqEnv::new(seed);
+        let fin = lockstep::run(
+            &mut CqWriter::new(),
+            &mut RtlCqWriter::new(),
+            &mut env,
+            1_000_000,
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
         assert!(
             fin.completed,
-            "case {k} (seed {case_seed:#x}): {} of {} CQEs after {} cycles",
+            "{} of {} CQEs after {} cycles",
             env.irqs,
             env.cpls.len(),
             fin.cycles
@@ -348,9 +321,12 @@ fn cq_writer_random_lockstep() {
         assert_eq!(env.written, env.cpls.len());
         total += fin.cycles;
         cqes += env.written;
-    }
-    eprintln!("cq_writer lockstep: {cases} cases, {total} cycles, {cqes} CQEs");
-    if cases >= DEFAULT_CASES {
+    });
+    eprintln!(
+        "cq_writer lockstep: {} cases, {total} cycles, {cqes} CQEs",
+        run.cases
+    );
+    if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
     }
 }

@@ -11,15 +11,21 @@
 //! (read responses, doorbells, cfg_*, every lookup port, every QP's PCP on
 //! `qp_pcp_all`) and compares.
 //!
-//! Reproducible: seed [`DEFAULT_SEED`] or `RNIC_RANDOM_SEED`; cases
-//! [`DEFAULT_CASES`] or `RNIC_RANDOM_CASES` ([`CYCLES_PER_CASE`] each). The
-//! test asserts that at least [`MIN_CYCLES`] lockstep cycles ran.
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases ([`CYCLES_PER_CASE`] each) or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
+//! [`MIN_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use std::collections::BTreeMap;
 
 use rnic_model::csr::{Csr, CsrIn, CsrOut, CQS, MRS, QPS};
 use rnic_model::csr_map as map;
 use rnic_model::Ports;
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlCsr;
 
@@ -27,36 +33,6 @@ const DEFAULT_CASES: u64 = 6;
 const CYCLES_PER_CASE: u64 = 20_000;
 const DEFAULT_SEED: u64 = 0x6373_725F_6C6F_636B; // "csr_lock"
 const MIN_CYCLES: u64 = 100_000;
-
-/// SplitMix64: a small seeded generator, so the stimulus depends on nothing
-/// but the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn percent(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-}
-
-fn env_u64(name: &str) -> Option<u64> {
-    let s = std::env::var(name).ok()?;
-    let t = s.trim();
-    let r = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
-}
 
 fn fld(v: u32, lsb: u32, w: u32) -> u32 {
     ((v as u64 >> lsb) & ((1u64 << w) - 1)) as u32
@@ -273,16 +249,16 @@ impl RefMap {
 }
 
 struct CsrEnv {
-    rng: Rng,
+    rng: SplitMix64,
     r: RefMap,
     cycles: u64,
     /// The outputs expected in the next cycle.
     expect: Option<CsrOut>,
     /// Recently written addresses (reads favour them).
     recent: Vec<u16>,
-    wr_percent: u64,
-    rd_percent: u64,
-    hw_percent: u64,
+    wr_percent: u8,
+    rd_percent: u8,
+    hw_percent: u8,
     dma: [u32; 3],
     reads: u64,
     doorbells: u64,
@@ -292,7 +268,7 @@ struct CsrEnv {
 
 impl CsrEnv {
     fn new(seed: u64) -> Self {
-        let mut rng = Rng(seed);
+        let mut rng = SplitMix64::new(seed);
         let wr_percent = [90, 50, 10][rng.below(3) as usize];
         let rd_percent = [90, 50, 10][rng.below(3) as usize];
         let hw_percent = [30, 5][rng.below(2) as usize];
@@ -341,7 +317,7 @@ impl CsrEnv {
                 ) + 1
                     + r.below(3) as u16
             }
-            _ => r.next() as u16,
+            _ => r.next_u64() as u16,
         }
     }
 
@@ -350,7 +326,7 @@ impl CsrEnv {
         if self.rng.percent(self.wr_percent) {
             i.mmio_wr_valid = true;
             i.mmio_wr_addr = self.addr();
-            i.mmio_wr_data = self.rng.next() as u32;
+            i.mmio_wr_data = self.rng.next_u64() as u32;
             if i.mmio_wr_addr == map::GLOBAL_DOORBELL_ADDR {
                 // Mostly present QPs, sometimes the next ones (ignored).
                 let qp = self.rng.below(QPS as u64 + 4) as u32;
@@ -362,8 +338,8 @@ impl CsrEnv {
             self.recent.push(i.mmio_wr_addr);
         } else {
             // Junk on the data lines while valid is low.
-            i.mmio_wr_addr = self.rng.next() as u16;
-            i.mmio_wr_data = self.rng.next() as u32;
+            i.mmio_wr_addr = self.rng.next_u64() as u16;
+            i.mmio_wr_data = self.rng.next_u64() as u32;
         }
         if self.rng.percent(self.rd_percent) {
             i.mmio_rd_valid = true;
@@ -373,7 +349,7 @@ impl CsrEnv {
                 self.addr()
             };
         } else {
-            i.mmio_rd_addr = self.rng.next() as u16;
+            i.mmio_rd_addr = self.rng.next_u64() as u16;
         }
         i.qp_idx = self.rng.below(QPS as u64) as u8;
         i.mr_idx = self.rng.below(MRS as u64) as u8;
@@ -385,7 +361,7 @@ impl CsrEnv {
             0
         };
         let hw = self.hw_percent;
-        let pick_qp = |rng: &mut Rng| {
+        let pick_qp = |rng: &mut SplitMix64| {
             if rng.percent(50) {
                 wr_qp
             } else {
@@ -394,13 +370,13 @@ impl CsrEnv {
         };
         i.psn_wr_valid = self.rng.percent(hw);
         i.psn_wr_qp = pick_qp(&mut self.rng);
-        i.psn_wr_psn = (self.rng.next() as u32) & 0xFF_FFFF;
+        i.psn_wr_psn = (self.rng.next_u64() as u32) & 0xFF_FFFF;
         i.err_a_valid = self.rng.percent(hw / 3);
         i.err_a_qp = pick_qp(&mut self.rng);
         i.err_b_valid = self.rng.percent(hw / 3);
         i.err_b_qp = pick_qp(&mut self.rng);
         i.ev_tx_frame = self.rng.percent(40);
-        i.ev_tx_len = (self.rng.next() as u16) & 0x3FFF;
+        i.ev_tx_len = (self.rng.next_u64() as u16) & 0x3FFF;
         i.ev_wqe_n = self.rng.below(16) as u8;
         i.ev_cqe = self.rng.percent(30);
         i.ev_prot_err = self.rng.percent(10);
@@ -414,7 +390,7 @@ impl CsrEnv {
             }
         }
         if self.rng.percent(1) {
-            self.dma[0] = self.rng.next() as u32;
+            self.dma[0] = self.rng.next_u64() as u32;
         }
         [i.dma_cpl_unexpected, i.dma_cpl_malformed, i.dma_cpl_timeout] = self.dma;
         i
@@ -494,35 +470,30 @@ impl Env for CsrEnv {
 
 #[test]
 fn random_csr_lockstep() {
-    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
-    let mut rng = Rng(seed);
     let (mut total, mut reads, mut doorbells, mut pcp_changes) = (0, 0, 0, 0);
-    for case in 0..cases {
-        let mut env = CsrEnv::new(rng.next());
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut env = CsrEnv::new(seed);
         let mut model = Csr::new();
         let mut rtl = RtlCsr::new();
-        match lockstep::run(&mut model, &mut rtl, &mut env, CYCLES_PER_CASE + 1) {
-            Ok(f) => {
-                assert!(f.completed, "case {case}");
-                total += f.cycles;
-            }
-            Err(d) => panic!("case {case} (seed {seed:#x}):\n{d}"),
-        }
+        let f = lockstep::run(&mut model, &mut rtl, &mut env, CYCLES_PER_CASE + 1)
+            .unwrap_or_else(|d| panic!("{d}"));
+        assert!(f.completed, "ran {} of {CYCLES_PER_CASE} cycles", f.cycles);
+        total += f.cycles;
         reads += env.reads;
         doorbells += env.doorbells;
         pcp_changes += env.pcp_changes;
-    }
+    });
     println!(
-        "csr: {cases} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells, \
-         {pcp_changes} PCP changes"
+        "csr: {} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells, \
+         {pcp_changes} PCP changes",
+        run.cases
     );
     assert!(
-        cases < DEFAULT_CASES || pcp_changes >= 100,
+        !run.full || pcp_changes >= 100,
         "qp_pcp_all barely exercised ({pcp_changes} changes)"
     );
     assert!(
-        cases < DEFAULT_CASES || total >= MIN_CYCLES,
+        !run.full || total >= MIN_CYCLES,
         "only {total} lockstep cycles ran"
     );
 }

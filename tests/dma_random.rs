@@ -23,6 +23,10 @@
 //! Case count: [`DEFAULT_CASES`] per top, chosen so that one `cargo test`
 //! runs well over [`MIN_TOTAL_CYCLES`] lockstep cycles in total; the test
 //! asserts that floor. `RNIC_RANDOM_CASES=n` runs `n` cases per top instead.
+//! Both variables are read as in every random test (`tests/common/mod.rs`:
+//! decimal or `0x` hex).
+
+mod common;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -387,20 +391,10 @@ fn build(top: Top, c: &Case, index: u32) -> Vector {
     v
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    let s = std::env::var(name).ok()?;
-    let t = s.trim();
-    let r = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
-}
-
 /// Runs the random cases for one top; returns the lockstep cycles run.
 fn random_lockstep(top: Top) -> u64 {
-    let cases = env_u64("RNIC_RANDOM_CASES").map_or(DEFAULT_CASES, |n| n as u32);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED) ^ top as u64;
+    let cases = common::cases(DEFAULT_CASES.into()) as u32;
+    let seed = common::seed(DEFAULT_SEED) ^ top as u64;
     let config = Config {
         cases,
         failure_persistence: None,

@@ -12,13 +12,20 @@
 //! beat to the first frame beat (budget 3 cycles), and sustained throughput
 //! with back-to-back 4096-byte frames (no idle cycle between frames).
 //!
-//! Reproducible: seed `RNIC_PKT_SEED` (default fixed), `RNIC_PKT_CASES`
-//! cases (default [`DEFAULT_CASES`]).
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
+//! [`MIN_TOTAL_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use std::collections::VecDeque;
 
 use rnic_model::pkt_builder::{PktBuilder, PktBuilderIn, PktBuilderOut};
 use rnic_model::Beat;
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlPktBuilder;
 
@@ -26,24 +33,6 @@ const DEFAULT_CASES: u64 = 160;
 const DEFAULT_SEED: u64 = 0x706B_745F_6275_696C; // "pkt_buil"
 /// Lockstep cycles the random test must run in total.
 const MIN_TOTAL_CYCLES: u64 = 100_000;
-
-/// splitmix64: small, seedable, reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 /// One packet to send: the descriptor as driven, its payload beats and
 /// whether its payload read fails.
@@ -56,43 +45,43 @@ struct Pkt {
     fail: bool,
 }
 
-fn random_pkt(rng: &mut Rng, pay_len: u16) -> Pkt {
-    let r128 = |rng: &mut Rng| (rng.next() as u128) << 64 | rng.next() as u128;
+fn random_pkt(rng: &mut SplitMix64, pay_len: u16) -> Pkt {
+    let r128 = |rng: &mut SplitMix64| (rng.next_u64() as u128) << 64 | rng.next_u64() as u128;
     let d = PktBuilderIn {
         desc_valid: true,
         desc_qp: rng.below(16) as u8,
-        desc_cpl: rng.chance(50),
-        desc_dst_mac: rng.next() & 0xFFFF_FFFF_FFFF,
-        desc_src_mac: rng.next() & 0xFFFF_FFFF_FFFF,
-        desc_vlan_en: rng.chance(50),
+        desc_cpl: rng.percent(50),
+        desc_dst_mac: rng.next_u64() & 0xFFFF_FFFF_FFFF,
+        desc_src_mac: rng.next_u64() & 0xFFFF_FFFF_FFFF,
+        desc_vlan_en: rng.percent(50),
         desc_pcp: rng.below(8) as u8,
         desc_vid: rng.below(4096) as u16,
-        desc_ipv6: rng.chance(50),
+        desc_ipv6: rng.percent(50),
         desc_src_ip: r128(rng),
         desc_dst_ip: r128(rng),
         desc_dscp: rng.below(64) as u8,
         desc_ecn: rng.below(4) as u8,
-        desc_udp_sport: rng.next() as u16,
-        desc_opcode: rng.next() as u8,
-        desc_se: rng.chance(50),
-        desc_pkey: rng.next() as u16,
-        desc_becn: rng.chance(50),
-        desc_dest_qp: rng.next() as u32 & 0xFF_FFFF,
-        desc_ack_req: rng.chance(50),
-        desc_psn: rng.next() as u32 & 0xFF_FFFF,
-        desc_reth_en: rng.chance(40),
-        desc_reth_va: rng.next(),
-        desc_reth_rkey: rng.next() as u32,
-        desc_reth_len: rng.next() as u32,
-        desc_imm_en: rng.chance(30),
-        desc_imm: rng.next() as u32,
-        desc_aeth_en: rng.chance(20),
-        desc_aeth: rng.next() as u32,
-        desc_cnp_pad: rng.chance(15),
+        desc_udp_sport: rng.next_u64() as u16,
+        desc_opcode: rng.next_u64() as u8,
+        desc_se: rng.percent(50),
+        desc_pkey: rng.next_u64() as u16,
+        desc_becn: rng.percent(50),
+        desc_dest_qp: rng.next_u64() as u32 & 0xFF_FFFF,
+        desc_ack_req: rng.percent(50),
+        desc_psn: rng.next_u64() as u32 & 0xFF_FFFF,
+        desc_reth_en: rng.percent(40),
+        desc_reth_va: rng.next_u64(),
+        desc_reth_rkey: rng.next_u64() as u32,
+        desc_reth_len: rng.next_u64() as u32,
+        desc_imm_en: rng.percent(30),
+        desc_imm: rng.next_u64() as u32,
+        desc_aeth_en: rng.percent(20),
+        desc_aeth: rng.next_u64() as u32,
+        desc_cnp_pad: rng.percent(15),
         desc_pay_len: pay_len,
         ..PktBuilderIn::default()
     };
-    let payload: Vec<u8> = (0..pay_len).map(|_| rng.next() as u8).collect();
+    let payload: Vec<u8> = (0..pay_len).map(|_| rng.next_u64() as u8).collect();
     let nb = (pay_len as usize).div_ceil(64);
     let mut beats = Vec::with_capacity(nb);
     for b in 0..nb {
@@ -102,12 +91,12 @@ fn random_pkt(rng: &mut Rng, pay_len: u16) -> Pkt {
             *x = if k < payload.len() {
                 payload[k]
             } else {
-                rng.next() as u8
+                rng.next_u64() as u8
             };
         }
         beats.push(beat);
     }
-    let fail = pay_len > 0 && rng.chance(6);
+    let fail = pay_len > 0 && rng.percent(6);
     Pkt {
         d,
         payload,
@@ -226,7 +215,7 @@ fn reference_frame(p: &Pkt) -> Vec<u8> {
 }
 
 struct PktEnv {
-    rng: Rng,
+    rng: SplitMix64,
     pkts: Vec<Pkt>,
     desc_idx: usize,
     desc_offered: bool,
@@ -236,7 +225,7 @@ struct PktEnv {
     pay_offered: bool,
     desc_gap: u64,
     pay_gap: u64,
-    tready_pct: u64,
+    tready_pct: u8,
     /// Frames expected, in order.
     frames: VecDeque<Vec<u8>>,
     /// frame_done_err values expected, in order.
@@ -259,7 +248,7 @@ struct PktEnv {
 }
 
 impl PktEnv {
-    fn new(rng: Rng, pkts: Vec<Pkt>, desc_gap: u64, pay_gap: u64, tready_pct: u64) -> Self {
+    fn new(rng: SplitMix64, pkts: Vec<Pkt>, desc_gap: u64, pay_gap: u64, tready_pct: u8) -> Self {
         let mut frames = VecDeque::new();
         let mut dones = VecDeque::new();
         let mut dma_errs_left = 0;
@@ -378,7 +367,7 @@ impl Env for PktEnv {
     type Out = PktBuilderOut;
 
     fn step(&mut self, cycle: u64, o: &PktBuilderOut) -> PktBuilderIn {
-        let tready = self.rng.chance(self.tready_pct);
+        let tready = self.rng.percent(self.tready_pct);
         // Pulses (registered: they describe the cycle before).
         if o.ev_tx_frame && o.ev_tx_len as usize != self.last_frame_len {
             let want = self.last_frame_len;
@@ -468,7 +457,7 @@ impl Env for PktEnv {
     }
 }
 
-fn edge_len(rng: &mut Rng) -> u16 {
+fn edge_len(rng: &mut SplitMix64) -> u16 {
     const EDGES: [u16; 20] = [
         0, 1, 2, 3, 4, 5, 63, 64, 65, 127, 128, 129, 255, 256, 511, 1023, 2047, 4095, 4096, 4094,
     ];
@@ -479,26 +468,12 @@ fn edge_len(rng: &mut Rng) -> u16 {
     }
 }
 
-fn env_var(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| {
-            let s = s.trim();
-            s.strip_prefix("0x")
-                .map(|h| u64::from_str_radix(h, 16).ok())
-                .unwrap_or_else(|| s.parse().ok())
-        })
-        .unwrap_or(default)
-}
-
 #[test]
 fn random_frames_match_reference_in_lockstep() {
-    let seed = env_var("RNIC_PKT_SEED", DEFAULT_SEED);
-    let cases = env_var("RNIC_PKT_CASES", DEFAULT_CASES);
     let mut total = 0u64;
     let mut frames = 0usize;
-    for case in 0..cases {
-        let mut rng = Rng(seed ^ case.wrapping_mul(0x1234_5678_9ABC_DEF1));
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut rng = SplitMix64::new(seed);
         let n = 8 + rng.below(32) as usize;
         let pkts: Vec<Pkt> = (0..n)
             .map(|_| {
@@ -509,27 +484,36 @@ fn random_frames_match_reference_in_lockstep() {
         let desc_gap = [0, 0, 30, 80][rng.below(4) as usize];
         let pay_gap = [0, 0, 20, 70][rng.below(4) as usize];
         let tready_pct = [100, 100, 90, 50, 20][rng.below(5) as usize];
-        let mut env = PktEnv::new(Rng(rng.next()), pkts, desc_gap, pay_gap, tready_pct);
+        let mut env = PktEnv::new(
+            SplitMix64::new(rng.next_u64()),
+            pkts,
+            desc_gap,
+            pay_gap,
+            tready_pct,
+        );
         let mut model = PktBuilder::new();
         let mut rtl = RtlPktBuilder::new();
         let fin = lockstep::run(&mut model, &mut rtl, &mut env, 400_000)
-            .unwrap_or_else(|d| panic!("case {case} (seed {seed:#x}): {d}"));
+            .unwrap_or_else(|d| panic!("{d}"));
         if let Some(e) = &env.err {
-            panic!("case {case} (seed {seed:#x}): {e}");
+            panic!("{e}");
         }
-        assert!(fin.completed, "case {case} (seed {seed:#x}) did not finish");
+        assert!(fin.completed, "did not finish");
         total += fin.cycles;
         frames += env.frames_seen;
-    }
-    println!("pkt_builder lockstep: {cases} cases, {frames} frames, {total} cycles");
-    if cases >= DEFAULT_CASES {
+    });
+    println!(
+        "pkt_builder lockstep: {} cases, {frames} frames, {total} cycles",
+        run.cases
+    );
+    if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
     }
 }
 
 /// A packet with the given header options, deterministic contents.
 fn shaped_pkt(seed: u64, pay_len: u16, vlan: bool, ipv6: bool, reth: bool, imm: bool) -> Pkt {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut p = random_pkt(&mut rng, pay_len);
     p.d.desc_vlan_en = vlan;
     p.d.desc_ipv6 = ipv6;
@@ -543,7 +527,7 @@ fn shaped_pkt(seed: u64, pay_len: u16, vlan: bool, ipv6: bool, reth: bool, imm: 
 
 /// Runs `pkts` in lockstep with no gaps and tready always high.
 fn run_directed(pkts: Vec<Pkt>) -> PktEnv {
-    let mut env = PktEnv::new(Rng(1), pkts, 0, 0, 100);
+    let mut env = PktEnv::new(SplitMix64::new(1), pkts, 0, 0, 100);
     let fin = lockstep::run(
         &mut PktBuilder::new(),
         &mut RtlPktBuilder::new(),

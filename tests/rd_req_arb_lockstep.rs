@@ -6,13 +6,19 @@
 //! at random. Two directed phases check full throughput (one input alone:
 //! one request per cycle) and alternation (both busy: a, b, a, b, ...).
 //!
-//! Reproducible: seed [`DEFAULT_SEED`] or `RNIC_RANDOM_SEED`; cases
-//! [`DEFAULT_CASES`] or `RNIC_RANDOM_CASES`. The test asserts that at least
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
 //! [`MIN_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use std::collections::VecDeque;
 
 use rnic_model::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlRdReqArb;
 
@@ -20,47 +26,20 @@ const DEFAULT_CASES: u64 = 40;
 const DEFAULT_SEED: u64 = 0x7264_5F72_6571_5F61; // "rd_req_a"
 const MIN_CYCLES: u64 = 100_000;
 
-/// SplitMix64: a small seeded generator, so the stimulus depends on nothing
-/// but the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn percent(&mut self, p: u32) -> bool {
-        (self.next() % 100) < p as u64
-    }
-}
-
-fn env_u64(name: &str) -> Option<u64> {
-    let s = std::env::var(name).ok()?;
-    let t = s.trim();
-    let r = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
-}
-
 /// One producer: its requests, how often it offers one, and whether it is
 /// holding an offered request (valid must stay up until the transfer).
 struct Source {
     items: VecDeque<(u64, u32)>,
-    valid_percent: u32,
+    valid_percent: u8,
     holding: bool,
 }
 
 struct ArbEnv {
-    rng: Rng,
+    rng: SplitMix64,
     src: [Source; 2],
     /// What each input sent (in order), to compare with what came out.
     sent: [VecDeque<(u64, u32)>; 2],
-    ready_percent: u32,
+    ready_percent: u8,
     /// Outputs seen so far per client.
     got: [usize; 2],
     /// Cycle-by-cycle output clients (for the directed phases).
@@ -68,11 +47,11 @@ struct ArbEnv {
 }
 
 impl ArbEnv {
-    fn new(seed: u64, n: [usize; 2], valid_percent: [u32; 2], ready_percent: u32) -> Self {
-        let mut rng = Rng(seed);
+    fn new(seed: u64, n: [usize; 2], valid_percent: [u8; 2], ready_percent: u8) -> Self {
+        let mut rng = SplitMix64::new(seed);
         let mut mk = |k: usize| {
             let items: VecDeque<(u64, u32)> = (0..n[k])
-                .map(|_| (rng.next(), (rng.next() % (1 << 17)) as u32))
+                .map(|_| (rng.next_u64(), (rng.next_u64() % (1 << 17)) as u32))
                 .collect();
             items
         };
@@ -133,7 +112,7 @@ impl Env for ArbEnv {
                 s.items[0]
             } else {
                 // Junk on the data lines while valid is low.
-                (self.rng.next(), (self.rng.next() as u32) & 0x1_FFFF)
+                (self.rng.next_u64(), (self.rng.next_u64() as u32) & 0x1_FFFF)
             };
             if k == 0 {
                 (i.a_valid, i.a_addr, i.a_len) = (offer, addr, len);
@@ -174,23 +153,24 @@ fn run(env: &mut ArbEnv, max: u64) -> u64 {
 
 #[test]
 fn random_rd_req_arb_lockstep() {
-    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
-    let mut rng = Rng(seed);
     let mut total = 0;
-    for case in 0..cases {
-        let pick = |r: &mut Rng| [100, 90, 50, 10, 0][(r.next() % 5) as usize];
-        let n = [(rng.next() % 3000) as usize, (rng.next() % 3000) as usize];
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut rng = SplitMix64::new(seed);
+        let pick = |r: &mut SplitMix64| [100, 90, 50, 10, 0][r.below(5) as usize];
+        let n = [rng.below(3000) as usize, rng.below(3000) as usize];
         let vp = [pick(&mut rng).max(5), pick(&mut rng).max(5)];
         let rp = pick(&mut rng).max(5);
-        let mut env = ArbEnv::new(rng.next(), n, vp, rp);
+        let mut env = ArbEnv::new(rng.next_u64(), n, vp, rp);
         let cycles = run(&mut env, 1_000_000);
-        assert!(cycles > 0 || n == [0, 0], "case {case}");
+        assert!(cycles > 0 || n == [0, 0], "no cycle ran");
         total += cycles;
-    }
-    println!("rd_req_arb: {cases} cases, {total} lockstep cycles (seed {seed:#x})");
+    });
+    println!(
+        "rd_req_arb: {} cases, {total} lockstep cycles (seed {:#x})",
+        run.cases, run.seed
+    );
     assert!(
-        cases < DEFAULT_CASES || total >= MIN_CYCLES,
+        !run.full || total >= MIN_CYCLES,
         "only {total} lockstep cycles ran"
     );
 }

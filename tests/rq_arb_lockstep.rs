@@ -8,14 +8,20 @@
 //! Two directed phases check full throughput (one input alone: one beat per
 //! cycle) and alternation per TLP (both busy).
 //!
-//! Reproducible: seed [`DEFAULT_SEED`] or `RNIC_RANDOM_SEED`; cases
-//! [`DEFAULT_CASES`] or `RNIC_RANDOM_CASES`. The test asserts that at least
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
 //! [`MIN_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use std::collections::VecDeque;
 
 use rnic_model::rq_arb::{RqArb, RqArbIn, RqArbOut};
 use rnic_model::Beat;
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlRqArb;
 
@@ -23,38 +29,13 @@ const DEFAULT_CASES: u64 = 30;
 const DEFAULT_SEED: u64 = 0x7271_5F61_7262_5F5F; // "rq_arb__"
 const MIN_CYCLES: u64 = 60_000;
 
-/// SplitMix64: a small seeded generator, so the stimulus depends on nothing
-/// but the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+/// A random beat, 8 bytes per draw (junk on the data lines).
+fn random_beat(rng: &mut SplitMix64) -> Beat {
+    let mut b = Beat::default();
+    for c in b.chunks_exact_mut(8) {
+        c.copy_from_slice(&rng.next_u64().to_le_bytes());
     }
-    fn percent(&mut self, p: u32) -> bool {
-        (self.next() % 100) < p as u64
-    }
-    fn beat(&mut self) -> Beat {
-        let mut b = Beat::default();
-        for c in b.chunks_exact_mut(8) {
-            c.copy_from_slice(&self.next().to_le_bytes());
-        }
-        b
-    }
-}
-
-fn env_u64(name: &str) -> Option<u64> {
-    let s = std::env::var(name).ok()?;
-    let t = s.trim();
-    let r = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
+    b
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,16 +52,16 @@ type Tlp = Vec<RqBeat>;
 /// whether it holds an offered beat (valid stays up until the transfer).
 struct Source {
     beats: VecDeque<RqBeat>,
-    valid_percent: u32,
+    valid_percent: u8,
     holding: bool,
 }
 
 struct ArbEnv {
-    rng: Rng,
+    rng: SplitMix64,
     src: [Source; 2],
     /// Each input's TLPs, to compare with what came out.
     sent: [Vec<Tlp>; 2],
-    ready_percent: u32,
+    ready_percent: u8,
     /// TLPs received so far per input.
     got: [usize; 2],
     /// The TLP being received: (input, beats so far).
@@ -94,24 +75,24 @@ impl ArbEnv {
         seed: u64,
         n: [usize; 2],
         max_beats: u64,
-        valid_percent: [u32; 2],
-        ready_percent: u32,
+        valid_percent: [u8; 2],
+        ready_percent: u8,
     ) -> Self {
-        let mut rng = Rng(seed);
+        let mut rng = SplitMix64::new(seed);
         let mut sent: [Vec<Tlp>; 2] = [Vec::new(), Vec::new()];
         for (k, tlps) in sent.iter_mut().enumerate() {
             for t in 0..n[k] {
-                let len = 1 + (rng.next() % max_beats) as usize;
+                let len = 1 + (rng.next_u64() % max_beats) as usize;
                 let tlp: Tlp = (0..len)
                     .map(|j| {
-                        let mut data = rng.beat();
+                        let mut data = random_beat(&mut rng);
                         // Tag (input, TLP, beat): every beat is unique.
                         data[0] = k as u8;
                         data[1..5].copy_from_slice(&(t as u32).to_le_bytes());
                         data[5] = j as u8;
                         RqBeat {
                             data,
-                            keep: rng.next(),
+                            keep: rng.next_u64(),
                             sop: j == 0,
                             eop: j + 1 == len,
                         }
@@ -198,8 +179,8 @@ impl Env for ArbEnv {
             } else {
                 // Junk on the data lines while valid is low.
                 RqBeat {
-                    data: self.rng.beat(),
-                    keep: self.rng.next(),
+                    data: random_beat(&mut self.rng),
+                    keep: self.rng.next_u64(),
                     sop: self.rng.percent(50),
                     eop: self.rng.percent(50),
                 }
@@ -245,22 +226,23 @@ fn run(env: &mut ArbEnv, max: u64) -> u64 {
 
 #[test]
 fn random_rq_arb_lockstep() {
-    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
-    let mut rng = Rng(seed);
     let mut total = 0;
-    for _ in 0..cases {
-        let pick = |r: &mut Rng| [100, 90, 50, 10][(r.next() % 4) as usize];
-        let n = [(rng.next() % 400) as usize, (rng.next() % 400) as usize];
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut rng = SplitMix64::new(seed);
+        let pick = |r: &mut SplitMix64| [100, 90, 50, 10][r.below(4) as usize];
+        let n = [rng.below(400) as usize, rng.below(400) as usize];
         let vp = [pick(&mut rng), pick(&mut rng)];
         let rp = pick(&mut rng);
-        let max_beats = [1, 2, 8][(rng.next() % 3) as usize];
-        let mut env = ArbEnv::new(rng.next(), n, max_beats, vp, rp);
+        let max_beats = [1, 2, 8][rng.below(3) as usize];
+        let mut env = ArbEnv::new(rng.next_u64(), n, max_beats, vp, rp);
         total += run(&mut env, 1_000_000);
-    }
-    println!("rq_arb: {cases} cases, {total} lockstep cycles (seed {seed:#x})");
+    });
+    println!(
+        "rq_arb: {} cases, {total} lockstep cycles (seed {:#x})",
+        run.cases, run.seed
+    );
     assert!(
-        cases < DEFAULT_CASES || total >= MIN_CYCLES,
+        !run.full || total >= MIN_CYCLES,
         "only {total} lockstep cycles ran"
     );
 }

@@ -30,13 +30,20 @@
 //!
 //! A second test runs one QP past the 16-bit wrap of its indices.
 //!
-//! [`DEFAULT_CASES`] cases; `RNIC_RANDOM_CASES` for more, `RNIC_RANDOM_SEED`
-//! for another seed (the run is a function of both).
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
+//! [`MIN_TOTAL_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use std::collections::{HashMap, VecDeque};
 
 use rnic_model::ports::Beat;
 use rnic_model::sq_fetch::{SqFetch, SqFetchIn, SqFetchOut, BATCH, INFL, QPS, SLOTS};
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlSqFetch;
 
@@ -49,35 +56,6 @@ const MAX_CYCLES: u64 = 60_000;
 const MAX_BACKLOG: u32 = 48;
 /// Lockstep cycles the default random run must reach.
 const MIN_TOTAL_CYCLES: u64 = 600_000;
-
-fn env_u64(name: &str) -> Option<u64> {
-    let s = std::env::var(name).ok()?;
-    let t = s.trim();
-    let r = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
-}
-
-/// splitmix64: small, seedable, good enough for stimulus.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pct(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-}
 
 /// One QP as host software and the checker see it.
 #[derive(Default)]
@@ -133,16 +111,16 @@ struct Pred {
 }
 
 struct FetchEnv {
-    rng: Rng,
+    rng: SplitMix64,
     qps: Vec<Qp>,
     /// Host memory, byte by byte.
     mem: HashMap<u64, u8>,
     active: Vec<usize>,
-    db_pct: u64,
-    ready_pct: u64,
-    gap_pct: u64,
-    pop_pct: u64,
-    fail_pct: u64,
+    db_pct: u8,
+    ready_pct: u8,
+    gap_pct: u8,
+    pop_pct: u8,
+    fail_pct: u8,
     latency: (u64, u64),
     max_post: u32,
     /// Doorbells now and then switch a QP's state (RESET, RTS, ERROR).
@@ -174,7 +152,7 @@ struct FetchEnv {
 
 impl FetchEnv {
     fn random(seed: u64) -> Self {
-        let mut rng = Rng(seed);
+        let mut rng = SplitMix64::new(seed);
         let n_active = [1, 2, 3, 5, 8, 16][rng.below(6) as usize];
         let mut all: Vec<usize> = (0..QPS).collect();
         for k in (1..QPS).rev() {
@@ -235,7 +213,7 @@ impl FetchEnv {
         for _ in 0..k {
             let mut w = Beat::default();
             for b in w.iter_mut() {
-                *b = self.rng.next() as u8;
+                *b = self.rng.next_u64() as u8;
             }
             self.wr_seq += 1;
             w[..8].copy_from_slice(&(self.wr_seq << 8 | q as u64).to_le_bytes());
@@ -295,15 +273,15 @@ impl FetchEnv {
             }
             return SqFetchIn::default();
         }
-        if !self.rng.pct(self.db_pct) {
+        if !self.rng.percent(self.db_pct) {
             return SqFetchIn::default();
         }
         let q = self.active[self.rng.below(self.active.len() as u64) as usize];
-        if self.mode_changes && self.rng.pct(3) {
+        if self.mode_changes && self.rng.percent(3) {
             self.qps[q].mode = self.rng.below(3) as u8;
         }
         let mut state = self.qps[q].mode;
-        if self.rng.pct(5) {
+        if self.rng.percent(5) {
             // A repeated doorbell: ignored whatever state it carries.
             state = self.rng.below(4) as u8;
             return self.doorbell(q, state);
@@ -424,13 +402,13 @@ impl Env for FetchEnv {
         let mut i = self.doorbells(cycle);
 
         // Read requests, taken under back-pressure.
-        let ready = self.rng.pct(self.ready_pct);
+        let ready = self.rng.percent(self.ready_pct);
         i.rd_req_ready = ready;
         if o.rd_req_valid && ready {
             let q = *self.issued.back().expect("a request on rd_req was issued");
             let (lo, hi) = self.latency;
             let lat = lo + self.rng.below(hi - lo + 1);
-            let fail = self.rng.pct(self.fail_pct);
+            let fail = self.rng.percent(self.fail_pct);
             self.taken.push_back(Read {
                 qp: q,
                 addr: o.rd_req_addr,
@@ -457,8 +435,8 @@ impl Env for FetchEnv {
 
         // Pops: mostly of a QP with a WQE, sometimes of any QP. Before the
         // beats: a WQE whose last beat comes this cycle is not poppable yet.
-        if self.rng.pct(self.pop_pct) || self.stimulus_over(cycle) {
-            let q = if o.wqe_avail != 0 && !self.rng.pct(10) {
+        if self.rng.percent(self.pop_pct) || self.stimulus_over(cycle) {
+            let q = if o.wqe_avail != 0 && !self.rng.percent(10) {
                 let bits: Vec<usize> = (0..QPS).filter(|&q| o.wqe_avail >> q & 1 != 0).collect();
                 bits[self.rng.below(bits.len() as u64) as usize]
             } else {
@@ -474,7 +452,7 @@ impl Env for FetchEnv {
         // Beats, in order, one per cycle, with gaps.
         self.exp_ev = 0;
         if let Some(r) = self.taken.front() {
-            if cycle >= r.ready_at && !self.rng.pct(self.gap_pct) {
+            if cycle >= r.ready_at && !self.rng.percent(self.gap_pct) {
                 let last = self.beat + 1 == r.beats;
                 let addr = r.addr + 64 * self.beat as u64;
                 i.rd_data_valid = true;
@@ -581,14 +559,11 @@ fn run_case(seed: u64, stim: u64) -> (u64, FetchEnv) {
 
 #[test]
 fn sq_fetch_random_lockstep() {
-    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
     let mut total = 0;
     let (mut reads, mut multi, mut full, mut cut, mut failed, mut popped, mut dropped) =
         (0, 0, 0, 0, 0, 0, 0);
-    for case in 0..cases {
-        let s = seed ^ case.wrapping_mul(0xA24B_AED4_963E_E407);
-        let (cycles, env) = run_case(s, STIM_CYCLES);
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let (cycles, env) = run_case(seed, STIM_CYCLES);
         total += cycles;
         reads += env.reads;
         multi += env.multi;
@@ -599,14 +574,15 @@ fn sq_fetch_random_lockstep() {
             popped += qp.popped;
             dropped += qp.dropped;
         }
-    }
+    });
     println!(
-        "sq_fetch: {cases} cases, {total} cycles, {reads} reads ({multi} of several WQEs, \
+        "sq_fetch: {} cases, {total} cycles, {reads} reads ({multi} of several WQEs, \
          {full} of BATCH, {cut} cut at the ring end, {failed} failed), \
-         {popped} WQEs popped, {dropped} dropped"
+         {popped} WQEs popped, {dropped} dropped",
+        run.cases
     );
     assert!(multi > 0 && full > 0 && cut > 0, "batching never happened");
-    if cases == DEFAULT_CASES {
+    if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
         assert!(failed > 0 && dropped > 0, "no failed read");
     }
@@ -616,7 +592,7 @@ fn sq_fetch_random_lockstep() {
 fn sq_fetch_indices_wrap_at_16_bits() {
     // One QP, a ring of 8, everything fast: more than 2^16 WQEs go through,
     // so the producer and fetch indices wrap (and the ring wraps 8192 times).
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED) ^ 0x77;
+    let seed = common::seed(DEFAULT_SEED) ^ 0x77;
     let mut env = FetchEnv::random(seed);
     let q = 5;
     env.active = vec![q];

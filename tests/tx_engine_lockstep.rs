@@ -26,14 +26,20 @@
 //! grant is exactly the contract's budget (new WQE 4 cycles, WQE in progress
 //! 3).
 //!
-//! Reproducible: the generator is seeded ([`DEFAULT_SEED`] or
-//! `RNIC_RANDOM_SEED`); `RNIC_RANDOM_CASES=n` runs `n` cases instead of
-//! [`DEFAULT_CASES`]. A failing case prints its seed.
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
+//! [`MIN_TOTAL_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use std::collections::VecDeque;
 
 use rnic_model::tx_engine::{TxEngine, TxEngineIn, TxEngineOut, MRS, QPS};
 use rnic_model::Beat;
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlTxEngine;
 
@@ -43,25 +49,6 @@ const DEFAULT_SEED: u64 = 0x7478_5F65_6E67_696E; // "tx_engin"
 const MIN_TOTAL_CYCLES: u64 = 500_000;
 /// Packets a case generates at most (its WQEs stop there).
 const PKT_BUDGET: u64 = 1500;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // SplitMix64.
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pct(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Qp {
@@ -290,17 +277,17 @@ struct Case {
     mrs: [Mr; MRS],
     wqes: Vec<Vec<Wqe>>,
     /// Percent of cycles each ready is high.
-    desc_rdy: u64,
-    rd_rdy: u64,
-    cpl_rdy: u64,
+    desc_rdy: u8,
+    rd_rdy: u8,
+    cpl_rdy: u8,
     /// Percent of cycles a not-yet-available WQE of a QP becomes available.
-    fetch_pct: u64,
+    fetch_pct: u8,
     /// Percent of cycles without a grant, and with a random QP granted.
-    no_grant_pct: u64,
-    rand_grant_pct: u64,
+    no_grant_pct: u8,
+    rand_grant_pct: u8,
 }
 
-fn gen_case(r: &mut Rng) -> Case {
+fn gen_case(r: &mut SplitMix64) -> Case {
     let mut mrs = [Mr::default(); MRS];
     for (i, m) in mrs.iter_mut().enumerate() {
         let len = match r.below(4) {
@@ -309,55 +296,55 @@ fn gen_case(r: &mut Rng) -> Case {
             _ => 1 << 33,
         };
         *m = Mr {
-            valid: r.pct(90),
+            valid: r.percent(90),
             key: (i as u32) | ((r.below(8) as u32) << 4),
             va: match r.below(3) {
                 0 => r.below(1 << 20) << 8,
-                1 => r.next(),
+                1 => r.next_u64(),
                 _ => u64::MAX - len + 1 - r.below(2), // right at the top of VA space
             },
             len,
-            pbase: r.next() & !0xFFF,
+            pbase: r.next_u64() & !0xFFF,
             access: r.below(16) as u8,
             pd: (i % 3) as u16,
         };
     }
     // Half the cases have no faults at all, so that long messages and long
     // WQE sequences run; in the others a fault flushes the QP's later WQEs.
-    let faults = r.pct(50);
-    let f = |r: &mut Rng, p: u64| faults && r.pct(p);
+    let faults = r.percent(50);
+    let f = |r: &mut SplitMix64, p: u8| faults && r.percent(p);
     let mut qps = [Qp::default(); QPS];
     for q in qps.iter_mut() {
         *q = Qp {
             state: if f(r, 8) { 2 } else { 1 },
-            uc: r.pct(50),
-            ipv6: r.pct(50),
-            vlan_en: r.pct(50),
-            ecn_en: r.pct(50),
+            uc: r.percent(50),
+            ipv6: r.percent(50),
+            vlan_en: r.percent(50),
+            ecn_en: r.percent(50),
             mtu: r.below(8) as u8,
             cq: r.below(4) as u8,
             remote_qpn: r.below(1 << 24) as u32,
-            psn: if r.pct(30) {
+            psn: if r.percent(30) {
                 (1 << 24) - 1 - r.below(4) as u32
             } else {
                 r.below(1 << 24) as u32
             },
             pd: r.below(3) as u16,
-            dst_mac: r.next() & 0xFFFF_FFFF_FFFF,
-            src_mac: r.next() & 0xFFFF_FFFF_FFFF,
-            src_ip: (r.next() as u128) << 64 | r.next() as u128,
-            dst_ip: (r.next() as u128) << 64 | r.next() as u128,
-            udp_sport: r.next() as u16,
+            dst_mac: r.next_u64() & 0xFFFF_FFFF_FFFF,
+            src_mac: r.next_u64() & 0xFFFF_FFFF_FFFF,
+            src_ip: (r.next_u64() as u128) << 64 | r.next_u64() as u128,
+            dst_ip: (r.next_u64() as u128) << 64 | r.next_u64() as u128,
+            udp_sport: r.next_u64() as u16,
             dscp: r.below(64) as u8,
             vid: r.below(4096) as u16,
             pcp: r.below(8) as u8,
-            pkey: r.next() as u16,
+            pkey: r.next_u64() as u16,
         };
     }
     let used = 1 + r.below(QPS as u64) as usize;
     let mut wqes = vec![Vec::new(); QPS];
     let mut pkts = 0u64;
-    let mut wr_id = r.next() & 0xFFFF_0000;
+    let mut wr_id = r.next_u64() & 0xFFFF_0000;
     'outer: for _ in 0..200 {
         let q = r.below(used as u64) as usize;
         let mtu = mtu_of(qps[q].mtu) as u64;
@@ -376,7 +363,7 @@ fn gen_case(r: &mut Rng) -> Case {
             2 => mtu - 1 + r.below(3),
             3 => mtu * (1 + r.below(4)) + r.below(3) - 1,
             4 => r.below(1 << 16),
-            5 if r.pct(10) => r.below(1 << 31) + 1,
+            5 if r.percent(10) => r.below(1 << 31) + 1,
             _ => r.below(3 * 4096),
         } as u32;
         // An MR that passes: valid, same PD, LOCAL_WRITE for a READ, long enough.
@@ -390,12 +377,12 @@ fn gen_case(r: &mut Rng) -> Case {
             good[r.below(good.len() as u64) as usize]
         };
         let mr = mrs[mi];
-        let lkey = if f(r, 3) { r.next() as u32 } else { mr.key };
+        let lkey = if f(r, 3) { r.next_u64() as u32 } else { mr.key };
         let room = mr.len.saturating_sub(len as u64);
         let laddr = match if faults { r.below(50) } else { 3 + r.below(47) } {
             0 => mr.va.wrapping_sub(1),
             1 => mr.va.wrapping_add(room + 1),
-            2 => r.next(),
+            2 => r.next_u64(),
             3..=8 => mr.va.wrapping_add(room),
             9..=14 => mr.va,
             _ => mr.va.wrapping_add(r.below(room + 1)),
@@ -420,13 +407,19 @@ fn gen_case(r: &mut Rng) -> Case {
             len,
             laddr,
             lkey,
-            imm: r.next() as u32,
-            rva: r.next(),
-            rkey: r.next() as u32,
-            junk: r.next(),
+            imm: r.next_u64() as u32,
+            rva: r.next_u64(),
+            rkey: r.next_u64() as u32,
+            junk: r.next_u64(),
         });
     }
-    let rdy = |r: &mut Rng| if r.pct(30) { 100 } else { 20 + r.below(81) };
+    let rdy = |r: &mut SplitMix64| {
+        if r.percent(30) {
+            100
+        } else {
+            20 + r.below(81) as u8
+        }
+    };
     Case {
         qps,
         mrs,
@@ -441,7 +434,7 @@ fn gen_case(r: &mut Rng) -> Case {
 }
 
 struct TxEnv {
-    r: Rng,
+    r: SplitMix64,
     c: Case,
     // csr
     qp_tab: [Qp; QPS],
@@ -490,7 +483,7 @@ fn qp_of(t: &[Qp; QPS], i: u8) -> Qp {
 
 impl TxEnv {
     fn new(seed: u64) -> Self {
-        let mut r = Rng(seed);
+        let mut r = SplitMix64::new(seed);
         let c = gen_case(&mut r);
         let mut exp_pkts = Vec::new();
         let mut exp_cpls = Vec::new();
@@ -717,9 +710,9 @@ impl Env for TxEnv {
             }
         }
         let work = o.req_active | i.wqe_avail;
-        self.grant_next = if self.r.pct(self.c.no_grant_pct) {
+        self.grant_next = if self.r.percent(self.c.no_grant_pct) {
             None
-        } else if self.r.pct(self.c.rand_grant_pct) {
+        } else if self.r.percent(self.c.rand_grant_pct) {
             Some(self.r.below(QPS as u64) as u8)
         } else {
             (0..QPS)
@@ -788,9 +781,9 @@ impl Env for TxEnv {
         self.flush += o.ev_flush as usize;
 
         // ---- back-pressure and transfers ----
-        i.desc_ready = self.r.pct(self.c.desc_rdy);
-        i.rd_req_ready = self.r.pct(self.c.rd_rdy);
-        i.cpl_ready = self.r.pct(self.c.cpl_rdy);
+        i.desc_ready = self.r.percent(self.c.desc_rdy);
+        i.rd_req_ready = self.r.percent(self.c.rd_rdy);
+        i.cpl_ready = self.r.percent(self.c.cpl_rdy);
         if o.rd_req_valid && i.rd_req_ready {
             self.check_rd(cycle, o);
         }
@@ -803,7 +796,7 @@ impl Env for TxEnv {
 
         // ---- WQEs fetched this cycle show next cycle ----
         for q in 0..QPS {
-            if !self.pending[q].is_empty() && self.r.pct(self.c.fetch_pct) {
+            if !self.pending[q].is_empty() && self.r.percent(self.c.fetch_pct) {
                 let w = self.pending[q].pop_front().unwrap();
                 self.avail[q].push_back(w);
             }
@@ -817,46 +810,21 @@ impl Env for TxEnv {
     }
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    let v = std::env::var(name).ok()?;
-    let v = v.trim();
-    Some(match v.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).expect("hex"),
-        None => v.parse().expect("number"),
-    })
-}
-
 #[test]
 fn tx_engine_random_lockstep() {
-    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
     let mut total = 0u64;
     let (mut new_steps, mut cont_steps) = (0u64, 0u64);
     let mut stats = [0u64; 5];
-    for k in 0..cases {
-        let case_seed = seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut env = TxEnv::new(case_seed);
-        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            lockstep::run(
-                &mut TxEngine::new(),
-                &mut RtlTxEngine::new(),
-                &mut env,
-                2_000_000,
-            )
-        }));
-        let fin = match res {
-            Ok(Ok(f)) => f,
-            Ok(Err(d)) => panic!("case {k} (seed {case_seed:#x}):\n{d}"),
-            Err(e) => {
-                eprintln!("case {k} (seed {case_seed:#x}) failed a check");
-                std::panic::resume_unwind(e)
-            }
-        };
-        assert!(
-            fin.completed,
-            "case {k} (seed {case_seed:#x}): did not finish in {} cycles",
-            fin.cycles
-        );
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut env = TxEnv::new(seed);
+        let fin = lockstep::run(
+            &mut TxEngine::new(),
+            &mut RtlTxEngine::new(),
+            &mut env,
+            2_000_000,
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
         for q in 0..QPS {
             assert!(env.exp_pkts[q].is_empty() && env.exp_cpls[q].is_empty());
         }
@@ -869,7 +837,7 @@ fn tx_engine_random_lockstep() {
         assert_eq!(
             (env.errs, env.prot, env.flush),
             (env.errs_exp, env.prot_exp, env.flush_exp),
-            "case {k} (seed {case_seed:#x}): err_valid / ev_prot_err / ev_flush pulses"
+            "err_valid / ev_prot_err / ev_flush pulses"
         );
         total += fin.cycles;
         new_steps += env.steps[1];
@@ -877,14 +845,14 @@ fn tx_engine_random_lockstep() {
         for (a, b) in stats.iter_mut().zip(env.stats) {
             *a += b;
         }
-    }
+    });
     eprintln!(
-        "tx_engine lockstep: {cases} cases, {total} cycles, {new_steps} new-WQE steps, \
+        "tx_engine lockstep: {} cases, {total} cycles, {new_steps} new-WQE steps, \
          {cont_steps} in-progress steps; {} packets, completions: {} success, {} QP op error, \
          {} protection error, {} flushed",
-        stats[0], stats[1], stats[2], stats[3], stats[4]
+        run.cases, stats[0], stats[1], stats[2], stats[3], stats[4]
     );
-    if cases >= DEFAULT_CASES {
+    if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
     }
 }

@@ -16,11 +16,19 @@
 //! Each case picks densities (sparse to full, sticky or toggling work,
 //! `rate_ok` all ones or random, pause none / a few priorities / most,
 //! priorities all equal, spread or changing, control frames none / rare /
-//! bursty, ready rate); [`DEFAULT_CASES`] cases of [`CYCLES`] cycles,
-//! `RNIC_RANDOM_CASES` for more, `RNIC_RANDOM_SEED` for another seed (the run
-//! is a function of both).
+//! bursty, ready rate).
+//!
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases of [`CYCLES`] cycles or
+//! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
+//! `RNIC_RANDOM_SEED=<that seed> RNIC_RANDOM_CASES=1` replays it alone.
+//! With at least the default case count the test asserts that
+//! [`MIN_TOTAL_CYCLES`] lockstep cycles ran.
+
+mod common;
 
 use rnic_model::tx_sched::{TxSched, TxSchedIn, TxSchedOut, QPS};
+use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlTxSched;
 
@@ -30,38 +38,9 @@ const CYCLES: u64 = 50_000;
 /// Lockstep cycles the default run must reach.
 const MIN_TOTAL_CYCLES: u64 = 1_500_000;
 
-fn env_u64(name: &str) -> Option<u64> {
-    let s = std::env::var(name).ok()?;
-    let t = s.trim();
-    let r = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
-}
-
-/// splitmix64: small, seedable, good enough for stimulus.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// True with probability `p` percent.
-    fn pct(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-    /// A mask of `n` bits, each set with probability `p` percent.
-    fn mask(&mut self, n: usize, p: u64) -> u64 {
-        (0..n).fold(0u64, |m, q| m | (self.pct(p) as u64) << q)
-    }
+/// A mask of `n` bits, each set with probability `p` percent.
+fn mask(rng: &mut SplitMix64, n: usize, p: u8) -> u64 {
+    (0..n).fold(0u64, |m, q| m | (rng.percent(p) as u64) << q)
 }
 
 /// How QPs' priorities are drawn in a case.
@@ -98,18 +77,18 @@ impl Seen {
 }
 
 struct SchedEnv {
-    rng: Rng,
+    rng: SplitMix64,
     /// Percent: a work bit set when redrawn; bits redrawn per cycle.
-    density: u64,
-    churn: u64,
+    density: u8,
+    churn: u8,
     rate_all: bool,
     /// Percent: a priority paused when redrawn (0: never paused).
-    pause_pct: u64,
+    pause_pct: u8,
     pcp_mode: PcpMode,
     /// Percent of cycles a control frame starts waiting; how long it waits.
-    ctrl_pct: u64,
+    ctrl_pct: u8,
     ctrl_burst: u64,
-    ready_pct: u64,
+    ready_pct: u8,
     active: u16,
     avail: u16,
     rate_ok: u16,
@@ -134,10 +113,10 @@ struct SchedEnv {
 
 impl SchedEnv {
     fn new(seed: u64) -> Self {
-        let mut rng = Rng(seed);
+        let mut rng = SplitMix64::new(seed);
         let density = [3, 10, 30, 60, 100][rng.below(5) as usize];
         let churn = [1, 5, 20, 100][rng.below(4) as usize];
-        let rate_all = rng.pct(40);
+        let rate_all = rng.percent(40);
         let pause_pct = [0, 0, 15, 40, 85][rng.below(5) as usize];
         let pcp_mode = [PcpMode::Same, PcpMode::Spread, PcpMode::Changing][rng.below(3) as usize];
         let ctrl_pct = [0, 1, 5, 20][rng.below(4) as usize];
@@ -181,9 +160,9 @@ impl SchedEnv {
 
     /// Redraws each bit of `m` (`n` bits) with probability `churn`, a redrawn
     /// bit set with probability `p`.
-    fn churn(&mut self, m: u64, n: usize, p: u64) -> u64 {
-        let redraw = self.rng.mask(n, self.churn);
-        let fresh = self.rng.mask(n, p);
+    fn churn(&mut self, m: u64, n: usize, p: u8) -> u64 {
+        let redraw = mask(&mut self.rng, n, self.churn);
+        let fresh = mask(&mut self.rng, n, p);
         (m & !redraw) | (fresh & redraw)
     }
 
@@ -260,7 +239,7 @@ impl Env for SchedEnv {
     type Out = TxSchedOut;
 
     fn step(&mut self, cycle: u64, o: &TxSchedOut) -> TxSchedIn {
-        let ready = self.rng.pct(self.ready_pct);
+        let ready = self.rng.percent(self.ready_pct);
         // The grant visible now was computed from last cycle's inputs.
         match self.prev {
             Some(s) => self.check(cycle, o, &s, ready),
@@ -271,18 +250,18 @@ impl Env for SchedEnv {
         self.rate_ok = if self.rate_all {
             0xFFFF
         } else {
-            (self.churn(self.rate_ok as u64, QPS, 50) | self.rng.mask(QPS, 50)) as u16
+            (self.churn(self.rate_ok as u64, QPS, 50) | mask(&mut self.rng, QPS, 50)) as u16
         };
         if self.pause_pct > 0 {
             self.pause = self.churn(self.pause as u64, 8, self.pause_pct) as u8;
         }
-        if self.pcp_mode == PcpMode::Changing && self.rng.pct(2) {
+        if self.pcp_mode == PcpMode::Changing && self.rng.percent(2) {
             let q = self.rng.below(QPS as u64) as usize;
             self.pcp[q] = self.rng.below(8) as u8;
         }
         if self.ctrl_left > 0 {
             self.ctrl_left -= 1;
-        } else if self.rng.pct(self.ctrl_pct) {
+        } else if self.rng.percent(self.ctrl_pct) {
             self.ctrl_left = 1 + self.rng.below(self.ctrl_burst);
         }
         let ctrl = self.ctrl_left > 0;
@@ -316,21 +295,18 @@ impl Env for SchedEnv {
 
 #[test]
 fn tx_sched_random_lockstep() {
-    let cases = env_u64("RNIC_RANDOM_CASES").unwrap_or(DEFAULT_CASES);
-    let seed = env_u64("RNIC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
     let mut total = 0u64;
     let (mut data, mut ctrl, mut past_paused, mut past_rate, mut ctrl_over) = (0, 0, 0, 0, 0);
     let mut worst = 0u32;
-    for case in 0..cases {
-        let case_seed = seed ^ case.wrapping_mul(0xA24B_AED4_963E_E407);
-        let mut env = SchedEnv::new(case_seed);
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut env = SchedEnv::new(seed);
         let fin = lockstep::run(
             &mut TxSched::new(),
             &mut RtlTxSched::new(),
             &mut env,
             CYCLES,
         )
-        .unwrap_or_else(|d| panic!("case {case} (seed {case_seed:#x}): {d}"));
+        .unwrap_or_else(|d| panic!("{d}"));
         total += fin.cycles;
         data += env.data_grants;
         ctrl += env.ctrl_grants;
@@ -338,13 +314,14 @@ fn tx_sched_random_lockstep() {
         past_rate += env.grants_past_rate;
         ctrl_over += env.ctrl_over_data;
         worst = worst.max(env.max_skipped);
-    }
+    });
     println!(
-        "tx_sched: {cases} cases, {total} cycles, {data} data grants ({past_paused} past a \
+        "tx_sched: {} cases, {total} cycles, {data} data grants ({past_paused} past a \
          paused QP, {past_rate} past a rate-blocked one), {ctrl} control grants ({ctrl_over} \
-         over eligible data), longest wait {worst} grants"
+         over eligible data), longest wait {worst} grants",
+        run.cases
     );
-    if cases == DEFAULT_CASES {
+    if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
         // Dense cases make QPs wait behind each other.
         assert!(

@@ -1,0 +1,103 @@
+//! Plumbing shared by the constrained-random tests in `tests/` (one copy,
+//! used with `mod common;`; cargo compiles `tests/common/mod.rs` as a module
+//! of each test, not as a test of its own).
+//!
+//! Every random test reads the same two environment variables, each a
+//! decimal number or `0x`-prefixed hex:
+//! - `RNIC_RANDOM_SEED`: the run's seed (each test has its own default,
+//!   `DEFAULT_SEED` in the test);
+//! - `RNIC_RANDOM_CASES`: how many cases to run (default `DEFAULT_CASES` in
+//!   the test). A test asserts its floors (lockstep cycles, coverage counts)
+//!   when at least its default number of cases ran, as those floors were
+//!   measured for the default run.
+//!
+//! A seed and a case count define a run. Case `k` runs with its own seed,
+//! [`case_seed`]`(seed, k)`, and case 0 with the run's seed itself, so the
+//! "case k (seed S)" that [`run_cases`] reports for a failure is replayed
+//! alone with `RNIC_RANDOM_SEED=S RNIC_RANDOM_CASES=1`.
+//!
+//! The stimulus generator is `rnic_testbench::env::SplitMix64` (written out
+//! there, so a seed means the same stream whatever crate versions change).
+
+// Each test uses only part of this module (dma_random has its own proptest
+// runner and takes only the seed and case count).
+#![allow(dead_code)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The seed variable, the same for every random test.
+pub const SEED_VAR: &str = "RNIC_RANDOM_SEED";
+/// The case-count variable, the same for every random test.
+pub const CASES_VAR: &str = "RNIC_RANDOM_CASES";
+
+/// `name` as a decimal or `0x` hex number; `None` when unset; a value that
+/// is not a number fails the test rather than silently running the default.
+pub fn env_u64(name: &str) -> Option<u64> {
+    let s = std::env::var(name).ok()?;
+    let t = s.trim();
+    let r = match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse(),
+    };
+    Some(r.unwrap_or_else(|_| panic!("{name}={s:?} is not a number")))
+}
+
+/// The run's seed: `RNIC_RANDOM_SEED`, else the test's default.
+pub fn seed(default: u64) -> u64 {
+    env_u64(SEED_VAR).unwrap_or(default)
+}
+
+/// The run's case count: `RNIC_RANDOM_CASES`, else the test's default.
+pub fn cases(default: u64) -> u64 {
+    env_u64(CASES_VAR).unwrap_or(default)
+}
+
+/// Case `k`'s seed: the run's seed XOR `k` times an odd constant (from
+/// wyhash). Case 0 gets the run's seed itself. Not `seed + k * gamma`:
+/// SplitMix64's state advances by gamma per output, so that would make case
+/// k+1's stream case k's stream shifted by one draw.
+pub fn case_seed(seed: u64, k: u64) -> u64 {
+    seed ^ k.wrapping_mul(0xA24B_AED4_963E_E407)
+}
+
+/// What [`run_cases`] ran.
+#[derive(Debug, Clone, Copy)]
+pub struct Run {
+    pub seed: u64,
+    pub cases: u64,
+    /// At least the test's default number of cases ran: the floors measured
+    /// for the default run apply.
+    pub full: bool,
+}
+
+/// Runs the random cases of a test: `case(case_seed(seed, k))` for `k` in
+/// `0..cases`, with the seed and count from the environment (see the module
+/// documentation) or the test's defaults. A case fails by panicking (a
+/// divergence or a failed check); the panic is re-raised with "case k (seed
+/// S)" and how to replay that case alone, so the report names the case
+/// whatever check failed.
+pub fn run_cases(default_seed: u64, default_cases: u64, mut case: impl FnMut(u64)) -> Run {
+    let seed = seed(default_seed);
+    let cases = cases(default_cases);
+    for k in 0..cases {
+        let s = case_seed(seed, k);
+        // The closure only accumulates statistics in the caller; after a
+        // failure the test ends, so nothing sees a half-updated state.
+        if let Err(e) = catch_unwind(AssertUnwindSafe(|| case(s))) {
+            let why = e
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| e.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            panic!(
+                "case {k} (seed {s:#x}) failed:\n{why}\n\
+                 replay this case alone: {SEED_VAR}={s:#x} {CASES_VAR}=1"
+            );
+        }
+    }
+    Run {
+        seed,
+        cases,
+        full: cases >= default_cases,
+    }
+}
