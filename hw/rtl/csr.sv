@@ -140,6 +140,14 @@ module csr #(
     $error("csr: the doorbell's QP field or CTRL.CQ is narrower than the index");
   end
 
+  // The doorbell reads its QP's entry without looking for an MMIO write to
+  // it in the same cycle (see below): the doorbell must not be in the QP table.
+  if (32'(csr_pkg::GLOBAL_DOORBELL_ADDR) >= 32'(csr_pkg::QP_BASE)
+      && 32'(csr_pkg::GLOBAL_DOORBELL_ADDR) < 32'(csr_pkg::QP_BASE) + QPS * csr_pkg::QP_STRIDE)
+  begin : g_bad_db
+    $error("csr: DOORBELL lies inside the QP table");
+  end
+
   // The ports' widths are the contract's; the map must agree.
   if (csr_pkg::QP_CTRL_STATE_W != 2 || csr_pkg::QP_CTRL_MTU_W != 3
       || csr_pkg::QP_REMOTE_QPN_QPN_W != 24 || csr_pkg::QP_PSN_PSN_W != 24
