@@ -3,9 +3,15 @@
 // names). The register map is hw/csr/csr_map.txt; csr_pkg (generated from it)
 // gives every address, mask and field position used here.
 //
-// Tables are flat vectors of 32-bit words, entry e's word w at
-// [32*(WORDS*e + w) +: 32], as the MMIO map lays them out; bits a register
-// lacks are masked off on write (and so are constant 0 and optimized away).
+// Tables are flat vectors of 32-bit words stored by column: word w of entry
+// e at [32*(N*w + e) +: 32] (N = QPS, MRS or CQS), so one word of every
+// entry (a column, what a lookup or read picks from) is one contiguous slice.
+// Bits a register lacks are masked off on write (and so are constant 0 and
+// optimized away). Every word is its own 32-bit register in a generate loop,
+// with its write enable decoded once from an entry and a word one-hot; reads
+// are a constant slice (the column) then a mux over the entries. (Written as
+// one always_comb over the whole table, Yosys took minutes to build the
+// muxes.)
 //
 // Timing (every output is a flop):
 // - MMIO read at n -> mmio_rd_resp_* at n+1, the value as it was during n
@@ -104,6 +110,10 @@ module csr #(
   localparam int QP_EW = 32 * QP_WORDS;
   localparam int MR_EW = 32 * MR_WORDS;
   localparam int CQ_EW = 32 * CQ_WORDS;
+  // Bits per column (one word of every entry).
+  localparam int QP_CW = 32 * QPS;
+  localparam int MR_CW = 32 * MRS;
+  localparam int CQ_CW = 32 * CQS;
   localparam int QP_SL = $clog2(csr_pkg::QP_STRIDE);
   localparam int MR_SL = $clog2(csr_pkg::MR_STRIDE);
   localparam int CQ_SL = $clog2(csr_pkg::CQ_STRIDE);
@@ -130,6 +140,14 @@ module csr #(
     $error("csr: the doorbell's QP field or CTRL.CQ is narrower than the index");
   end
 
+  // The doorbell reads its QP's entry without looking for an MMIO write to
+  // it in the same cycle (see below): the doorbell must not be in the QP table.
+  if (32'(csr_pkg::GLOBAL_DOORBELL_ADDR) >= 32'(csr_pkg::QP_BASE)
+      && 32'(csr_pkg::GLOBAL_DOORBELL_ADDR) < 32'(csr_pkg::QP_BASE) + QPS * csr_pkg::QP_STRIDE)
+  begin : g_bad_db
+    $error("csr: DOORBELL lies inside the QP table");
+  end
+
   // The ports' widths are the contract's; the map must agree.
   if (csr_pkg::QP_CTRL_STATE_W != 2 || csr_pkg::QP_CTRL_MTU_W != 3
       || csr_pkg::QP_REMOTE_QPN_QPN_W != 24 || csr_pkg::QP_PSN_PSN_W != 24
@@ -146,8 +164,8 @@ module csr #(
   // Registers
   // ------------------------------------------------------------------
   logic [QPS*QP_EW-1:0] qp_q, qp_d;
-  logic [MRS*MR_EW-1:0] mr_q, mr_d;
-  logic [CQS*CQ_EW-1:0] cq_q, cq_d;
+  logic [MRS*MR_EW-1:0] mr_q;
+  logic [CQS*CQ_EW-1:0] cq_q;
   logic [31:0]  pcie_cfg_q, cpl_timeout_q;
   logic [31:0]  cnt_tx_frames_q, cnt_wqe_fetched_q, cnt_cqe_written_q, cnt_prot_err_q;
   logic [31:0]  cnt_flush_q, cnt_fetch_err_q, cnt_dma_err_q;
@@ -217,101 +235,159 @@ module csr #(
   end
 
   // ------------------------------------------------------------------
-  // Next table contents: the MMIO write, then hardware's writes over it
+  // Tables: one register per word. Its enable is its entry's one-hot bit
+  // AND its word's; the QP table's PSN and CTRL words also take hardware's
+  // writes over the MMIO write (qp_d: the QP table after this cycle's
+  // writes, read by nothing but its flops).
   // ------------------------------------------------------------------
-  localparam int QP_PSN_BIT   = 32 * csr_pkg::QP_PSN_WORD + csr_pkg::QP_PSN_PSN_LSB;
-  localparam int QP_STATE_BIT = 32 * csr_pkg::QP_CTRL_WORD + csr_pkg::QP_CTRL_STATE_LSB;
+  logic [QPS-1:0]      qp_ent_oh, psn_hit, err_hit;
+  logic [QP_WORDS-1:0] qp_wrd_oh;
+  logic [MRS-1:0]      mr_ent_oh;
+  logic [MR_WORDS-1:0] mr_wrd_oh;
+  logic [CQS-1:0]      cq_ent_oh;
+  logic [CQ_WORDS-1:0] cq_wrd_oh;
 
   always_comb begin
-    qp_d = qp_q;
     for (int e = 0; e < QPS; e++) begin
-      for (int w = 0; w < QP_WORDS; w++) begin
-        if (wr_qp_hit && wr_qp_ent == QPW'(e) && wr_qp_wrd == (QP_SL-2)'(w)) begin
-          qp_d[QP_EW*e + 32*w +: 32] = mmio_wr_data & csr_pkg::QP_MASKS[32*w +: 32];
+      qp_ent_oh[e] = wr_qp_hit && wr_qp_ent == QPW'(e);
+      psn_hit[e]   = psn_wr_valid && psn_wr_qp == QPW'(e);
+      err_hit[e]   = (err_a_valid && err_a_qp == QPW'(e)) || (err_b_valid && err_b_qp == QPW'(e));
+    end
+    for (int w = 0; w < QP_WORDS; w++) qp_wrd_oh[w] = wr_qp_wrd == (QP_SL-2)'(w);
+    for (int e = 0; e < MRS; e++) mr_ent_oh[e] = wr_mr_hit && wr_mr_ent == MRW'(e);
+    for (int w = 0; w < MR_WORDS; w++) mr_wrd_oh[w] = wr_mr_wrd == (MR_SL-2)'(w);
+    for (int e = 0; e < CQS; e++) cq_ent_oh[e] = wr_cq_hit && wr_cq_ent == CQW'(e);
+    for (int w = 0; w < CQ_WORDS; w++) cq_wrd_oh[w] = wr_cq_wrd == (CQ_SL-2)'(w);
+  end
+
+  for (genvar w = 0; w < QP_WORDS; w++) begin : g_qp_w
+    localparam logic [31:0] MASK  = csr_pkg::QP_MASKS[32*w +: 32];
+    localparam logic [31:0] RESET = csr_pkg::QP_RESETS[32*w +: 32];
+    for (genvar e = 0; e < QPS; e++) begin : g_e
+      localparam int B = 32 * (QPS * w + e);
+      if (w == csr_pkg::QP_PSN_WORD) begin : g_psn
+        // psn_wr wins over an MMIO write of the PSN field.
+        always_comb begin
+          qp_d[B +: 32] = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
+          if (psn_hit[e]) qp_d[B + csr_pkg::QP_PSN_PSN_LSB +: csr_pkg::QP_PSN_PSN_W] = psn_wr_psn;
+        end
+      end else if (w == csr_pkg::QP_CTRL_WORD) begin : g_ctrl
+        // err_a/err_b win over an MMIO write of STATE (not of CTRL's other fields).
+        always_comb begin
+          qp_d[B +: 32] = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
+          if (err_hit[e]) qp_d[B + csr_pkg::QP_CTRL_STATE_LSB +: csr_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+        end
+      end else begin : g_mmio
+        always_comb begin
+          qp_d[B +: 32] = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
         end
       end
-      if (psn_wr_valid && psn_wr_qp == QPW'(e)) begin
-        qp_d[QP_EW*e + QP_PSN_BIT +: csr_pkg::QP_PSN_PSN_W] = psn_wr_psn;
-      end
-      if ((err_a_valid && err_a_qp == QPW'(e)) || (err_b_valid && err_b_qp == QPW'(e))) begin
-        qp_d[QP_EW*e + QP_STATE_BIT +: csr_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+      always_ff @(posedge clk) begin
+        if (rst) qp_q[B +: 32] <= RESET;
+        else     qp_q[B +: 32] <= qp_d[B +: 32];
       end
     end
   end
 
-  always_comb begin
-    mr_d = mr_q;
-    for (int e = 0; e < MRS; e++) begin
-      for (int w = 0; w < MR_WORDS; w++) begin
-        if (wr_mr_hit && wr_mr_ent == MRW'(e) && wr_mr_wrd == (MR_SL-2)'(w)) begin
-          mr_d[MR_EW*e + 32*w +: 32] = mmio_wr_data & csr_pkg::MR_MASKS[32*w +: 32];
-        end
+  for (genvar w = 0; w < MR_WORDS; w++) begin : g_mr_w
+    localparam logic [31:0] MASK  = csr_pkg::MR_MASKS[32*w +: 32];
+    localparam logic [31:0] RESET = csr_pkg::MR_RESETS[32*w +: 32];
+    for (genvar e = 0; e < MRS; e++) begin : g_e
+      localparam int B = 32 * (MRS * w + e);
+      always_ff @(posedge clk) begin
+        if (rst)                              mr_q[B +: 32] <= RESET;
+        else if (mr_ent_oh[e] && mr_wrd_oh[w]) mr_q[B +: 32] <= mmio_wr_data & MASK;
       end
     end
   end
 
-  always_comb begin
-    cq_d = cq_q;
-    for (int e = 0; e < CQS; e++) begin
-      for (int w = 0; w < CQ_WORDS; w++) begin
-        if (wr_cq_hit && wr_cq_ent == CQW'(e) && wr_cq_wrd == (CQ_SL-2)'(w)) begin
-          cq_d[CQ_EW*e + 32*w +: 32] = mmio_wr_data & csr_pkg::CQ_MASKS[32*w +: 32];
-        end
+  for (genvar w = 0; w < CQ_WORDS; w++) begin : g_cq_w
+    localparam logic [31:0] MASK  = csr_pkg::CQ_MASKS[32*w +: 32];
+    localparam logic [31:0] RESET = csr_pkg::CQ_RESETS[32*w +: 32];
+    for (genvar e = 0; e < CQS; e++) begin : g_e
+      localparam int B = 32 * (CQS * w + e);
+      always_ff @(posedge clk) begin
+        if (rst)                              cq_q[B +: 32] <= RESET;
+        else if (cq_ent_oh[e] && cq_wrd_oh[w]) cq_q[B +: 32] <= mmio_wr_data & MASK;
       end
     end
   end
 
   // ------------------------------------------------------------------
-  // Lookups: word `w` of entry `e`, as a mux over the entries with constant
-  // part-selects (the fields are then shifted out of whole words, so no
-  // bit of a table goes unread)
+  // Lookups: entry `e`'s word out of a column (a constant slice of a table,
+  // given at the call), a mux over the entries
   // ------------------------------------------------------------------
-  function automatic logic [31:0] qp_word(input logic [QPS*QP_EW-1:0] t,
-                                          input logic [QPW-1:0] e, input int w);
-    qp_word = 32'd0;
-    for (int i = 0; i < QPS; i++) begin
-      if (e == QPW'(i)) qp_word = t[QP_EW*i + 32*w +: 32];
-    end
+  function automatic logic [31:0] qp_pick(input logic [QP_CW-1:0] col, input logic [QPW-1:0] e);
+    qp_pick = col[32*e +: 32];
   endfunction
 
-  function automatic logic [31:0] mr_word(input logic [MRS*MR_EW-1:0] t,
-                                          input logic [MRW-1:0] e, input int w);
-    mr_word = 32'd0;
-    for (int i = 0; i < MRS; i++) begin
-      if (e == MRW'(i)) mr_word = t[MR_EW*i + 32*w +: 32];
-    end
+  function automatic logic [31:0] mr_pick(input logic [MR_CW-1:0] col, input logic [MRW-1:0] e);
+    mr_pick = col[32*e +: 32];
   endfunction
 
-  function automatic logic [31:0] cq_word(input logic [CQS*CQ_EW-1:0] t,
-                                          input logic [CQW-1:0] e, input int w);
-    cq_word = 32'd0;
-    for (int i = 0; i < CQS; i++) begin
-      if (e == CQW'(i)) cq_word = t[CQ_EW*i + 32*w +: 32];
-    end
+  function automatic logic [31:0] cq_pick(input logic [CQ_CW-1:0] col, input logic [CQW-1:0] e);
+    cq_pick = col[32*e +: 32];
   endfunction
 
   logic [QPW-1:0] db_qp_d;
-  logic [31:0]    db_ctrl_w, db_sq_log_w;
-  logic [31:0]    qp_ctrl_w, qp_rqpn_w, qp_psn_w, qp_pd_w, qp_dmac_hi_w, qp_smac_hi_w, qp_udp_w, qp_vlan_w;
-  logic [31:0]    mr_flags_w, mr_pd_w, cq_log_w;
+  logic [31:0]    db_ctrl_w, db_sq_lo_w, db_sq_hi_w, db_sq_log_w;
+  logic [31:0]    qp_ctrl_w, qp_rqpn_w, qp_psn_w, qp_pd_w, qp_udp_w, qp_vlan_w;
+  logic [31:0]    qp_dmac_lo_w, qp_dmac_hi_w, qp_smac_lo_w, qp_smac_hi_w;
+  logic [127:0]   qp_sip_w, qp_dip_w;
+  logic [31:0]    mr_key_w, mr_va_lo_w, mr_va_hi_w, mr_len_lo_w, mr_len_hi_w;
+  logic [31:0]    mr_pbase_lo_w, mr_pbase_hi_w, mr_flags_w, mr_pd_w;
+  logic [31:0]    cq_base_lo_w, cq_base_hi_w, cq_log_w;
 
+  // The doorbell's QP after this cycle's writes. The doorbell is this
+  // cycle's one MMIO write, so no MMIO write touches the QP table in the
+  // same cycle: the only writes to that entry are hardware's, and of the
+  // fields read here only STATE is one of them (err_a/err_b; psn_wr writes
+  // PSN). Reading qp_q and applying that override, rather than picking out
+  // of qp_d, leaves qp_d feeding the table flops alone, so Yosys turns its
+  // muxes into flop enables and drops the masked-off bits.
   always_comb begin
     db_qp_d      = db_field_qp[QPW-1:0];
-    // The doorbell's QP after this cycle's writes.
-    db_ctrl_w    = qp_word(qp_d, db_qp_d, csr_pkg::QP_CTRL_WORD);
-    db_sq_log_w  = qp_word(qp_d, db_qp_d, csr_pkg::QP_SQ_LOG_WORD);
-    // Lookup ports: the tables as they are now.
-    qp_ctrl_w    = qp_word(qp_q, qp_idx, csr_pkg::QP_CTRL_WORD);
-    qp_rqpn_w    = qp_word(qp_q, qp_idx, csr_pkg::QP_REMOTE_QPN_WORD);
-    qp_psn_w     = qp_word(qp_q, qp_idx, csr_pkg::QP_PSN_WORD);
-    qp_pd_w      = qp_word(qp_q, qp_idx, csr_pkg::QP_PD_WORD);
-    qp_dmac_hi_w = qp_word(qp_q, qp_idx, csr_pkg::QP_DST_MAC_HI_WORD);
-    qp_smac_hi_w = qp_word(qp_q, qp_idx, csr_pkg::QP_SRC_MAC_HI_WORD);
-    qp_udp_w     = qp_word(qp_q, qp_idx, csr_pkg::QP_UDP_WORD);
-    qp_vlan_w    = qp_word(qp_q, qp_idx, csr_pkg::QP_VLAN_WORD);
-    mr_flags_w   = mr_word(mr_q, mr_idx, csr_pkg::MR_FLAGS_WORD);
-    mr_pd_w      = mr_word(mr_q, mr_idx, csr_pkg::MR_PD_WORD);
-    cq_log_w     = cq_word(cq_q, cq_idx, csr_pkg::CQ_LOG_WORD);
+    db_ctrl_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_CTRL_WORD +: QP_CW], db_qp_d);
+    if (err_hit[db_qp_d]) begin
+      db_ctrl_w[csr_pkg::QP_CTRL_STATE_LSB +: csr_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+    end
+    db_sq_lo_w   = qp_pick(qp_q[QP_CW*csr_pkg::QP_SQ_BASE_LO_WORD +: QP_CW], db_qp_d);
+    db_sq_hi_w   = qp_pick(qp_q[QP_CW*csr_pkg::QP_SQ_BASE_HI_WORD +: QP_CW], db_qp_d);
+    db_sq_log_w  = qp_pick(qp_q[QP_CW*csr_pkg::QP_SQ_LOG_WORD +: QP_CW], db_qp_d);
+  end
+
+  // Lookup ports: the tables as they are now.
+  always_comb begin
+    qp_ctrl_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_CTRL_WORD +: QP_CW], qp_idx);
+    qp_rqpn_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_REMOTE_QPN_WORD +: QP_CW], qp_idx);
+    qp_psn_w     = qp_pick(qp_q[QP_CW*csr_pkg::QP_PSN_WORD +: QP_CW], qp_idx);
+    qp_pd_w      = qp_pick(qp_q[QP_CW*csr_pkg::QP_PD_WORD +: QP_CW], qp_idx);
+    qp_dmac_lo_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_MAC_LO_WORD +: QP_CW], qp_idx);
+    qp_dmac_hi_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_MAC_HI_WORD +: QP_CW], qp_idx);
+    qp_smac_lo_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_MAC_LO_WORD +: QP_CW], qp_idx);
+    qp_smac_hi_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_MAC_HI_WORD +: QP_CW], qp_idx);
+    qp_sip_w     = {qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP0_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP1_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP2_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP3_WORD +: QP_CW], qp_idx)};
+    qp_dip_w     = {qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP0_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP1_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP2_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP3_WORD +: QP_CW], qp_idx)};
+    qp_udp_w     = qp_pick(qp_q[QP_CW*csr_pkg::QP_UDP_WORD +: QP_CW], qp_idx);
+    qp_vlan_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_VLAN_WORD +: QP_CW], qp_idx);
+    mr_key_w      = mr_pick(mr_q[MR_CW*csr_pkg::MR_KEY_WORD +: MR_CW], mr_idx);
+    mr_va_lo_w    = mr_pick(mr_q[MR_CW*csr_pkg::MR_VA_LO_WORD +: MR_CW], mr_idx);
+    mr_va_hi_w    = mr_pick(mr_q[MR_CW*csr_pkg::MR_VA_HI_WORD +: MR_CW], mr_idx);
+    mr_len_lo_w   = mr_pick(mr_q[MR_CW*csr_pkg::MR_LEN_LO_WORD +: MR_CW], mr_idx);
+    mr_len_hi_w   = mr_pick(mr_q[MR_CW*csr_pkg::MR_LEN_HI_WORD +: MR_CW], mr_idx);
+    mr_pbase_lo_w = mr_pick(mr_q[MR_CW*csr_pkg::MR_PBASE_LO_WORD +: MR_CW], mr_idx);
+    mr_pbase_hi_w = mr_pick(mr_q[MR_CW*csr_pkg::MR_PBASE_HI_WORD +: MR_CW], mr_idx);
+    mr_flags_w    = mr_pick(mr_q[MR_CW*csr_pkg::MR_FLAGS_WORD +: MR_CW], mr_idx);
+    mr_pd_w       = mr_pick(mr_q[MR_CW*csr_pkg::MR_PD_WORD +: MR_CW], mr_idx);
+    cq_base_lo_w  = cq_pick(cq_q[CQ_CW*csr_pkg::CQ_BASE_LO_WORD +: CQ_CW], cq_idx);
+    cq_base_hi_w  = cq_pick(cq_q[CQ_CW*csr_pkg::CQ_BASE_HI_WORD +: CQ_CW], cq_idx);
+    cq_log_w      = cq_pick(cq_q[CQ_CW*csr_pkg::CQ_LOG_WORD +: CQ_CW], cq_idx);
   end
 
   // ------------------------------------------------------------------
@@ -333,9 +409,16 @@ module csr #(
     rd_qp_wrd = rd_qp_rel[QP_SL-1:2];
     rd_mr_wrd = rd_mr_rel[MR_SL-1:2];
     rd_cq_wrd = rd_cq_rel[CQ_SL-1:2];
-    rd_qp_ent = qp_q[QP_EW*rd_qp_rel[QP_SL +: QPW] +: QP_EW];
-    rd_mr_ent = mr_q[MR_EW*rd_mr_rel[MR_SL +: MRW] +: MR_EW];
-    rd_cq_ent = cq_q[CQ_EW*rd_cq_rel[CQ_SL +: CQW] +: CQ_EW];
+    // The addressed entry's words, each out of its column.
+    for (int w = 0; w < QP_WORDS; w++) begin
+      rd_qp_ent[32*w +: 32] = qp_pick(qp_q[QP_CW*w +: QP_CW], rd_qp_rel[QP_SL +: QPW]);
+    end
+    for (int w = 0; w < MR_WORDS; w++) begin
+      rd_mr_ent[32*w +: 32] = mr_pick(mr_q[MR_CW*w +: MR_CW], rd_mr_rel[MR_SL +: MRW]);
+    end
+    for (int w = 0; w < CQ_WORDS; w++) begin
+      rd_cq_ent[32*w +: 32] = cq_pick(cq_q[CQ_CW*w +: CQ_CW], rd_cq_rel[CQ_SL +: CQW]);
+    end
   end
 
   always_comb begin
@@ -391,9 +474,6 @@ module csr #(
   // ------------------------------------------------------------------
   always_ff @(posedge clk) begin
     if (rst) begin
-      qp_q              <= {QPS{csr_pkg::QP_RESETS}};
-      mr_q              <= {MRS{csr_pkg::MR_RESETS}};
-      cq_q              <= {CQS{csr_pkg::CQ_RESETS}};
       pcie_cfg_q        <= csr_pkg::GLOBAL_PCIE_CFG_RESET;
       cpl_timeout_q     <= csr_pkg::GLOBAL_CPL_TIMEOUT_RESET;
       cnt_tx_frames_q   <= '0;
@@ -413,9 +493,6 @@ module csr #(
       db_sq_base_q      <= '0;
       db_sq_log_q       <= '0;
     end else begin
-      qp_q <= qp_d;
-      mr_q <= mr_d;
-      cq_q <= cq_d;
       if (wr_glob && mmio_wr_addr == csr_pkg::GLOBAL_PCIE_CFG_ADDR) begin
         pcie_cfg_q <= mmio_wr_data & csr_pkg::GLOBAL_PCIE_CFG_MASK;
       end
@@ -437,8 +514,7 @@ module csr #(
         db_qp_q      <= db_qp_d;
         db_pi_q      <= mmio_wr_data[csr_pkg::GLOBAL_DOORBELL_PI_LSB +: csr_pkg::GLOBAL_DOORBELL_PI_W];
         db_state_q   <= 2'(db_ctrl_w >> csr_pkg::QP_CTRL_STATE_LSB);
-        db_sq_base_q <= {qp_word(qp_d, db_qp_d, csr_pkg::QP_SQ_BASE_HI_WORD),
-                         qp_word(qp_d, db_qp_d, csr_pkg::QP_SQ_BASE_LO_WORD)};
+        db_sq_base_q <= {db_sq_hi_w, db_sq_lo_w};
         db_sq_log_q  <= 5'(db_sq_log_w >> csr_pkg::QP_SQ_LOG_LOG_LSB);
       end
     end
@@ -487,35 +563,23 @@ module csr #(
       qp_remote_qpn_q <= 24'(qp_rqpn_w >> csr_pkg::QP_REMOTE_QPN_QPN_LSB);
       qp_psn_q        <= 24'(qp_psn_w >> csr_pkg::QP_PSN_PSN_LSB);
       qp_pd_q         <= 16'(qp_pd_w >> csr_pkg::QP_PD_PD_LSB);
-      qp_dst_mac_q    <= {16'(qp_dmac_hi_w >> csr_pkg::QP_DST_MAC_HI_VALUE_LSB),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_DST_MAC_LO_WORD)};
-      qp_src_mac_q    <= {16'(qp_smac_hi_w >> csr_pkg::QP_SRC_MAC_HI_VALUE_LSB),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_SRC_MAC_LO_WORD)};
-      qp_src_ip_q     <= {qp_word(qp_q, qp_idx, csr_pkg::QP_SRC_IP0_WORD),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_SRC_IP1_WORD),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_SRC_IP2_WORD),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_SRC_IP3_WORD)};
-      qp_dst_ip_q     <= {qp_word(qp_q, qp_idx, csr_pkg::QP_DST_IP0_WORD),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_DST_IP1_WORD),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_DST_IP2_WORD),
-                          qp_word(qp_q, qp_idx, csr_pkg::QP_DST_IP3_WORD)};
+      qp_dst_mac_q    <= {16'(qp_dmac_hi_w >> csr_pkg::QP_DST_MAC_HI_VALUE_LSB), qp_dmac_lo_w};
+      qp_src_mac_q    <= {16'(qp_smac_hi_w >> csr_pkg::QP_SRC_MAC_HI_VALUE_LSB), qp_smac_lo_w};
+      qp_src_ip_q     <= qp_sip_w;
+      qp_dst_ip_q     <= qp_dip_w;
       qp_udp_sport_q  <= 16'(qp_udp_w >> csr_pkg::QP_UDP_SPORT_LSB);
       qp_dscp_q       <= 6'(qp_udp_w >> csr_pkg::QP_UDP_DSCP_LSB);
       qp_vid_q        <= 12'(qp_vlan_w >> csr_pkg::QP_VLAN_VID_LSB);
       qp_pcp_q        <= 3'(qp_vlan_w >> csr_pkg::QP_VLAN_PCP_LSB);
       qp_pkey_q       <= 16'(qp_vlan_w >> csr_pkg::QP_VLAN_PKEY_LSB);
       mr_valid_q      <= mr_flags_w[csr_pkg::MR_FLAGS_VALID_LSB];
-      mr_key_q        <= mr_word(mr_q, mr_idx, csr_pkg::MR_KEY_WORD);
-      mr_va_q         <= {mr_word(mr_q, mr_idx, csr_pkg::MR_VA_HI_WORD),
-                          mr_word(mr_q, mr_idx, csr_pkg::MR_VA_LO_WORD)};
-      mr_len_q        <= {mr_word(mr_q, mr_idx, csr_pkg::MR_LEN_HI_WORD),
-                          mr_word(mr_q, mr_idx, csr_pkg::MR_LEN_LO_WORD)};
-      mr_pbase_q      <= {mr_word(mr_q, mr_idx, csr_pkg::MR_PBASE_HI_WORD),
-                          mr_word(mr_q, mr_idx, csr_pkg::MR_PBASE_LO_WORD)};
+      mr_key_q        <= mr_key_w;
+      mr_va_q         <= {mr_va_hi_w, mr_va_lo_w};
+      mr_len_q        <= {mr_len_hi_w, mr_len_lo_w};
+      mr_pbase_q      <= {mr_pbase_hi_w, mr_pbase_lo_w};
       mr_access_q     <= 4'(mr_flags_w >> csr_pkg::MR_FLAGS_ACCESS_LSB);
       mr_pd_q         <= 16'(mr_pd_w >> csr_pkg::MR_PD_PD_LSB);
-      cq_base_q       <= {cq_word(cq_q, cq_idx, csr_pkg::CQ_BASE_HI_WORD),
-                          cq_word(cq_q, cq_idx, csr_pkg::CQ_BASE_LO_WORD)};
+      cq_base_q       <= {cq_base_hi_w, cq_base_lo_w};
       cq_log_q        <= 5'(cq_log_w >> csr_pkg::CQ_LOG_LOG_LSB);
     end
   end
@@ -554,7 +618,7 @@ module csr #(
   // Every QP's priority, for tx_sched's pause check: the table flops' PCP bits.
   for (genvar e = 0; e < QPS; e++) begin : g_pcp_all
     assign qp_pcp_all[3*e +: 3] =
-      qp_q[QP_EW*e + 32*csr_pkg::QP_VLAN_WORD + csr_pkg::QP_VLAN_PCP_LSB +: 3];
+      qp_q[32*(QPS*csr_pkg::QP_VLAN_WORD + e) + csr_pkg::QP_VLAN_PCP_LSB +: 3];
   end
   assign mr_valid        = mr_valid_q;
   assign mr_key          = mr_key_q;

@@ -3,8 +3,9 @@
 //! is [`crate::csr_map`], generated from `hw/csr/csr_map.txt`.
 //!
 //! Tables are kept as the MMIO map lays them out: per entry, its 32-bit words
-//! (`qp_q[e][w]` is the RTL's `qp_q[32*(QP_WORDS*e + w) +: 32]`), bits a
-//! register lacks masked off on write.
+//! (`qp_q[e][w]` is the RTL's `qp_q[32*(QPS*w + e) +: 32]`: the RTL stores a
+//! table by column, one word of every entry side by side, so a lookup picks
+//! from a contiguous slice), bits a register lacks masked off on write.
 //!
 //! Timing (every output is a register):
 //! - MMIO read at n -> `mmio_rd_resp_*` at n+1, the value as it was during n
