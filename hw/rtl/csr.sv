@@ -163,7 +163,7 @@ module csr #(
   // ------------------------------------------------------------------
   // Registers
   // ------------------------------------------------------------------
-  logic [QPS*QP_EW-1:0] qp_q, qp_d;
+  logic [QPS*QP_EW-1:0] qp_q;
   logic [MRS*MR_EW-1:0] mr_q;
   logic [CQS*CQ_EW-1:0] cq_q;
   logic [31:0]  pcie_cfg_q, cpl_timeout_q;
@@ -237,8 +237,8 @@ module csr #(
   // ------------------------------------------------------------------
   // Tables: one register per word. Its enable is its entry's one-hot bit
   // AND its word's; the QP table's PSN and CTRL words also take hardware's
-  // writes over the MMIO write (qp_d: the QP table after this cycle's
-  // writes, read by nothing but its flops).
+  // writes over the MMIO write (`d`: the word after this cycle's writes,
+  // read by nothing but its flop).
   // ------------------------------------------------------------------
   logic [QPS-1:0]      qp_ent_oh, psn_hit, err_hit;
   logic [QP_WORDS-1:0] qp_wrd_oh;
@@ -265,26 +265,30 @@ module csr #(
     localparam logic [31:0] RESET = csr_pkg::QP_RESETS[32*w +: 32];
     for (genvar e = 0; e < QPS; e++) begin : g_e
       localparam int B = 32 * (QPS * w + e);
+      // This word after this cycle's writes. A word of its own rather than a
+      // slice of one table-wide vector: Verilator would rebuild that whole
+      // vector by concatenation every cycle.
+      logic [31:0] d;
       if (w == csr_pkg::QP_PSN_WORD) begin : g_psn
         // psn_wr wins over an MMIO write of the PSN field.
         always_comb begin
-          qp_d[B +: 32] = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (psn_hit[e]) qp_d[B + csr_pkg::QP_PSN_PSN_LSB +: csr_pkg::QP_PSN_PSN_W] = psn_wr_psn;
+          d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
+          if (psn_hit[e]) d[csr_pkg::QP_PSN_PSN_LSB +: csr_pkg::QP_PSN_PSN_W] = psn_wr_psn;
         end
       end else if (w == csr_pkg::QP_CTRL_WORD) begin : g_ctrl
         // err_a/err_b win over an MMIO write of STATE (not of CTRL's other fields).
         always_comb begin
-          qp_d[B +: 32] = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (err_hit[e]) qp_d[B + csr_pkg::QP_CTRL_STATE_LSB +: csr_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+          d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
+          if (err_hit[e]) d[csr_pkg::QP_CTRL_STATE_LSB +: csr_pkg::QP_CTRL_STATE_W] = ST_ERROR;
         end
       end else begin : g_mmio
         always_comb begin
-          qp_d[B +: 32] = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
+          d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
         end
       end
       always_ff @(posedge clk) begin
         if (rst) qp_q[B +: 32] <= RESET;
-        else     qp_q[B +: 32] <= qp_d[B +: 32];
+        else     qp_q[B +: 32] <= d;
       end
     end
   end
@@ -343,8 +347,9 @@ module csr #(
   // same cycle: the only writes to that entry are hardware's, and of the
   // fields read here only STATE is one of them (err_a/err_b; psn_wr writes
   // PSN). Reading qp_q and applying that override, rather than picking out
-  // of qp_d, leaves qp_d feeding the table flops alone, so Yosys turns its
-  // muxes into flop enables and drops the masked-off bits.
+  // of the words' next values, leaves those feeding the table flops alone,
+  // so Yosys turns their muxes into flop enables and drops the masked-off
+  // bits.
   always_comb begin
     db_qp_d      = db_field_qp[QPW-1:0];
     db_ctrl_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_CTRL_WORD +: QP_CW], db_qp_d);
