@@ -1,4 +1,4 @@
-//! The register map's generated files (`hw/rtl/csr_pkg.sv`,
+//! The register map's generated files (`hw/rtl/addr_map_pkg.sv`,
 //! `model/src/csr_map.rs`, `docs/csr.md`) are up to date with
 //! `hw/csr/csr_map.txt`: `hw/scripts/gen_csr.py --check` says so.
 

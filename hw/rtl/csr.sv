@@ -1,6 +1,6 @@
 // Control and status registers: MMIO decode, the QP/MR/CQ tables, PCIe
 // settings, doorbells, counters. Model: model/src/csr.rs (same register
-// names). The register map is hw/csr/csr_map.txt; csr_pkg (generated from it)
+// names). The register map is hw/csr/csr_map.txt; addr_map_pkg (generated from it)
 // gives every address, mask and field position used here.
 //
 // Tables are flat vectors of 32-bit words stored by column: word w of entry
@@ -104,9 +104,9 @@ module csr #(
   localparam int MRW = $clog2(MRS);
   localparam int CQW = $clog2(CQS);
   // Words per entry, bits per entry, log2 of the stride in bytes.
-  localparam int QP_WORDS = csr_pkg::QP_WORDS;
-  localparam int MR_WORDS = csr_pkg::MR_WORDS;
-  localparam int CQ_WORDS = csr_pkg::CQ_WORDS;
+  localparam int QP_WORDS = addr_map_pkg::QP_WORDS;
+  localparam int MR_WORDS = addr_map_pkg::MR_WORDS;
+  localparam int CQ_WORDS = addr_map_pkg::CQ_WORDS;
   localparam int QP_EW = 32 * QP_WORDS;
   localparam int MR_EW = 32 * MR_WORDS;
   localparam int CQ_EW = 32 * CQ_WORDS;
@@ -114,49 +114,49 @@ module csr #(
   localparam int QP_CW = 32 * QPS;
   localparam int MR_CW = 32 * MRS;
   localparam int CQ_CW = 32 * CQS;
-  localparam int QP_SL = $clog2(csr_pkg::QP_STRIDE);
-  localparam int MR_SL = $clog2(csr_pkg::MR_STRIDE);
-  localparam int CQ_SL = $clog2(csr_pkg::CQ_STRIDE);
+  localparam int QP_SL = $clog2(addr_map_pkg::QP_STRIDE);
+  localparam int MR_SL = $clog2(addr_map_pkg::MR_STRIDE);
+  localparam int CQ_SL = $clog2(addr_map_pkg::CQ_STRIDE);
   // Bytes each table occupies in this build.
-  localparam logic [15:0] QP_SPAN = 16'(QPS * csr_pkg::QP_STRIDE);
-  localparam logic [15:0] MR_SPAN = 16'(MRS * csr_pkg::MR_STRIDE);
-  localparam logic [15:0] CQ_SPAN = 16'(CQS * csr_pkg::CQ_STRIDE);
+  localparam logic [15:0] QP_SPAN = 16'(QPS * addr_map_pkg::QP_STRIDE);
+  localparam logic [15:0] MR_SPAN = 16'(MRS * addr_map_pkg::MR_STRIDE);
+  localparam logic [15:0] CQ_SPAN = 16'(CQS * addr_map_pkg::CQ_STRIDE);
   localparam logic [1:0]  ST_ERROR = 2'd2;
 
-  if (QPS < 2 || (QPS & (QPS - 1)) != 0 || QPS > csr_pkg::QP_MAX) begin : g_bad_qps
+  if (QPS < 2 || (QPS & (QPS - 1)) != 0 || QPS > addr_map_pkg::QP_MAX) begin : g_bad_qps
     $error("csr: QPS must be a power of two in 2..QP_MAX (the map's QP table)");
   end
-  if (MRS < 2 || (MRS & (MRS - 1)) != 0 || MRS > csr_pkg::MR_MAX) begin : g_bad_mrs
+  if (MRS < 2 || (MRS & (MRS - 1)) != 0 || MRS > addr_map_pkg::MR_MAX) begin : g_bad_mrs
     $error("csr: MRS must be a power of two in 2..MR_MAX (the map's MR table)");
   end
-  if (CQS < 2 || (CQS & (CQS - 1)) != 0 || CQS > csr_pkg::CQ_MAX) begin : g_bad_cqs
+  if (CQS < 2 || (CQS & (CQS - 1)) != 0 || CQS > addr_map_pkg::CQ_MAX) begin : g_bad_cqs
     $error("csr: CQS must be a power of two in 2..CQ_MAX (the map's CQ table)");
   end
-  if (QPS >= (1 << csr_pkg::GLOBAL_PARAMS_QPS_W) || MRS >= (1 << csr_pkg::GLOBAL_PARAMS_MRS_W)
-      || CQS >= (1 << csr_pkg::GLOBAL_PARAMS_CQS_W)) begin : g_bad_params
+  if (QPS >= (1 << addr_map_pkg::GLOBAL_PARAMS_QPS_W) || MRS >= (1 << addr_map_pkg::GLOBAL_PARAMS_MRS_W)
+      || CQS >= (1 << addr_map_pkg::GLOBAL_PARAMS_CQS_W)) begin : g_bad_params
     $error("csr: a table size does not fit its PARAMS field");
   end
-  if (QPW > csr_pkg::GLOBAL_DOORBELL_QP_W || CQW > csr_pkg::QP_CTRL_CQ_W) begin : g_bad_fields
+  if (QPW > addr_map_pkg::GLOBAL_DOORBELL_QP_W || CQW > addr_map_pkg::QP_CTRL_CQ_W) begin : g_bad_fields
     $error("csr: the doorbell's QP field or CTRL.CQ is narrower than the index");
   end
 
   // The doorbell reads its QP's entry without looking for an MMIO write to
   // it in the same cycle (see below): the doorbell must not be in the QP table.
-  if (32'(csr_pkg::GLOBAL_DOORBELL_ADDR) >= 32'(csr_pkg::QP_BASE)
-      && 32'(csr_pkg::GLOBAL_DOORBELL_ADDR) < 32'(csr_pkg::QP_BASE) + QPS * csr_pkg::QP_STRIDE)
+  if (32'(addr_map_pkg::GLOBAL_DOORBELL_ADDR) >= 32'(addr_map_pkg::QP_BASE)
+      && 32'(addr_map_pkg::GLOBAL_DOORBELL_ADDR) < 32'(addr_map_pkg::QP_BASE) + QPS * addr_map_pkg::QP_STRIDE)
   begin : g_bad_db
     $error("csr: DOORBELL lies inside the QP table");
   end
 
   // The ports' widths are the contract's; the map must agree.
-  if (csr_pkg::QP_CTRL_STATE_W != 2 || csr_pkg::QP_CTRL_MTU_W != 3
-      || csr_pkg::QP_REMOTE_QPN_QPN_W != 24 || csr_pkg::QP_PSN_PSN_W != 24
-      || csr_pkg::QP_PD_PD_W != 16 || csr_pkg::QP_DST_MAC_HI_VALUE_W != 16
-      || csr_pkg::QP_SRC_MAC_HI_VALUE_W != 16 || csr_pkg::QP_UDP_SPORT_W != 16
-      || csr_pkg::QP_UDP_DSCP_W != 6 || csr_pkg::QP_VLAN_VID_W != 12
-      || csr_pkg::QP_VLAN_PCP_W != 3 || csr_pkg::QP_VLAN_PKEY_W != 16
-      || csr_pkg::QP_SQ_LOG_LOG_W != 5 || csr_pkg::MR_FLAGS_ACCESS_W != 4
-      || csr_pkg::MR_PD_PD_W != 16 || csr_pkg::CQ_LOG_LOG_W != 5) begin : g_bad_map
+  if (addr_map_pkg::QP_CTRL_STATE_W != 2 || addr_map_pkg::QP_CTRL_MTU_W != 3
+      || addr_map_pkg::QP_REMOTE_QPN_QPN_W != 24 || addr_map_pkg::QP_PSN_PSN_W != 24
+      || addr_map_pkg::QP_PD_PD_W != 16 || addr_map_pkg::QP_DST_MAC_HI_VALUE_W != 16
+      || addr_map_pkg::QP_SRC_MAC_HI_VALUE_W != 16 || addr_map_pkg::QP_UDP_SPORT_W != 16
+      || addr_map_pkg::QP_UDP_DSCP_W != 6 || addr_map_pkg::QP_VLAN_VID_W != 12
+      || addr_map_pkg::QP_VLAN_PCP_W != 3 || addr_map_pkg::QP_VLAN_PKEY_W != 16
+      || addr_map_pkg::QP_SQ_LOG_LOG_W != 5 || addr_map_pkg::MR_FLAGS_ACCESS_W != 4
+      || addr_map_pkg::MR_PD_PD_W != 16 || addr_map_pkg::CQ_LOG_LOG_W != 5) begin : g_bad_map
     $error("csr: a field of csr_map.txt differs in width from its port");
   end
 
@@ -212,13 +212,13 @@ module csr #(
   logic [MR_SL-3:0]    wr_mr_wrd;
   logic [CQ_SL-3:0]    wr_cq_wrd;
   logic                wr_glob, db_hit;
-  logic [csr_pkg::GLOBAL_DOORBELL_QP_W-1:0] db_field_qp;
+  logic [addr_map_pkg::GLOBAL_DOORBELL_QP_W-1:0] db_field_qp;
 
   always_comb begin
     wr_glob   = mmio_wr_valid && mmio_wr_addr[1:0] == 2'd0;
-    wr_qp_rel = mmio_wr_addr - csr_pkg::QP_BASE;
-    wr_mr_rel = mmio_wr_addr - csr_pkg::MR_BASE;
-    wr_cq_rel = mmio_wr_addr - csr_pkg::CQ_BASE;
+    wr_qp_rel = mmio_wr_addr - addr_map_pkg::QP_BASE;
+    wr_mr_rel = mmio_wr_addr - addr_map_pkg::MR_BASE;
+    wr_cq_rel = mmio_wr_addr - addr_map_pkg::CQ_BASE;
     wr_qp_ent = wr_qp_rel[QP_SL +: QPW];
     wr_mr_ent = wr_mr_rel[MR_SL +: MRW];
     wr_cq_ent = wr_cq_rel[CQ_SL +: CQW];
@@ -229,8 +229,8 @@ module csr #(
     wr_qp_hit = wr_glob && wr_qp_rel < QP_SPAN && 32'(wr_qp_wrd) < QP_WORDS;
     wr_mr_hit = wr_glob && wr_mr_rel < MR_SPAN && 32'(wr_mr_wrd) < MR_WORDS;
     wr_cq_hit = wr_glob && wr_cq_rel < CQ_SPAN && 32'(wr_cq_wrd) < CQ_WORDS;
-    db_field_qp = mmio_wr_data[csr_pkg::GLOBAL_DOORBELL_QP_LSB +: csr_pkg::GLOBAL_DOORBELL_QP_W];
-    db_hit    = wr_glob && mmio_wr_addr == csr_pkg::GLOBAL_DOORBELL_ADDR
+    db_field_qp = mmio_wr_data[addr_map_pkg::GLOBAL_DOORBELL_QP_LSB +: addr_map_pkg::GLOBAL_DOORBELL_QP_W];
+    db_hit    = wr_glob && mmio_wr_addr == addr_map_pkg::GLOBAL_DOORBELL_ADDR
                 && 32'(db_field_qp) < QPS;
   end
 
@@ -261,25 +261,25 @@ module csr #(
   end
 
   for (genvar w = 0; w < QP_WORDS; w++) begin : g_qp_w
-    localparam logic [31:0] MASK  = csr_pkg::QP_MASKS[32*w +: 32];
-    localparam logic [31:0] RESET = csr_pkg::QP_RESETS[32*w +: 32];
+    localparam logic [31:0] MASK  = addr_map_pkg::QP_MASKS[32*w +: 32];
+    localparam logic [31:0] RESET = addr_map_pkg::QP_RESETS[32*w +: 32];
     for (genvar e = 0; e < QPS; e++) begin : g_e
       localparam int B = 32 * (QPS * w + e);
       // This word after this cycle's writes. A word of its own rather than a
       // slice of one table-wide vector: Verilator would rebuild that whole
       // vector by concatenation every cycle.
       logic [31:0] d;
-      if (w == csr_pkg::QP_PSN_WORD) begin : g_psn
+      if (w == addr_map_pkg::QP_PSN_WORD) begin : g_psn
         // psn_wr wins over an MMIO write of the PSN field.
         always_comb begin
           d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (psn_hit[e]) d[csr_pkg::QP_PSN_PSN_LSB +: csr_pkg::QP_PSN_PSN_W] = psn_wr_psn;
+          if (psn_hit[e]) d[addr_map_pkg::QP_PSN_PSN_LSB +: addr_map_pkg::QP_PSN_PSN_W] = psn_wr_psn;
         end
-      end else if (w == csr_pkg::QP_CTRL_WORD) begin : g_ctrl
+      end else if (w == addr_map_pkg::QP_CTRL_WORD) begin : g_ctrl
         // err_a/err_b win over an MMIO write of STATE (not of CTRL's other fields).
         always_comb begin
           d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (err_hit[e]) d[csr_pkg::QP_CTRL_STATE_LSB +: csr_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+          if (err_hit[e]) d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = ST_ERROR;
         end
       end else begin : g_mmio
         always_comb begin
@@ -294,8 +294,8 @@ module csr #(
   end
 
   for (genvar w = 0; w < MR_WORDS; w++) begin : g_mr_w
-    localparam logic [31:0] MASK  = csr_pkg::MR_MASKS[32*w +: 32];
-    localparam logic [31:0] RESET = csr_pkg::MR_RESETS[32*w +: 32];
+    localparam logic [31:0] MASK  = addr_map_pkg::MR_MASKS[32*w +: 32];
+    localparam logic [31:0] RESET = addr_map_pkg::MR_RESETS[32*w +: 32];
     for (genvar e = 0; e < MRS; e++) begin : g_e
       localparam int B = 32 * (MRS * w + e);
       always_ff @(posedge clk) begin
@@ -306,8 +306,8 @@ module csr #(
   end
 
   for (genvar w = 0; w < CQ_WORDS; w++) begin : g_cq_w
-    localparam logic [31:0] MASK  = csr_pkg::CQ_MASKS[32*w +: 32];
-    localparam logic [31:0] RESET = csr_pkg::CQ_RESETS[32*w +: 32];
+    localparam logic [31:0] MASK  = addr_map_pkg::CQ_MASKS[32*w +: 32];
+    localparam logic [31:0] RESET = addr_map_pkg::CQ_RESETS[32*w +: 32];
     for (genvar e = 0; e < CQS; e++) begin : g_e
       localparam int B = 32 * (CQS * w + e);
       always_ff @(posedge clk) begin
@@ -352,47 +352,47 @@ module csr #(
   // bits.
   always_comb begin
     db_qp_d      = db_field_qp[QPW-1:0];
-    db_ctrl_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_CTRL_WORD +: QP_CW], db_qp_d);
+    db_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], db_qp_d);
     if (err_hit[db_qp_d]) begin
-      db_ctrl_w[csr_pkg::QP_CTRL_STATE_LSB +: csr_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+      db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = ST_ERROR;
     end
-    db_sq_lo_w   = qp_pick(qp_q[QP_CW*csr_pkg::QP_SQ_BASE_LO_WORD +: QP_CW], db_qp_d);
-    db_sq_hi_w   = qp_pick(qp_q[QP_CW*csr_pkg::QP_SQ_BASE_HI_WORD +: QP_CW], db_qp_d);
-    db_sq_log_w  = qp_pick(qp_q[QP_CW*csr_pkg::QP_SQ_LOG_WORD +: QP_CW], db_qp_d);
+    db_sq_lo_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_LO_WORD +: QP_CW], db_qp_d);
+    db_sq_hi_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_HI_WORD +: QP_CW], db_qp_d);
+    db_sq_log_w  = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_LOG_WORD +: QP_CW], db_qp_d);
   end
 
   // Lookup ports: the tables as they are now.
   always_comb begin
-    qp_ctrl_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_CTRL_WORD +: QP_CW], qp_idx);
-    qp_rqpn_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_REMOTE_QPN_WORD +: QP_CW], qp_idx);
-    qp_psn_w     = qp_pick(qp_q[QP_CW*csr_pkg::QP_PSN_WORD +: QP_CW], qp_idx);
-    qp_pd_w      = qp_pick(qp_q[QP_CW*csr_pkg::QP_PD_WORD +: QP_CW], qp_idx);
-    qp_dmac_lo_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_MAC_LO_WORD +: QP_CW], qp_idx);
-    qp_dmac_hi_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_MAC_HI_WORD +: QP_CW], qp_idx);
-    qp_smac_lo_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_MAC_LO_WORD +: QP_CW], qp_idx);
-    qp_smac_hi_w = qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_MAC_HI_WORD +: QP_CW], qp_idx);
-    qp_sip_w     = {qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP0_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP1_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP2_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*csr_pkg::QP_SRC_IP3_WORD +: QP_CW], qp_idx)};
-    qp_dip_w     = {qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP0_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP1_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP2_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*csr_pkg::QP_DST_IP3_WORD +: QP_CW], qp_idx)};
-    qp_udp_w     = qp_pick(qp_q[QP_CW*csr_pkg::QP_UDP_WORD +: QP_CW], qp_idx);
-    qp_vlan_w    = qp_pick(qp_q[QP_CW*csr_pkg::QP_VLAN_WORD +: QP_CW], qp_idx);
-    mr_key_w      = mr_pick(mr_q[MR_CW*csr_pkg::MR_KEY_WORD +: MR_CW], mr_idx);
-    mr_va_lo_w    = mr_pick(mr_q[MR_CW*csr_pkg::MR_VA_LO_WORD +: MR_CW], mr_idx);
-    mr_va_hi_w    = mr_pick(mr_q[MR_CW*csr_pkg::MR_VA_HI_WORD +: MR_CW], mr_idx);
-    mr_len_lo_w   = mr_pick(mr_q[MR_CW*csr_pkg::MR_LEN_LO_WORD +: MR_CW], mr_idx);
-    mr_len_hi_w   = mr_pick(mr_q[MR_CW*csr_pkg::MR_LEN_HI_WORD +: MR_CW], mr_idx);
-    mr_pbase_lo_w = mr_pick(mr_q[MR_CW*csr_pkg::MR_PBASE_LO_WORD +: MR_CW], mr_idx);
-    mr_pbase_hi_w = mr_pick(mr_q[MR_CW*csr_pkg::MR_PBASE_HI_WORD +: MR_CW], mr_idx);
-    mr_flags_w    = mr_pick(mr_q[MR_CW*csr_pkg::MR_FLAGS_WORD +: MR_CW], mr_idx);
-    mr_pd_w       = mr_pick(mr_q[MR_CW*csr_pkg::MR_PD_WORD +: MR_CW], mr_idx);
-    cq_base_lo_w  = cq_pick(cq_q[CQ_CW*csr_pkg::CQ_BASE_LO_WORD +: CQ_CW], cq_idx);
-    cq_base_hi_w  = cq_pick(cq_q[CQ_CW*csr_pkg::CQ_BASE_HI_WORD +: CQ_CW], cq_idx);
-    cq_log_w      = cq_pick(cq_q[CQ_CW*csr_pkg::CQ_LOG_WORD +: CQ_CW], cq_idx);
+    qp_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], qp_idx);
+    qp_rqpn_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_REMOTE_QPN_WORD +: QP_CW], qp_idx);
+    qp_psn_w     = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_PSN_WORD +: QP_CW], qp_idx);
+    qp_pd_w      = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_PD_WORD +: QP_CW], qp_idx);
+    qp_dmac_lo_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_MAC_LO_WORD +: QP_CW], qp_idx);
+    qp_dmac_hi_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_MAC_HI_WORD +: QP_CW], qp_idx);
+    qp_smac_lo_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_MAC_LO_WORD +: QP_CW], qp_idx);
+    qp_smac_hi_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_MAC_HI_WORD +: QP_CW], qp_idx);
+    qp_sip_w     = {qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP0_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP1_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP2_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP3_WORD +: QP_CW], qp_idx)};
+    qp_dip_w     = {qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP0_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP1_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP2_WORD +: QP_CW], qp_idx),
+                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP3_WORD +: QP_CW], qp_idx)};
+    qp_udp_w     = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_UDP_WORD +: QP_CW], qp_idx);
+    qp_vlan_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_VLAN_WORD +: QP_CW], qp_idx);
+    mr_key_w      = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_KEY_WORD +: MR_CW], mr_idx);
+    mr_va_lo_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_LO_WORD +: MR_CW], mr_idx);
+    mr_va_hi_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_HI_WORD +: MR_CW], mr_idx);
+    mr_len_lo_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_LO_WORD +: MR_CW], mr_idx);
+    mr_len_hi_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_HI_WORD +: MR_CW], mr_idx);
+    mr_pbase_lo_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_LO_WORD +: MR_CW], mr_idx);
+    mr_pbase_hi_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_HI_WORD +: MR_CW], mr_idx);
+    mr_flags_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_FLAGS_WORD +: MR_CW], mr_idx);
+    mr_pd_w       = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PD_WORD +: MR_CW], mr_idx);
+    cq_base_lo_w  = cq_pick(cq_q[CQ_CW*addr_map_pkg::CQ_BASE_LO_WORD +: CQ_CW], cq_idx);
+    cq_base_hi_w  = cq_pick(cq_q[CQ_CW*addr_map_pkg::CQ_BASE_HI_WORD +: CQ_CW], cq_idx);
+    cq_log_w      = cq_pick(cq_q[CQ_CW*addr_map_pkg::CQ_LOG_WORD +: CQ_CW], cq_idx);
   end
 
   // ------------------------------------------------------------------
@@ -408,9 +408,9 @@ module csr #(
   logic [31:0]      rd_data;
 
   always_comb begin
-    rd_qp_rel = mmio_rd_addr - csr_pkg::QP_BASE;
-    rd_mr_rel = mmio_rd_addr - csr_pkg::MR_BASE;
-    rd_cq_rel = mmio_rd_addr - csr_pkg::CQ_BASE;
+    rd_qp_rel = mmio_rd_addr - addr_map_pkg::QP_BASE;
+    rd_mr_rel = mmio_rd_addr - addr_map_pkg::MR_BASE;
+    rd_cq_rel = mmio_rd_addr - addr_map_pkg::CQ_BASE;
     rd_qp_wrd = rd_qp_rel[QP_SL-1:2];
     rd_mr_wrd = rd_mr_rel[MR_SL-1:2];
     rd_cq_wrd = rd_cq_rel[CQ_SL-1:2];
@@ -444,30 +444,30 @@ module csr #(
       end
     end else begin
       unique case (mmio_rd_addr)
-        csr_pkg::GLOBAL_ID_ADDR:          rd_data = csr_pkg::GLOBAL_ID_VALUE;
-        csr_pkg::GLOBAL_VERSION_ADDR:     rd_data = csr_pkg::GLOBAL_VERSION_VALUE;
-        csr_pkg::GLOBAL_PCIE_CFG_ADDR:    rd_data = pcie_cfg_q;
-        csr_pkg::GLOBAL_CPL_TIMEOUT_ADDR: rd_data = cpl_timeout_q;
-        csr_pkg::GLOBAL_PARAMS_ADDR: begin
-          rd_data[csr_pkg::GLOBAL_PARAMS_QPS_LSB +: csr_pkg::GLOBAL_PARAMS_QPS_W] =
-            csr_pkg::GLOBAL_PARAMS_QPS_W'(QPS);
-          rd_data[csr_pkg::GLOBAL_PARAMS_MRS_LSB +: csr_pkg::GLOBAL_PARAMS_MRS_W] =
-            csr_pkg::GLOBAL_PARAMS_MRS_W'(MRS);
-          rd_data[csr_pkg::GLOBAL_PARAMS_CQS_LSB +: csr_pkg::GLOBAL_PARAMS_CQS_W] =
-            csr_pkg::GLOBAL_PARAMS_CQS_W'(CQS);
+        addr_map_pkg::GLOBAL_ID_ADDR:          rd_data = addr_map_pkg::GLOBAL_ID_VALUE;
+        addr_map_pkg::GLOBAL_VERSION_ADDR:     rd_data = addr_map_pkg::GLOBAL_VERSION_VALUE;
+        addr_map_pkg::GLOBAL_PCIE_CFG_ADDR:    rd_data = pcie_cfg_q;
+        addr_map_pkg::GLOBAL_CPL_TIMEOUT_ADDR: rd_data = cpl_timeout_q;
+        addr_map_pkg::GLOBAL_PARAMS_ADDR: begin
+          rd_data[addr_map_pkg::GLOBAL_PARAMS_QPS_LSB +: addr_map_pkg::GLOBAL_PARAMS_QPS_W] =
+            addr_map_pkg::GLOBAL_PARAMS_QPS_W'(QPS);
+          rd_data[addr_map_pkg::GLOBAL_PARAMS_MRS_LSB +: addr_map_pkg::GLOBAL_PARAMS_MRS_W] =
+            addr_map_pkg::GLOBAL_PARAMS_MRS_W'(MRS);
+          rd_data[addr_map_pkg::GLOBAL_PARAMS_CQS_LSB +: addr_map_pkg::GLOBAL_PARAMS_CQS_W] =
+            addr_map_pkg::GLOBAL_PARAMS_CQS_W'(CQS);
         end
-        csr_pkg::CNT_TX_FRAMES_ADDR:      rd_data = cnt_tx_frames_q;
-        csr_pkg::CNT_TX_BYTES_LO_ADDR:    rd_data = cnt_tx_bytes_q[31:0];
-        csr_pkg::CNT_TX_BYTES_HI_ADDR:    rd_data = cnt_tx_bytes_q[63:32];
-        csr_pkg::CNT_WQE_FETCHED_ADDR:    rd_data = cnt_wqe_fetched_q;
-        csr_pkg::CNT_CQE_WRITTEN_ADDR:    rd_data = cnt_cqe_written_q;
-        csr_pkg::CNT_PROT_ERR_ADDR:       rd_data = cnt_prot_err_q;
-        csr_pkg::CNT_FLUSH_ADDR:          rd_data = cnt_flush_q;
-        csr_pkg::CNT_FETCH_ERR_ADDR:      rd_data = cnt_fetch_err_q;
-        csr_pkg::CNT_DMA_ERR_ADDR:        rd_data = cnt_dma_err_q;
-        csr_pkg::CNT_CPL_UNEXPECTED_ADDR: rd_data = dma_cpl_unexpected;
-        csr_pkg::CNT_CPL_MALFORMED_ADDR:  rd_data = dma_cpl_malformed;
-        csr_pkg::CNT_CPL_TIMEOUT_ADDR:    rd_data = dma_cpl_timeout;
+        addr_map_pkg::CNT_TX_FRAMES_ADDR:      rd_data = cnt_tx_frames_q;
+        addr_map_pkg::CNT_TX_BYTES_LO_ADDR:    rd_data = cnt_tx_bytes_q[31:0];
+        addr_map_pkg::CNT_TX_BYTES_HI_ADDR:    rd_data = cnt_tx_bytes_q[63:32];
+        addr_map_pkg::CNT_WQE_FETCHED_ADDR:    rd_data = cnt_wqe_fetched_q;
+        addr_map_pkg::CNT_CQE_WRITTEN_ADDR:    rd_data = cnt_cqe_written_q;
+        addr_map_pkg::CNT_PROT_ERR_ADDR:       rd_data = cnt_prot_err_q;
+        addr_map_pkg::CNT_FLUSH_ADDR:          rd_data = cnt_flush_q;
+        addr_map_pkg::CNT_FETCH_ERR_ADDR:      rd_data = cnt_fetch_err_q;
+        addr_map_pkg::CNT_DMA_ERR_ADDR:        rd_data = cnt_dma_err_q;
+        addr_map_pkg::CNT_CPL_UNEXPECTED_ADDR: rd_data = dma_cpl_unexpected;
+        addr_map_pkg::CNT_CPL_MALFORMED_ADDR:  rd_data = dma_cpl_malformed;
+        addr_map_pkg::CNT_CPL_TIMEOUT_ADDR:    rd_data = dma_cpl_timeout;
         // DOORBELL (write-only) and unmapped addresses read 0.
         default:                          rd_data = 32'd0;
       endcase
@@ -479,8 +479,8 @@ module csr #(
   // ------------------------------------------------------------------
   always_ff @(posedge clk) begin
     if (rst) begin
-      pcie_cfg_q        <= csr_pkg::GLOBAL_PCIE_CFG_RESET;
-      cpl_timeout_q     <= csr_pkg::GLOBAL_CPL_TIMEOUT_RESET;
+      pcie_cfg_q        <= addr_map_pkg::GLOBAL_PCIE_CFG_RESET;
+      cpl_timeout_q     <= addr_map_pkg::GLOBAL_CPL_TIMEOUT_RESET;
       cnt_tx_frames_q   <= '0;
       cnt_tx_bytes_q    <= '0;
       cnt_wqe_fetched_q <= '0;
@@ -498,11 +498,11 @@ module csr #(
       db_sq_base_q      <= '0;
       db_sq_log_q       <= '0;
     end else begin
-      if (wr_glob && mmio_wr_addr == csr_pkg::GLOBAL_PCIE_CFG_ADDR) begin
-        pcie_cfg_q <= mmio_wr_data & csr_pkg::GLOBAL_PCIE_CFG_MASK;
+      if (wr_glob && mmio_wr_addr == addr_map_pkg::GLOBAL_PCIE_CFG_ADDR) begin
+        pcie_cfg_q <= mmio_wr_data & addr_map_pkg::GLOBAL_PCIE_CFG_MASK;
       end
-      if (wr_glob && mmio_wr_addr == csr_pkg::GLOBAL_CPL_TIMEOUT_ADDR) begin
-        cpl_timeout_q <= mmio_wr_data & csr_pkg::GLOBAL_CPL_TIMEOUT_MASK;
+      if (wr_glob && mmio_wr_addr == addr_map_pkg::GLOBAL_CPL_TIMEOUT_ADDR) begin
+        cpl_timeout_q <= mmio_wr_data & addr_map_pkg::GLOBAL_CPL_TIMEOUT_MASK;
       end
       cnt_tx_frames_q   <= cnt_tx_frames_q + {31'd0, ev_tx_frame};
       cnt_tx_bytes_q    <= cnt_tx_bytes_q + (ev_tx_frame ? {50'd0, ev_tx_len} : 64'd0);
@@ -517,10 +517,10 @@ module csr #(
       db_valid_q <= db_hit;
       if (db_hit) begin
         db_qp_q      <= db_qp_d;
-        db_pi_q      <= mmio_wr_data[csr_pkg::GLOBAL_DOORBELL_PI_LSB +: csr_pkg::GLOBAL_DOORBELL_PI_W];
-        db_state_q   <= 2'(db_ctrl_w >> csr_pkg::QP_CTRL_STATE_LSB);
+        db_pi_q      <= mmio_wr_data[addr_map_pkg::GLOBAL_DOORBELL_PI_LSB +: addr_map_pkg::GLOBAL_DOORBELL_PI_W];
+        db_state_q   <= 2'(db_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
         db_sq_base_q <= {db_sq_hi_w, db_sq_lo_w};
-        db_sq_log_q  <= 5'(db_sq_log_w >> csr_pkg::QP_SQ_LOG_LOG_LSB);
+        db_sq_log_q  <= 5'(db_sq_log_w >> addr_map_pkg::QP_SQ_LOG_LOG_LSB);
       end
     end
   end
@@ -557,44 +557,44 @@ module csr #(
       cq_base_q       <= '0;
       cq_log_q        <= '0;
     end else begin
-      qp_state_q      <= 2'(qp_ctrl_w >> csr_pkg::QP_CTRL_STATE_LSB);
-      qp_uc_q         <= qp_ctrl_w[csr_pkg::QP_CTRL_UC_LSB];
-      qp_ipv6_q       <= qp_ctrl_w[csr_pkg::QP_CTRL_IPV6_LSB];
-      qp_vlan_en_q    <= qp_ctrl_w[csr_pkg::QP_CTRL_VLAN_EN_LSB];
-      qp_ecn_en_q     <= qp_ctrl_w[csr_pkg::QP_CTRL_ECN_EN_LSB];
-      qp_mtu_q        <= 3'(qp_ctrl_w >> csr_pkg::QP_CTRL_MTU_LSB);
+      qp_state_q      <= 2'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
+      qp_uc_q         <= qp_ctrl_w[addr_map_pkg::QP_CTRL_UC_LSB];
+      qp_ipv6_q       <= qp_ctrl_w[addr_map_pkg::QP_CTRL_IPV6_LSB];
+      qp_vlan_en_q    <= qp_ctrl_w[addr_map_pkg::QP_CTRL_VLAN_EN_LSB];
+      qp_ecn_en_q     <= qp_ctrl_w[addr_map_pkg::QP_CTRL_ECN_EN_LSB];
+      qp_mtu_q        <= 3'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_MTU_LSB);
       // CTRL.CQ may be wider than the index: its low bits name the CQ.
-      qp_cq_q         <= CQW'(qp_ctrl_w >> csr_pkg::QP_CTRL_CQ_LSB);
-      qp_remote_qpn_q <= 24'(qp_rqpn_w >> csr_pkg::QP_REMOTE_QPN_QPN_LSB);
-      qp_psn_q        <= 24'(qp_psn_w >> csr_pkg::QP_PSN_PSN_LSB);
-      qp_pd_q         <= 16'(qp_pd_w >> csr_pkg::QP_PD_PD_LSB);
-      qp_dst_mac_q    <= {16'(qp_dmac_hi_w >> csr_pkg::QP_DST_MAC_HI_VALUE_LSB), qp_dmac_lo_w};
-      qp_src_mac_q    <= {16'(qp_smac_hi_w >> csr_pkg::QP_SRC_MAC_HI_VALUE_LSB), qp_smac_lo_w};
+      qp_cq_q         <= CQW'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_CQ_LSB);
+      qp_remote_qpn_q <= 24'(qp_rqpn_w >> addr_map_pkg::QP_REMOTE_QPN_QPN_LSB);
+      qp_psn_q        <= 24'(qp_psn_w >> addr_map_pkg::QP_PSN_PSN_LSB);
+      qp_pd_q         <= 16'(qp_pd_w >> addr_map_pkg::QP_PD_PD_LSB);
+      qp_dst_mac_q    <= {16'(qp_dmac_hi_w >> addr_map_pkg::QP_DST_MAC_HI_VALUE_LSB), qp_dmac_lo_w};
+      qp_src_mac_q    <= {16'(qp_smac_hi_w >> addr_map_pkg::QP_SRC_MAC_HI_VALUE_LSB), qp_smac_lo_w};
       qp_src_ip_q     <= qp_sip_w;
       qp_dst_ip_q     <= qp_dip_w;
-      qp_udp_sport_q  <= 16'(qp_udp_w >> csr_pkg::QP_UDP_SPORT_LSB);
-      qp_dscp_q       <= 6'(qp_udp_w >> csr_pkg::QP_UDP_DSCP_LSB);
-      qp_vid_q        <= 12'(qp_vlan_w >> csr_pkg::QP_VLAN_VID_LSB);
-      qp_pcp_q        <= 3'(qp_vlan_w >> csr_pkg::QP_VLAN_PCP_LSB);
-      qp_pkey_q       <= 16'(qp_vlan_w >> csr_pkg::QP_VLAN_PKEY_LSB);
-      mr_valid_q      <= mr_flags_w[csr_pkg::MR_FLAGS_VALID_LSB];
+      qp_udp_sport_q  <= 16'(qp_udp_w >> addr_map_pkg::QP_UDP_SPORT_LSB);
+      qp_dscp_q       <= 6'(qp_udp_w >> addr_map_pkg::QP_UDP_DSCP_LSB);
+      qp_vid_q        <= 12'(qp_vlan_w >> addr_map_pkg::QP_VLAN_VID_LSB);
+      qp_pcp_q        <= 3'(qp_vlan_w >> addr_map_pkg::QP_VLAN_PCP_LSB);
+      qp_pkey_q       <= 16'(qp_vlan_w >> addr_map_pkg::QP_VLAN_PKEY_LSB);
+      mr_valid_q      <= mr_flags_w[addr_map_pkg::MR_FLAGS_VALID_LSB];
       mr_key_q        <= mr_key_w;
       mr_va_q         <= {mr_va_hi_w, mr_va_lo_w};
       mr_len_q        <= {mr_len_hi_w, mr_len_lo_w};
       mr_pbase_q      <= {mr_pbase_hi_w, mr_pbase_lo_w};
-      mr_access_q     <= 4'(mr_flags_w >> csr_pkg::MR_FLAGS_ACCESS_LSB);
-      mr_pd_q         <= 16'(mr_pd_w >> csr_pkg::MR_PD_PD_LSB);
+      mr_access_q     <= 4'(mr_flags_w >> addr_map_pkg::MR_FLAGS_ACCESS_LSB);
+      mr_pd_q         <= 16'(mr_pd_w >> addr_map_pkg::MR_PD_PD_LSB);
       cq_base_q       <= {cq_base_hi_w, cq_base_lo_w};
-      cq_log_q        <= 5'(cq_log_w >> csr_pkg::CQ_LOG_LOG_LSB);
+      cq_log_q        <= 5'(cq_log_w >> addr_map_pkg::CQ_LOG_LOG_LSB);
     end
   end
 
   assign mmio_rd_resp_valid = rd_resp_valid_q;
   assign mmio_rd_resp_data  = rd_resp_data_q;
-  assign cfg_mrrs        = pcie_cfg_q[csr_pkg::GLOBAL_PCIE_CFG_MRRS_LSB +: csr_pkg::GLOBAL_PCIE_CFG_MRRS_W];
-  assign cfg_mps         = pcie_cfg_q[csr_pkg::GLOBAL_PCIE_CFG_MPS_LSB +: csr_pkg::GLOBAL_PCIE_CFG_MPS_W];
-  assign cfg_req_id      = pcie_cfg_q[csr_pkg::GLOBAL_PCIE_CFG_REQ_ID_LSB +: csr_pkg::GLOBAL_PCIE_CFG_REQ_ID_W];
-  assign cfg_cpl_timeout = cpl_timeout_q[csr_pkg::GLOBAL_CPL_TIMEOUT_CYCLES_LSB +: csr_pkg::GLOBAL_CPL_TIMEOUT_CYCLES_W];
+  assign cfg_mrrs        = pcie_cfg_q[addr_map_pkg::GLOBAL_PCIE_CFG_MRRS_LSB +: addr_map_pkg::GLOBAL_PCIE_CFG_MRRS_W];
+  assign cfg_mps         = pcie_cfg_q[addr_map_pkg::GLOBAL_PCIE_CFG_MPS_LSB +: addr_map_pkg::GLOBAL_PCIE_CFG_MPS_W];
+  assign cfg_req_id      = pcie_cfg_q[addr_map_pkg::GLOBAL_PCIE_CFG_REQ_ID_LSB +: addr_map_pkg::GLOBAL_PCIE_CFG_REQ_ID_W];
+  assign cfg_cpl_timeout = cpl_timeout_q[addr_map_pkg::GLOBAL_CPL_TIMEOUT_CYCLES_LSB +: addr_map_pkg::GLOBAL_CPL_TIMEOUT_CYCLES_W];
   assign db_valid        = db_valid_q;
   assign db_qp           = db_qp_q;
   assign db_pi           = db_pi_q;
@@ -623,7 +623,7 @@ module csr #(
   // Every QP's priority, for tx_sched's pause check: the table flops' PCP bits.
   for (genvar e = 0; e < QPS; e++) begin : g_pcp_all
     assign qp_pcp_all[3*e +: 3] =
-      qp_q[32*(QPS*csr_pkg::QP_VLAN_WORD + e) + csr_pkg::QP_VLAN_PCP_LSB +: 3];
+      qp_q[32*(QPS*addr_map_pkg::QP_VLAN_WORD + e) + addr_map_pkg::QP_VLAN_PCP_LSB +: 3];
   end
   assign mr_valid        = mr_valid_q;
   assign mr_key          = mr_key_q;
