@@ -24,7 +24,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rnic_model::dma_rd::{DmaRd, DmaRdParams};
 use rnic_model::rnic_top::RnicTop;
-use rnic_testbench::lockstep;
+use rnic_model::Dut;
+use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::{RtlDmaRd, RtlRnicTop};
 use rnic_testbench::scenario::{DmaRdEnv, RnicTopEnv};
 use rnic_testbench::vector::Vector;
@@ -47,34 +48,39 @@ const VECTOR: &str = r#"{
   "max_cycles": 100000
 }"#;
 
-fn sim_speed(c: &mut Criterion) {
-    let v = Vector::parse(Path::new("sim_speed"), VECTOR).expect("valid vector");
-    let p = DmaRdParams::default();
-    let env = || DmaRdEnv::new(&v).expect("valid vector");
-
+/// One criterion group: the model alone, the RTL alone and both in
+/// lockstep on the same scenario, each run checked to take `cycles`.
+fn bench_group<M, R, E>(
+    c: &mut Criterion,
+    name: &str,
+    max_cycles: u64,
+    model: impl Fn() -> M,
+    rtl: impl Fn() -> R,
+    env: impl Fn() -> E,
+    failures: impl Fn(&E) -> usize,
+) where
+    M: Dut,
+    R: Dut<In = M::In, Out = M::Out>,
+    E: Env<In = M::In, Out = M::Out>,
+{
     // The run is deterministic: find its length once, and check that it is
     // a clean run (a benchmark of a broken scenario measures nothing).
     let mut e = env();
-    let fin = lockstep::run(
-        &mut DmaRd::new(p),
-        &mut RtlDmaRd::new(),
-        &mut e,
-        v.max_cycles,
-    )
-    .unwrap_or_else(|d| panic!("{d}"));
-    assert!(fin.completed && e.common.failures.is_empty());
+    let fin = lockstep::run(&mut model(), &mut rtl(), &mut e, max_cycles)
+        .unwrap_or_else(|d| panic!("{d}"));
+    assert!(fin.completed && failures(&e) == 0);
     let cycles = fin.cycles;
 
-    let mut g = c.benchmark_group("dma_rd_stream");
+    let mut g = c.benchmark_group(name);
     g.sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5))
         .throughput(Throughput::Elements(cycles));
     g.bench_function("model", |b| {
         b.iter_batched(
-            || (DmaRd::new(p), env()),
+            || (model(), env()),
             |(mut m, mut e)| {
-                let f = lockstep::run_single(&mut m, &mut e, v.max_cycles);
+                let f = lockstep::run_single(&mut m, &mut e, max_cycles);
                 assert_eq!(f.cycles, cycles);
             },
             BatchSize::LargeInput,
@@ -82,9 +88,9 @@ fn sim_speed(c: &mut Criterion) {
     });
     g.bench_function("rtl", |b| {
         b.iter_batched(
-            || (RtlDmaRd::new(), env()),
+            || (rtl(), env()),
             |(mut r, mut e)| {
-                let f = lockstep::run_single(&mut r, &mut e, v.max_cycles);
+                let f = lockstep::run_single(&mut r, &mut e, max_cycles);
                 assert_eq!(f.cycles, cycles);
             },
             BatchSize::LargeInput,
@@ -92,15 +98,28 @@ fn sim_speed(c: &mut Criterion) {
     });
     g.bench_function("lockstep", |b| {
         b.iter_batched(
-            || (DmaRd::new(p), RtlDmaRd::new(), env()),
+            || (model(), rtl(), env()),
             |(mut m, mut r, mut e)| {
-                let f = lockstep::run(&mut m, &mut r, &mut e, v.max_cycles).expect("no divergence");
+                let f = lockstep::run(&mut m, &mut r, &mut e, max_cycles).expect("no divergence");
                 assert_eq!(f.cycles, cycles);
             },
             BatchSize::LargeInput,
         )
     });
     g.finish();
+}
+
+fn sim_speed(c: &mut Criterion) {
+    let v = Vector::parse(Path::new("sim_speed"), VECTOR).expect("valid vector");
+    bench_group(
+        c,
+        "dma_rd_stream",
+        v.max_cycles,
+        || DmaRd::new(DmaRdParams::default()),
+        RtlDmaRd::new,
+        || DmaRdEnv::new(&v).expect("valid vector"),
+        |e| e.common.failures.len(),
+    );
 }
 
 const TX_VECTOR: &str = r#"{
@@ -127,54 +146,15 @@ const TX_VECTOR: &str = r#"{
 
 fn sim_speed_tx(c: &mut Criterion) {
     let v = Vector::parse(Path::new("sim_speed_tx"), TX_VECTOR).expect("valid vector");
-    let env = || RnicTopEnv::new(&v).expect("valid vector");
-    let mut e = env();
-    let fin = lockstep::run(
-        &mut RnicTop::new(),
-        &mut RtlRnicTop::new(),
-        &mut e,
+    bench_group(
+        c,
+        "rnic_top_stream",
         v.max_cycles,
-    )
-    .unwrap_or_else(|d| panic!("{d}"));
-    assert!(fin.completed && e.common.failures.is_empty());
-    let cycles = fin.cycles;
-
-    let mut g = c.benchmark_group("rnic_top_stream");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5))
-        .throughput(Throughput::Elements(cycles));
-    g.bench_function("model", |b| {
-        b.iter_batched(
-            || (RnicTop::new(), env()),
-            |(mut m, mut e)| {
-                let f = lockstep::run_single(&mut m, &mut e, v.max_cycles);
-                assert_eq!(f.cycles, cycles);
-            },
-            BatchSize::LargeInput,
-        )
-    });
-    g.bench_function("rtl", |b| {
-        b.iter_batched(
-            || (RtlRnicTop::new(), env()),
-            |(mut r, mut e)| {
-                let f = lockstep::run_single(&mut r, &mut e, v.max_cycles);
-                assert_eq!(f.cycles, cycles);
-            },
-            BatchSize::LargeInput,
-        )
-    });
-    g.bench_function("lockstep", |b| {
-        b.iter_batched(
-            || (RnicTop::new(), RtlRnicTop::new(), env()),
-            |(mut m, mut r, mut e)| {
-                let f = lockstep::run(&mut m, &mut r, &mut e, v.max_cycles).expect("no divergence");
-                assert_eq!(f.cycles, cycles);
-            },
-            BatchSize::LargeInput,
-        )
-    });
-    g.finish();
+        RnicTop::new,
+        RtlRnicTop::new,
+        || RnicTopEnv::new(&v).expect("valid vector"),
+        |e| e.common.failures.len(),
+    );
 }
 
 criterion_group!(benches, sim_speed, sim_speed_tx);
