@@ -8,38 +8,15 @@
 //! Missing python3 or scapy is a failure, not a skip (CI installs them).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use rnic_testbench::pcap::PcapWriter;
+use rnic_testbench::check::scapy;
+use rnic_testbench::pcap;
 use rnic_testbench::scenario::{self, Mode, RunOpts};
 use rnic_testbench::vector::{self, Vector};
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scapy_roce_check.py");
-
 fn run_script(pcap: &Path, extra: &[&str]) -> Output {
-    let py = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let out = Command::new(&py)
-        .arg(SCRIPT)
-        .arg(pcap)
-        .args(extra)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run `{py}` ({e}): this test needs python3 with scapy"));
-    assert_ne!(
-        out.status.code(),
-        Some(2),
-        "{SCRIPT} could not start: {}\nthis test needs python3 with scapy (`pip install scapy`)",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
-    let mut w = PcapWriter::new(path).unwrap();
-    for (cycle, f) in frames {
-        w.write_frame(cycle * rnic_testbench::rtl::CLOCK_PERIOD_PS, f)
-            .unwrap();
-    }
-    w.finish().unwrap();
+    scapy::run(pcap, extra).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -70,7 +47,7 @@ fn scapy_accepts_every_frame_of_every_tx_vector() {
             continue;
         }
         let pcap = tmp(&format!("{}.pcap", v.name));
-        write_pcap(&pcap, &r.tx_frames);
+        pcap::write_run(&pcap, &r.tx_frames).unwrap();
         let out = run_script(&pcap, &[]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
@@ -99,7 +76,7 @@ fn scapy_catches_one_changed_byte() {
     let n = frames[victim].1.len();
     frames[victim].1[n - 10] ^= 0x01;
     let pcap = tmp("tx_vlan_corrupted.pcap");
-    write_pcap(&pcap, &frames);
+    pcap::write_run(&pcap, &frames).unwrap();
     let out = run_script(&pcap, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");

@@ -33,6 +33,17 @@ impl PcapWriter<BufWriter<File>> {
     }
 }
 
+/// Writes the frames of a run to `path`, each stamped with the cycle of its
+/// first beat times the clock period: `(cycle, bytes)` as the environments
+/// collect them.
+pub fn write_run(path: impl AsRef<Path>, frames: &[(u64, Vec<u8>)]) -> io::Result<()> {
+    let mut w = PcapWriter::new(path)?;
+    for (cycle, bytes) in frames {
+        w.write_frame(cycle * crate::rtl::CLOCK_PERIOD_PS, bytes)?;
+    }
+    w.finish().map(drop)
+}
+
 impl<W: Write> PcapWriter<W> {
     /// Writes the file header to `out`.
     pub fn from_writer(mut out: W) -> io::Result<Self> {

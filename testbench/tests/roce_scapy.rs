@@ -12,8 +12,9 @@
 //! pcaps are left in the target tmp dir for a look in Wireshark.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use rnic_testbench::check::scapy;
 use rnic_testbench::pcap::PcapWriter;
 use rnic_testbench::wire::roce::{
     aeth, bth, ethernet, ipv4, ipv6, opcode_info, pad_cnt, reth, udp, IpRepr, Payload, RoceFrame,
@@ -21,27 +22,8 @@ use rnic_testbench::wire::roce::{
 };
 use serde_json::{json, Value};
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/scapy_roce_check.py");
-
 fn run_script(pcap: &Path, extra: &[&str]) -> Output {
-    let py = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let out = Command::new(&py)
-        .arg(SCRIPT)
-        .arg(pcap)
-        .args(extra)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot run `{py}` ({e}): this test needs python3 with scapy (`pip install scapy`)"
-            )
-        });
-    assert_ne!(
-        out.status.code(),
-        Some(2),
-        "{SCRIPT} could not start: {}\nthis test needs python3 with scapy (`pip install scapy`)",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    scapy::run(pcap, extra).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// xorshift64*: reproducible field values without a dependency.

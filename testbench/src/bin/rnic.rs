@@ -175,7 +175,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
                 p.join(format!("{}.pcap", v.name))
             };
-            write_pcap(&path, &report.tx_frames)?;
+            rnic_testbench::pcap::write_run(&path, &report.tx_frames)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         let (verdict, notes) = judge(&v, &report, bless);
         if bless && report.clean() {
@@ -203,18 +204,6 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Verdict::Mismatch | Verdict::Diverged => ExitCode::from(1),
         Verdict::Error => ExitCode::from(2),
     })
-}
-
-fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) -> Result<()> {
-    let mut w = rnic_testbench::pcap::PcapWriter::new(path)
-        .with_context(|| format!("creating {}", path.display()))?;
-    for (cycle, bytes) in frames {
-        w.write_frame(cycle * rnic_testbench::rtl::CLOCK_PERIOD_PS, bytes)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    w.finish()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }
 
 /// Verdict and the reasons behind it.

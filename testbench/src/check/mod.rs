@@ -2,5 +2,6 @@
 //! implementation.
 
 pub mod pcie;
+pub mod scapy;
 
 pub use pcie::{PcieChecker, PcieCheckerConfig, PcieViolation};

@@ -85,7 +85,6 @@ pub struct RnicTopEnv {
     posted: Vec<usize>,
     tready_rng: SplitMix64,
     tready_pct: u8,
-    tready: bool,
     cur_frame: Vec<u8>,
     cur_start: u64,
     /// (cycle of the first beat, bytes) of every frame.
@@ -197,7 +196,6 @@ impl RnicTopEnv {
             posted: vec![0; crate::vector::QPS as usize],
             tready_rng: SplitMix64::new(v.mac.seed ^ 0x7478_5F72_6479),
             tready_pct: v.mac.tready_percent,
-            tready: true,
             cur_frame: Vec::new(),
             cur_start: 0,
             frames: Vec::new(),
@@ -247,9 +245,8 @@ impl RnicTopEnv {
             ..RnicTopIn::default()
         };
         // This cycle's tready: a beat moves at this cycle's edge if tvalid is high too.
-        self.tready = self.tready_pct >= 100 || self.tready_rng.percent(self.tready_pct);
-        i.tx_tready = self.tready;
-        self.collect_tx(cycle, o);
+        i.tx_tready = self.tready_pct >= 100 || self.tready_rng.percent(self.tready_pct);
+        self.collect_tx(cycle, o, i.tx_tready);
         if o.irq_valid {
             self.irqs.push((cycle, o.irq_cq));
         }
@@ -312,13 +309,13 @@ impl RnicTopEnv {
     /// Frames on `tx_*`: a frame, once started, must not pause (tvalid low)
     /// before its last beat; keep must be contiguous from lane 0, full on
     /// every beat but the last.
-    fn collect_tx(&mut self, cycle: u64, o: &RnicTopOut) {
+    fn collect_tx(&mut self, cycle: u64, o: &RnicTopOut, tready: bool) {
         let in_frame = !self.cur_frame.is_empty();
         if in_frame && !o.tx_tvalid {
             self.common
                 .fail(cycle, "tx_tvalid dropped inside a frame".into());
         }
-        if !(o.tx_tvalid && self.tready) {
+        if !(o.tx_tvalid && tready) {
             return;
         }
         let keep = o.tx_tkeep;

@@ -373,7 +373,7 @@ impl super::Vector {
             if q.psn >= 1 << 24 {
                 return e(p("psn"), format!("{} does not fit in 24 bits", q.psn));
             }
-            if !pow2_mtu(q.mtu) {
+            if !super::pow2_in(q.mtu, 256, 4096) {
                 return e(
                     p("mtu"),
                     format!("{} is not 256, 512, 1024, 2048 or 4096", q.mtu),
@@ -462,8 +462,4 @@ impl super::Vector {
         }
         Ok(())
     }
-}
-
-fn pow2_mtu(m: u32) -> bool {
-    m.is_power_of_two() && (256..=4096).contains(&m)
 }
