@@ -14,13 +14,8 @@ use crate::env::SplitMix64;
 use crate::lockstep::Env;
 use crate::vector::{QpSpec, Vector, WqeSpec};
 use crate::wire::roce::{RoceFrame, RoceRepr};
-use regs::*;
-
-/// Register addresses used by the host model. They come from the generated
-/// register map, the one table shared with the RTL and the model.
-mod regs {
-    pub use rnic_model::csr_map::*;
-}
+// Register addresses: the generated map, the one table the RTL and model share.
+use rnic_model::csr_map::*;
 
 /// The counters read back at the end of every run, by name.
 pub const COUNTERS: &[(&str, u16)] = &[
