@@ -64,6 +64,103 @@ struct RefMap {
     flush: u32,
     fetch: u32,
     dma: u32,
+    /// The receive path's counters, by address.
+    rx: BTreeMap<u16, u32>,
+}
+
+/// Block CC's RW registers (address, mask, reset), from the map by name.
+const CC_REGS: [(u16, u32, u32); 13] = [
+    (
+        map::CC_DCQCN_G_ADDR,
+        map::CC_DCQCN_G_MASK,
+        map::CC_DCQCN_G_RESET,
+    ),
+    (
+        map::CC_DCQCN_K_ADDR,
+        map::CC_DCQCN_K_MASK,
+        map::CC_DCQCN_K_RESET,
+    ),
+    (
+        map::CC_DCQCN_T_INC_ADDR,
+        map::CC_DCQCN_T_INC_MASK,
+        map::CC_DCQCN_T_INC_RESET,
+    ),
+    (
+        map::CC_DCQCN_B_ADDR,
+        map::CC_DCQCN_B_MASK,
+        map::CC_DCQCN_B_RESET,
+    ),
+    (
+        map::CC_DCQCN_R_AI_ADDR,
+        map::CC_DCQCN_R_AI_MASK,
+        map::CC_DCQCN_R_AI_RESET,
+    ),
+    (
+        map::CC_DCQCN_R_HAI_ADDR,
+        map::CC_DCQCN_R_HAI_MASK,
+        map::CC_DCQCN_R_HAI_RESET,
+    ),
+    (
+        map::CC_DCQCN_R_MIN_ADDR,
+        map::CC_DCQCN_R_MIN_MASK,
+        map::CC_DCQCN_R_MIN_RESET,
+    ),
+    (
+        map::CC_DCQCN_R_MAX_ADDR,
+        map::CC_DCQCN_R_MAX_MASK,
+        map::CC_DCQCN_R_MAX_RESET,
+    ),
+    (
+        map::CC_DCQCN_ALPHA_ADDR,
+        map::CC_DCQCN_ALPHA_MASK,
+        map::CC_DCQCN_ALPHA_RESET,
+    ),
+    (
+        map::CC_RL_BURST_ADDR,
+        map::CC_RL_BURST_MASK,
+        map::CC_RL_BURST_RESET,
+    ),
+    (
+        map::CC_CNP_CFG_ADDR,
+        map::CC_CNP_CFG_MASK,
+        map::CC_CNP_CFG_RESET,
+    ),
+    (
+        map::CC_CNP_INTERVAL_ADDR,
+        map::CC_CNP_INTERVAL_MASK,
+        map::CC_CNP_INTERVAL_RESET,
+    ),
+    (
+        map::CC_STAT_QP_ADDR,
+        map::CC_STAT_QP_MASK,
+        map::CC_STAT_QP_RESET,
+    ),
+];
+
+/// Each receive-path counter's address and whether this cycle's inputs count it.
+fn rx_events(i: &CsrIn) -> [(u16, bool); 19] {
+    let drop = |r: u8| i.ev_drop && i.ev_drop_reason == r;
+    [
+        (map::CNT_RX_FRAMES_ADDR, i.ev_rx_frame),
+        (map::CNT_RX_PFC_ADDR, i.ev_rx_pfc),
+        (map::CNT_RX_CNP_ADDR, i.ev_rx_cnp),
+        (map::CNT_RX_ACK_ADDR, i.ev_rx_ack),
+        (map::CNT_RX_DATA_ADDR, i.ev_rx_data),
+        (map::CNT_RX_CE_ADDR, i.ev_rx_ce),
+        (map::CNT_DROP_FCS_ADDR, drop(0)),
+        (map::CNT_DROP_RUNT_ADDR, drop(1)),
+        (map::CNT_DROP_NOT_ROCE_ADDR, drop(2)),
+        (map::CNT_DROP_TRUNC_ADDR, drop(3)),
+        (map::CNT_DROP_IP_CSUM_ADDR, drop(4)),
+        (map::CNT_DROP_ICRC_ADDR, drop(5)),
+        (map::CNT_DROP_OPCODE_ADDR, drop(6)),
+        (map::CNT_DROP_QP_ADDR, drop(7)),
+        (map::CNT_ACK_NEW_ADDR, i.ev_ack_new),
+        (map::CNT_ACK_DUP_ADDR, i.ev_ack_dup),
+        (map::CNT_NAK_ADDR, i.ev_nak),
+        (map::CNT_CNP_SENT_ADDR, i.ev_cnp_sent),
+        (map::CNT_CE_SUPPRESSED_ADDR, i.ev_ce_suppressed),
+    ]
 }
 
 impl RefMap {
@@ -77,6 +174,9 @@ impl RefMap {
             map::GLOBAL_CPL_TIMEOUT_ADDR,
             (map::GLOBAL_CPL_TIMEOUT_MASK, map::GLOBAL_CPL_TIMEOUT_RESET),
         );
+        for (a, m, r) in CC_REGS {
+            stored.insert(a, (m, r));
+        }
         let tables: [Table; 3] = [
             (
                 map::QP_BASE,
@@ -119,6 +219,10 @@ impl RefMap {
             flush: 0,
             fetch: 0,
             dma: 0,
+            rx: rx_events(&CsrIn::default())
+                .iter()
+                .map(|&(a, _)| (a, 0))
+                .collect(),
         }
     }
 
@@ -139,6 +243,16 @@ impl RefMap {
                     | (MRS as u32) << map::GLOBAL_PARAMS_MRS_LSB
                     | (CQS as u32) << map::GLOBAL_PARAMS_CQS_LSB
             }
+            a if self.rx.contains_key(&a) => self.rx[&a],
+            map::CNT_DCQCN_CNP_ADDR => i.dcqcn_cnt_cnp,
+            map::CNT_DCQCN_CUT_ADDR => i.dcqcn_cnt_cut,
+            map::CNT_DCQCN_FR_ADDR => i.dcqcn_cnt_fr,
+            map::CNT_DCQCN_AI_ADDR => i.dcqcn_cnt_ai,
+            map::CNT_DCQCN_HAI_ADDR => i.dcqcn_cnt_hai,
+            map::CNT_DCQCN_ALPHA_ADDR => i.dcqcn_cnt_alpha,
+            map::CC_STAT_RC_ADDR => i.stat_rc,
+            map::CC_STAT_RT_ADDR => i.stat_rt,
+            map::CC_STAT_ALPHA_ADDR => i.stat_alpha as u32,
             map::CNT_TX_FRAMES_ADDR => self.tx_frames,
             map::CNT_TX_BYTES_LO_ADDR => self.tx_bytes as u32,
             map::CNT_TX_BYTES_HI_ADDR => (self.tx_bytes >> 32) as u32,
@@ -188,6 +302,10 @@ impl RefMap {
         self.flush = self.flush.wrapping_add(i.ev_flush as u32);
         self.fetch = self.fetch.wrapping_add(i.ev_fetch_err as u32);
         self.dma = self.dma.wrapping_add(i.ev_dma_err as u32);
+        for (a, ev) in rx_events(i) {
+            let c = self.rx.get_mut(&a).expect("a receive counter");
+            *c = c.wrapping_add(ev as u32);
+        }
     }
 
     /// The lookup ports' values for indices `i` (from the current map).
@@ -245,6 +363,32 @@ impl RefMap {
         o.cfg_mps = fld(p, map::GLOBAL_PCIE_CFG_MPS_LSB, 3) as u8;
         o.cfg_req_id = fld(p, map::GLOBAL_PCIE_CFG_REQ_ID_LSB, 16) as u16;
         o.cfg_cpl_timeout = self.get(map::GLOBAL_CPL_TIMEOUT_ADDR) & 0xFF_FFFF;
+        let g = self.get(map::CC_DCQCN_G_ADDR);
+        o.cfg_g_shift = fld(g, map::CC_DCQCN_G_G_SHIFT_LSB, 4) as u8;
+        o.cfg_f = fld(g, map::CC_DCQCN_G_F_LSB, 8) as u8;
+        o.cfg_k = self.get(map::CC_DCQCN_K_ADDR) & 0xFF_FFFF;
+        o.cfg_t_inc = self.get(map::CC_DCQCN_T_INC_ADDR) & 0xFF_FFFF;
+        o.cfg_b = self.get(map::CC_DCQCN_B_ADDR);
+        o.cfg_r_ai = self.get(map::CC_DCQCN_R_AI_ADDR);
+        o.cfg_r_hai = self.get(map::CC_DCQCN_R_HAI_ADDR);
+        o.cfg_r_min = self.get(map::CC_DCQCN_R_MIN_ADDR);
+        o.cfg_r_max = self.get(map::CC_DCQCN_R_MAX_ADDR);
+        o.cfg_alpha_init = (self.get(map::CC_DCQCN_ALPHA_ADDR) & 0x7FF) as u16;
+        o.cfg_rl_burst = self.get(map::CC_RL_BURST_ADDR) & 0xFF_FFFF;
+        let cnp = self.get(map::CC_CNP_CFG_ADDR);
+        o.cfg_cnp_dscp = fld(cnp, map::CC_CNP_CFG_DSCP_LSB, 6) as u8;
+        o.cfg_cnp_pcp = fld(cnp, map::CC_CNP_CFG_PCP_LSB, 3) as u8;
+        o.cfg_cnp_becn = fld(cnp, map::CC_CNP_CFG_BECN_LSB, 1) != 0;
+        o.cfg_cnp_interval = self.get(map::CC_CNP_INTERVAL_ADDR) & 0xFF_FFFF;
+        o.cfg_stat_qp = (self.get(map::CC_STAT_QP_ADDR) % QPS as u32) as u8;
+        // Every QP's CTRL.STATE and CTRL.CC_EN, straight from the table.
+        (o.qp_state_all, o.qp_cc_en_all) = (0..QPS).fold((0, 0), |(st, cc), q| {
+            let ctrl = self.get(qp_addr(q, map::QP_CTRL_OFF));
+            (
+                st | fld(ctrl, map::QP_CTRL_STATE_LSB, 2) << (2 * q),
+                cc | (fld(ctrl, map::QP_CTRL_CC_EN_LSB, 1) as u16) << q,
+            )
+        });
     }
 }
 
@@ -293,7 +437,7 @@ impl CsrEnv {
     /// counters, the doorbell, anything.
     fn addr(&mut self) -> u16 {
         let r = &mut self.rng;
-        match r.below(20) {
+        match r.below(21) {
             0..=7 => qp_addr(
                 r.below(QPS as u64 + 2) as usize,
                 4 * r.below(map::QP_WORDS as u64 + 1) as u16,
@@ -307,7 +451,8 @@ impl CsrEnv {
                 4 * r.below(map::CQ_WORDS as u64 + 1) as u16,
             ),
             13..=15 => 4 * r.below(8) as u16,
-            16 => map::CNT_TX_FRAMES_ADDR + 4 * r.below(13) as u16,
+            16 => map::CNT_TX_FRAMES_ADDR + 4 * r.below(38) as u16,
+            19 => map::CC_DCQCN_G_ADDR + 4 * r.below(17) as u16,
             17 => map::GLOBAL_DOORBELL_ADDR,
             18 => {
                 // Unaligned address of a present register.
@@ -393,6 +538,23 @@ impl CsrEnv {
             self.dma[0] = self.rng.next_u64() as u32;
         }
         [i.dma_cpl_unexpected, i.dma_cpl_malformed, i.dma_cpl_timeout] = self.dma;
+        i.ev_rx_frame = self.rng.percent(40);
+        i.ev_rx_pfc = self.rng.percent(10);
+        i.ev_rx_cnp = self.rng.percent(10);
+        i.ev_rx_ack = self.rng.percent(10);
+        i.ev_rx_data = self.rng.percent(10);
+        i.ev_rx_ce = self.rng.percent(10);
+        i.ev_drop = self.rng.percent(30);
+        i.ev_drop_reason = self.rng.below(8) as u8;
+        i.ev_ack_new = self.rng.percent(10);
+        i.ev_ack_dup = self.rng.percent(10);
+        i.ev_nak = self.rng.percent(10);
+        i.ev_cnp_sent = self.rng.percent(10);
+        i.ev_ce_suppressed = self.rng.percent(10);
+        let mut word = || self.rng.next_u64() as u32;
+        (i.dcqcn_cnt_cnp, i.dcqcn_cnt_cut, i.dcqcn_cnt_fr) = (word(), word(), word());
+        (i.dcqcn_cnt_ai, i.dcqcn_cnt_hai, i.dcqcn_cnt_alpha) = (word(), word(), word());
+        (i.stat_rc, i.stat_rt, i.stat_alpha) = (word(), word(), (word() & 0x7FF) as u16);
         i
     }
 }

@@ -49,6 +49,98 @@ package addr_map_pkg;
   localparam logic [15:0] CNT_CPL_UNEXPECTED_ADDR = 16'h0124;
   localparam logic [15:0] CNT_CPL_MALFORMED_ADDR = 16'h0128;
   localparam logic [15:0] CNT_CPL_TIMEOUT_ADDR = 16'h012C;
+  localparam logic [15:0] CNT_RX_FRAMES_ADDR = 16'h0130;
+  localparam logic [15:0] CNT_RX_PFC_ADDR = 16'h0134;
+  localparam logic [15:0] CNT_RX_CNP_ADDR = 16'h0138;
+  localparam logic [15:0] CNT_RX_ACK_ADDR = 16'h013C;
+  localparam logic [15:0] CNT_RX_DATA_ADDR = 16'h0140;
+  localparam logic [15:0] CNT_RX_CE_ADDR = 16'h0144;
+  localparam logic [15:0] CNT_DROP_FCS_ADDR = 16'h0148;
+  localparam logic [15:0] CNT_DROP_RUNT_ADDR = 16'h014C;
+  localparam logic [15:0] CNT_DROP_NOT_ROCE_ADDR = 16'h0150;
+  localparam logic [15:0] CNT_DROP_TRUNC_ADDR = 16'h0154;
+  localparam logic [15:0] CNT_DROP_IP_CSUM_ADDR = 16'h0158;
+  localparam logic [15:0] CNT_DROP_ICRC_ADDR = 16'h015C;
+  localparam logic [15:0] CNT_DROP_OPCODE_ADDR = 16'h0160;
+  localparam logic [15:0] CNT_DROP_QP_ADDR = 16'h0164;
+  localparam logic [15:0] CNT_ACK_NEW_ADDR = 16'h0168;
+  localparam logic [15:0] CNT_ACK_DUP_ADDR = 16'h016C;
+  localparam logic [15:0] CNT_NAK_ADDR = 16'h0170;
+  localparam logic [15:0] CNT_CNP_SENT_ADDR = 16'h0174;
+  localparam logic [15:0] CNT_CE_SUPPRESSED_ADDR = 16'h0178;
+  localparam logic [15:0] CNT_DCQCN_CNP_ADDR = 16'h017C;
+  localparam logic [15:0] CNT_DCQCN_CUT_ADDR = 16'h0180;
+  localparam logic [15:0] CNT_DCQCN_FR_ADDR = 16'h0184;
+  localparam logic [15:0] CNT_DCQCN_AI_ADDR = 16'h0188;
+  localparam logic [15:0] CNT_DCQCN_HAI_ADDR = 16'h018C;
+  localparam logic [15:0] CNT_DCQCN_ALPHA_ADDR = 16'h0190;
+
+  // CC registers at 0x0200
+  localparam logic [15:0] CC_DCQCN_G_ADDR = 16'h0200;
+  localparam logic [31:0] CC_DCQCN_G_MASK = 32'h0000FF0F;
+  localparam logic [31:0] CC_DCQCN_G_RESET = 32'h00000508;
+  localparam int CC_DCQCN_G_G_SHIFT_LSB = 0;
+  localparam int CC_DCQCN_G_G_SHIFT_W = 4;
+  localparam int CC_DCQCN_G_F_LSB = 8;
+  localparam int CC_DCQCN_G_F_W = 8;
+  localparam logic [15:0] CC_DCQCN_K_ADDR = 16'h0204;
+  localparam logic [31:0] CC_DCQCN_K_MASK = 32'h00FFFFFF;
+  localparam logic [31:0] CC_DCQCN_K_RESET = 32'h000035B6;
+  localparam int CC_DCQCN_K_CYCLES_LSB = 0;
+  localparam int CC_DCQCN_K_CYCLES_W = 24;
+  localparam logic [15:0] CC_DCQCN_T_INC_ADDR = 16'h0208;
+  localparam logic [31:0] CC_DCQCN_T_INC_MASK = 32'h00FFFFFF;
+  localparam logic [31:0] CC_DCQCN_T_INC_RESET = 32'h000124F8;
+  localparam int CC_DCQCN_T_INC_CYCLES_LSB = 0;
+  localparam int CC_DCQCN_T_INC_CYCLES_W = 24;
+  localparam logic [15:0] CC_DCQCN_B_ADDR = 16'h020C;
+  localparam logic [31:0] CC_DCQCN_B_MASK = 32'hFFFFFFFF;
+  localparam logic [31:0] CC_DCQCN_B_RESET = 32'h00A00000;
+  localparam logic [15:0] CC_DCQCN_R_AI_ADDR = 16'h0210;
+  localparam logic [31:0] CC_DCQCN_R_AI_MASK = 32'hFFFFFFFF;
+  localparam logic [31:0] CC_DCQCN_R_AI_RESET = 32'h00000A3D;
+  localparam logic [15:0] CC_DCQCN_R_HAI_ADDR = 16'h0214;
+  localparam logic [31:0] CC_DCQCN_R_HAI_MASK = 32'hFFFFFFFF;
+  localparam logic [31:0] CC_DCQCN_R_HAI_RESET = 32'h00006666;
+  localparam logic [15:0] CC_DCQCN_R_MIN_ADDR = 16'h0218;
+  localparam logic [31:0] CC_DCQCN_R_MIN_MASK = 32'hFFFFFFFF;
+  localparam logic [31:0] CC_DCQCN_R_MIN_RESET = 32'h0000020C;
+  localparam logic [15:0] CC_DCQCN_R_MAX_ADDR = 16'h021C;
+  localparam logic [31:0] CC_DCQCN_R_MAX_MASK = 32'hFFFFFFFF;
+  localparam logic [31:0] CC_DCQCN_R_MAX_RESET = 32'h03200000;
+  localparam logic [15:0] CC_DCQCN_ALPHA_ADDR = 16'h0220;
+  localparam logic [31:0] CC_DCQCN_ALPHA_MASK = 32'h000007FF;
+  localparam logic [31:0] CC_DCQCN_ALPHA_RESET = 32'h00000400;
+  localparam int CC_DCQCN_ALPHA_INIT_LSB = 0;
+  localparam int CC_DCQCN_ALPHA_INIT_W = 11;
+  localparam logic [15:0] CC_RL_BURST_ADDR = 16'h0224;
+  localparam logic [31:0] CC_RL_BURST_MASK = 32'h00FFFFFF;
+  localparam logic [31:0] CC_RL_BURST_RESET = 32'h00004000;
+  localparam int CC_RL_BURST_BYTES_LSB = 0;
+  localparam int CC_RL_BURST_BYTES_W = 24;
+  localparam logic [15:0] CC_CNP_CFG_ADDR = 16'h0228;
+  localparam logic [31:0] CC_CNP_CFG_MASK = 32'h0001073F;
+  localparam logic [31:0] CC_CNP_CFG_RESET = 32'h00010630;
+  localparam int CC_CNP_CFG_DSCP_LSB = 0;
+  localparam int CC_CNP_CFG_DSCP_W = 6;
+  localparam int CC_CNP_CFG_PCP_LSB = 8;
+  localparam int CC_CNP_CFG_PCP_W = 3;
+  localparam int CC_CNP_CFG_BECN_LSB = 16;
+  localparam logic [15:0] CC_CNP_INTERVAL_ADDR = 16'h022C;
+  localparam logic [31:0] CC_CNP_INTERVAL_MASK = 32'h00FFFFFF;
+  localparam logic [31:0] CC_CNP_INTERVAL_RESET = 32'h000003E8;
+  localparam int CC_CNP_INTERVAL_CYCLES_LSB = 0;
+  localparam int CC_CNP_INTERVAL_CYCLES_W = 24;
+  localparam logic [15:0] CC_STAT_QP_ADDR = 16'h0230;
+  localparam logic [31:0] CC_STAT_QP_MASK = 32'h000000FF;
+  localparam logic [31:0] CC_STAT_QP_RESET = 32'h00000000;
+  localparam int CC_STAT_QP_QP_LSB = 0;
+  localparam int CC_STAT_QP_QP_W = 8;
+  localparam logic [15:0] CC_STAT_RC_ADDR = 16'h0234;
+  localparam logic [15:0] CC_STAT_RT_ADDR = 16'h0238;
+  localparam logic [15:0] CC_STAT_ALPHA_ADDR = 16'h023C;
+  localparam int CC_STAT_ALPHA_VALUE_LSB = 0;
+  localparam int CC_STAT_ALPHA_VALUE_W = 11;
 
   // QP table: entry i at 0x1000 + i * 0x80, up to 32 entries (QPS)
   localparam logic [15:0] QP_BASE = 16'h1000;
@@ -77,7 +169,7 @@ package addr_map_pkg;
     32'h0000FFFF,
     32'h00FFFFFF,
     32'h00FFFFFF,
-    32'h0000F7F3
+    32'h0001F7F3
   };
   // QP_RESETS: word w at bits 32w+31:32w
   localparam logic [21*32-1:0] QP_RESETS = {
@@ -114,6 +206,7 @@ package addr_map_pkg;
   localparam int QP_CTRL_MTU_W = 3;
   localparam int QP_CTRL_CQ_LSB = 12;
   localparam int QP_CTRL_CQ_W = 4;
+  localparam int QP_CTRL_CC_EN_LSB = 16;
   localparam int QP_REMOTE_QPN_WORD = 1;
   localparam int QP_REMOTE_QPN_QPN_LSB = 0;
   localparam int QP_REMOTE_QPN_QPN_W = 24;

@@ -70,6 +70,8 @@ module csr #(
   output logic [2:0]             qp_pcp,
   output logic [15:0]            qp_pkey,
   output logic [3*QPS-1:0]       qp_pcp_all,
+  output logic [2*QPS-1:0]       qp_state_all,
+  output logic [QPS-1:0]         qp_cc_en_all,
   input  logic [$clog2(MRS)-1:0] mr_idx,
   output logic                   mr_valid,
   output logic [31:0]            mr_key,
@@ -98,7 +100,48 @@ module csr #(
   input  logic                   ev_dma_err,
   input  logic [31:0]            dma_cpl_unexpected,
   input  logic [31:0]            dma_cpl_malformed,
-  input  logic [31:0]            dma_cpl_timeout
+  input  logic [31:0]            dma_cpl_timeout,
+  // Congestion control and PFC parameters (block CC).
+  output logic [3:0]             cfg_g_shift,
+  output logic [7:0]             cfg_f,
+  output logic [23:0]            cfg_k,
+  output logic [23:0]            cfg_t_inc,
+  output logic [31:0]            cfg_b,
+  output logic [31:0]            cfg_r_ai,
+  output logic [31:0]            cfg_r_hai,
+  output logic [31:0]            cfg_r_min,
+  output logic [31:0]            cfg_r_max,
+  output logic [10:0]            cfg_alpha_init,
+  output logic [23:0]            cfg_rl_burst,
+  output logic [5:0]             cfg_cnp_dscp,
+  output logic [2:0]             cfg_cnp_pcp,
+  output logic                   cfg_cnp_becn,
+  output logic [23:0]            cfg_cnp_interval,
+  output logic [$clog2(QPS)-1:0] cfg_stat_qp,
+  // Receive-path and congestion-control events (one-cycle pulses).
+  input  logic                   ev_rx_frame,
+  input  logic                   ev_rx_pfc,
+  input  logic                   ev_rx_cnp,
+  input  logic                   ev_rx_ack,
+  input  logic                   ev_rx_data,
+  input  logic                   ev_rx_ce,
+  input  logic                   ev_drop,
+  input  logic [2:0]             ev_drop_reason,
+  input  logic                   ev_ack_new,
+  input  logic                   ev_ack_dup,
+  input  logic                   ev_nak,
+  input  logic                   ev_cnp_sent,
+  input  logic                   ev_ce_suppressed,
+  // dcqcn's own counters and the STAT_QP QP's state, read as they are.
+  input  logic [31:0]            dcqcn_cnt_cnp,
+  input  logic [31:0]            dcqcn_cnt_cut,
+  input  logic [31:0]            dcqcn_cnt_fr,
+  input  logic [31:0]            dcqcn_cnt_ai,
+  input  logic [31:0]            dcqcn_cnt_hai,
+  input  logic [31:0]            dcqcn_cnt_alpha,
+  input  logic [31:0]            stat_rc,
+  input  logic [31:0]            stat_rt,
+  input  logic [10:0]            stat_alpha
 );
   localparam int QPW = $clog2(QPS);
   localparam int MRW = $clog2(MRS);
@@ -160,6 +203,63 @@ module csr #(
     $error("csr: a field of csr_map.txt differs in width from its port");
   end
 
+  // The CC words and the event counters are indexed by address (word k at
+  // the first one's address + 4k, ev_vec[k] counted in event word k): the
+  // map must list them in this order, consecutively.
+  localparam logic [16*NEV-1:0] EV_ADDRS = {
+    addr_map_pkg::CNT_CE_SUPPRESSED_ADDR,
+    addr_map_pkg::CNT_CNP_SENT_ADDR,
+    addr_map_pkg::CNT_NAK_ADDR,
+    addr_map_pkg::CNT_ACK_DUP_ADDR,
+    addr_map_pkg::CNT_ACK_NEW_ADDR,
+    addr_map_pkg::CNT_DROP_QP_ADDR,
+    addr_map_pkg::CNT_DROP_OPCODE_ADDR,
+    addr_map_pkg::CNT_DROP_ICRC_ADDR,
+    addr_map_pkg::CNT_DROP_IP_CSUM_ADDR,
+    addr_map_pkg::CNT_DROP_TRUNC_ADDR,
+    addr_map_pkg::CNT_DROP_NOT_ROCE_ADDR,
+    addr_map_pkg::CNT_DROP_RUNT_ADDR,
+    addr_map_pkg::CNT_DROP_FCS_ADDR,
+    addr_map_pkg::CNT_RX_CE_ADDR,
+    addr_map_pkg::CNT_RX_DATA_ADDR,
+    addr_map_pkg::CNT_RX_ACK_ADDR,
+    addr_map_pkg::CNT_RX_CNP_ADDR,
+    addr_map_pkg::CNT_RX_PFC_ADDR,
+    addr_map_pkg::CNT_RX_FRAMES_ADDR};
+  localparam logic [16*NCC-1:0] CC_ADDRS = {
+    addr_map_pkg::CC_STAT_QP_ADDR,
+    addr_map_pkg::CC_CNP_INTERVAL_ADDR,
+    addr_map_pkg::CC_CNP_CFG_ADDR,
+    addr_map_pkg::CC_RL_BURST_ADDR,
+    addr_map_pkg::CC_DCQCN_ALPHA_ADDR,
+    addr_map_pkg::CC_DCQCN_R_MAX_ADDR,
+    addr_map_pkg::CC_DCQCN_R_MIN_ADDR,
+    addr_map_pkg::CC_DCQCN_R_HAI_ADDR,
+    addr_map_pkg::CC_DCQCN_R_AI_ADDR,
+    addr_map_pkg::CC_DCQCN_B_ADDR,
+    addr_map_pkg::CC_DCQCN_T_INC_ADDR,
+    addr_map_pkg::CC_DCQCN_K_ADDR,
+    addr_map_pkg::CC_DCQCN_G_ADDR};
+  if (addr_map_pkg::CC_DCQCN_G_G_SHIFT_W != 4 || addr_map_pkg::CC_DCQCN_G_F_W != 8
+      || addr_map_pkg::CC_DCQCN_K_CYCLES_W != 24 || addr_map_pkg::CC_DCQCN_T_INC_CYCLES_W != 24
+      || addr_map_pkg::CC_DCQCN_ALPHA_INIT_W != 11 || addr_map_pkg::CC_RL_BURST_BYTES_W != 24
+      || addr_map_pkg::CC_CNP_CFG_DSCP_W != 6 || addr_map_pkg::CC_CNP_CFG_PCP_W != 3
+      || addr_map_pkg::CC_CNP_INTERVAL_CYCLES_W != 24 || addr_map_pkg::CC_STAT_QP_QP_W < QPW
+      || addr_map_pkg::CC_STAT_ALPHA_VALUE_W != 11)
+  begin : g_bad_cc_fields
+    $error("csr: a field of block CC differs in width from its port");
+  end
+  for (genvar k = 0; k < NEV; k++) begin : g_chk_ev
+    if (EV_ADDRS[16*k +: 16] != addr_map_pkg::CNT_RX_FRAMES_ADDR + 16'(4 * k)) begin : g_bad
+      $error("csr: the RX event counters are not consecutive words in csr_map.txt");
+    end
+  end
+  for (genvar k = 0; k < NCC; k++) begin : g_chk_cc
+    if (CC_ADDRS[16*k +: 16] != addr_map_pkg::CC_DCQCN_G_ADDR + 16'(4 * k)) begin : g_bad
+      $error("csr: block CC's RW registers are not consecutive words in csr_map.txt");
+    end
+  end
+
   // ------------------------------------------------------------------
   // Registers
   // ------------------------------------------------------------------
@@ -170,6 +270,27 @@ module csr #(
   logic [31:0]  cnt_tx_frames_q, cnt_wqe_fetched_q, cnt_cqe_written_q, cnt_prot_err_q;
   logic [31:0]  cnt_flush_q, cnt_fetch_err_q, cnt_dma_err_q;
   logic [63:0]  cnt_tx_bytes_q;
+  // The one-bit event counters of the receive path, in the order of their
+  // CNT registers (RX_FRAMES .. CE_SUPPRESSED, consecutive words).
+  localparam int NEV = 19;
+  logic [NEV-1:0] ev_vec;
+  logic [31:0]  cnt_ev_q [NEV];
+  // Block CC: its RW words in address order (DCQCN_G .. STAT_QP).
+  localparam int NCC = 13;
+  localparam logic [32*NCC-1:0] CC_MASKS = {
+    addr_map_pkg::CC_STAT_QP_MASK, addr_map_pkg::CC_CNP_INTERVAL_MASK, addr_map_pkg::CC_CNP_CFG_MASK,
+    addr_map_pkg::CC_RL_BURST_MASK, addr_map_pkg::CC_DCQCN_ALPHA_MASK, addr_map_pkg::CC_DCQCN_R_MAX_MASK,
+    addr_map_pkg::CC_DCQCN_R_MIN_MASK, addr_map_pkg::CC_DCQCN_R_HAI_MASK, addr_map_pkg::CC_DCQCN_R_AI_MASK,
+    addr_map_pkg::CC_DCQCN_B_MASK, addr_map_pkg::CC_DCQCN_T_INC_MASK, addr_map_pkg::CC_DCQCN_K_MASK,
+    addr_map_pkg::CC_DCQCN_G_MASK};
+  localparam logic [32*NCC-1:0] CC_RESETS = {
+    addr_map_pkg::CC_STAT_QP_RESET, addr_map_pkg::CC_CNP_INTERVAL_RESET, addr_map_pkg::CC_CNP_CFG_RESET,
+    addr_map_pkg::CC_RL_BURST_RESET, addr_map_pkg::CC_DCQCN_ALPHA_RESET, addr_map_pkg::CC_DCQCN_R_MAX_RESET,
+    addr_map_pkg::CC_DCQCN_R_MIN_RESET, addr_map_pkg::CC_DCQCN_R_HAI_RESET, addr_map_pkg::CC_DCQCN_R_AI_RESET,
+    addr_map_pkg::CC_DCQCN_B_RESET, addr_map_pkg::CC_DCQCN_T_INC_RESET, addr_map_pkg::CC_DCQCN_K_RESET,
+    addr_map_pkg::CC_DCQCN_G_RESET};
+  logic [31:0]  cc_q [NCC];
+  logic [15:0]  wr_cc_rel, rd_cc_rel, rd_ev_rel;
   logic         rd_resp_valid_q;
   logic [31:0]  rd_resp_data_q;
   logic         db_valid_q;
@@ -411,6 +532,8 @@ module csr #(
     rd_qp_rel = mmio_rd_addr - addr_map_pkg::QP_BASE;
     rd_mr_rel = mmio_rd_addr - addr_map_pkg::MR_BASE;
     rd_cq_rel = mmio_rd_addr - addr_map_pkg::CQ_BASE;
+    rd_ev_rel = mmio_rd_addr - addr_map_pkg::CNT_RX_FRAMES_ADDR;
+    rd_cc_rel = mmio_rd_addr - addr_map_pkg::CC_DCQCN_G_ADDR;
     rd_qp_wrd = rd_qp_rel[QP_SL-1:2];
     rd_mr_wrd = rd_mr_rel[MR_SL-1:2];
     rd_cq_wrd = rd_cq_rel[CQ_SL-1:2];
@@ -442,6 +565,10 @@ module csr #(
       for (int w = 0; w < CQ_WORDS; w++) begin
         if (rd_cq_wrd == (CQ_SL-2)'(w)) rd_data = rd_cq_ent[32*w +: 32];
       end
+    end else if (rd_ev_rel < 16'(4 * NEV)) begin
+      rd_data = cnt_ev_q[rd_ev_rel[6:2]];
+    end else if (rd_cc_rel < 16'(4 * NCC)) begin
+      rd_data = cc_q[rd_cc_rel[5:2]];
     end else begin
       unique case (mmio_rd_addr)
         addr_map_pkg::GLOBAL_ID_ADDR:          rd_data = addr_map_pkg::GLOBAL_ID_VALUE;
@@ -468,6 +595,16 @@ module csr #(
         addr_map_pkg::CNT_CPL_UNEXPECTED_ADDR: rd_data = dma_cpl_unexpected;
         addr_map_pkg::CNT_CPL_MALFORMED_ADDR:  rd_data = dma_cpl_malformed;
         addr_map_pkg::CNT_CPL_TIMEOUT_ADDR:    rd_data = dma_cpl_timeout;
+        addr_map_pkg::CNT_DCQCN_CNP_ADDR:      rd_data = dcqcn_cnt_cnp;
+        addr_map_pkg::CNT_DCQCN_CUT_ADDR:      rd_data = dcqcn_cnt_cut;
+        addr_map_pkg::CNT_DCQCN_FR_ADDR:       rd_data = dcqcn_cnt_fr;
+        addr_map_pkg::CNT_DCQCN_AI_ADDR:       rd_data = dcqcn_cnt_ai;
+        addr_map_pkg::CNT_DCQCN_HAI_ADDR:      rd_data = dcqcn_cnt_hai;
+        addr_map_pkg::CNT_DCQCN_ALPHA_ADDR:    rd_data = dcqcn_cnt_alpha;
+        addr_map_pkg::CC_STAT_RC_ADDR:         rd_data = stat_rc;
+        addr_map_pkg::CC_STAT_RT_ADDR:         rd_data = stat_rt;
+        addr_map_pkg::CC_STAT_ALPHA_ADDR:
+          rd_data[addr_map_pkg::CC_STAT_ALPHA_VALUE_LSB +: addr_map_pkg::CC_STAT_ALPHA_VALUE_W] = stat_alpha;
         // DOORBELL (write-only) and unmapped addresses read 0.
         default:                          rd_data = 32'd0;
       endcase
@@ -521,6 +658,29 @@ module csr #(
         db_state_q   <= 2'(db_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
         db_sq_base_q <= {db_sq_hi_w, db_sq_lo_w};
         db_sq_log_q  <= 5'(db_sq_log_w >> addr_map_pkg::QP_SQ_LOG_LOG_LSB);
+      end
+    end
+  end
+
+  always_comb begin
+    ev_vec = {ev_ce_suppressed, ev_cnp_sent, ev_nak, ev_ack_dup, ev_ack_new, 8'(ev_drop) << ev_drop_reason,
+              ev_rx_ce, ev_rx_data, ev_rx_ack, ev_rx_cnp, ev_rx_pfc, ev_rx_frame};
+    wr_cc_rel = mmio_wr_addr - addr_map_pkg::CC_DCQCN_G_ADDR;
+  end
+
+  for (genvar k = 0; k < NEV; k++) begin : g_ev
+    always_ff @(posedge clk) begin
+      if (rst) cnt_ev_q[k] <= '0;
+      else     cnt_ev_q[k] <= cnt_ev_q[k] + {31'd0, ev_vec[k]};
+    end
+  end
+
+  for (genvar k = 0; k < NCC; k++) begin : g_cc
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        cc_q[k] <= CC_RESETS[32*k +: 32];
+      end else if (wr_glob && wr_cc_rel == 16'(4 * k)) begin
+        cc_q[k] <= mmio_wr_data & CC_MASKS[32*k +: 32];
       end
     end
   end
@@ -625,6 +785,30 @@ module csr #(
     assign qp_pcp_all[3*e +: 3] =
       qp_q[32*(QPS*addr_map_pkg::QP_VLAN_WORD + e) + addr_map_pkg::QP_VLAN_PCP_LSB +: 3];
   end
+  // Every QP's state (rx_parser) and CC enable (dcqcn, rate_limiter), like PCP.
+  for (genvar e = 0; e < QPS; e++) begin : g_state_all
+    assign qp_state_all[2*e +: 2] =
+      qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_STATE_LSB +: 2];
+    assign qp_cc_en_all[e] =
+      qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_CC_EN_LSB];
+  end
+  // Block CC's fields; word k of cc_q is the register at CC_DCQCN_G_ADDR + 4k.
+  assign cfg_g_shift      = cc_q[0][addr_map_pkg::CC_DCQCN_G_G_SHIFT_LSB +: 4];
+  assign cfg_f            = cc_q[0][addr_map_pkg::CC_DCQCN_G_F_LSB +: 8];
+  assign cfg_k            = cc_q[1][addr_map_pkg::CC_DCQCN_K_CYCLES_LSB +: 24];
+  assign cfg_t_inc        = cc_q[2][addr_map_pkg::CC_DCQCN_T_INC_CYCLES_LSB +: 24];
+  assign cfg_b            = cc_q[3];
+  assign cfg_r_ai         = cc_q[4];
+  assign cfg_r_hai        = cc_q[5];
+  assign cfg_r_min        = cc_q[6];
+  assign cfg_r_max        = cc_q[7];
+  assign cfg_alpha_init   = cc_q[8][addr_map_pkg::CC_DCQCN_ALPHA_INIT_LSB +: 11];
+  assign cfg_rl_burst     = cc_q[9][addr_map_pkg::CC_RL_BURST_BYTES_LSB +: 24];
+  assign cfg_cnp_dscp     = cc_q[10][addr_map_pkg::CC_CNP_CFG_DSCP_LSB +: 6];
+  assign cfg_cnp_pcp      = cc_q[10][addr_map_pkg::CC_CNP_CFG_PCP_LSB +: 3];
+  assign cfg_cnp_becn     = cc_q[10][addr_map_pkg::CC_CNP_CFG_BECN_LSB];
+  assign cfg_cnp_interval = cc_q[11][addr_map_pkg::CC_CNP_INTERVAL_CYCLES_LSB +: 24];
+  assign cfg_stat_qp      = cc_q[12][addr_map_pkg::CC_STAT_QP_QP_LSB +: QPW];
   assign mr_valid        = mr_valid_q;
   assign mr_key          = mr_key_q;
   assign mr_va           = mr_va_q;

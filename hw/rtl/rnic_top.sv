@@ -181,6 +181,18 @@ module rnic_top #(
   // tx_sched's control grant: no control frame is requested yet (ctrl_req
   // tied to 0), so it is never 1; it goes to tx_engine with issue 4.
   logic         grant_ctrl_unused;
+  // The congestion-control parameters: their blocks come next.
+  logic [3:0]   cfg_g_shift;
+  logic [7:0]   cfg_f;
+  logic [23:0]  cfg_k, cfg_t_inc, cfg_rl_burst, cfg_cnp_interval;
+  logic [31:0]  cfg_b, cfg_r_ai, cfg_r_hai, cfg_r_min, cfg_r_max;
+  logic [10:0]  cfg_alpha_init;
+  logic [5:0]   cfg_cnp_dscp;
+  logic [2:0]   cfg_cnp_pcp;
+  logic         cfg_cnp_becn;
+  logic [QPW-1:0] cfg_stat_qp;
+  logic [2*QPS-1:0] qp_state_all;
+  logic [QPS-1:0] qp_cc_en_all;
   /* verilator lint_on UNUSEDSIGNAL */
 
   csr #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_csr (
@@ -205,7 +217,17 @@ module rnic_top #(
     .ev_fetch_err(sqf_err_valid), .ev_dma_err,
     .dma_cpl_unexpected(cnt_cpl_unexpected),
     .dma_cpl_malformed(cnt_cpl_malformed),
-    .dma_cpl_timeout(cnt_cpl_timeout)
+    .dma_cpl_timeout(cnt_cpl_timeout),
+    .cfg_g_shift, .cfg_f, .cfg_k, .cfg_t_inc, .cfg_b, .cfg_r_ai, .cfg_r_hai,
+    .cfg_r_min, .cfg_r_max, .cfg_alpha_init, .cfg_rl_burst, .cfg_cnp_dscp,
+    .cfg_cnp_pcp, .cfg_cnp_becn, .cfg_cnp_interval, .cfg_stat_qp,
+    .qp_state_all, .qp_cc_en_all,
+    .ev_rx_frame(1'b0), .ev_rx_pfc(1'b0), .ev_rx_cnp(1'b0), .ev_rx_ack(1'b0), .ev_rx_data(1'b0),
+    .ev_rx_ce(1'b0), .ev_drop(1'b0), .ev_drop_reason(3'd0), .ev_ack_new(1'b0), .ev_ack_dup(1'b0),
+    .ev_nak(1'b0), .ev_cnp_sent(1'b0), .ev_ce_suppressed(1'b0),
+    .dcqcn_cnt_cnp(32'd0), .dcqcn_cnt_cut(32'd0), .dcqcn_cnt_fr(32'd0), .dcqcn_cnt_ai(32'd0),
+    .dcqcn_cnt_hai(32'd0), .dcqcn_cnt_alpha(32'd0), .stat_rc(32'd0), .stat_rt(32'd0),
+    .stat_alpha(11'd0)
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (

@@ -70,6 +70,28 @@ ports! {
         pub dma_cpl_unexpected: u32 = 32,
         pub dma_cpl_malformed: u32 = 32,
         pub dma_cpl_timeout: u32 = 32,
+        pub ev_rx_frame: bool = 1,
+        pub ev_rx_pfc: bool = 1,
+        pub ev_rx_cnp: bool = 1,
+        pub ev_rx_ack: bool = 1,
+        pub ev_rx_data: bool = 1,
+        pub ev_rx_ce: bool = 1,
+        pub ev_drop: bool = 1,
+        pub ev_drop_reason: u8 = 3 if ev_drop,
+        pub ev_ack_new: bool = 1,
+        pub ev_ack_dup: bool = 1,
+        pub ev_nak: bool = 1,
+        pub ev_cnp_sent: bool = 1,
+        pub ev_ce_suppressed: bool = 1,
+        pub dcqcn_cnt_cnp: u32 = 32,
+        pub dcqcn_cnt_cut: u32 = 32,
+        pub dcqcn_cnt_fr: u32 = 32,
+        pub dcqcn_cnt_ai: u32 = 32,
+        pub dcqcn_cnt_hai: u32 = 32,
+        pub dcqcn_cnt_alpha: u32 = 32,
+        pub stat_rc: u32 = 32,
+        pub stat_rt: u32 = 32,
+        pub stat_alpha: u16 = 11,
     }
 }
 
@@ -119,7 +141,84 @@ ports! {
         pub mr_pd: u16 = 16,
         pub cq_base: u64 = 64,
         pub cq_log: u8 = 5,
+        /// Every QP's CTRL.STATE, QP q at bits `[2q, 2q + 2)` (for rx_parser).
+        pub qp_state_all: u32 = 32,
+        /// Every QP's CTRL.CC_EN, QP q at bit q (for dcqcn and rate_limiter).
+        pub qp_cc_en_all: u16 = 16,
+        pub cfg_g_shift: u8 = 4,
+        pub cfg_f: u8 = 8,
+        pub cfg_k: u32 = 24,
+        pub cfg_t_inc: u32 = 24,
+        pub cfg_b: u32 = 32,
+        pub cfg_r_ai: u32 = 32,
+        pub cfg_r_hai: u32 = 32,
+        pub cfg_r_min: u32 = 32,
+        pub cfg_r_max: u32 = 32,
+        pub cfg_alpha_init: u16 = 11,
+        pub cfg_rl_burst: u32 = 24,
+        pub cfg_cnp_dscp: u8 = 6,
+        pub cfg_cnp_pcp: u8 = 3,
+        pub cfg_cnp_becn: bool = 1,
+        pub cfg_cnp_interval: u32 = 24,
+        pub cfg_stat_qp: u8 = 4,
     }
+}
+
+/// The receive path's one-bit event counters, in the order of their CNT
+/// registers (consecutive words from `CNT_RX_FRAMES_ADDR`).
+pub const NEV: usize = 19;
+/// Block CC's RW registers, consecutive words from `CC_DCQCN_G_ADDR`.
+pub const NCC: usize = 13;
+const CC_MASKS: [u32; NCC] = [
+    map::CC_DCQCN_G_MASK,
+    map::CC_DCQCN_K_MASK,
+    map::CC_DCQCN_T_INC_MASK,
+    map::CC_DCQCN_B_MASK,
+    map::CC_DCQCN_R_AI_MASK,
+    map::CC_DCQCN_R_HAI_MASK,
+    map::CC_DCQCN_R_MIN_MASK,
+    map::CC_DCQCN_R_MAX_MASK,
+    map::CC_DCQCN_ALPHA_MASK,
+    map::CC_RL_BURST_MASK,
+    map::CC_CNP_CFG_MASK,
+    map::CC_CNP_INTERVAL_MASK,
+    map::CC_STAT_QP_MASK,
+];
+const CC_RESETS: [u32; NCC] = [
+    map::CC_DCQCN_G_RESET,
+    map::CC_DCQCN_K_RESET,
+    map::CC_DCQCN_T_INC_RESET,
+    map::CC_DCQCN_B_RESET,
+    map::CC_DCQCN_R_AI_RESET,
+    map::CC_DCQCN_R_HAI_RESET,
+    map::CC_DCQCN_R_MIN_RESET,
+    map::CC_DCQCN_R_MAX_RESET,
+    map::CC_DCQCN_ALPHA_RESET,
+    map::CC_RL_BURST_RESET,
+    map::CC_CNP_CFG_RESET,
+    map::CC_CNP_INTERVAL_RESET,
+    map::CC_STAT_QP_RESET,
+];
+
+/// This cycle's receive-path events as bits, bit k counted by event word k.
+fn ev_bits(i: &CsrIn) -> u32 {
+    let drop = if i.ev_drop {
+        1u32 << (i.ev_drop_reason & 7)
+    } else {
+        0
+    };
+    i.ev_rx_frame as u32
+        | (i.ev_rx_pfc as u32) << 1
+        | (i.ev_rx_cnp as u32) << 2
+        | (i.ev_rx_ack as u32) << 3
+        | (i.ev_rx_data as u32) << 4
+        | (i.ev_rx_ce as u32) << 5
+        | drop << 6
+        | (i.ev_ack_new as u32) << 14
+        | (i.ev_ack_dup as u32) << 15
+        | (i.ev_nak as u32) << 16
+        | (i.ev_cnp_sent as u32) << 17
+        | (i.ev_ce_suppressed as u32) << 18
 }
 
 /// `(word >> lsb) & (2^w - 1)`: a field of a register word.
@@ -161,6 +260,8 @@ pub struct Csr {
     cnt_flush_q: u32,
     cnt_fetch_err_q: u32,
     cnt_dma_err_q: u32,
+    cnt_ev_q: [u32; NEV],
+    cc_q: [u32; NCC],
     rd_resp_valid_q: bool,
     rd_resp_data_q: u32,
     db_valid_q: bool,
@@ -216,6 +317,8 @@ impl Default for Csr {
             cnt_flush_q: 0,
             cnt_fetch_err_q: 0,
             cnt_dma_err_q: 0,
+            cnt_ev_q: [0; NEV],
+            cc_q: CC_RESETS,
             rd_resp_valid_q: false,
             rd_resp_data_q: 0,
             db_valid_q: false,
@@ -321,7 +424,35 @@ impl Csr {
             mr_pd: self.mr_pd_q,
             cq_base: self.cq_base_q,
             cq_log: self.cq_log_q,
+            qp_state_all: self.ctrl_all(map::QP_CTRL_STATE_LSB, map::QP_CTRL_STATE_W) as u32,
+            qp_cc_en_all: self.ctrl_all(map::QP_CTRL_CC_EN_LSB, 1) as u16,
+            cfg_g_shift: field(self.cc_q[0], map::CC_DCQCN_G_G_SHIFT_LSB, 4) as u8,
+            cfg_f: field(self.cc_q[0], map::CC_DCQCN_G_F_LSB, 8) as u8,
+            cfg_k: field(self.cc_q[1], map::CC_DCQCN_K_CYCLES_LSB, 24),
+            cfg_t_inc: field(self.cc_q[2], map::CC_DCQCN_T_INC_CYCLES_LSB, 24),
+            cfg_b: self.cc_q[3],
+            cfg_r_ai: self.cc_q[4],
+            cfg_r_hai: self.cc_q[5],
+            cfg_r_min: self.cc_q[6],
+            cfg_r_max: self.cc_q[7],
+            cfg_alpha_init: field(self.cc_q[8], map::CC_DCQCN_ALPHA_INIT_LSB, 11) as u16,
+            cfg_rl_burst: field(self.cc_q[9], map::CC_RL_BURST_BYTES_LSB, 24),
+            cfg_cnp_dscp: field(self.cc_q[10], map::CC_CNP_CFG_DSCP_LSB, 6) as u8,
+            cfg_cnp_pcp: field(self.cc_q[10], map::CC_CNP_CFG_PCP_LSB, 3) as u8,
+            cfg_cnp_becn: field(self.cc_q[10], map::CC_CNP_CFG_BECN_LSB, 1) != 0,
+            cfg_cnp_interval: field(self.cc_q[11], map::CC_CNP_INTERVAL_CYCLES_LSB, 24),
+            cfg_stat_qp: field(self.cc_q[12], map::CC_STAT_QP_QP_LSB, QPW) as u8,
         }
+    }
+
+    /// A CTRL field of every QP, QP q's at bits `[w*q, w*q + w)`: wires from
+    /// the table registers, like `qp_pcp_all`.
+    fn ctrl_all(&self, lsb: u32, w: u32) -> u64 {
+        let mut v = 0u64;
+        for (e, q) in self.qp_q.iter().enumerate() {
+            v |= (field(q[map::QP_CTRL_WORD], lsb, w) as u64) << (w as usize * e);
+        }
+        v
     }
 
     /// `qp_pcp_all`: the PCP bits of every QP's VLAN word, as the table is
@@ -353,6 +484,14 @@ impl Csr {
         if let Some((e, w)) = table_hit(addr, map::CQ_BASE, map::CQ_STRIDE, CQS, map::CQ_WORDS) {
             return self.cq_q[e][w];
         }
+        let ev = addr.wrapping_sub(map::CNT_RX_FRAMES_ADDR) as usize / 4;
+        if addr >= map::CNT_RX_FRAMES_ADDR && ev < NEV {
+            return self.cnt_ev_q[ev];
+        }
+        let cc = addr.wrapping_sub(map::CC_DCQCN_G_ADDR) as usize / 4;
+        if addr >= map::CC_DCQCN_G_ADDR && cc < NCC {
+            return self.cc_q[cc];
+        }
         match addr {
             map::GLOBAL_ID_ADDR => map::GLOBAL_ID_RESET,
             map::GLOBAL_VERSION_ADDR => map::GLOBAL_VERSION_RESET,
@@ -375,6 +514,15 @@ impl Csr {
             map::CNT_CPL_UNEXPECTED_ADDR => i.dma_cpl_unexpected,
             map::CNT_CPL_MALFORMED_ADDR => i.dma_cpl_malformed,
             map::CNT_CPL_TIMEOUT_ADDR => i.dma_cpl_timeout,
+            map::CNT_DCQCN_CNP_ADDR => i.dcqcn_cnt_cnp,
+            map::CNT_DCQCN_CUT_ADDR => i.dcqcn_cnt_cut,
+            map::CNT_DCQCN_FR_ADDR => i.dcqcn_cnt_fr,
+            map::CNT_DCQCN_AI_ADDR => i.dcqcn_cnt_ai,
+            map::CNT_DCQCN_HAI_ADDR => i.dcqcn_cnt_hai,
+            map::CNT_DCQCN_ALPHA_ADDR => i.dcqcn_cnt_alpha,
+            map::CC_STAT_RC_ADDR => i.stat_rc,
+            map::CC_STAT_RT_ADDR => i.stat_rt,
+            map::CC_STAT_ALPHA_ADDR => (i.stat_alpha & 0x7FF) as u32,
             // DOORBELL (write-only) and unmapped addresses read 0.
             _ => 0,
         }
@@ -510,6 +658,14 @@ impl Dut for Csr {
         self.cnt_flush_q = self.cnt_flush_q.wrapping_add(i.ev_flush as u32);
         self.cnt_fetch_err_q = self.cnt_fetch_err_q.wrapping_add(i.ev_fetch_err as u32);
         self.cnt_dma_err_q = self.cnt_dma_err_q.wrapping_add(i.ev_dma_err as u32);
+        let ev = ev_bits(i);
+        for (k, c) in self.cnt_ev_q.iter_mut().enumerate() {
+            *c = c.wrapping_add(ev >> k & 1);
+        }
+        let cc = addr.wrapping_sub(map::CC_DCQCN_G_ADDR) as usize / 4;
+        if wr && addr >= map::CC_DCQCN_G_ADDR && cc < NCC {
+            self.cc_q[cc] = data & CC_MASKS[cc];
+        }
 
         // ---- Output registers. ----
         self.rd_resp_valid_q = i.mmio_rd_valid;
@@ -636,7 +792,8 @@ mod tests {
         c.tick(&wr(q + 0x2C, 0xC0A8_0001)); // SRC_IP3
         c.tick(&wr(q + 0x40, 0xFFFF_12B7)); // UDP: sport 0x12B7, DSCP 0x3F
         c.tick(&wr(q + 0x44, 0x1234_5ABC)); // VLAN: VID 0xABC, PCP 5, PKEY 0x1234
-        assert_eq!(read(&mut c, q), 0x0000_F7F3);
+                                            // STATE 1:0, UC 4, IPV6 5, VLAN_EN 6, ECN_EN 7, MTU 10:8, CQ 15:12, CC_EN 16.
+        assert_eq!(read(&mut c, q), 0x0001_F7F3);
         assert_eq!(read(&mut c, q + 0x04), 0x00CD_EF12);
         assert_eq!(read(&mut c, q + 0x0C), 0x5678);
         assert_eq!(read(&mut c, q + 0x14), 0x1122);
@@ -844,5 +1001,82 @@ mod tests {
         assert_eq!(read(&mut c, 0x0104), 0x3FFE);
         assert_eq!(read(&mut c, 0x0108), 1);
         assert_eq!(read(&mut c, 0x0100), 0);
+    }
+
+    #[test]
+    fn congestion_block_resets_masks_and_feeds_its_ports() {
+        let mut c = Csr::new();
+        c.reset();
+        // Defaults at 250 MHz / 100 Gb/s, worked out by hand from docs/rx_cc.md:
+        // 55 us = 13,750 cycles, 300 us = 75,000, 5 Mb/s = 5 * 2^20 / 2000
+        // = 2621.44 -> 2621 units, 100 Gb/s = 50 B/cycle = 50 * 2^20.
+        let o = c.outputs();
+        assert_eq!((o.cfg_g_shift, o.cfg_f), (8, 5));
+        assert_eq!((o.cfg_k, o.cfg_t_inc), (13_750, 75_000));
+        assert_eq!((o.cfg_r_ai, o.cfg_r_hai, o.cfg_r_min), (2621, 26_214, 524));
+        assert_eq!(o.cfg_r_max, 50 << 20);
+        assert_eq!((o.cfg_alpha_init, o.cfg_b), (1024, 10 << 20));
+        assert_eq!(
+            (o.cfg_cnp_dscp, o.cfg_cnp_pcp, o.cfg_cnp_becn),
+            (48, 6, true)
+        );
+        assert_eq!((o.cfg_cnp_interval, o.cfg_rl_burst), (1000, 16_384));
+        c.tick(&wr(0x0228, 0xFFFF_FFFF)); // CNP_CFG keeps DSCP 5:0, PCP 10:8, BECN 16
+        c.tick(&wr(0x0230, 0xFFFF_FF07)); // STAT_QP keeps 8 bits, uses the low 4
+        assert_eq!(read(&mut c, 0x0228), 0x0001_073F);
+        assert_eq!(read(&mut c, 0x0230), 0xFF07 & 0xFF);
+        let o = c.outputs();
+        assert_eq!(
+            (o.cfg_cnp_dscp, o.cfg_cnp_pcp, o.cfg_cnp_becn),
+            (63, 7, true)
+        );
+        assert_eq!(o.cfg_stat_qp, 7);
+        // STAT_* and dcqcn's counters read the inputs as they are.
+        let mut i = CsrIn {
+            mmio_rd_valid: true,
+            mmio_rd_addr: 0x0234,
+            stat_rc: 0xDEAD_BEEF,
+            stat_alpha: 0x7FF,
+            dcqcn_cnt_hai: 77,
+            ..CsrIn::default()
+        };
+        c.tick(&i);
+        assert_eq!(c.outputs().mmio_rd_resp_data, 0xDEAD_BEEF);
+        i.mmio_rd_addr = 0x023C;
+        c.tick(&i);
+        assert_eq!(c.outputs().mmio_rd_resp_data, 0x7FF);
+        i.mmio_rd_addr = 0x018C; // CNT_DCQCN_HAI
+        c.tick(&i);
+        assert_eq!(c.outputs().mmio_rd_resp_data, 77);
+    }
+
+    #[test]
+    fn receive_events_count_in_their_own_registers() {
+        let mut c = Csr::new();
+        c.reset();
+        // Two frames dropped for reason 5 (ICRC), one CNP received.
+        let drop = CsrIn {
+            ev_rx_frame: true,
+            ev_drop: true,
+            ev_drop_reason: 5,
+            ..CsrIn::default()
+        };
+        c.tick(&drop);
+        c.tick(&drop);
+        c.tick(&CsrIn {
+            ev_rx_frame: true,
+            ev_rx_cnp: true,
+            ev_ce_suppressed: true,
+            ..CsrIn::default()
+        });
+        assert_eq!(read(&mut c, 0x0130), 3); // RX_FRAMES
+        assert_eq!(read(&mut c, 0x0138), 1); // RX_CNP
+        assert_eq!(read(&mut c, 0x015C), 2); // DROP_ICRC
+        assert_eq!(read(&mut c, 0x0158), 0); // DROP_IP_CSUM
+        assert_eq!(read(&mut c, 0x0178), 1); // CE_SUPPRESSED
+                                             // The STATE and CC_EN fields of every QP, straight from the table.
+        c.tick(&wr(0x1000 + 2 * 0x80, 1 << 16 | 2));
+        let o = c.outputs();
+        assert_eq!((o.qp_state_all, o.qp_cc_en_all), (2 << 4, 1 << 2));
     }
 }

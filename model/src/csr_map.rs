@@ -28,7 +28,48 @@
 //! | 0x0124 | CNT_CPL_UNEXPECTED | RO | [31:0] VALUE 0 |
 //! | 0x0128 | CNT_CPL_MALFORMED | RO | [31:0] VALUE 0 |
 //! | 0x012C | CNT_CPL_TIMEOUT | RO | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [1:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0 |
+//! | 0x0130 | CNT_RX_FRAMES | RO | [31:0] VALUE 0 |
+//! | 0x0134 | CNT_RX_PFC | RO | [31:0] VALUE 0 |
+//! | 0x0138 | CNT_RX_CNP | RO | [31:0] VALUE 0 |
+//! | 0x013C | CNT_RX_ACK | RO | [31:0] VALUE 0 |
+//! | 0x0140 | CNT_RX_DATA | RO | [31:0] VALUE 0 |
+//! | 0x0144 | CNT_RX_CE | RO | [31:0] VALUE 0 |
+//! | 0x0148 | CNT_DROP_FCS | RO | [31:0] VALUE 0 |
+//! | 0x014C | CNT_DROP_RUNT | RO | [31:0] VALUE 0 |
+//! | 0x0150 | CNT_DROP_NOT_ROCE | RO | [31:0] VALUE 0 |
+//! | 0x0154 | CNT_DROP_TRUNC | RO | [31:0] VALUE 0 |
+//! | 0x0158 | CNT_DROP_IP_CSUM | RO | [31:0] VALUE 0 |
+//! | 0x015C | CNT_DROP_ICRC | RO | [31:0] VALUE 0 |
+//! | 0x0160 | CNT_DROP_OPCODE | RO | [31:0] VALUE 0 |
+//! | 0x0164 | CNT_DROP_QP | RO | [31:0] VALUE 0 |
+//! | 0x0168 | CNT_ACK_NEW | RO | [31:0] VALUE 0 |
+//! | 0x016C | CNT_ACK_DUP | RO | [31:0] VALUE 0 |
+//! | 0x0170 | CNT_NAK | RO | [31:0] VALUE 0 |
+//! | 0x0174 | CNT_CNP_SENT | RO | [31:0] VALUE 0 |
+//! | 0x0178 | CNT_CE_SUPPRESSED | RO | [31:0] VALUE 0 |
+//! | 0x017C | CNT_DCQCN_CNP | RO | [31:0] VALUE 0 |
+//! | 0x0180 | CNT_DCQCN_CUT | RO | [31:0] VALUE 0 |
+//! | 0x0184 | CNT_DCQCN_FR | RO | [31:0] VALUE 0 |
+//! | 0x0188 | CNT_DCQCN_AI | RO | [31:0] VALUE 0 |
+//! | 0x018C | CNT_DCQCN_HAI | RO | [31:0] VALUE 0 |
+//! | 0x0190 | CNT_DCQCN_ALPHA | RO | [31:0] VALUE 0 |
+//! | 0x0200 | CC_DCQCN_G | RW | [3:0] G_SHIFT 8, [15:8] F 5 |
+//! | 0x0204 | CC_DCQCN_K | RW | [23:0] CYCLES 13750 |
+//! | 0x0208 | CC_DCQCN_T_INC | RW | [23:0] CYCLES 75000 |
+//! | 0x020C | CC_DCQCN_B | RW | [31:0] BYTES 10485760 |
+//! | 0x0210 | CC_DCQCN_R_AI | RW | [31:0] RATE 2621 |
+//! | 0x0214 | CC_DCQCN_R_HAI | RW | [31:0] RATE 26214 |
+//! | 0x0218 | CC_DCQCN_R_MIN | RW | [31:0] RATE 524 |
+//! | 0x021C | CC_DCQCN_R_MAX | RW | [31:0] RATE 52428800 |
+//! | 0x0220 | CC_DCQCN_ALPHA | RW | [10:0] INIT 1024 |
+//! | 0x0224 | CC_RL_BURST | RW | [23:0] BYTES 16384 |
+//! | 0x0228 | CC_CNP_CFG | RW | [5:0] DSCP 48, [10:8] PCP 6, [16] BECN 1 |
+//! | 0x022C | CC_CNP_INTERVAL | RW | [23:0] CYCLES 1000 |
+//! | 0x0230 | CC_STAT_QP | RW | [7:0] QP 0 |
+//! | 0x0234 | CC_STAT_RC | RO | [31:0] RATE 0 |
+//! | 0x0238 | CC_STAT_RT | RO | [31:0] RATE 0 |
+//! | 0x023C | CC_STAT_ALPHA | RO | [10:0] VALUE 0 |
+//! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [1:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0 |
 //! | 0x1000 + i*0x80 + 0x04 | QP_REMOTE_QPN | RW | [23:0] QPN 0 |
 //! | 0x1000 + i*0x80 + 0x08 | QP_PSN | RWH | [23:0] PSN 0 |
 //! | 0x1000 + i*0x80 + 0x0C | QP_PD | RW | [15:0] PD 0 |
@@ -169,6 +210,220 @@ pub const CNT_CPL_MALFORMED_RESET: u32 = 0x00000000;
 pub const CNT_CPL_TIMEOUT_ADDR: u16 = 0x012C;
 pub const CNT_CPL_TIMEOUT_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_CPL_TIMEOUT_RESET: u32 = 0x00000000;
+/// RO: Frames received on the MAC RX port, dropped or not (wraps)
+pub const CNT_RX_FRAMES_ADDR: u16 = 0x0130;
+pub const CNT_RX_FRAMES_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_FRAMES_RESET: u32 = 0x00000000;
+/// RO: PFC frames received
+pub const CNT_RX_PFC_ADDR: u16 = 0x0134;
+pub const CNT_RX_PFC_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_PFC_RESET: u32 = 0x00000000;
+/// RO: CNPs received for a local QP
+pub const CNT_RX_CNP_ADDR: u16 = 0x0138;
+pub const CNT_RX_CNP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_CNP_RESET: u32 = 0x00000000;
+/// RO: ACK frames received (ACK, NAK and RNR NAK)
+pub const CNT_RX_ACK_ADDR: u16 = 0x013C;
+pub const CNT_RX_ACK_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_ACK_RESET: u32 = 0x00000000;
+/// RO: Other RoCE packets received (data, READ responses)
+pub const CNT_RX_DATA_ADDR: u16 = 0x0140;
+pub const CNT_RX_DATA_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_DATA_RESET: u32 = 0x00000000;
+/// RO: RoCE packets received with ECN CE
+pub const CNT_RX_CE_ADDR: u16 = 0x0144;
+pub const CNT_RX_CE_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_CE_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: FCS error flagged by the MAC
+pub const CNT_DROP_FCS_ADDR: u16 = 0x0148;
+pub const CNT_DROP_FCS_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_FCS_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: shorter than 60 bytes
+pub const CNT_DROP_RUNT_ADDR: u16 = 0x014C;
+pub const CNT_DROP_RUNT_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_RUNT_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: neither RoCEv2 nor PFC
+pub const CNT_DROP_NOT_ROCE_ADDR: u16 = 0x0150;
+pub const CNT_DROP_NOT_ROCE_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_NOT_ROCE_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: truncated headers or IP length beyond the frame
+pub const CNT_DROP_TRUNC_ADDR: u16 = 0x0154;
+pub const CNT_DROP_TRUNC_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_TRUNC_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: IPv4 header checksum wrong
+pub const CNT_DROP_IP_CSUM_ADDR: u16 = 0x0158;
+pub const CNT_DROP_IP_CSUM_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_IP_CSUM_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: ICRC wrong
+pub const CNT_DROP_ICRC_ADDR: u16 = 0x015C;
+pub const CNT_DROP_ICRC_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_ICRC_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: unknown BTH opcode or TVer
+pub const CNT_DROP_OPCODE_ADDR: u16 = 0x0160;
+pub const CNT_DROP_OPCODE_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_OPCODE_RESET: u32 = 0x00000000;
+/// RO: Frames dropped: DestQP not a local QP or QP in RESET
+pub const CNT_DROP_QP_ADDR: u16 = 0x0164;
+pub const CNT_DROP_QP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DROP_QP_RESET: u32 = 0x00000000;
+/// RO: ACKs that moved a QP's acknowledged PSN forward
+pub const CNT_ACK_NEW_ADDR: u16 = 0x0168;
+pub const CNT_ACK_NEW_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_ACK_NEW_RESET: u32 = 0x00000000;
+/// RO: Duplicate or stale ACKs (ignored)
+pub const CNT_ACK_DUP_ADDR: u16 = 0x016C;
+pub const CNT_ACK_DUP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_ACK_DUP_RESET: u32 = 0x00000000;
+/// RO: NAKs and RNR NAKs received (counted only, retransmission is not built yet)
+pub const CNT_NAK_ADDR: u16 = 0x0170;
+pub const CNT_NAK_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_NAK_RESET: u32 = 0x00000000;
+/// RO: CNPs sent (notification point)
+pub const CNT_CNP_SENT_ADDR: u16 = 0x0174;
+pub const CNT_CNP_SENT_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_CNP_SENT_RESET: u32 = 0x00000000;
+/// RO: CE packets that caused no CNP (interval running or CNP already waiting)
+pub const CNT_CE_SUPPRESSED_ADDR: u16 = 0x0178;
+pub const CNT_CE_SUPPRESSED_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_CE_SUPPRESSED_RESET: u32 = 0x00000000;
+/// RO: dcqcn: CNPs seen by the reaction point
+pub const CNT_DCQCN_CNP_ADDR: u16 = 0x017C;
+pub const CNT_DCQCN_CNP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DCQCN_CNP_RESET: u32 = 0x00000000;
+/// RO: dcqcn: rate cuts (CNPs on QPs with CC enabled)
+pub const CNT_DCQCN_CUT_ADDR: u16 = 0x0180;
+pub const CNT_DCQCN_CUT_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DCQCN_CUT_RESET: u32 = 0x00000000;
+/// RO: dcqcn: fast-recovery increase events
+pub const CNT_DCQCN_FR_ADDR: u16 = 0x0184;
+pub const CNT_DCQCN_FR_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DCQCN_FR_RESET: u32 = 0x00000000;
+/// RO: dcqcn: additive increase events
+pub const CNT_DCQCN_AI_ADDR: u16 = 0x0188;
+pub const CNT_DCQCN_AI_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DCQCN_AI_RESET: u32 = 0x00000000;
+/// RO: dcqcn: hyper increase events
+pub const CNT_DCQCN_HAI_ADDR: u16 = 0x018C;
+pub const CNT_DCQCN_HAI_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DCQCN_HAI_RESET: u32 = 0x00000000;
+/// RO: dcqcn: alpha decay events (alpha timer expired without a CNP)
+pub const CNT_DCQCN_ALPHA_ADDR: u16 = 0x0190;
+pub const CNT_DCQCN_ALPHA_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_DCQCN_ALPHA_RESET: u32 = 0x00000000;
+
+// CC registers at 0x0200.
+/// RW: DCQCN gain and stage threshold
+pub const CC_DCQCN_G_ADDR: u16 = 0x0200;
+pub const CC_DCQCN_G_MASK: u32 = 0x0000FF0F;
+pub const CC_DCQCN_G_RESET: u32 = 0x00000508;
+/// g = 2^-G_SHIFT (paper: 1/256)
+pub const CC_DCQCN_G_G_SHIFT_LSB: u32 = 0;
+pub const CC_DCQCN_G_G_SHIFT_W: u32 = 4;
+pub const CC_DCQCN_G_G_SHIFT_RESET: u32 = 0x8;
+/// Fast-recovery stages F
+pub const CC_DCQCN_G_F_LSB: u32 = 8;
+pub const CC_DCQCN_G_F_W: u32 = 8;
+pub const CC_DCQCN_G_F_RESET: u32 = 0x5;
+/// RW: Alpha update period K
+pub const CC_DCQCN_K_ADDR: u16 = 0x0204;
+pub const CC_DCQCN_K_MASK: u32 = 0x00FFFFFF;
+pub const CC_DCQCN_K_RESET: u32 = 0x000035B6;
+/// Clock cycles (55 us at 250 MHz)
+pub const CC_DCQCN_K_CYCLES_LSB: u32 = 0;
+pub const CC_DCQCN_K_CYCLES_W: u32 = 24;
+pub const CC_DCQCN_K_CYCLES_RESET: u32 = 0x35B6;
+/// RW: Rate increase timer period
+pub const CC_DCQCN_T_INC_ADDR: u16 = 0x0208;
+pub const CC_DCQCN_T_INC_MASK: u32 = 0x00FFFFFF;
+pub const CC_DCQCN_T_INC_RESET: u32 = 0x000124F8;
+/// Clock cycles (300 us at 250 MHz)
+pub const CC_DCQCN_T_INC_CYCLES_LSB: u32 = 0;
+pub const CC_DCQCN_T_INC_CYCLES_W: u32 = 24;
+pub const CC_DCQCN_T_INC_CYCLES_RESET: u32 = 0x124F8;
+/// RW: Rate increase byte counter period
+pub const CC_DCQCN_B_ADDR: u16 = 0x020C;
+pub const CC_DCQCN_B_MASK: u32 = 0xFFFFFFFF;
+pub const CC_DCQCN_B_RESET: u32 = 0x00A00000;
+/// RW: Additive increase step R_AI
+pub const CC_DCQCN_R_AI_ADDR: u16 = 0x0210;
+pub const CC_DCQCN_R_AI_MASK: u32 = 0xFFFFFFFF;
+pub const CC_DCQCN_R_AI_RESET: u32 = 0x00000A3D;
+/// RW: Hyper increase step R_HAI
+pub const CC_DCQCN_R_HAI_ADDR: u16 = 0x0214;
+pub const CC_DCQCN_R_HAI_MASK: u32 = 0xFFFFFFFF;
+pub const CC_DCQCN_R_HAI_RESET: u32 = 0x00006666;
+/// RW: Minimum rate Rmin
+pub const CC_DCQCN_R_MIN_ADDR: u16 = 0x0218;
+pub const CC_DCQCN_R_MIN_MASK: u32 = 0xFFFFFFFF;
+pub const CC_DCQCN_R_MIN_RESET: u32 = 0x0000020C;
+/// RW: Maximum rate Rmax, the rate of a QP before any CNP
+pub const CC_DCQCN_R_MAX_ADDR: u16 = 0x021C;
+pub const CC_DCQCN_R_MAX_MASK: u32 = 0xFFFFFFFF;
+pub const CC_DCQCN_R_MAX_RESET: u32 = 0x03200000;
+/// RW: Initial alpha
+pub const CC_DCQCN_ALPHA_ADDR: u16 = 0x0220;
+pub const CC_DCQCN_ALPHA_MASK: u32 = 0x000007FF;
+pub const CC_DCQCN_ALPHA_RESET: u32 = 0x00000400;
+/// Q10 (1024 = 1.0)
+pub const CC_DCQCN_ALPHA_INIT_LSB: u32 = 0;
+pub const CC_DCQCN_ALPHA_INIT_W: u32 = 11;
+pub const CC_DCQCN_ALPHA_INIT_RESET: u32 = 0x400;
+/// RW: Rate limiter bucket cap
+pub const CC_RL_BURST_ADDR: u16 = 0x0224;
+pub const CC_RL_BURST_MASK: u32 = 0x00FFFFFF;
+pub const CC_RL_BURST_RESET: u32 = 0x00004000;
+/// Bytes
+pub const CC_RL_BURST_BYTES_LSB: u32 = 0;
+pub const CC_RL_BURST_BYTES_W: u32 = 24;
+pub const CC_RL_BURST_BYTES_RESET: u32 = 0x4000;
+/// RW: CNPs sent by the notification point
+pub const CC_CNP_CFG_ADDR: u16 = 0x0228;
+pub const CC_CNP_CFG_MASK: u32 = 0x0001073F;
+pub const CC_CNP_CFG_RESET: u32 = 0x00010630;
+/// DSCP of CNPs (not ECN-capable)
+pub const CC_CNP_CFG_DSCP_LSB: u32 = 0;
+pub const CC_CNP_CFG_DSCP_W: u32 = 6;
+pub const CC_CNP_CFG_DSCP_RESET: u32 = 0x30;
+/// 802.1p priority of CNPs
+pub const CC_CNP_CFG_PCP_LSB: u32 = 8;
+pub const CC_CNP_CFG_PCP_W: u32 = 3;
+pub const CC_CNP_CFG_PCP_RESET: u32 = 0x6;
+/// BECN bit of the CNP's BTH
+pub const CC_CNP_CFG_BECN_LSB: u32 = 16;
+pub const CC_CNP_CFG_BECN_W: u32 = 1;
+pub const CC_CNP_CFG_BECN_RESET: u32 = 0x1;
+/// RW: Minimum time between two CNPs for one QP
+pub const CC_CNP_INTERVAL_ADDR: u16 = 0x022C;
+pub const CC_CNP_INTERVAL_MASK: u32 = 0x00FFFFFF;
+pub const CC_CNP_INTERVAL_RESET: u32 = 0x000003E8;
+/// Clock cycles (4 us at 250 MHz)
+pub const CC_CNP_INTERVAL_CYCLES_LSB: u32 = 0;
+pub const CC_CNP_INTERVAL_CYCLES_W: u32 = 24;
+pub const CC_CNP_INTERVAL_CYCLES_RESET: u32 = 0x3E8;
+/// RW: QP whose DCQCN state STAT_RC/RT/ALPHA show
+pub const CC_STAT_QP_ADDR: u16 = 0x0230;
+pub const CC_STAT_QP_MASK: u32 = 0x000000FF;
+pub const CC_STAT_QP_RESET: u32 = 0x00000000;
+/// QP number (the low log2(QPS) bits are used)
+pub const CC_STAT_QP_QP_LSB: u32 = 0;
+pub const CC_STAT_QP_QP_W: u32 = 8;
+pub const CC_STAT_QP_QP_RESET: u32 = 0x0;
+/// RO: Current rate Rc of the STAT_QP QP
+pub const CC_STAT_RC_ADDR: u16 = 0x0234;
+pub const CC_STAT_RC_MASK: u32 = 0xFFFFFFFF;
+pub const CC_STAT_RC_RESET: u32 = 0x00000000;
+/// RO: Target rate Rt of the STAT_QP QP
+pub const CC_STAT_RT_ADDR: u16 = 0x0238;
+pub const CC_STAT_RT_MASK: u32 = 0xFFFFFFFF;
+pub const CC_STAT_RT_RESET: u32 = 0x00000000;
+/// RO: alpha of the STAT_QP QP
+pub const CC_STAT_ALPHA_ADDR: u16 = 0x023C;
+pub const CC_STAT_ALPHA_MASK: u32 = 0x000007FF;
+pub const CC_STAT_ALPHA_RESET: u32 = 0x00000000;
+/// Q10
+pub const CC_STAT_ALPHA_VALUE_LSB: u32 = 0;
+pub const CC_STAT_ALPHA_VALUE_W: u32 = 11;
+pub const CC_STAT_ALPHA_VALUE_RESET: u32 = 0x0;
 
 /// QP table: entry `i` at `0x1000 + i * 0x80`, up to 32 entries (the design has `QPS`).
 pub const QP_BASE: u16 = 0x1000;
@@ -177,7 +432,7 @@ pub const QP_MAX: usize = 32;
 pub const QP_WORDS: usize = 21;
 /// QP entry: mask of word `w` (offset `4 w`).
 pub const QP_MASKS: [u32; 21] = [
-    0x0000F7F3, // CTRL
+    0x0001F7F3, // CTRL
     0x00FFFFFF, // REMOTE_QPN
     0x00FFFFFF, // PSN
     0x0000FFFF, // PD
@@ -226,7 +481,7 @@ pub const QP_RESETS: [u32; 21] = [
 /// RWH: Connection state and options
 pub const QP_CTRL_OFF: u16 = 0x00;
 pub const QP_CTRL_WORD: usize = 0;
-pub const QP_CTRL_MASK: u32 = 0x0000F7F3;
+pub const QP_CTRL_MASK: u32 = 0x0001F7F3;
 pub const QP_CTRL_RESET: u32 = 0x00000000;
 /// 0 RESET, 1 RTS, 2 ERROR (hardware sets ERROR)
 pub const QP_CTRL_STATE_LSB: u32 = 0;
@@ -256,6 +511,10 @@ pub const QP_CTRL_MTU_RESET: u32 = 0x0;
 pub const QP_CTRL_CQ_LSB: u32 = 12;
 pub const QP_CTRL_CQ_W: u32 = 4;
 pub const QP_CTRL_CQ_RESET: u32 = 0x0;
+/// DCQCN congestion control: the reaction point and the rate limiter act on this QP
+pub const QP_CTRL_CC_EN_LSB: u32 = 16;
+pub const QP_CTRL_CC_EN_W: u32 = 1;
+pub const QP_CTRL_CC_EN_RESET: u32 = 0x0;
 /// RW: Destination QP
 pub const QP_REMOTE_QPN_OFF: u16 = 0x04;
 pub const QP_REMOTE_QPN_WORD: usize = 1;

@@ -202,6 +202,9 @@ impl RnicTop {
             dma_cpl_unexpected: rd.cnt_cpl_unexpected,
             dma_cpl_malformed: rd.cnt_cpl_malformed,
             dma_cpl_timeout: rd.cnt_cpl_timeout,
+            // The receive path is not wired yet: no RX events, dcqcn's
+            // counters and state read 0 (as the RTL ties them).
+            ..CsrIn::default()
         };
         let sqf_in = SqFetchIn {
             db_valid: c.db_valid,
