@@ -38,6 +38,11 @@ module rnic_top #(
   output logic [511:0] tx_tdata,
   output logic [63:0]  tx_tkeep,
   output logic         tx_tlast,
+  input  logic         rx_tvalid,
+  input  logic [511:0] rx_tdata,
+  input  logic [63:0]  rx_tkeep,
+  input  logic         rx_tlast,
+  input  logic         rx_tuser,
   output logic         irq_valid,
   output logic [1:0]   irq_cq
 );
@@ -181,7 +186,9 @@ module rnic_top #(
   // tx_sched's control grant: no control frame is requested yet (ctrl_req
   // tied to 0), so it is never 1; it goes to tx_engine with issue 4.
   logic         grant_ctrl_unused;
-  // The congestion-control parameters: their blocks come next.
+  // The receive path and the congestion-control parameters: their blocks come next.
+  logic         rx_unused;
+  assign rx_unused = ^{rx_tvalid, rx_tdata, rx_tkeep, rx_tlast, rx_tuser};
   logic [3:0]   cfg_g_shift;
   logic [7:0]   cfg_f;
   logic [23:0]  cfg_k, cfg_t_inc, cfg_rl_burst, cfg_cnp_interval;

@@ -19,6 +19,13 @@ ports! {
         pub rc_sop: bool = 1 if rc_valid,
         pub rc_eop: bool = 1 if rc_valid,
         pub tx_tready: bool = 1,
+        /// MAC RX: frames without FCS, no back-pressure; `rx_tuser` on the
+        /// last beat flags an FCS error.
+        pub rx_tvalid: bool = 1,
+        pub rx_tdata: Beat = 512 if rx_tvalid,
+        pub rx_tkeep: u64 = 64 if rx_tvalid,
+        pub rx_tlast: bool = 1 if rx_tvalid,
+        pub rx_tuser: bool = 1 if rx_tvalid,
     }
 }
 

@@ -6,6 +6,8 @@ pub mod common;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod rnic_top;
+pub mod rx_reference;
+pub mod rx_wire;
 pub mod tx_reference;
 
 use std::collections::BTreeMap;

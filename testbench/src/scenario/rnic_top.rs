@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use rnic_model::rnic_top::{RnicTopIn, RnicTopOut};
 
 use super::common::Common;
+use super::rx_wire::RxWire;
 use super::tx_reference::{self, Expected};
 use crate::env::SplitMix64;
 use crate::lockstep::Env;
@@ -33,9 +34,82 @@ pub const COUNTERS: &[(&str, u16)] = &[
     ("cpl_timeout", CNT_CPL_TIMEOUT_ADDR),
 ];
 
+/// The receive path's and congestion control's counters, read back too when
+/// the vector sends frames on `rx_*` or enables congestion control.
+pub const RX_COUNTERS: &[(&str, u16)] = &[
+    ("rx_frames", CNT_RX_FRAMES_ADDR),
+    ("rx_pfc", CNT_RX_PFC_ADDR),
+    ("rx_cnp", CNT_RX_CNP_ADDR),
+    ("rx_ack", CNT_RX_ACK_ADDR),
+    ("rx_data", CNT_RX_DATA_ADDR),
+    ("rx_ce", CNT_RX_CE_ADDR),
+    ("drop_fcs", CNT_DROP_FCS_ADDR),
+    ("drop_runt", CNT_DROP_RUNT_ADDR),
+    ("drop_not_roce", CNT_DROP_NOT_ROCE_ADDR),
+    ("drop_trunc", CNT_DROP_TRUNC_ADDR),
+    ("drop_ip_csum", CNT_DROP_IP_CSUM_ADDR),
+    ("drop_icrc", CNT_DROP_ICRC_ADDR),
+    ("drop_opcode", CNT_DROP_OPCODE_ADDR),
+    ("drop_qp", CNT_DROP_QP_ADDR),
+    ("ack_new", CNT_ACK_NEW_ADDR),
+    ("ack_dup", CNT_ACK_DUP_ADDR),
+    ("nak", CNT_NAK_ADDR),
+    ("cnp_sent", CNT_CNP_SENT_ADDR),
+    ("ce_suppressed", CNT_CE_SUPPRESSED_ADDR),
+    ("dcqcn_cnp", CNT_DCQCN_CNP_ADDR),
+    ("dcqcn_cut", CNT_DCQCN_CUT_ADDR),
+    ("dcqcn_fr", CNT_DCQCN_FR_ADDR),
+    ("dcqcn_ai", CNT_DCQCN_AI_ADDR),
+    ("dcqcn_hai", CNT_DCQCN_HAI_ADDR),
+    ("dcqcn_alpha", CNT_DCQCN_ALPHA_ADDR),
+];
+
+/// One step of the end-of-run readback: a register read under a name, or a
+/// write (STAT_QP, selecting the QP whose DCQCN state the next reads show).
+#[derive(Debug, Clone)]
+enum Readback {
+    Read(String, u16),
+    Write(u16, u32),
+}
+
+/// Whether the vector uses the receive path or congestion control at all
+/// (then its counters and every CC QP's final DCQCN state are results too).
+fn uses_rx(v: &Vector) -> bool {
+    !v.rx.is_empty() || v.qps.iter().any(|q| q.cc) || v.peer.auto_ack
+}
+
+fn readback_plan(v: &Vector) -> VecDeque<Readback> {
+    let mut plan: VecDeque<Readback> = COUNTERS
+        .iter()
+        .map(|&(n, a)| Readback::Read(n.to_string(), a))
+        .collect();
+    if uses_rx(v) {
+        plan.extend(
+            RX_COUNTERS
+                .iter()
+                .map(|&(n, a)| Readback::Read(n.to_string(), a)),
+        );
+        for q in v.qps.iter().filter(|q| q.cc) {
+            plan.push_back(Readback::Write(CC_STAT_QP_ADDR, q.qp));
+            plan.push_back(Readback::Read(format!("qp{}_rc", q.qp), CC_STAT_RC_ADDR));
+            plan.push_back(Readback::Read(format!("qp{}_rt", q.qp), CC_STAT_RT_ADDR));
+            plan.push_back(Readback::Read(
+                format!("qp{}_alpha", q.qp),
+                CC_STAT_ALPHA_ADDR,
+            ));
+        }
+    }
+    plan
+}
+
 /// Cycles with nothing left to send before the counters are read: any frame
 /// or CQE the reference does not expect would show up in this window.
 pub const DRAIN_CYCLES: u64 = 256;
+
+/// A well-formed RoCE frame with BTH opcode 0x81 (CNP).
+pub fn is_cnp(f: &[u8]) -> bool {
+    RoceRepr::parse_bytes(f).is_ok_and(|r| r.bth.opcode == crate::wire::roce::OPCODE_CNP)
+}
 
 /// The 64-byte WQE of docs/tx_datapath.md, little-endian fields.
 pub fn encode_wqe(w: &WqeSpec) -> [u8; 64] {
@@ -89,9 +163,13 @@ pub struct RnicTopEnv {
     pub irqs: Vec<(u64, u8)>,
     /// Cycle of each doorbell write.
     pub doorbell_cycles: Vec<u64>,
-    counter_reads: VecDeque<(&'static str, u16)>,
-    awaiting: VecDeque<&'static str>,
-    pub counters: Vec<(&'static str, u32)>,
+    counter_reads: VecDeque<Readback>,
+    awaiting: VecDeque<String>,
+    pub counters: Vec<(String, u32)>,
+    /// The wire into `rx_*` and the peer.
+    pub rx: RxWire,
+    /// Frames on `tx_*` that are not CNPs.
+    data_frames: usize,
     /// CQE writes seen, filled by the end-of-run checks.
     pub cqe_log: Vec<CqeWrite>,
 }
@@ -127,10 +205,35 @@ fn config_writes(v: &Vector) -> Vec<(u16, u32)> {
         w.push((a + MR_PD_OFF, m.pd as u32));
         w.push((a + MR_FLAGS_OFF, access | (m.valid as u32) << 8));
     }
+    if v.cc != crate::vector::CcSpec::default() {
+        w.extend(cc_writes(&v.cc));
+    }
     for q in &v.qps {
         w.extend(qp_writes(q));
     }
     w
+}
+
+/// Block CC from the vector's parameters in natural units (docs/rx_cc.md).
+fn cc_writes(c: &crate::vector::CcSpec) -> Vec<(u16, u32)> {
+    use crate::vector::rx::rate_units;
+    vec![
+        (CC_DCQCN_G_ADDR, c.g_shift as u32 | (c.f as u32) << 8),
+        (CC_DCQCN_K_ADDR, c.k_cycles),
+        (CC_DCQCN_T_INC_ADDR, c.t_inc_cycles),
+        (CC_DCQCN_B_ADDR, c.b_bytes),
+        (CC_DCQCN_R_AI_ADDR, rate_units(c.r_ai_mbps)),
+        (CC_DCQCN_R_HAI_ADDR, rate_units(c.r_hai_mbps)),
+        (CC_DCQCN_R_MIN_ADDR, rate_units(c.r_min_mbps)),
+        (CC_DCQCN_R_MAX_ADDR, rate_units(c.r_max_mbps)),
+        (CC_DCQCN_ALPHA_ADDR, c.alpha_init as u32),
+        (CC_RL_BURST_ADDR, c.burst_bytes),
+        (
+            CC_CNP_CFG_ADDR,
+            c.cnp_dscp as u32 | (c.cnp_pcp as u32) << 8 | (c.cnp_becn as u32) << 16,
+        ),
+        (CC_CNP_INTERVAL_ADDR, c.cnp_interval_cycles),
+    ]
 }
 
 fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
@@ -145,7 +248,8 @@ fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
         | (q.vlan.is_some() as u32) << 6
         | (q.ecn as u32) << 7
         | mtu_code << 8
-        | q.cq << 12;
+        | q.cq << 12
+        | (q.cc as u32) << 16;
     let mut w = vec![
         (a + QP_REMOTE_QPN_OFF, q.remote_qpn),
         (a + QP_PSN_OFF, q.psn),
@@ -197,9 +301,11 @@ impl RnicTopEnv {
             frame_ends: Vec::new(),
             irqs: Vec::new(),
             doorbell_cycles: Vec::new(),
-            counter_reads: COUNTERS.iter().copied().collect(),
+            counter_reads: readback_plan(v),
             awaiting: VecDeque::new(),
             counters: Vec::new(),
+            rx: RxWire::new(v)?,
+            data_frames: 0,
             cqe_log: Vec::new(),
         })
     }
@@ -225,8 +331,9 @@ impl RnicTopEnv {
 
     fn all_done(&self) -> bool {
         self.next_db >= self.vector.doorbells.len()
-            && self.frames.len() >= self.expected.total_packets()
+            && self.data_frames >= self.expected.total_packets()
             && self.irqs.len() >= self.expected.cqes.len()
+            && self.rx.idle()
     }
 
     pub fn step(&mut self, cycle: u64, o: &RnicTopOut) -> RnicTopIn {
@@ -242,6 +349,9 @@ impl RnicTopEnv {
         // This cycle's tready: a beat moves at this cycle's edge if tvalid is high too.
         i.tx_tready = self.tready_pct >= 100 || self.tready_rng.percent(self.tready_pct);
         self.collect_tx(cycle, o, i.tx_tready);
+        let b = self.rx.beat(cycle);
+        (i.rx_tvalid, i.rx_tdata, i.rx_tkeep, i.rx_tlast, i.rx_tuser) =
+            (b.valid, b.data, b.keep, b.last, b.user);
         if o.irq_valid {
             self.irqs.push((cycle, o.irq_cq));
         }
@@ -260,6 +370,7 @@ impl RnicTopEnv {
                 }
                 if self.config.is_empty() {
                     self.config_done = cycle + 1;
+                    self.rx.start(self.config_done);
                     self.phase = Phase::Run;
                 }
             }
@@ -285,14 +396,17 @@ impl RnicTopEnv {
                     self.phase = Phase::Counters;
                 }
             }
-            Phase::Counters => {
-                if let Some((name, a)) = self.counter_reads.pop_front() {
+            Phase::Counters => match self.counter_reads.pop_front() {
+                Some(Readback::Read(name, a)) => {
                     (i.mmio_rd_valid, i.mmio_rd_addr) = (true, a);
                     self.awaiting.push_back(name);
-                } else if self.awaiting.is_empty() {
-                    self.phase = Phase::Done;
                 }
-            }
+                Some(Readback::Write(a, d)) => {
+                    (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
+                }
+                None if self.awaiting.is_empty() => self.phase = Phase::Done,
+                None => {}
+            },
             Phase::Done => {}
         }
         self.common.step_link(
@@ -331,6 +445,10 @@ impl RnicTopEnv {
         self.cur_frame.extend_from_slice(&o.tx_tdata[..n]);
         if o.tx_tlast {
             let f = std::mem::take(&mut self.cur_frame);
+            self.rx.on_tx_frame(cycle, &f);
+            if !is_cnp(&f) {
+                self.data_frames += 1;
+            }
             self.frames.push((self.cur_start, f));
             self.frame_ends.push(cycle);
         }
@@ -536,14 +654,64 @@ impl RnicTopEnv {
     /// configuration, the packet's fields and host memory with the
     /// testbench's own RoCEv2 encoder (wire::roce, ICRC by crc32fast).
     pub fn expected_frame(&self, p: &tx_reference::ExpPacket) -> Vec<u8> {
+        self.frame_of(p.qp, |q, repr| {
+            repr.bth = crate::wire::roce::bth::Repr {
+                opcode: p.opcode,
+                se: p.se,
+                migreq: false,
+                pkey: q.pkey,
+                fecn: false,
+                becn: false,
+                dest_qp: q.remote_qpn,
+                ack_req: p.ack_req,
+                psn: p.psn,
+            };
+            repr.reth = p
+                .reth
+                .map(|(va, rkey, dma_len)| crate::wire::roce::reth::Repr { va, rkey, dma_len });
+            repr.imm = p.imm;
+            repr.payload = self.common.mem.read(p.pay_addr, p.pay_len as usize);
+        })
+    }
+
+    /// The CNP QP `qp`'s notification point sends (SPEC section 1: DestQP =
+    /// the remote QP, PSN 0, BECN, 16 zero bytes; its own DSCP and priority,
+    /// not ECN-capable).
+    pub fn expected_cnp(&self, qp: u32) -> Vec<u8> {
+        let cc = &self.vector.cc;
+        self.frame_of(qp, |q, repr| {
+            if let Some(t) = &mut repr.eth.vlan {
+                t.pcp = cc.cnp_pcp;
+            }
+            match &mut repr.ip {
+                crate::wire::roce::IpRepr::V4(r) => (r.dscp, r.ecn) = (cc.cnp_dscp, 0),
+                crate::wire::roce::IpRepr::V6(r) => (r.dscp, r.ecn) = (cc.cnp_dscp, 0),
+            }
+            repr.bth = crate::wire::roce::bth::Repr {
+                opcode: crate::wire::roce::OPCODE_CNP,
+                se: false,
+                migreq: false,
+                pkey: q.pkey,
+                fecn: false,
+                becn: cc.cnp_becn,
+                dest_qp: q.remote_qpn,
+                ack_req: false,
+                psn: 0,
+            };
+        })
+    }
+
+    /// A frame QP `qp` sends: its Ethernet, IP and UDP headers from the
+    /// vector's QP context, the rest filled in by `fill`.
+    fn frame_of(&self, qp: u32, fill: impl FnOnce(&QpSpec, &mut RoceRepr)) -> Vec<u8> {
         use crate::vector::IpPair;
-        use crate::wire::roce::{bth, ethernet, ipv4, ipv6, reth, udp, IpRepr};
+        use crate::wire::roce::{bth, ethernet, ipv4, ipv6, udp, IpRepr};
         let q = self
             .vector
             .qps
             .iter()
-            .find(|q| q.qp == p.qp)
-            .expect("packet of a known QP");
+            .find(|q| q.qp == qp)
+            .expect("frame of a known QP");
         let ecn = if q.ecn { 0b10 } else { 0 };
         let ip = match q.ip {
             IpPair::Ipv4 { src, dst } => IpRepr::V4(ipv4::Repr {
@@ -580,23 +748,23 @@ impl RnicTopEnv {
                 checksum: 0,
             },
             bth: bth::Repr {
-                opcode: p.opcode,
-                se: p.se,
+                opcode: 0,
+                se: false,
                 migreq: false,
                 pkey: q.pkey,
                 fecn: false,
                 becn: false,
                 dest_qp: q.remote_qpn,
-                ack_req: p.ack_req,
-                psn: p.psn,
+                ack_req: false,
+                psn: 0,
             },
-            reth: p
-                .reth
-                .map(|(va, rkey, dma_len)| reth::Repr { va, rkey, dma_len }),
+            reth: None,
             aeth: None,
-            imm: p.imm,
-            payload: self.common.mem.read(p.pay_addr, p.pay_len as usize),
+            imm: None,
+            payload: Vec::new(),
         };
+        let mut repr = repr;
+        fill(q, &mut repr);
         let mut buf = vec![0u8; repr.buffer_len()];
         repr.emit(&mut RoceFrame::new_unchecked(&mut buf[..]));
         buf
@@ -608,6 +776,7 @@ impl RnicTopEnv {
     /// opcodes, the headers and the payload of every QP are all checked.
     fn check_frames(&mut self, cycle: u64) {
         let mut next = vec![0usize; crate::vector::QPS as usize];
+        let mut cnps = Vec::new();
         let frames = std::mem::take(&mut self.frames);
         for (k, (start, f)) in frames.iter().enumerate() {
             let at = format!("frame {k} (cycle {start}, {} bytes)", f.len());
@@ -631,6 +800,17 @@ impl RnicTopEnv {
                 continue;
             };
             let qp = q.qp as usize;
+            if repr.bth.opcode == crate::wire::roce::OPCODE_CNP {
+                let want = self.expected_cnp(q.qp);
+                if *f != want {
+                    self.common.fail(
+                        cycle,
+                        format!("{at}: CNP of QP {qp} differs from the expected CNP {want:02x?}"),
+                    );
+                }
+                cnps.push(q.qp);
+                continue;
+            }
             let Some(p) = self.expected.packets[qp].get(next[qp]).cloned() else {
                 self.common.fail(
                     cycle,
@@ -675,12 +855,82 @@ impl RnicTopEnv {
             }
         }
         self.frames = frames;
+        self.check_cnps(cycle, &cnps);
+    }
+
+    /// The CNPs sent, per QP, are those the CE-marked packets must cause
+    /// (rx_reference::cnps on the cycles they arrived).
+    fn check_cnps(&mut self, cycle: u64, sent: &[u32]) {
+        let v = &self.vector;
+        let ce: Vec<(u32, u64)> = self
+            .rx
+            .sent
+            .iter()
+            .filter_map(|s| {
+                let r = &v.rx[s.spec?];
+                match r.frame {
+                    crate::vector::RxFrame::Data { qp, ce: true, .. }
+                        if super::rx_reference::class(v, &r.frame, r.fault, &s.bytes)
+                            == "rx_data" =>
+                    {
+                        Some((qp, s.last))
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        let want = super::rx_reference::cnps(&ce, v.cc.cnp_interval_cycles as u64);
+        let per_qp = |l: &[u32]| {
+            let mut m = std::collections::BTreeMap::new();
+            for &q in l {
+                *m.entry(q).or_insert(0u32) += 1;
+            }
+            m
+        };
+        if per_qp(sent) != per_qp(&want) {
+            let msg = format!(
+                "CNPs sent per QP {:?}, the CE packets call for {:?}",
+                per_qp(sent),
+                per_qp(&want)
+            );
+            self.common.fail(cycle, msg);
+        }
+    }
+
+    /// Every RX counter read back is what the frames sent call for.
+    fn check_rx_counters(&mut self, cycle: u64) {
+        if !uses_rx(&self.vector) {
+            return;
+        }
+        let sent: Vec<(Option<usize>, &[u8])> = self
+            .rx
+            .sent
+            .iter()
+            .map(|s| (s.spec, &s.bytes[..]))
+            .collect();
+        let want = super::rx_reference::counters(&self.vector, &sent);
+        let mut bad = Vec::new();
+        for &(name, _) in RX_COUNTERS.iter().take(14) {
+            let got = self
+                .counters
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|x| x.1 as u64);
+            let exp = want.get(name).copied().unwrap_or(0);
+            if got != Some(exp) {
+                bad.push(format!("{name} = {got:?}, the frames sent call for {exp}"));
+            }
+        }
+        for b in bad {
+            self.common.fail(cycle, b);
+        }
     }
 
     /// End-of-run checks against the reference, then the PCIe ones.
     pub fn finish_checks(&mut self, cycle: u64) {
         self.check_frames(cycle);
         self.check_cqes(cycle);
+        self.check_rx_counters(cycle);
         self.common.finish(cycle);
     }
 

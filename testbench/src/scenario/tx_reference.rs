@@ -102,6 +102,61 @@ fn mr_allows(mr: &MrSpec, qp: &QpSpec, w: &WqeSpec) -> bool {
         && (w.opcode != WqeOpcode::Read || mr.access.contains(&Access::LocalWrite))
 }
 
+/// `a` acknowledges PSN `l`: `l` is at or before `a` in the 2^23 window.
+pub fn covers(a: u32, l: u32) -> bool {
+    (a.wrapping_sub(l) & 0xFF_FFFF) < 1 << 23
+}
+
+/// The acknowledged PSN of QP `q` after every ACK of the vector's `rx`
+/// (in the order they go out) and, with `peer.auto_ack`, the peer's ACKs
+/// of `pkts`: the first ACK is taken, a later one only when newer (docs/rx_cc.md,
+/// ack_tracker). Damaged ACKs and ACKs for a QP in RESET are dropped.
+fn acked_psn(v: &Vector, q: &QpSpec, pkts: &[ExpPacket]) -> Option<u32> {
+    let mut a: Option<u32> = None;
+    let mut take = |p: u32| {
+        let newer = |a: u32| (1..1 << 23).contains(&(p.wrapping_sub(a) & 0xFF_FFFF));
+        if a.is_none_or(newer) {
+            a = Some(p);
+        }
+    };
+    if v.peer.auto_ack {
+        // The peer ACKs AckReq SEND/WRITE packets received in PSN order and
+        // stops at the first gap (a dropped frame: nothing is retransmitted).
+        let mut e = q.psn;
+        for p in pkts {
+            if p.psn != e {
+                break;
+            }
+            let read = p.opcode == op::READ_REQUEST;
+            let span = match p.reth {
+                Some((_, _, len)) if read => len.div_ceil(q.mtu).max(1),
+                _ => 1,
+            };
+            e = (e + span) & 0xFF_FFFF;
+            if p.ack_req && !read {
+                take(p.psn);
+            }
+        }
+    }
+    if q.state != QpState::Reset {
+        let mut acks: Vec<(u64, u32)> = Vec::new();
+        for r in &v.rx {
+            if let (crate::vector::RxFrame::Ack { qp, psn, .. }, None) = (&r.frame, r.fault) {
+                if *qp == q.qp {
+                    for n in 0..r.count as u64 {
+                        acks.push((r.at + n * r.every, *psn & 0xFF_FFFF));
+                    }
+                }
+            }
+        }
+        acks.sort_by_key(|x| x.0);
+        for (_, p) in acks {
+            take(p);
+        }
+    }
+    a
+}
+
 /// Works out every packet and completion of `v` (an `rnic_top` vector).
 pub fn expected(v: &Vector) -> Expected {
     let mut out = Expected {
@@ -114,6 +169,16 @@ pub fn expected(v: &Vector) -> Expected {
         let mtu = q.mtu;
         let uc = q.kind == QpType::Uc;
         let pkts = &mut out.packets[q.qp as usize];
+        // RC completions wait in order for their ACK: (CQE, the message's
+        // last PSN for a success; None for an error or flush).
+        let mut rc_queue: Vec<(ExpCqe, Option<u32>)> = Vec::new();
+        let mut complete = |c: ExpCqe, last: Option<u32>| {
+            if uc {
+                out.cqes.push(c);
+            } else {
+                rc_queue.push((c, last));
+            }
+        };
         for (k, w) in v.wqes.iter().enumerate().filter(|(_, w)| w.qp == q.qp) {
             let code = w.opcode.code();
             let has_imm = matches!(w.opcode, WqeOpcode::SendImm | WqeOpcode::WriteImm);
@@ -131,11 +196,11 @@ pub fn expected(v: &Vector) -> Expected {
                 imm,
             };
             if err {
-                out.cqes.push(cqe(cqe_status::WR_FLUSH_ERR, 0));
+                complete(cqe(cqe_status::WR_FLUSH_ERR, 0), None);
                 continue;
             }
             if code > 4 || (uc && w.opcode == WqeOpcode::Read) {
-                out.cqes.push(cqe(cqe_status::LOC_QP_OP_ERR, 0));
+                complete(cqe(cqe_status::LOC_QP_OP_ERR, 0), None);
                 err = true;
                 continue;
             }
@@ -147,7 +212,7 @@ pub fn expected(v: &Vector) -> Expected {
                 _ if w.len == 0 => 0,
                 Some(m) if mr_allows(m, q, w) => m.pbase.0.wrapping_add(w.laddr.0 - m.va.0),
                 _ => {
-                    out.cqes.push(cqe(cqe_status::LOC_PROT_ERR, 0));
+                    complete(cqe(cqe_status::LOC_PROT_ERR, 0), None);
                     err = true;
                     continue;
                 }
@@ -168,6 +233,11 @@ pub fn expected(v: &Vector) -> Expected {
                     pay_len: 0,
                 });
                 psn = (psn + w.len.div_ceil(mtu).max(1)) & 0xFF_FFFF;
+                // A READ completes with its response data, which is not
+                // handled yet: it never completes and holds the CQEs behind it.
+                if w.signaled {
+                    complete(cqe(cqe_status::SUCCESS, w.len), Some(u32::MAX));
+                }
                 continue;
             }
             let npkts = w.len.div_ceil(mtu).max(1);
@@ -219,12 +289,34 @@ pub fn expected(v: &Vector) -> Expected {
                 psn = (psn + 1) & 0xFF_FFFF;
             }
             if uc && w.signaled {
-                out.cqes.push(if payload_failed {
-                    cqe(cqe_status::GENERAL_ERR, 0)
-                } else {
-                    cqe(cqe_status::SUCCESS, w.len)
-                });
+                complete(
+                    if payload_failed {
+                        cqe(cqe_status::GENERAL_ERR, 0)
+                    } else {
+                        cqe(cqe_status::SUCCESS, w.len)
+                    },
+                    None,
+                );
+            } else if w.signaled {
+                // RC: success once acknowledged. A dropped last frame is
+                // never acknowledged by a real peer (nothing is retransmitted yet).
+                complete(
+                    cqe(cqe_status::SUCCESS, w.len),
+                    Some((psn + 0xFF_FFFF) & 0xFF_FFFF),
+                );
             }
+        }
+        let a = acked_psn(v, q, &out.packets[q.qp as usize]);
+        for (c, last) in rc_queue {
+            let ready = match last {
+                None => true,
+                Some(u32::MAX) => false,
+                Some(l) => a.is_some_and(|a| covers(a, l)),
+            };
+            if !ready {
+                break;
+            }
+            out.cqes.push(c);
         }
     }
     out

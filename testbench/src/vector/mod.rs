@@ -19,7 +19,9 @@ use thiserror::Error;
 
 pub use crate::env::FaultKind;
 
+pub mod rx;
 pub mod tx;
+pub use rx::{CcSpec, PeerSpec, RxFault, RxFrame, RxSpec};
 pub use tx::*;
 
 /// The current format number.
@@ -291,6 +293,15 @@ pub struct Vector {
     pub wqes: Vec<WqeSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doorbells: Vec<DoorbellSpec>,
+    /// Frames the peer sends on `rx_*` (rnic_top).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rx: Vec<RxSpec>,
+    /// Congestion-control parameters (rnic_top; defaults: docs/rx_cc.md).
+    #[serde(default, skip_serializing_if = "is_default_cc")]
+    pub cc: CcSpec,
+    /// The far end of the link (rnic_top).
+    #[serde(default, skip_serializing_if = "is_default_peer")]
+    pub peer: PeerSpec,
     /// The run fails if the scenario is not complete by then.
     pub max_cycles: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -303,6 +314,14 @@ fn field_err(file: &Path, path: impl Into<String>, reason: impl Into<String>) ->
         path: path.into(),
         reason: reason.into(),
     }
+}
+
+fn is_default_peer(p: &PeerSpec) -> bool {
+    *p == PeerSpec::default()
+}
+
+fn is_default_cc(c: &CcSpec) -> bool {
+    *c == CcSpec::default()
 }
 
 fn is_default_mac(m: &MacSpec) -> bool {
@@ -459,7 +478,11 @@ impl Vector {
             _ => {}
         }
         if self.top != Top::RnicTop {
-            if !self.qps.is_empty() || !self.wqes.is_empty() || !self.doorbells.is_empty() {
+            if !self.qps.is_empty()
+                || !self.wqes.is_empty()
+                || !self.doorbells.is_empty()
+                || !self.rx.is_empty()
+            {
                 return e("qps", "only rnic_top takes QPs, WQEs and doorbells".into());
             }
             if self.reads.is_empty() && self.writes.is_empty() {

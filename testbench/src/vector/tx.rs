@@ -144,6 +144,10 @@ pub struct QpSpec {
     #[serde(default = "default_pkey")]
     pub pkey: u16,
     pub sq: Ring,
+    /// DCQCN congestion control (CTRL.CC_EN): the reaction point and the
+    /// rate limiter act on this QP.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cc: bool,
 }
 
 fn default_state() -> QpState {
@@ -460,6 +464,6 @@ impl super::Vector {
                 "every WQE must be posted by a doorbell".into(),
             );
         }
-        Ok(())
+        self.validate_rx(file)
     }
 }

@@ -1,0 +1,520 @@
+//! The receive side of an `rnic_top` vector: frames the peer sends on
+//! `rx_*`, written the way a person thinks of them ("CNP for QP 3", "PFC
+//! priority 3 for 500 quanta", "ACK QP 2 PSN 17"), or as raw hex, with an
+//! optional fault that damages the frame for the drop tests; and the
+//! congestion-control parameters in natural units.
+//!
+//! A RoCE frame "for QP q" is what q's peer would send: Ethernet, VLAN and IP
+//! addresses of q's context swapped (the peer's MAC and IP are q's
+//! destination), DestQP = q (the local QP number), q's P_Key and UDP port.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::QpSpec;
+use crate::wire::roce::{aeth, bth, ethernet, ipv4, ipv6, udp, IpRepr, RoceFrame, RoceRepr};
+
+/// One frame (or a train of identical frames) on `rx_*`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RxSpec {
+    /// Earliest cycle after configuration the (first) frame starts; frames
+    /// never overlap: one that is due while another is on the wire follows
+    /// it back to back.
+    #[serde(default)]
+    pub at: u64,
+    /// Copies of the frame (a storm), `every` cycles apart.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub every: u64,
+    pub frame: RxFrame,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<RxFault>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RxFrame {
+    /// PFC: pause time in quanta per priority (`{"3": 500}`); the other
+    /// priorities' enable bits are clear.
+    Pfc { quanta: BTreeMap<u8, u16> },
+    /// A CNP for local QP `qp` (its reaction point).
+    Cnp { qp: u32 },
+    /// An ACK (syndrome 0) acknowledging every PSN up to `psn`.
+    Ack {
+        qp: u32,
+        psn: u32,
+        #[serde(default)]
+        msn: u32,
+    },
+    /// A NAK (syndrome 0x60 | code) or, with `rnr`, an RNR NAK (0x20 | code).
+    Nak {
+        qp: u32,
+        psn: u32,
+        #[serde(default)]
+        code: u8,
+        #[serde(default)]
+        rnr: bool,
+    },
+    /// A data packet (default RC SEND ONLY, `len` payload bytes), CE-marked
+    /// when `ce`.
+    Data {
+        qp: u32,
+        psn: u32,
+        #[serde(default)]
+        len: u32,
+        #[serde(default)]
+        ce: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opcode: Option<u8>,
+    },
+    /// Raw bytes, hex (whitespace allowed).
+    Hex(String),
+}
+
+/// Damage done to the frame after it is built (each one a drop reason of
+/// docs/rx_cc.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RxFault {
+    /// The MAC flags an FCS error (`rx_tuser` on the last beat).
+    Fcs,
+    /// Cut the frame to this many bytes.
+    Truncate(u32),
+    /// Flip a bit of the IPv4 header checksum.
+    IpChecksum,
+    /// Flip a bit of the ICRC.
+    Icrc,
+    /// Flip a payload bit the ICRC covers (the ICRC no longer matches).
+    CoveredByte,
+    /// Rewrite the UDP destination port (the ICRC is recomputed).
+    UdpDport(u16),
+    /// Rewrite DestQP (the ICRC is recomputed).
+    DestQp(u32),
+    /// Rewrite BTH TVer (the ICRC is recomputed).
+    Tver(u8),
+}
+
+/// The far end of the link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PeerSpec {
+    /// Answer RC SEND/WRITE packets like a responder: an ACK for each
+    /// AckReq packet received in PSN order, one NAK (PSN sequence error) at
+    /// the first gap.
+    pub auto_ack: bool,
+    /// Cycles from a packet's last beat on `tx_*` to its ACK being due on `rx_*`.
+    pub ack_delay: u64,
+}
+
+impl Default for PeerSpec {
+    fn default() -> Self {
+        PeerSpec {
+            auto_ack: false,
+            ack_delay: 64,
+        }
+    }
+}
+
+/// Congestion-control parameters in natural units; each becomes its
+/// register of block CC (docs/rx_cc.md gives the conversions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcSpec {
+    pub g_shift: u8,
+    pub f: u8,
+    pub k_cycles: u32,
+    pub t_inc_cycles: u32,
+    pub b_bytes: u32,
+    pub r_ai_mbps: f64,
+    pub r_hai_mbps: f64,
+    pub r_min_mbps: f64,
+    pub r_max_mbps: f64,
+    pub alpha_init: u16,
+    pub burst_bytes: u32,
+    pub cnp_dscp: u8,
+    pub cnp_pcp: u8,
+    pub cnp_becn: bool,
+    pub cnp_interval_cycles: u32,
+}
+
+impl Default for CcSpec {
+    fn default() -> Self {
+        CcSpec {
+            g_shift: 8,
+            f: 5,
+            k_cycles: 13_750,
+            t_inc_cycles: 75_000,
+            b_bytes: 10 << 20,
+            r_ai_mbps: 5.0,
+            r_hai_mbps: 50.0,
+            r_min_mbps: 1.0,
+            r_max_mbps: 100_000.0,
+            alpha_init: 1024,
+            burst_bytes: 16384,
+            cnp_dscp: 48,
+            cnp_pcp: 6,
+            cnp_becn: true,
+            cnp_interval_cycles: 1000,
+        }
+    }
+}
+
+/// The core clock the rate units assume.
+pub const CLOCK_MHZ: f64 = 250.0;
+
+/// Mb/s in rate units of 2^-20 byte per cycle, rounded toward zero.
+pub fn rate_units(mbps: f64) -> u32 {
+    (mbps * (1u64 << 20) as f64 / (8.0 * CLOCK_MHZ)) as u32
+}
+
+/// Rate units back in Gb/s.
+pub fn units_to_gbps(units: u32) -> f64 {
+    units as f64 * 8.0 * CLOCK_MHZ / (1u64 << 20) as f64 / 1000.0
+}
+
+/// The PFC frame of SPEC section 4 (60 bytes, no FCS).
+pub fn pfc_frame(quanta: &BTreeMap<u8, u16>) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    f[0..6].copy_from_slice(&[0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
+    f[6..12].copy_from_slice(&[0x02, 0x00, 0x00, 0x00, 0x00, 0xFE]);
+    f[12..14].copy_from_slice(&0x8808u16.to_be_bytes());
+    f[14..16].copy_from_slice(&0x0101u16.to_be_bytes());
+    let mut enable = 0u16;
+    for (&p, &q) in quanta {
+        enable |= 1 << p;
+        let o = 18 + 2 * p as usize;
+        f[o..o + 2].copy_from_slice(&q.to_be_bytes());
+    }
+    f[16..18].copy_from_slice(&enable.to_be_bytes());
+    f
+}
+
+/// What QP `q`'s peer sends it, with these BTH fields and extension headers.
+fn peer_repr(q: &QpSpec, bth: bth::Repr, aeth: Option<aeth::Repr>, dscp: u8, ecn: u8) -> RoceRepr {
+    use crate::vector::IpPair;
+    let ip = match q.ip {
+        IpPair::Ipv4 { src, dst } => IpRepr::V4(ipv4::Repr {
+            src: dst,
+            dst: src,
+            dscp,
+            ecn,
+            ident: 0,
+            dont_frag: true,
+            ttl: 64,
+        }),
+        IpPair::Ipv6 { src, dst } => IpRepr::V6(ipv6::Repr {
+            src: dst,
+            dst: src,
+            dscp,
+            ecn,
+            flow_label: 0,
+            hop_limit: 64,
+        }),
+    };
+    RoceRepr {
+        eth: ethernet::Repr {
+            dst: q.src_mac.to_u64(),
+            src: q.dst_mac.to_u64(),
+            vlan: q.vlan.map(|v| ethernet::VlanTag {
+                pcp: v.pcp,
+                dei: false,
+                vid: v.vid,
+            }),
+        },
+        ip,
+        udp: udp::Repr {
+            src_port: q.udp_sport,
+            checksum: 0,
+        },
+        bth,
+        reth: None,
+        aeth,
+        imm: None,
+        payload: Vec::new(),
+    }
+}
+
+fn bth_for(q: &QpSpec, opcode: u8, psn: u32) -> bth::Repr {
+    bth::Repr {
+        opcode,
+        se: false,
+        migreq: false,
+        pkey: q.pkey,
+        fecn: false,
+        becn: false,
+        dest_qp: q.qp,
+        ack_req: false,
+        psn: psn & 0xFF_FFFF,
+    }
+}
+
+fn emit(r: &RoceRepr) -> Vec<u8> {
+    let mut buf = vec![0u8; r.buffer_len()];
+    r.emit(&mut RoceFrame::new_unchecked(&mut buf[..]));
+    buf
+}
+
+/// The bytes of `frame` (before any fault), given the vector's QPs, and
+/// the CNP settings for CNPs' DSCP.
+pub fn build_frame(frame: &RxFrame, qps: &[QpSpec], cc: &CcSpec) -> Result<Vec<u8>, String> {
+    let qp = |n: u32| {
+        qps.iter()
+            .find(|q| q.qp == n)
+            .ok_or_else(|| format!("QP {n} is not in the vector's qps"))
+    };
+    let ecn_of = |q: &QpSpec| if q.ecn { 0b10 } else { 0 };
+    Ok(match frame {
+        RxFrame::Pfc { quanta } => {
+            if let Some(p) = quanta.keys().find(|&&p| p > 7) {
+                return Err(format!("PFC priority {p} is not 0..7"));
+            }
+            pfc_frame(quanta)
+        }
+        RxFrame::Cnp { qp: n } => {
+            let q = qp(*n)?;
+            let mut b = bth_for(q, crate::wire::roce::OPCODE_CNP, 0);
+            b.becn = true;
+            let mut r = peer_repr(q, b, None, cc.cnp_dscp, 0);
+            r.payload = Vec::new();
+            emit(&r)
+        }
+        RxFrame::Ack { qp: n, psn, msn } => {
+            let q = qp(*n)?;
+            let a = aeth::Repr {
+                syndrome: 0,
+                msn: msn & 0xFF_FFFF,
+            };
+            emit(&peer_repr(
+                q,
+                bth_for(q, 0x11, *psn),
+                Some(a),
+                q.dscp,
+                ecn_of(q),
+            ))
+        }
+        RxFrame::Nak {
+            qp: n,
+            psn,
+            code,
+            rnr,
+        } => {
+            let q = qp(*n)?;
+            let syndrome = if *rnr { 0x20 } else { 0x60 } | (code & 0x1F);
+            let a = aeth::Repr { syndrome, msn: 0 };
+            emit(&peer_repr(
+                q,
+                bth_for(q, 0x11, *psn),
+                Some(a),
+                q.dscp,
+                ecn_of(q),
+            ))
+        }
+        RxFrame::Data {
+            qp: n,
+            psn,
+            len,
+            ce,
+            opcode,
+        } => {
+            let q = qp(*n)?;
+            let ecn = if *ce { 0b11 } else { ecn_of(q) };
+            let op = opcode.unwrap_or(0x04);
+            let mut r = peer_repr(q, bth_for(q, op, *psn), None, q.dscp, ecn);
+            r.payload = (0..*len).map(|k| (k * 7 + 3) as u8).collect();
+            let info = crate::wire::roce::opcode_info(op);
+            if info.is_none() {
+                // An opcode the codec does not know: BTH only, then the payload.
+                return Ok(raw_bth_frame(&r));
+            }
+            emit(&r)
+        }
+        RxFrame::Hex(h) => {
+            let t: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+            if t.is_empty() || !t.len().is_multiple_of(2) {
+                return Err("hex frame needs an even, non-zero number of digits".into());
+            }
+            (0..t.len())
+                .step_by(2)
+                .map(|k| u8::from_str_radix(&t[k..k + 2], 16))
+                .collect::<Result<Vec<u8>, _>>()
+                .map_err(|e| format!("hex frame: {e}"))?
+        }
+    })
+}
+
+/// A frame with an opcode outside the codec's table: emitted as a SEND ONLY
+/// with the opcode byte rewritten and the ICRC recomputed, so only the
+/// opcode is wrong.
+fn raw_bth_frame(r: &RoceRepr) -> Vec<u8> {
+    let op = r.bth.opcode;
+    let mut s = r.clone();
+    s.bth.opcode = 0x04;
+    let mut f = emit(&s);
+    let bth_at = s.eth.header_len() + s.ip.header_len() + udp::HEADER_LEN;
+    f[bth_at] = op;
+    refill_icrc(&mut f);
+    f
+}
+
+/// Recomputes a RoCE frame's ICRC after a header was rewritten.
+fn refill_icrc(f: &mut [u8]) {
+    RoceFrame::new_unchecked(f).fill_icrc();
+}
+
+/// Applies `fault` to a built frame; returns the bytes and the FCS flag.
+pub fn apply_fault(mut f: Vec<u8>, fault: Option<RxFault>) -> Result<(Vec<u8>, bool), String> {
+    let l2 = if f.len() >= 14 && f[12..14] == [0x81, 0x00] {
+        18
+    } else {
+        14
+    };
+    let v6 = f.len() > l2 && f[l2] >> 4 == 6;
+    let ip_len = if v6 { 40 } else { 20 };
+    let bth_at = l2 + ip_len + 8;
+    let need = |n: usize, f: &Vec<u8>| {
+        if f.len() < n {
+            Err(format!("the fault needs a frame of at least {n} bytes"))
+        } else {
+            Ok(())
+        }
+    };
+    match fault {
+        None => {}
+        Some(RxFault::Fcs) => return Ok((f, true)),
+        Some(RxFault::Truncate(n)) => {
+            if n == 0 || n as usize > f.len() {
+                return Err(format!("truncate to {n} of a {}-byte frame", f.len()));
+            }
+            f.truncate(n as usize);
+        }
+        Some(RxFault::IpChecksum) => {
+            need(l2 + 20, &f)?;
+            if v6 {
+                return Err("ip_checksum on an IPv6 frame".into());
+            }
+            f[l2 + 11] ^= 0x01;
+        }
+        Some(RxFault::Icrc) => {
+            let n = f.len();
+            f[n - 1] ^= 0x80;
+        }
+        Some(RxFault::CoveredByte) => {
+            need(bth_at + 12 + 4, &f)?;
+            // The BTH's PSN low byte: covered, and any value is a valid PSN.
+            f[bth_at + 11] ^= 0x01;
+        }
+        Some(RxFault::UdpDport(p)) => {
+            need(bth_at, &f)?;
+            f[bth_at - 6..bth_at - 4].copy_from_slice(&p.to_be_bytes());
+            refill_icrc(&mut f);
+        }
+        Some(RxFault::DestQp(qp)) => {
+            need(bth_at + 12, &f)?;
+            f[bth_at + 5..bth_at + 8].copy_from_slice(&qp.to_be_bytes()[1..]);
+            refill_icrc(&mut f);
+        }
+        Some(RxFault::Tver(t)) => {
+            need(bth_at + 12, &f)?;
+            f[bth_at + 1] = (f[bth_at + 1] & 0xF0) | (t & 0x0F);
+            refill_icrc(&mut f);
+        }
+    }
+    Ok((f, false))
+}
+
+impl super::Vector {
+    /// Every RX frame builds (its QP exists, its fault fits it) and every CC
+    /// parameter fits its register.
+    pub(super) fn validate_rx(&self, file: &std::path::Path) -> Result<(), super::VectorError> {
+        let e = |p: String, r: String| Err(super::field_err(file, p, r));
+        for (k, r) in self.rx.iter().enumerate() {
+            let f = build_frame(&r.frame, &self.qps, &self.cc)
+                .map_err(|why| super::field_err(file, format!("rx[{k}].frame"), why))?;
+            let (f, _) = apply_fault(f, r.fault)
+                .map_err(|why| super::field_err(file, format!("rx[{k}].fault"), why))?;
+            if f.len() > 9600 {
+                return e(
+                    format!("rx[{k}].frame"),
+                    format!("{} bytes is above 9600", f.len()),
+                );
+            }
+            if r.count == 0 || (r.count > 1 && r.every == 0) {
+                return e(
+                    format!("rx[{k}].count"),
+                    "count must be at least 1, with `every` > 0 for more than one".into(),
+                );
+            }
+        }
+        let c = &self.cc;
+        let checks: [(&str, u64, u64); 8] = [
+            ("cc.g_shift", c.g_shift as u64, 10),
+            ("cc.k_cycles", c.k_cycles as u64, (1 << 24) - 1),
+            ("cc.t_inc_cycles", c.t_inc_cycles as u64, (1 << 24) - 1),
+            ("cc.alpha_init", c.alpha_init as u64, 1024),
+            ("cc.burst_bytes", c.burst_bytes as u64, (1 << 24) - 1),
+            ("cc.cnp_dscp", c.cnp_dscp as u64, 63),
+            ("cc.cnp_pcp", c.cnp_pcp as u64, 7),
+            (
+                "cc.cnp_interval_cycles",
+                c.cnp_interval_cycles as u64,
+                (1 << 24) - 1,
+            ),
+        ];
+        for (p, v, max) in checks {
+            if v > max {
+                return e(p.into(), format!("{v} is above {max}"));
+            }
+        }
+        for (p, mbps) in [
+            ("cc.r_ai_mbps", c.r_ai_mbps),
+            ("cc.r_hai_mbps", c.r_hai_mbps),
+            ("cc.r_min_mbps", c.r_min_mbps),
+            ("cc.r_max_mbps", c.r_max_mbps),
+        ] {
+            if !(0.0..=400_000.0).contains(&mbps) {
+                return e(p.into(), format!("{mbps} Mb/s is not in 0..=400000"));
+            }
+        }
+        if c.r_min_mbps > c.r_max_mbps {
+            return e("cc.r_min_mbps".into(), "above r_max_mbps".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_units_at_250_mhz() {
+        // 1 Mb/s = 10^6 / 8 / 250e6 B/cycle = 1/2000 -> 2^20 / 2000 = 524.288.
+        assert_eq!(rate_units(1.0), 524);
+        assert_eq!(rate_units(5.0), 2621);
+        assert_eq!(rate_units(100_000.0), 50 << 20);
+        assert!((units_to_gbps(50 << 20) - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pfc_frame_layout() {
+        let f = pfc_frame(&BTreeMap::from([(3, 500), (7, 0xFFFF)]));
+        assert_eq!(f.len(), 60);
+        assert_eq!(&f[12..18], &[0x88, 0x08, 0x01, 0x01, 0x00, 0x88]);
+        assert_eq!(&f[24..26], &[0x01, 0xF4]); // priority 3 at 18 + 2*3
+        assert_eq!(&f[32..34], &[0xFF, 0xFF]); // priority 7
+        assert!(f[34..].iter().all(|&b| b == 0));
+    }
+}
