@@ -359,6 +359,9 @@ fn build(top: Top, c: &Case, index: u32) -> Vector {
         cqs: Vec::new(),
         wqes: Vec::new(),
         doorbells: Vec::new(),
+        rx: Vec::new(),
+        cc: Default::default(),
+        peer: Default::default(),
         max_cycles: MAX_CYCLES,
         expect: None,
     };

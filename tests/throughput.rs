@@ -88,6 +88,9 @@ fn stream_vector(cpl_size: u32) -> Vector {
         cqs: Vec::new(),
         wqes: Vec::new(),
         doorbells: Vec::new(),
+        rx: Vec::new(),
+        cc: Default::default(),
+        peer: Default::default(),
         max_cycles: 200_000,
         expect: None,
     }
