@@ -102,6 +102,9 @@ fn readback_plan(v: &Vector) -> VecDeque<Readback> {
     plan
 }
 
+/// Link bits per clock cycle of `rnic_top` as built (100 Gb/s at 250 MHz).
+pub const PFC_BITS_PER_CYCLE: u64 = 400;
+
 /// Cycles with nothing left to send before the counters are read: any frame
 /// or CQE the reference does not expect would show up in this window.
 pub const DRAIN_CYCLES: u64 = 256;
@@ -897,6 +900,59 @@ impl RnicTopEnv {
         }
     }
 
+    /// No data frame of a paused priority starts: PFC frame with last beat
+    /// at n and quanta Q for priority p pauses p's frame starts (first beats)
+    /// from n + 4 to n + 3 + ceil(Q * 512 / 400) (docs/rx_cc.md, pfc; a later
+    /// frame replaces the window from its own n + 4). A frame's priority is
+    /// its VLAN PCP, 0 untagged.
+    fn check_pause(&mut self, cycle: u64) {
+        let mut windows: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 8];
+        for s in &self.rx.sent {
+            let Some(k) = s.spec else { continue };
+            let r = &self.vector.rx[k];
+            let crate::vector::RxFrame::Pfc { quanta } = &r.frame else {
+                continue;
+            };
+            if r.fault.is_some() {
+                continue;
+            }
+            for (&p, &q) in quanta {
+                let w = &mut windows[p as usize];
+                let from = s.last + 4;
+                for x in w.iter_mut() {
+                    x.1 = x.1.min(from - 1);
+                }
+                let d = (q as u64 * 512).div_ceil(PFC_BITS_PER_CYCLE);
+                if d > 0 {
+                    w.push((from, from + d - 1));
+                }
+            }
+        }
+        let mut bad = Vec::new();
+        for (start, f) in &self.frames {
+            if is_cnp(f) {
+                continue;
+            }
+            let pcp = if f.len() > 15 && f[12..14] == [0x81, 0x00] {
+                f[14] >> 5
+            } else {
+                0
+            };
+            if let Some(w) = windows[pcp as usize]
+                .iter()
+                .find(|w| (w.0..=w.1).contains(start))
+            {
+                bad.push(format!(
+                    "a frame of priority {pcp} started at cycle {start}, inside its PFC pause {}..={}",
+                    w.0, w.1
+                ));
+            }
+        }
+        for b in bad {
+            self.common.fail(cycle, b);
+        }
+    }
+
     /// Every RX counter read back is what the frames sent call for.
     fn check_rx_counters(&mut self, cycle: u64) {
         if !uses_rx(&self.vector) {
@@ -931,6 +987,7 @@ impl RnicTopEnv {
         self.check_frames(cycle);
         self.check_cqes(cycle);
         self.check_rx_counters(cycle);
+        self.check_pause(cycle);
         self.common.finish(cycle);
     }
 

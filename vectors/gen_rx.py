@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Writes the receive-path vectors (vectors/rx/) and the congestion-control
+vectors (vectors/cc/), without `expect`.
+
+Like gen_tx.py (whose QP/MR/CQ/WQE helpers it uses) it writes only files
+that do not exist yet; after writing, `rnic bless` the new files (bless
+refuses a vector whose independent checks fail) and review the diff.
+
+RX frames are written symbolically (docs/rx_cc.md, testbench/src/vector/rx.rs):
+{"pfc": {"quanta": {"3": 500}}}, {"cnp": {"qp": 3}}, {"ack": {"qp": 2, "psn": 17}},
+{"nak": ...}, {"data": {"qp": 1, "psn": 5, "len": 64, "ce": true}}, {"hex": "..."},
+each with `at` (cycles after configuration), optional `count`/`every` and `fault`.
+"""
+import os
+
+import gen_tx
+from gen_tx import cq, mr, qp, wqe
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CHECK_RX = ("RX counters per drop reason and kind against the class the testbench gives each "
+            "frame it built from the vector (docs/rx_cc.md table); CNPs sent byte for byte against "
+            "a CNP built by the testbench's encoder and, per QP, against the CE arrivals and the "
+            "interval; RC completions against the ACKs sent; PFC pause windows worked out from "
+            "the PFC frames' arrival cycles (no data frame of a paused priority starts); every TX "
+            "frame byte for byte, every CQE, every TLP against the PCIe rules; model and RTL in "
+            "lockstep")
+CHECK_CC = (CHECK_RX + "; the DCQCN arithmetic itself by the model's tests against the "
+            "floating-point formulas and the dcqcn block's random lockstep test")
+
+# Scaled DCQCN timers and steps, so that a cut and its recovery to line rate
+# fit in a vector of a few hundred thousand cycles (the defaults are 55 us /
+# 300 us / 10 MiB / 5 and 50 Mb/s: tens of millions of cycles).
+FAST_CC = {"k_cycles": 1000, "t_inc_cycles": 2000, "b_bytes": 65536,
+           "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0, "cnp_interval_cycles": 400}
+
+
+def write(sub, name, v):
+    d = os.path.join(ROOT, sub)
+    os.makedirs(d, exist_ok=True)
+    gen_tx.HERE = d
+    gen_tx.CHECK = CHECK_CC if sub == "cc" else CHECK_RX
+    gen_tx.vec(name, v.pop("description"), v.pop("qps"), v.pop("wqes", []), **v)
+
+
+def rx(at, frame, count=1, every=0, fault=None):
+    r = {"at": at, "frame": frame}
+    if count != 1:
+        r["count"], r["every"] = count, every
+    if fault is not None:
+        r["fault"] = fault
+    return r
+
+
+def pfc(quanta):
+    return {"pfc": {"quanta": {str(p): q for p, q in quanta.items()}}}
+
+
+def stream(q, kbytes, off=0):
+    """One signaled UC WRITE of `kbytes` KiB from QP q."""
+    return wqe(q, "write", kbytes * 1024, off=off)
+
+
+def pfc_vectors():
+    # Each priority: a VLAN QP on priority p streams 32 KiB at MTU 1024; a
+    # PFC frame pauses p for 500 quanta (640 cycles at 400 bits/cycle) mid-stream.
+    for p in range(8):
+        write("rx", "pfc_prio%d" % p, dict(
+            description="PFC pause of priority %d for 500 quanta (640 cycles) while a VLAN QP "
+                        "with PCP %d streams 32 KiB: no new frame of it starts from 4 cycles "
+                        "after the PFC frame's last beat until the pause ends, then it resumes" % (p, p),
+            qps=[qp(0, "uc", vlan=(10, p))], wqes=[stream(0, 32)],
+            rx=[rx(450, pfc({p: 500}))]))
+    write("rx", "pfc_quanta_0", dict(
+        description="A pause of 65535 quanta, then a PFC frame with quanta 0 for the same "
+                    "priority 300 cycles later: the pause ends at once (replace, 0 resumes)",
+        qps=[qp(0, "uc", vlan=(10, 3))], wqes=[stream(0, 32)],
+        rx=[rx(450, pfc({3: 65535})), rx(750, pfc({3: 0}))]))
+    write("rx", "pfc_quanta_1", dict(
+        description="Pauses of 1 quantum (512 bit times = 2 cycles at 400 bits/cycle), "
+                    "20 of them 97 cycles apart, on a streaming priority",
+        qps=[qp(0, "uc", vlan=(10, 2))], wqes=[stream(0, 32)],
+        rx=[rx(400, pfc({2: 1}), count=20, every=97)]))
+    write("rx", "pfc_quanta_65535", dict(
+        description="The longest pause, 65535 quanta = 33,553,920 bit times = 83,885 cycles "
+                    "at 100 Gb/s / 250 MHz (~335 us), then the stream resumes",
+        qps=[qp(0, "uc", vlan=(10, 5))], wqes=[stream(0, 16)],
+        rx=[rx(400, pfc({5: 65535}))], max_cycles=200_000))
+    write("rx", "pfc_refresh", dict(
+        description="A pause of 500 quanta refreshed by a second one 400 cycles later, before "
+                    "it expires (640 cycles): the pause runs 640 cycles from the second frame",
+        qps=[qp(0, "uc", vlan=(10, 4))], wqes=[stream(0, 32)],
+        rx=[rx(450, pfc({4: 500})), rx(850, pfc({4: 500}))]))
+    write("rx", "pfc_mid_frame", dict(
+        description="PFC frames arriving while 4096-byte frames of the paused priority are on "
+                    "the wire (65 beats each, back to back): the frame in flight finishes "
+                    "(tvalid never drops inside a frame), the next one waits",
+        qps=[qp(0, "uc", mtu=4096, vlan=(10, 3))], wqes=[stream(0, 64)],
+        rx=[rx(500 + 211 * k, pfc({3: 100})) for k in range(6)]))
+    write("rx", "pfc_multi", dict(
+        description="One PFC frame pausing priorities 1 and 5 (QPs 0 and 1, both streaming) "
+                    "for 800 quanta; 450 cycles later priority 5 alone resumes (quanta 0)",
+        qps=[qp(0, "uc", vlan=(10, 1)), qp(1, "uc", vlan=(11, 5))],
+        wqes=[stream(0, 16), stream(1, 16, off=0x8000)],
+        rx=[rx(450, pfc({1: 800, 5: 800})), rx(900, pfc({5: 0}))]))
+    write("rx", "pfc_others_full_rate", dict(
+        description="Priority 3 paused for 5000 quanta (6400 cycles) before its QP has work; "
+                    "QP 1 on priority 0 streams 64 KiB at full rate meanwhile, QP 0's frames "
+                    "wait until the pause ends",
+        qps=[qp(0, "uc", vlan=(10, 3)), qp(1, "uc", vlan=(11, 0))],
+        wqes=[stream(0, 8), stream(1, 64, off=0x10000)],
+        doorbells=[{"at": 0, "qp": 1, "wqes": 1}, {"at": 300, "qp": 0, "wqes": 1}],
+        rx=[rx(100, pfc({3: 5000}))]))
+
+
+def ack_vectors():
+    # RC QP 0 at PSN 7: four signaled 1 KiB WRITEs at MTU 1024 are PSNs 7..10.
+    four = [wqe(0, "write", 1024, off=0x1000 * k) for k in range(4)]
+    write("rx", "ack_cumulative", dict(
+        description="Four RC WRITEs (PSN 7..10), each acknowledged by its own ACK in order: "
+                    "four successful CQEs in WQE order",
+        qps=[qp(0, "rc", psn=7)], wqes=four,
+        rx=[rx(1500 + 50 * k, {"ack": {"qp": 0, "psn": 7 + k, "msn": k + 1}}) for k in range(4)]))
+    four = [wqe(0, "write", 1024, off=0x1000 * k) for k in range(4)]
+    write("rx", "ack_coalesced", dict(
+        description="Four RC WRITEs (PSN 7..10) acknowledged by one coalesced ACK of PSN 10: "
+                    "four CQEs",
+        qps=[qp(0, "rc", psn=7)], wqes=four,
+        rx=[rx(1500, {"ack": {"qp": 0, "psn": 10, "msn": 4}})]))
+    four = [wqe(0, "write", 1024, off=0x1000 * k) for k in range(4)]
+    write("rx", "ack_duplicate", dict(
+        description="ACK of PSN 8, the same ACK again and a stale ACK of PSN 7: one new ACK, "
+                    "two duplicates ignored; two CQEs, WRITEs 3 and 4 stay unacknowledged",
+        qps=[qp(0, "rc", psn=7)], wqes=four,
+        rx=[rx(1500, {"ack": {"qp": 0, "psn": 8}}), rx(1600, {"ack": {"qp": 0, "psn": 8}}),
+            rx(1700, {"ack": {"qp": 0, "psn": 7}})]))
+    four = [wqe(0, "write", 1024, off=0x1000 * k) for k in range(4)]
+    write("rx", "ack_nak", dict(
+        description="A NAK (PSN sequence error) and an RNR NAK are counted and change nothing "
+                    "(retransmission is the next issue); an ACK of PSN 8 completes two WRITEs",
+        qps=[qp(0, "rc", psn=7)], wqes=four,
+        rx=[rx(1500, {"nak": {"qp": 0, "psn": 9}}), rx(1550, {"nak": {"qp": 0, "psn": 9, "rnr": True, "code": 3}}),
+            rx(1600, {"ack": {"qp": 0, "psn": 8}})]))
+    write("rx", "ack_psn_wrap", dict(
+        description="RC WRITEs across the 24-bit PSN wrap (PSN 0xFFFFFE, 0xFFFFFF, 0, 1) and "
+                    "one ACK of PSN 1: all four are covered in the modular window",
+        qps=[qp(0, "rc", psn=0xFFFFFE)], wqes=[wqe(0, "write", 1024, off=0x1000 * k) for k in range(4)],
+        rx=[rx(1500, {"ack": {"qp": 0, "psn": 1}})]))
+    write("rx", "ack_error_waits", dict(
+        description="Two signaled RC WRITEs, a WQE with a bad lkey and one more: the error and "
+                    "flush CQEs wait behind the unacknowledged WRITEs and come after them once "
+                    "the ACK arrives 2000 cycles later (CQEs in WQE order per QP)",
+        qps=[qp(0, "rc", psn=7)],
+        wqes=[wqe(0, "write", 1024), wqe(0, "write", 1024, off=0x1000),
+              wqe(0, "write", 64, lkey=0x1231), wqe(0, "send", 64)],
+        rx=[rx(2000, {"ack": {"qp": 0, "psn": 8}})]))
+    write("rx", "ack_auto_peer", dict(
+        description="RC SEND, SEND+Imm, WRITE and WRITE+Imm messages of 0..5000 bytes on two "
+                    "QPs (IPv4 and IPv6+VLAN), acknowledged by a peer that ACKs every AckReq "
+                    "packet it receives in PSN order: every signaled message completes, the "
+                    "unsignaled ones do not",
+        qps=[qp(0, "rc", psn=100), qp(1, "rc", ipv6=True, vlan=(7, 2), mtu=2048, psn=0xFFFFF0)],
+        wqes=[wqe(q, op, n, off=0x2000 * k + 0x40000 * q, signaled=(k != 2))
+              for q in (0, 1) for k, (op, n) in enumerate(
+                  [("send", 0), ("send_imm", 100), ("write", 5000), ("write_imm", 2048), ("send", 4097)])],
+        peer={"auto_ack": True, "ack_delay": 80}))
+
+
+def drop_vectors():
+    # Frames to QP 1 (RTS); QP 3 is in RESET. After each bad frame a good
+    # ACK follows, so a parser left in a bad state would miscount it.
+    qps = [qp(1, "rc", psn=0), qp(3, "rc", state="reset"), qp(2, "rc", ipv6=True, vlan=(9, 1))]
+    arp = ("ffffffffffff020000000001" "0806" "0001080006040001" "020000000001" "0a000001"
+           "000000000000" "0a000002")
+    good = {"ack": {"qp": 1, "psn": 0}}
+    cases = [
+        ("fcs", "a CNP and an ACK flagged with an FCS error by the MAC (rx_tuser)",
+         [rx(100, {"cnp": {"qp": 1}}, fault="fcs"), rx(200, good, fault="fcs")]),
+        ("runt", "an ARP request of 42 bytes and an ACK cut to 59 bytes (below 60)",
+         [rx(100, {"hex": arp}), rx(200, good, fault={"truncate": 59})]),
+        ("not_roce", "ARP padded to 60 bytes, UDP to port 4792, IPv4 protocol TCP, MAC control "
+                     "0x8808 with an opcode other than PFC, EtherType 0x88B5",
+         [rx(100, {"hex": arp + "00" * 18}),
+          rx(200, good, fault={"udp_dport": 4792}),
+          rx(300, {"hex": "020000000001020000000101080045000028000040004006" "0000" "0a0001020a000001"
+                           + "00" * 26}),
+          rx(400, {"hex": "0180c2000001020000000001880800010000" + "00" * 42}),
+          rx(500, {"hex": "020000000001020000000101" "88b5" + "ab" * 46})]),
+        ("trunc", "a data packet cut to 70 bytes (IP length beyond the frame) and an IPv6 "
+                  "CNP cut inside its reserved bytes",
+         [rx(100, {"data": {"qp": 1, "psn": 3, "len": 64}}, fault={"truncate": 70}),
+          rx(200, {"cnp": {"qp": 2}}, fault={"truncate": 90})]),
+        ("ip_csum", "an ACK and a CNP with a wrong IPv4 header checksum",
+         [rx(100, good, fault="ip_checksum"), rx(200, {"cnp": {"qp": 1}}, fault="ip_checksum")]),
+        ("icrc", "a wrong ICRC, and a covered byte (the PSN) changed after the ICRC was computed, "
+                 "on IPv4 and IPv6+VLAN",
+         [rx(100, good, fault="icrc"), rx(200, {"data": {"qp": 1, "psn": 9, "len": 200}}, fault="covered_byte"),
+          rx(300, {"cnp": {"qp": 2}}, fault="icrc"), rx(400, {"data": {"qp": 2, "psn": 1, "len": 8}}, fault="covered_byte")]),
+        ("opcode", "unknown BTH opcodes 0x1F and 0x40, and TVer 1",
+         [rx(100, {"data": {"qp": 1, "psn": 1, "len": 16, "opcode": 0x1F}}),
+          rx(200, {"data": {"qp": 1, "psn": 2, "len": 16, "opcode": 0x40}}),
+          rx(300, good, fault={"tver": 1})]),
+        ("qp", "DestQP 40 (no such QP), DestQP 0x123456, and frames for QP 3 in RESET",
+         [rx(100, good, fault={"dest_qp": 40}), rx(200, {"cnp": {"qp": 1}}, fault={"dest_qp": 0x123456}),
+          rx(300, {"ack": {"qp": 3, "psn": 0}}), rx(400, {"cnp": {"qp": 3}})]),
+    ]
+    for name, what, frames in cases:
+        rxs = []
+        for k, f in enumerate(frames):
+            rxs.append(f)
+            rxs.append(rx(f["at"] + 40, good))
+        write("rx", "drop_" + name, dict(
+            description="Dropped and counted as %s: %s; each followed by a valid ACK, which "
+                        "must still be taken (no state corrupted)" % (name.upper(), what),
+            qps=qps, wqes=[], rx=rxs))
+    every = []
+    for _, _, frames in cases:
+        every += [dict(f, at=0) for f in frames]
+    write("rx", "drop_all_back_to_back", dict(
+        description="One frame of every drop reason, each followed by a valid ACK, all back to "
+                    "back (no idle cycle): each lands in its own counter",
+        qps=qps, wqes=[],
+        rx=[x for f in every for x in (f, rx(0, {"ack": {"qp": 1, "psn": 0}}))]))
+
+
+def line_rate_vectors():
+    qps = [qp(1, "rc", psn=0)]
+    write("rx", "line_rate_min", dict(
+        description="500 back-to-back minimum-size frames, one beat each, a beat every cycle: "
+                    "PFC frames (60 bytes, quanta 0) and ACKs (62 bytes) alternating; none dropped",
+        qps=qps, wqes=[],
+        rx=[rx(100, pfc({7: 0}), count=250, every=0 + 2), rx(101, {"ack": {"qp": 1, "psn": 0}}, count=250, every=2)]))
+    write("rx", "line_rate_max", dict(
+        description="40 back-to-back maximum-size RoCE packets (4096-byte payload, 4158-byte "
+                    "frames, 65 beats, IPv4) for QP 1, every fifth CE-marked: none dropped",
+        qps=qps + [qp(2, "uc")], wqes=[],
+        rx=[rx(100, {"data": {"qp": 1, "psn": k, "len": 4096, "ce": k % 5 == 0}}) for k in range(40)],
+        cc={"cnp_interval_cycles": 1}))
+
+
+def cc_vectors():
+    big = lambda q, kb, off=0: wqe(q, "write", kb * 1024, off=off)
+    write("cc", "cnp_single", dict(
+        description="One CNP for a QP streaming 512 KiB with DCQCN on: Rc halves (alpha 1.0), "
+                    "Rt keeps the old rate, alpha moves to (1-g)+g; the rate limiter slows the "
+                    "stream, timers and the byte counter bring it back",
+        qps=[dict(qp(0, "uc", mtu=4096), cc=True)], wqes=[big(0, 512)],
+        rx=[rx(2000, {"cnp": {"qp": 0}})], cc=dict(FAST_CC), max_cycles=400_000))
+    write("cc", "cnp_storm_recovery", dict(
+        description="A storm of 30 CNPs 300 cycles apart on a QP streaming 2 MiB, then recovery "
+                    "through fast recovery, additive and hyper increase back to line rate "
+                    "(scaled timers: K 1000, T_INC 2000 cycles, B 64 KiB, R_AI 2 Gb/s, "
+                    "R_HAI 10 Gb/s)",
+        qps=[dict(qp(0, "uc", mtu=4096), cc=True)], wqes=[big(0, 1024), big(0, 1024, off=0x10_0000)],
+        rx=[rx(2000, {"cnp": {"qp": 0}}, count=30, every=300)], cc=dict(FAST_CC),
+        max_cycles=1_500_000))
+    write("cc", "cnp_idle_qp", dict(
+        description="CNPs for a QP with DCQCN on and no traffic: the rate is cut anyway; with "
+                    "no bytes sent only the timer stages advance (fast recovery then additive "
+                    "increase, never hyper)",
+        qps=[dict(qp(0, "uc"), cc=True)], wqes=[],
+        rx=[rx(100, {"cnp": {"qp": 0}}, count=3, every=500)], cc=dict(FAST_CC),
+        max_cycles=200_000))
+    write("cc", "cnp_cc_disabled", dict(
+        description="CNPs for a QP without DCQCN: counted by the reaction point, no rate cut, "
+                    "the stream keeps its pace",
+        qps=[qp(0, "uc")], wqes=[big(0, 64)],
+        rx=[rx(800, {"cnp": {"qp": 0}}, count=4, every=200)], cc=dict(FAST_CC)))
+    write("cc", "ecn_one_of_many", dict(
+        description="Data packets for four QPs, only QP 2's CE-marked: exactly QP 2 answers "
+                    "with CNPs (DestQP = its remote QP, DSCP 48, PCP 6 on its VLAN, not ECT)",
+        qps=[qp(0, "rc"), qp(1, "rc", ipv6=True), qp(2, "rc", vlan=(5, 1)), qp(3, "uc")], wqes=[],
+        rx=[rx(100 + 600 * k, {"data": {"qp": q, "psn": k, "len": 256, "ce": q == 2}})
+            for k in range(4) for q in range(4)], cc=dict(FAST_CC)))
+    write("cc", "ecn_interval", dict(
+        description="60 CE-marked packets 50 cycles apart for one QP with a 400-cycle CNP "
+                    "interval: a CNP at most every 400 cycles, the others suppressed and counted",
+        qps=[qp(1, "rc")], wqes=[],
+        rx=[rx(100, {"data": {"qp": 1, "psn": 0, "len": 32, "ce": True}}, count=60, every=50)],
+        cc=dict(FAST_CC)))
+
+
+def main():
+    pfc_vectors()
+    ack_vectors()
+    drop_vectors()
+    line_rate_vectors()
+    cc_vectors()
+
+
+if __name__ == "__main__":
+    main()
