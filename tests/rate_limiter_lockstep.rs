@@ -105,8 +105,8 @@ impl RlEnv {
         }
         let mut rate = [0u32; QPS];
         let mut cc_en = 0u16;
-        for q in 0..QPS {
-            rate[q] = rng.next_u64() as u32 >> rng.below(32);
+        for (q, r) in rate.iter_mut().enumerate() {
+            *r = rng.next_u64() as u32 >> rng.below(32);
             cc_en |= (rng.percent(60) as u16) << q;
         }
         for &(q, r) in &ready {

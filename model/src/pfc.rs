@@ -91,10 +91,9 @@ impl Dut for Pfc {
             let r = self.remaining_q[p];
             self.remaining_q[p] = if i.pfc_valid && (i.pfc_enable >> p) & 1 != 0 {
                 ((i.pfc_quanta >> (16 * p)) as u32 & 0xFFFF) * 512
-            } else if r > self.bits_per_cycle {
-                r - self.bits_per_cycle
             } else {
-                0
+                // The RTL's `r > BPC ? r - BPC : 0`.
+                r.saturating_sub(self.bits_per_cycle)
             };
             pause |= ((self.remaining_q[p] != 0) as u8) << p;
         }
