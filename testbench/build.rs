@@ -90,6 +90,8 @@ const TOPS: &[&str] = &[
     "cq_writer",
     "rd_req_arb",
     "rq_arb",
+    "pfc",
+    "rate_limiter",
     "rnic_top",
 ];
 
@@ -121,6 +123,12 @@ const VARIANTS: &[Variant] = &[
         name: "dma_rd_t256",
         top: "dma_rd",
         params: &[("TAGS", "256"), ("BUF_LINES", "4096")],
+    },
+    // A link rate that does not divide 512: rounding of every pause.
+    Variant {
+        name: "pfc_b7",
+        top: "pfc",
+        params: &[("BITS_PER_CYCLE", "7")],
     },
 ];
 

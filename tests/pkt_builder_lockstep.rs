@@ -12,6 +12,15 @@
 //! beat to the first frame beat (budget 3 cycles), and sustained throughput
 //! with back-to-back 4096-byte frames (no idle cycle between frames).
 //!
+//! PFC: in most random cases some priorities are paused at random (`pause`
+//! toggling with random on and off times); the environment checks that no
+//! data frame's first beat becomes visible at a cycle f when its priority's
+//! pause bit was high at f - 1 (with pause visible at m, no frame of that
+//! priority starts at m + 1 or later), that CNP frames (`desc_cnp_pad`) are
+//! never held, and that every frame still comes out. A directed test
+//! measures the latest start of a frame of a priority paused from m on.
+//! The latency and throughput tests run with pause = 0, as before.
+//!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
 //! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
@@ -245,11 +254,31 @@ struct PktEnv {
     valid_cycles: Vec<u64>,
     tlast_cycles: Vec<u64>,
     err: Option<String>,
+    /// (pcp, cnp_pad) of the frames expected, in order (with `frames`).
+    meta: VecDeque<(u8, bool)>,
+    /// Pause driven in the latest step (during `check_outputs`: the cycle
+    /// before the one checked).
+    pause: u8,
+    /// Random pause: priorities that may be paused, mean on and off times.
+    pause_mask: u8,
+    pause_on: u64,
+    pause_off: u64,
+    /// Or directed: every priority in `pause_mask` paused from cycle
+    /// `pause_from` to `pause_until` (exclusive).
+    pause_from: Option<(u64, u64)>,
+    /// Per frame start (first beat visible): (cycle, pcp, cnp_pad).
+    starts: Vec<(u64, u8, bool)>,
+    /// CNP frames that started while their priority was paused.
+    cnp_while_paused: usize,
+    /// Cycles with at least one priority paused while a data frame of that
+    /// priority waited to start.
+    held_cycles: usize,
 }
 
 impl PktEnv {
     fn new(rng: SplitMix64, pkts: Vec<Pkt>, desc_gap: u64, pay_gap: u64, tready_pct: u8) -> Self {
         let mut frames = VecDeque::new();
+        let mut meta = VecDeque::new();
         let mut dones = VecDeque::new();
         let mut dma_errs_left = 0;
         let n = pkts.len();
@@ -258,6 +287,7 @@ impl PktEnv {
                 dma_errs_left += 1;
             } else {
                 frames.push_back(reference_frame(p));
+                meta.push_back((p.d.desc_pcp & 7, p.d.desc_cnp_pad));
             }
             if p.d.desc_cpl {
                 dones.push_back(p.fail);
@@ -287,7 +317,44 @@ impl PktEnv {
             valid_cycles: Vec::new(),
             tlast_cycles: Vec::new(),
             err: None,
+            meta,
+            pause: 0,
+            pause_mask: 0,
+            pause_on: 0,
+            pause_off: 0,
+            pause_from: None,
+            starts: Vec::new(),
+            cnp_while_paused: 0,
+            held_cycles: 0,
         }
+    }
+
+    /// This cycle's pause: random toggles per priority of `pause_mask`, or
+    /// the directed window.
+    fn next_pause(&mut self, cycle: u64) -> u8 {
+        if let Some((from, until)) = self.pause_from {
+            return if (from..until).contains(&cycle) {
+                self.pause_mask
+            } else {
+                0
+            };
+        }
+        let mut p = self.pause;
+        for b in 0..8 {
+            if self.pause_mask >> b & 1 == 0 {
+                continue;
+            }
+            // Mean time in a state = 1 / toggle probability.
+            let mean = if p >> b & 1 != 0 {
+                self.pause_on
+            } else {
+                self.pause_off
+            };
+            if self.rng.below(mean) == 0 {
+                p ^= 1 << b;
+            }
+        }
+        p
     }
 
     fn fail(&mut self, cycle: u64, msg: String) {
@@ -303,6 +370,29 @@ impl PktEnv {
     }
 
     fn check_outputs(&mut self, cycle: u64, o: &PktBuilderOut, tready: bool) {
+        // A frame's first beat visible for the first time: its priority
+        // must not have been paused in the cycle before (the pause the
+        // block saw when it decided to load the beat).
+        let shown_before = matches!(self.last_out, Some((prev, taken)) if prev.tx_tvalid && !taken);
+        if o.tx_tvalid && !self.in_frame && !shown_before {
+            if let Some(&(pcp, cnp)) = self.meta.front() {
+                let paused = self.pause >> pcp & 1 != 0;
+                if paused && !cnp {
+                    self.fail(
+                        cycle,
+                        format!(
+                            "frame {} of priority {pcp} started although pause was {:08b} the \
+                             cycle before",
+                            self.frames_seen, self.pause
+                        ),
+                    );
+                }
+                if paused && cnp {
+                    self.cnp_while_paused += 1;
+                }
+                self.starts.push((cycle, pcp, cnp));
+            }
+        }
         // AXI-Stream: a beat offered and not taken stays, unchanged.
         if let Some((prev, taken)) = self.last_out {
             if prev.tx_tvalid && !taken {
@@ -356,6 +446,7 @@ impl PktEnv {
                     Some(_) => {}
                 }
                 self.frames_seen += 1;
+                self.meta.pop_front();
             }
         }
         self.last_out = Some((*o, taken));
@@ -394,8 +485,17 @@ impl Env for PktEnv {
         }
         self.check_outputs(cycle, o, tready);
 
+        // Not exact (the waiting frame may still be in the FIFO), only a
+        // coverage hint: the next data frame's priority is paused.
+        if let Some(&(pcp, false)) = self.meta.front() {
+            if !self.in_frame && self.pause >> pcp & 1 != 0 {
+                self.held_cycles += 1;
+            }
+        }
+        self.pause = self.next_pause(cycle);
         let mut i = PktBuilderIn {
             tx_tready: tready,
+            pause: self.pause,
             ..PktBuilderIn::default()
         };
         // Descriptors, in order, with random gaps; valid held once offered.
@@ -404,6 +504,7 @@ impl Env for PktEnv {
         {
             i = PktBuilderIn {
                 tx_tready: tready,
+                pause: self.pause,
                 ..self.pkts[self.desc_idx].d
             };
             self.desc_offered = true;
@@ -472,6 +573,8 @@ fn edge_len(rng: &mut SplitMix64) -> u16 {
 fn random_frames_match_reference_in_lockstep() {
     let mut total = 0u64;
     let mut frames = 0usize;
+    let mut held = 0usize;
+    let mut cnp_paused = 0usize;
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let n = 8 + rng.below(32) as usize;
@@ -491,6 +594,16 @@ fn random_frames_match_reference_in_lockstep() {
             pay_gap,
             tready_pct,
         );
+        // PFC in two cases of three: some priorities toggle at random.
+        if rng.below(3) != 0 {
+            env.pause_mask = match rng.below(3) {
+                0 => 0xFF,
+                1 => 1 << rng.below(8),
+                _ => rng.next_u64() as u8,
+            };
+            env.pause_on = [2, 20, 200][rng.below(3) as usize];
+            env.pause_off = [5, 50, 500][rng.below(3) as usize];
+        }
         let mut model = PktBuilder::new();
         let mut rtl = RtlPktBuilder::new();
         let fin = lockstep::run(&mut model, &mut rtl, &mut env, 400_000)
@@ -501,14 +614,77 @@ fn random_frames_match_reference_in_lockstep() {
         assert!(fin.completed, "did not finish");
         total += fin.cycles;
         frames += env.frames_seen;
+        held += env.held_cycles;
+        cnp_paused += env.cnp_while_paused;
     });
     println!(
-        "pkt_builder lockstep: {} cases, {frames} frames, {total} cycles",
+        "pkt_builder lockstep: {} cases, {frames} frames, {total} cycles; PFC: {held} cycles \
+         with the next data frame's priority paused, {cnp_paused} CNPs started while theirs was",
         run.cases
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
+        assert!(held >= 10_000, "only {held} cycles held by PFC");
+        assert!(
+            cnp_paused >= 10,
+            "only {cnp_paused} CNPs started while paused"
+        );
     }
+}
+
+#[test]
+fn a_paused_priority_starts_no_frame_after_pause_is_visible() {
+    // Single-beat data frames of priority 3 (IPv4, no payload: 58 or 62 B),
+    // descriptors every cycle, tready high: a frame starts every cycle.
+    // Priority 3 paused from cycle m to m + 300: the env fails any start at
+    // f > m (pause high at f - 1); here we also measure the latest start.
+    let mut worst: Option<i64> = None;
+    for m in 20..80u64 {
+        let pkts: Vec<Pkt> = (0..120)
+            .map(|k| {
+                let mut p = shaped_pkt(7 + k, 0, k % 2 == 0, false, false, false);
+                p.d.desc_pcp = 3;
+                p
+            })
+            .collect();
+        let mut env = PktEnv::new(SplitMix64::new(1), pkts, 0, 0, 100);
+        env.pause_mask = 1 << 3;
+        env.pause_from = Some((m, m + 300));
+        let fin = lockstep::run(
+            &mut PktBuilder::new(),
+            &mut RtlPktBuilder::new(),
+            &mut env,
+            100_000,
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        if let Some(e) = &env.err {
+            panic!("m = {m}: {e}");
+        }
+        assert!(fin.completed, "m = {m}: not every frame came out");
+        let latest = env
+            .starts
+            .iter()
+            .map(|&(f, _, _)| f)
+            .filter(|&f| f < m + 300)
+            .max()
+            .unwrap();
+        // Frames start every cycle up to the pause: the last one at m.
+        assert_eq!(latest, m, "m = {m}: latest start before the release");
+        worst = worst.max(Some(latest as i64 - m as i64));
+        // And resume once pause drops (visible at m + 300: first start at
+        // m + 301, the held frame's beat loaded at the edge after).
+        let resumed = env
+            .starts
+            .iter()
+            .map(|&(f, _, _)| f)
+            .find(|&f| f >= m + 300);
+        assert_eq!(resumed, Some(m + 301), "m = {m}: resume");
+    }
+    println!(
+        "pkt_builder PFC: pause visible at m -> latest frame start (first beat visible) of that \
+         priority at m{:+}; pause dropped at r -> first start at r+1",
+        worst.unwrap()
+    );
 }
 
 /// A packet with the given header options, deterministic contents.

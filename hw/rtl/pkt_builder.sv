@@ -14,6 +14,14 @@
 // over 00000000 FFFFFFFF ++ m behind any number of zero bytes, so the masked
 // header carries that prefix just before the IP header and zeros before it,
 // and the raw CRC runs over full 64-byte blocks aligned to end at the ICRC.
+//
+// PFC: a data frame (not desc_cnp_pad) whose priority desc_pcp is paused
+// (input pause, from pfc) waits in the E stage with its first slot: hold
+// stops both stages, so the first beat is not loaded into the output
+// register while pause[pcp] is high. This is the last decision before the
+// beat becomes visible, so a pause visible at m stops every frame of that
+// priority that has not become visible by m. Frames already started finish;
+// CNPs are never held. The frames behind a held one wait too (one FIFO).
 module pkt_builder #(
   parameter int QPS        = 16,
   parameter int DESC_DEPTH = 32,
@@ -58,6 +66,7 @@ module pkt_builder #(
   input  logic [511:0]                        pay_data,
   input  logic                                pay_last,
   input  logic [2:0]                          pay_status,
+  input  logic [7:0]                          pause,
   output logic                                tx_tvalid,
   input  logic                                tx_tready,
   output logic [511:0]                        tx_tdata,
@@ -241,6 +250,8 @@ module pkt_builder #(
   logic [13:0]   f_fl_q;
   logic [6:0]    f_last_k_q;
   logic          f_cpl_q;
+  logic [2:0]    f_pcp_q;
+  logic          f_cnp_pad_q;
   logic          e_v_q, e_rd_q;
   logic [6:0]    e_k_q;
   logic [511:0]  rdata_q, p_prev_q, mprev_q;
@@ -257,11 +268,14 @@ module pkt_builder #(
   // ------------------------------------------------------------------
   // Control: start, drop, slot issue
   // ------------------------------------------------------------------
-  logic       adv, head_pay, head_ok, start, drop, ren, we, tlast_xfer;
+  logic       out_free, hold, adv, head_pay, head_ok, start, drop, ren, we, tlast_xfer;
   logic [6:0] head_np, hb_last_k;
 
   always_comb begin
-    adv        = !tx_tvalid_q || tx_tready;
+    out_free   = !tx_tvalid_q || tx_tready;
+    // A paused data frame's first beat waits in E; both stages stop.
+    hold       = e_v_q && e_k_q == 7'd0 && !f_cnp_pad_q && pause[f_pcp_q];
+    adv        = out_free && !hold;
     head_pay   = h_pay_len != 13'd0;
     head_ok    = head_v && (!head_pay || (done_v && !done_err));
     start      = adv && !r_act_q && head_ok;
@@ -386,6 +400,8 @@ module pkt_builder #(
       f_fl_q             <= '0;
       f_last_k_q         <= '0;
       f_cpl_q            <= 1'b0;
+      f_pcp_q            <= '0;
+      f_cnp_pad_q        <= 1'b0;
       e_v_q              <= 1'b0;
       e_k_q              <= '0;
       e_rd_q             <= 1'b0;
@@ -428,6 +444,8 @@ module pkt_builder #(
           f_fl_q      <= hb_fl;
           f_last_k_q  <= hb_last_k;
           f_cpl_q     <= h_cpl;
+          f_pcp_q     <= h_pcp;
+          f_cnp_pad_q <= h_cnp_pad;
         end else begin
           e_v_q <= 1'b0;
         end
@@ -439,9 +457,9 @@ module pkt_builder #(
         rd_ptr_q <= rd_ptr_q + PW'(head_np);
       end
 
-      // E stage
-      if (adv) begin
-        if (e_v_q) begin
+      // E stage (held: the output register empties if its beat is taken)
+      if (out_free) begin
+        if (e_v_q && !hold) begin
           if (e_k_q == e_kicrc) icrc_q <= c_icrc;
           crc_q       <= c_new;
           mprev_q     <= e_msk;

@@ -294,6 +294,7 @@ module rnic_top #(
     .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
     .pay_valid(rd_data_valid && rd_data_client == 2'd1),
     .pay_ready, .pay_data(rd_data), .pay_last(rd_data_last), .pay_status(rd_data_status),
+    .pause(8'd0),  // PFC not wired yet: the integrator connects pfc's pause
     .tx_tvalid, .tx_tready, .tx_tdata, .tx_tkeep, .tx_tlast,
     .frame_done_valid, .frame_done_err,
     .ev_tx_frame, .ev_tx_len, .ev_dma_err

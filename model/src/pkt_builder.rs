@@ -21,6 +21,13 @@
 //! last block ends exactly at the ICRC (`s = (FL - 4) mod 64`): every block
 //! is full, and the block of beat `k` is the masked beats `k - 1` and `k`
 //! shifted by `s`.
+//!
+//! PFC: a data frame (not `desc_cnp_pad`) whose priority `desc_pcp` is
+//! paused (`pause`, from `pfc`) waits in the E stage with its first slot
+//! (`hold` stops both stages), so its first beat is not loaded into the
+//! output register while its priority is paused: the last decision before
+//! the beat becomes visible. Started frames finish; CNPs are never held;
+//! frames queued behind a held one wait too (one FIFO).
 
 use crate::dut::Dut;
 use crate::icrc::crc32_raw;
@@ -72,6 +79,8 @@ ports! {
         pub pay_last: bool = 1 if pay_valid,
         /// dma_rd's status, meaningful on the last beat: non-zero drops the frame.
         pub pay_status: u8 = 3 if pay_valid,
+        /// Bit p: 802.1p priority p is paused (PFC, from `pfc`).
+        pub pause: u8 = 8,
         pub tx_tready: bool = 1,
     }
 }
@@ -332,6 +341,9 @@ pub struct PktBuilder {
     f_fl_q: u16,
     f_last_k_q: u8,
     f_cpl_q: bool,
+    /// The frame's priority and whether it is a CNP (never paused).
+    f_pcp_q: u8,
+    f_cnp_pad_q: bool,
     // E stage.
     e_v_q: bool,
     e_k_q: u8,
@@ -380,6 +392,8 @@ impl Default for PktBuilder {
             f_fl_q: 0,
             f_last_k_q: 0,
             f_cpl_q: false,
+            f_pcp_q: 0,
+            f_cnp_pad_q: false,
             e_v_q: false,
             e_k_q: 0,
             e_rd_q: false,
@@ -475,7 +489,11 @@ impl Dut for PktBuilder {
     fn tick(&mut self, i: &PktBuilderIn) -> PktBuilderOut {
         // Everything below reads this cycle's registers; `old` keeps them.
         let old = self.clone();
-        let adv = !old.tx_tvalid_q || i.tx_tready;
+        let out_free = !old.tx_tvalid_q || i.tx_tready;
+        // A paused data frame's first beat waits in E: both stages stop.
+        let hold =
+            old.e_v_q && old.e_k_q == 0 && !old.f_cnp_pad_q && (i.pause >> old.f_pcp_q) & 1 != 0;
+        let adv = out_free && !hold;
 
         // ---- Head of the descriptor FIFO and its payload. ----
         let head_v = old.desc_fifo.out_valid();
@@ -528,6 +546,8 @@ impl Dut for PktBuilder {
                 self.f_fl_q = hd.fl;
                 self.f_last_k_q = last_k;
                 self.f_cpl_q = head.cpl;
+                self.f_pcp_q = head.pcp;
+                self.f_cnp_pad_q = head.cnp_pad;
             } else {
                 self.e_v_q = false;
             }
@@ -538,9 +558,10 @@ impl Dut for PktBuilder {
             self.rd_ptr_q = (old.rd_ptr_q + 1) % PAY_BEATS;
         }
 
-        // ---- E stage: build the beat, ICRC, output register. ----
-        if adv {
-            if old.e_v_q {
+        // ---- E stage: build the beat, ICRC, output register. While held,
+        // the output register empties if its beat is taken. ----
+        if out_free {
+            if old.e_v_q && !hold {
                 let k = old.e_k_q as u32;
                 let fl = old.f_fl_q as u32;
                 let s = ((fl - 4) % 64) as usize;
@@ -753,6 +774,71 @@ mod tests {
             .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
             .sum();
         assert_eq!((sum & 0xFFFF) + (sum >> 16), 0xFFFF);
+    }
+
+    /// Cycles in which tx_tvalid is visible: one zero-payload descriptor
+    /// offered at cycle 0, `pause(c)` driven at cycle c, tready high.
+    fn visible_with_pause(d: PktBuilderIn, pause: impl Fn(u64) -> u8) -> Vec<u64> {
+        let mut m = PktBuilder::new();
+        m.reset();
+        let mut seen = Vec::new();
+        for c in 0..30 {
+            let mut i = if c == 0 {
+                PktBuilderIn {
+                    desc_valid: true,
+                    ..d
+                }
+            } else {
+                PktBuilderIn::default()
+            };
+            i.pause = pause(c);
+            i.tx_tready = true;
+            // Outputs after the edge of cycle c are visible at c + 1.
+            if m.tick(&i).tx_tvalid {
+                seen.push(c + 1);
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn pfc_holds_a_data_frame_of_a_paused_priority_only() {
+        // A 58-byte frame (IPv4, no payload, no RETH: one beat) of
+        // priority 5. Descriptor in at 0, FIFO head at 1, start (R) at 1,
+        // E at 2, first beat visible at 3.
+        let d = PktBuilderIn {
+            desc_pcp: 5,
+            desc_reth_en: false,
+            desc_pay_len: 0,
+            ..write_only_v4()
+        };
+        assert_eq!(visible_with_pause(d, |_| 0), vec![3]);
+        // Another priority paused: no effect.
+        assert_eq!(visible_with_pause(d, |_| !(1 << 5)), vec![3]);
+        // Priority 5 paused during cycles 0..=9: E holds the beat from 2 to
+        // 9; pause low at 10 loads it: visible at 11 (one beat, one cycle).
+        assert_eq!(
+            visible_with_pause(d, |c| if c < 10 { 1 << 5 } else { 0 }),
+            vec![11]
+        );
+        // Pause visible at 2 (the E cycle) is the last that stops it; at 3
+        // the beat is already visible and goes.
+        assert_eq!(
+            visible_with_pause(d, |c| if c == 2 { 1 << 5 } else { 0 }),
+            vec![4]
+        );
+        assert_eq!(
+            visible_with_pause(d, |c| if c >= 3 { 1 << 5 } else { 0 }),
+            vec![3]
+        );
+        // A CNP (cnp_pad) of a paused priority is never held (54 + 16 + 4
+        // = 74 bytes: two beats, at 3 and 4).
+        let cnp = PktBuilderIn {
+            desc_cnp_pad: true,
+            desc_opcode: 0x81,
+            ..d
+        };
+        assert_eq!(visible_with_pause(cnp, |_| 0xFF), vec![3, 4]);
     }
 
     #[test]

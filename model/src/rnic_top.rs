@@ -313,6 +313,8 @@ impl RnicTop {
             pay_data: rd.rd_data,
             pay_last: rd.rd_data_last,
             pay_status: rd.rd_data_status,
+            // PFC not wired yet (the integrator connects pfc's pause here).
+            pause: 0,
             tx_tready: i.tx_tready,
         };
         let cqw_in = CqWriterIn {
