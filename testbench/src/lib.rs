@@ -3,6 +3,7 @@ pub mod check;
 pub mod env;
 pub mod lockstep;
 pub mod pcap;
+pub mod plot;
 pub mod rtl;
 pub mod scenario;
 pub mod vcd_model;
