@@ -90,6 +90,7 @@ const TOPS: &[&str] = &[
     "cq_writer",
     "rd_req_arb",
     "rq_arb",
+    "rx_parser",
     "rnic_top",
 ];
 
