@@ -262,20 +262,14 @@ module rx_parser #(
   end
 
   // -------------------------------------------------------- classify stage
-  // hw: the header from the Ethernet type on (byte k = frame byte 12 + k,
-  // + 4 with a tag), so the IP header is at hw byte 2; hu: hw shifted by
-  // the IP header, so UDP is at hu byte 22 and the BTH at hu byte 30.
+  // hw: the header from the Ethernet type on (byte k = hw[8*k +: 8] = frame
+  // byte 12 + k, + 4 with a tag), so the IP header is at hw byte 2; hu: hw
+  // shifted by the IP header, so UDP is at hu byte 22 and the BTH at 30.
   logic [HW-1:0] hw, hu;
-  logic [7:0]    hb [HDR_BYTES];
-  logic [7:0]    ub [HDR_BYTES];
 
   always_comb begin
     hw = vlan_q ? hdr_q >> 32 : hdr_q;
     hu = v6_q ? hw >> 160 : hw;
-    for (int k = 0; k < HDR_BYTES; k++) begin
-      hb[k] = hw[8*k +: 8];
-      ub[k] = hu[8*k +: 8];
-    end
   end
 
   logic [15:0]  et;
@@ -296,17 +290,18 @@ module rx_parser #(
   logic         reth, imm, aeth;
 
   always_comb begin
-    et     = {hb[0], hb[1]};
+    et     = {hw[8*0 +: 8], hw[8*1 +: 8]};
     is_v4  = (et == 16'h0800);
     is_v6  = (et == 16'h86DD);
-    is_pfc = (et == 16'h8808) && ({hb[2], hb[3]} == 16'h0101);
-    v4_ok  = (hb[2] == 8'h45) && (({hb[8], hb[9]} & 16'h3FFF) == '0) && (hb[11] == 8'd17);
-    v6_ok  = (hb[2][7:4] == 4'd6) && (hb[8] == 8'd17);
+    is_pfc = (et == 16'h8808) && ({hw[8*2 +: 8], hw[8*3 +: 8]} == 16'h0101);
+    v4_ok  = (hw[8*2 +: 8] == 8'h45) && (({hw[8*8 +: 8], hw[8*9 +: 8]} & 16'h3FFF) == '0)
+          && (hw[8*11 +: 8] == 8'd17);
+    v6_ok  = (hw[8*2 + 4 +: 4] == 4'd6) && (hw[8*8 +: 8] == 8'd17);
     ip_ok  = (is_v4 && v4_ok) || (is_v6 && v6_ok);
-    udp_ok = ({ub[24], ub[25]} == 16'd4791);
-    opcode = ub[30];
-    dqp    = {ub[35], ub[36], ub[37]};
-    ecn_ce = v6_q ? (hb[3][5:4] == 2'd3) : (hb[3][1:0] == 2'd3);
+    udp_ok = ({hu[8*24 +: 8], hu[8*25 +: 8]} == 16'd4791);
+    opcode = hu[8*30 +: 8];
+    dqp    = {hu[8*35 +: 8], hu[8*36 +: 8], hu[8*37 +: 8]};
+    ecn_ce = v6_q ? (hw[8*3 + 4 +: 2] == 2'd3) : (hw[8*3 + 0 +: 2] == 2'd3);
   end
 
   // Extension headers of the opcode (0 for an unknown one) and the end of
@@ -328,7 +323,7 @@ module rx_parser #(
   always_comb begin
     csum_sum = '0;
     for (int k = 0; k < 10; k++) begin
-      csum_sum = csum_sum + 20'({hb[2 + 2*k], hb[3 + 2*k]});
+      csum_sum = csum_sum + 20'({hw[8*(2 + 2*k) +: 8], hw[8*(3 + 2*k) +: 8]});
     end
     csum_s1  = 17'(csum_sum[15:0]) + 17'(csum_sum[19:16]);
     csum_s2  = csum_s1[15:0] + 16'(csum_s1[16]);
@@ -340,7 +335,7 @@ module rx_parser #(
     residue  = RESIDUE_K[32*pad +: 32];
     icrc_bad = (crc_q != residue);
     op_bad   = !((opcode <= 8'h11) || (opcode >= 8'h20 && opcode <= 8'h2B) || (opcode == 8'h81))
-            || (ub[31][3:0] != 4'd0);
+            || (hu[8*31 + 0 +: 4] != 4'd0);
     qstate   = qp_state_all[2*dqp[QPW-1:0] +: 2];
     qp_bad   = (dqp >= 24'(QPS)) || (qstate == 2'd0);
   end
@@ -371,9 +366,9 @@ module rx_parser #(
         ev_drop_reason_d = DROP_RUNT;
       end else if (is_pfc) begin
         pfc_valid_d  = 1'b1;
-        pfc_enable_d = hb[5];
+        pfc_enable_d = hw[8*5 +: 8];
         for (int p = 0; p < 8; p++) begin
-          pfc_quanta_d[16*p +: 16] = {hb[6 + 2*p], hb[7 + 2*p]};
+          pfc_quanta_d[16*p +: 16] = {hw[8*(6 + 2*p) +: 8], hw[8*(7 + 2*p) +: 8]};
         end
       end else if (!(ip_ok && udp_ok)) begin
         ev_drop_d        = 1'b1;
@@ -396,9 +391,9 @@ module rx_parser #(
       end else if (opcode == 8'h11) begin
         ack_valid_d    = 1'b1;
         ack_qp_d       = dqp[QPW-1:0];
-        ack_psn_d      = {ub[39], ub[40], ub[41]};
-        ack_syndrome_d = ub[42];
-        ack_msn_d      = {ub[43], ub[44], ub[45]};
+        ack_psn_d      = {hu[8*39 +: 8], hu[8*40 +: 8], hu[8*41 +: 8]};
+        ack_syndrome_d = hu[8*42 +: 8];
+        ack_msn_d      = {hu[8*43 +: 8], hu[8*44 +: 8], hu[8*45 +: 8]};
       end else if (opcode == 8'h81) begin
         cnp_valid_d = 1'b1;
         cnp_qp_d    = dqp[QPW-1:0];
