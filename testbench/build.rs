@@ -92,6 +92,7 @@ const TOPS: &[&str] = &[
     "rq_arb",
     "pfc",
     "rate_limiter",
+    "rx_parser",
     "rnic_top",
 ];
 

@@ -20,6 +20,7 @@ pub mod rate_limiter;
 pub mod rd_req_arb;
 pub mod rnic_top;
 pub mod rq_arb;
+pub mod rx_parser;
 pub mod sq_fetch;
 pub mod sync_fifo;
 pub mod tx_engine;

@@ -5,6 +5,7 @@
 //! a beat is `data.0[i]`; `keep` (bit `i` = byte `i` valid) is contiguous from
 //! byte 0, all ones on every beat but the last, and the last beat has `eop`.
 
+pub mod pfc;
 pub mod roce;
 pub mod tlp;
 

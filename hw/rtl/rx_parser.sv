@@ -1,0 +1,487 @@
+// RX frame parser: classifies every frame from the MAC as PFC, CNP,
+// ACK/NAK, RoCE data, or a drop with its reason (docs/rx_cc.md, section
+// rx_parser). Model: model/src/rx_parser.rs (same register names).
+//
+// Two stages at one beat per cycle, no back-pressure:
+// - beat stage (each beat, cycle n): keeps the header bytes 12..81 (beat 0
+//   and the first 18 bytes of beat 1; bytes past tkeep read as zero), the
+//   layout (802.1Q tag, IPv6) and the IP packet's end from beat 0, and
+//   advances the ICRC's CRC register over the beat's covered bytes; on the
+//   last beat it keeps the length and the FCS flag and sets fin_q;
+// - classify stage (cycle n+1 when fin_q): the rule table on those
+//   registers; the event registers are visible at n+2.
+//
+// ICRC: the covered bytes of a beat are a range [lo, hi) (lo = the IP
+// header in beat 0, else 0; hi = the IP packet's end or 64). Bytes outside
+// are zeroed, variant bytes ORed with ones, the running state XORed into
+// bytes lo..lo+3 (the 8-byte 0xFF prefix's state in beat 0), and one fixed
+// 512-in XOR network (CRC_M) gives crc32_raw(0, block): leading zeros do not
+// move a zero register. The register runs over the ICRC bytes too, so a
+// good frame leaves the CRC-32 residue, times x^(8k) for the k zeroed bytes
+// after the IP packet's end in its last beat (RESIDUE_K).
+module rx_parser #(
+  parameter int QPS = 16
+) (
+  input  logic                   clk,
+  input  logic                   rst,
+  input  logic                   rx_tvalid,
+  input  logic [511:0]           rx_tdata,
+  input  logic [63:0]            rx_tkeep,
+  input  logic                   rx_tlast,
+  input  logic                   rx_tuser,
+  input  logic [2*QPS-1:0]       qp_state_all,
+  output logic                   pfc_valid,
+  output logic [7:0]             pfc_enable,
+  output logic [127:0]           pfc_quanta,
+  output logic                   cnp_valid,
+  output logic [$clog2(QPS)-1:0] cnp_qp,
+  output logic                   data_valid,
+  output logic [$clog2(QPS)-1:0] data_qp,
+  output logic                   data_ce,
+  output logic                   ack_valid,
+  output logic [$clog2(QPS)-1:0] ack_qp,
+  output logic [23:0]            ack_psn,
+  output logic [7:0]             ack_syndrome,
+  output logic [23:0]            ack_msn,
+  output logic                   ev_frame,
+  output logic                   ev_drop,
+  output logic [2:0]             ev_drop_reason
+);
+  localparam int QPW = $clog2(QPS);
+  // Header bytes kept: frame bytes 12..81 (to the AETH with tag and IPv6).
+  localparam int HDR_BYTES = 70;
+  localparam int HW = 8 * HDR_BYTES;
+  localparam logic [10:0] BEAT_MAX = 11'd2047;
+
+  if (QPS < 2 || QPS > 256 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
+    $error("rx_parser: QPS must be a power of two in 2..256");
+  end
+
+  localparam logic [2:0] DROP_FCS      = 3'd0;
+  localparam logic [2:0] DROP_RUNT     = 3'd1;
+  localparam logic [2:0] DROP_NOT_ROCE = 3'd2;
+  localparam logic [2:0] DROP_TRUNC    = 3'd3;
+  localparam logic [2:0] DROP_IP_CSUM  = 3'd4;
+  localparam logic [2:0] DROP_ICRC     = 3'd5;
+  localparam logic [2:0] DROP_OPCODE   = 3'd6;
+  localparam logic [2:0] DROP_QP       = 3'd7;
+
+  // Generated (see the As-built notes): CRC_M[512*i +: 512] selects the
+  // block bits whose XOR is bit i of crc32_raw(0, block).
+  localparam logic [32*512-1:0] CRC_M = {
+    512'h826880efa40da72d78c17d03f5a36f178bc1851a6378032be771ea80ba24108954cc6d13abfb4697e18776dc4732caa43bcb8dcab2806c08e826ca8df2ff0e3b,
+    512'hc35cc098760b74bbc4a1c3820f72d89c4e21479752c402be14c91fc0e73618cdfeaa5b9a7e06e5dc1144cdb264abaff6262e4b2febc05a0c9c35afcb0b808926,
+    512'he3c6e0a39f081d709a919cc2f21a0359acd126d1ca1a0274ed156560c9bf1cefab9940de94f83479e925100575671d5f28dca85d4760410ea63c1d68773f4aa8,
+    512'h71e37051cf840eb84d48ce61790d01acd6689368e50d013a768ab2b064df8e77d5cca06f4a7c1a3cf4928802bab38eaf946e542ea3b02087531e0eb43b9fa554,
+    512'hba9938c743cfa0715e651a334925efc1e0f5ccae11fe83b6dc34b3d8884bd7b2be2a3d240ec54b899bce32dd1a6b0df3f1fca7dde3587c4b41a9cdd7ef30dc91,
+    512'hdf241c8c05ea7715d7f3f01a513198f77bbb634d6b8742f0896bb36cfe01fb500bd97381ac99e3532c606fb2ca074c5dc335de24432c522d48f22c6605676073,
+    512'h6f920e4602f53b8aebf9f80d2898cc7bbdddb1a6b5c3a17844b5d9b67f00fda805ecb9c0d64cf1a9963037d96503a62ee19aef1221962916a479163302b3b039,
+    512'hb5a187cca5773ae80d3d810561ef092a552f5dc93999d397c52b065b85a46e5d563a31f3c0dd3e432a9f6d30f5b319b34b06fa43a24b7883ba1a419473a6d627,
+    512'hd8b84309f6b63a597e5fbd814554eb82a1562bfeffb4eae005e469ad78f627a7ffd175ea4b95d9b674c8c0443deb467d9e48f0eb63a5d049352bea47cb2c6528,
+    512'h6c5c2184fb5b1d2cbf2fdec0a2aa75c150ab15ff7fda757002f234d6bc7b13d3ffe8baf525caecdb3a6460221ef5a33ecf247875b1d2e8249a95f523e5963294,
+    512'hb446902dd9a029bb27569263a4f655f723940fe5dc953993e608f0ebe4199960ab383069391e30fa7cb546cd48481b3b5c59b1f06a69181aa56c301c00341771,
+    512'hd84bc8f948ddb3f0eb6a343227d845ec1a0b82e88d329fe2147592f54828dc390150752737745eeadfddd5bae316c73995e7553287b4e005ba90d283f2e50583,
+    512'hee4d649300637ed50d74671ae64f4de186c4446e25e14cdaed4b23fa1e307e95d4645780304169e28e699c0136b9a938f1382753f15a1c0a356ea3cc0b8d8cfa,
+    512'h7726b2498031bf6a86ba338d7327a6f0c362223712f0a66d76a591fd0f183f4aea322bc01820b4f14734ce009b5cd49c789c13a9f8ad0e051ab751e605c6c67d,
+    512'h3b935924c018dfb5435d19c6b993d37861b1111b89785336bb52c8fe878c1fa5751915e00c105a78a39a67004dae6a4e3c4e09d4fc5687028d5ba8f302e3633e,
+    512'h1dc9ac92600c6fdaa1ae8ce35cc9e9bc30d8888dc4bc299b5da9647f43c60fd2ba8c8af006082d3c51cd338026d735271e2704ea7e2b438146add4798171b19f,
+    512'h8c8c56a6940b90c028163b725bc79bc993adc15c812617e649a558bf1bc71760098a286ba8ff5009c961ef1c54595037b4d80fbf8d95cdc84b7020b13247d6f4,
+    512'h46462b534a05c860140b1db92de3cde4c9d6e0ae40930bf324d2ac5f8de38bb004c51435d47fa804e4b0f78e2a2ca81bda6c07dfc6cae6e425b810589923eb7a,
+    512'h232315a9a502e4300a058edc96f1e6f264eb7057204985f99269562fc6f1c5d802628a1aea3fd40272587bc71516540ded3603efe365737212dc082c4c91f5bd,
+    512'h11918ad4d28172180502c76e4b78f3793275b82b9024c2fcc934ab17e378e2ec0131450d751fea01392c3de38a8b2a06f69b01f7f1b2b9b9096e04162648fade,
+    512'h08c8c56a6940b90c028163b725bc79bc993adc15c812617e649a558bf1bc71760098a286ba8ff5009c961ef1c54595037b4d80fbf8d95cdc84b7020b13247d6f,
+    512'h046462b534a05c860140b1db92de3cde4c9d6e0ae40930bf324d2ac5f8de38bb004c51435d47fa804e4b0f78e2a2ca81bda6c07dfc6cae6e425b810589923eb7,
+    512'h805ab1b53e5d896e786125ee3ccc7178ad8f321f117c9b747e577fe2464b0cd4d4ea45b20558bbd7c6a2f1603663afe4e518edf44cb63b3fc90b0a0f36361160,
+    512'hc245d8353b23639a44f1eff4ebc557abdd061c15ebc64e91d85a5571990196e33eb94fcaa9571b7c02d60e6c5c031d564947fb3094db71970ca34f8a69e4068b,
+    512'h6122ec1a9d91b1cd2278f7fa75e2abd5ee830e0af5e32748ec2d2ab8cc80cb719f5ca7e554ab8dbe016b07362e018eab24a3fd984a6db8cb8651a7c534f20345,
+    512'h3091760d4ec8d8e6913c7bfd3af155eaf74187057af193a47616955c664065b8cfae53f2aa55c6df00b5839b1700c7559251fecc2536dc65c328d3e29a7901a2,
+    512'h9a203be90369cb5e305f40fd68dbc5e2f0614698de00caf9dc7aa02e89042255331b44eafed1a5f861ddb711ccb2a90ef2e372aca01b023a09b2a37cbfc38eea,
+    512'h4d101df481b4e5af182fa07eb46de2f17830a34c6f00657cee3d50174482112a998da2757f68d2fc30eedb88e65954877971b956500d811d04d951be5fe1c775,
+    512'h26880efa40da72d78c17d03f5a36f178bc1851a6378032be771ea80ba24108954cc6d13abfb4697e18776dc4732caa43bcb8dcab2806c08e826ca8df2ff0e3ba,
+    512'h1344077d206d396bc60be81fad1b78bc5e0c28d31bc0195f3b8f5405d120844aa663689d5fda34bf0c3bb6e239965521de5c6e55940360474136546f97f871dd,
+    512'h09a203be90369cb5e305f40fd68dbc5e2f0614698de00caf9dc7aa02e89042255331b44eafed1a5f861ddb711ccb2a90ef2e372aca01b023a09b2a37cbfc38ee,
+    512'h04d101df481b4e5af182fa07eb46de2f17830a34c6f00657cee3d50174482112a998da2757f68d2fc30eedb88e65954877971b956500d811d04d951be5fe1c77
+  };
+  localparam logic [31:0] CRC_PREFIX = 32'hdebb20e3;
+  // residue after k zero bytes, k = 0..63, entry k at [32*k +: 32]
+  localparam logic [64*32-1:0] RESIDUE_K = {
+    256'hfd817843e381391ae23208888a729cc91755251be29b589e23228ac9fbed76f7,
+    256'h393a925f39219de3222e21e32c375ab6eec43dbeca5c9202e65088f133d4f04f,
+    256'hd7edaa6de07883e1ad6aff0a0d774c6a1a26548afc80f714397f685b7cdb99e3,
+    256'h077654ce1b90d70491727f551613c24e7f0d0bdf6706644cdb2e809b95494d2a,
+    256'hf607a8c8be8e93d58583c572e6f5aa5296f6534ffffbc14af4ab3ad97f8f8816,
+    256'he585ad4c501341cd1630f1705c3e35df8d5fdbbb57d64e1fbefb3a74f02a6472,
+    256'h25f7369098e430b236100e421344b4aa282cfc182e448638f08bb97d842a3990,
+    256'h94784e131c75978919f6eb519add2096629320814e3d5e5c39dd08e2debb20e3
+  };
+  // ICRC variant bytes (read as ones), relative to the IP header's first byte.
+  localparam logic [1023:0] ORM_V4 = 1024'hff00000000ffff0000000000000000000000000000ffff00ff000000000000ff00;
+  localparam logic [1023:0] ORM_V6 = 1024'hff00000000ffff0000000000000000000000000000000000000000000000000000000000000000000000000000ff000000ffffff0f;
+
+  // ---------------------------------------------------------------- state
+  logic [10:0]   beat_q, beat_d;
+  logic [HW-1:0] hdr_q, hdr_d;
+  logic          vlan_q, vlan_d;
+  logic          v6_q, v6_d;
+  logic [16:0]   ip_end_q, ip_end_d;
+  logic [16:0]   ip_left_q, ip_left_d;
+  logic [31:0]   crc_q, crc_d;
+  logic [17:0]   len_q, len_d;
+  logic          fcs_q, fcs_d;
+  logic          fin_q, fin_d;
+
+  logic           pfc_valid_q, pfc_valid_d;
+  logic [7:0]     pfc_enable_q, pfc_enable_d;
+  logic [127:0]   pfc_quanta_q, pfc_quanta_d;
+  logic           cnp_valid_q, cnp_valid_d;
+  logic [QPW-1:0] cnp_qp_q, cnp_qp_d;
+  logic           data_valid_q, data_valid_d;
+  logic [QPW-1:0] data_qp_q, data_qp_d;
+  logic           data_ce_q, data_ce_d;
+  logic           ack_valid_q, ack_valid_d;
+  logic [QPW-1:0] ack_qp_q, ack_qp_d;
+  logic [23:0]    ack_psn_q, ack_psn_d;
+  logic [7:0]     ack_syndrome_q, ack_syndrome_d;
+  logic [23:0]    ack_msn_q, ack_msn_d;
+  logic           ev_frame_q, ev_frame_d;
+  logic           ev_drop_q, ev_drop_d;
+  logic [2:0]     ev_drop_reason_q, ev_drop_reason_d;
+
+  // ------------------------------------------------------------ beat stage
+  logic [511:0] din;
+  logic [6:0]   cnt;
+  logic         first;
+  logic         vlan0, v60;
+  logic [15:0]  et0;
+  logic [16:0]  ip_end0;
+
+  always_comb begin
+    cnt = '0;
+    for (int j = 0; j < 64; j++) begin
+      din[8*j +: 8] = rx_tdata[8*j +: 8] & {8{rx_tkeep[j]}};
+      cnt           = cnt + 7'(rx_tkeep[j]);
+    end
+  end
+
+  // Beat 0's layout and the IP packet's end (IPv4 total length, or IPv6
+  // payload length + 40; read as IPv4 for any other EtherType, unused then).
+  always_comb begin
+    first   = (beat_q == '0);
+    vlan0   = ({din[8*12 +: 8], din[8*13 +: 8]} == 16'h8100);
+    et0     = vlan0 ? {din[8*16 +: 8], din[8*17 +: 8]} : {din[8*12 +: 8], din[8*13 +: 8]};
+    v60     = (et0 == 16'h86DD);
+    unique case ({vlan0, v60})
+      2'b00:   ip_end0 = 17'd14 + 17'({din[8*16 +: 8], din[8*17 +: 8]});
+      2'b10:   ip_end0 = 17'd18 + 17'({din[8*20 +: 8], din[8*21 +: 8]});
+      2'b01:   ip_end0 = 17'd54 + 17'({din[8*18 +: 8], din[8*19 +: 8]});
+      2'b11:   ip_end0 = 17'd58 + 17'({din[8*22 +: 8], din[8*23 +: 8]});
+      default: ip_end0 = '0;
+    endcase
+  end
+
+  // The covered range [lo, hi) of this beat, its variant-byte mask and the
+  // state folded in at lo.
+  logic [1023:0] orm0, orm1;
+  logic [511:0]  mask, sblk, blk;
+  logic [6:0]    lo, hi;
+  logic [31:0]   crc_next;
+
+  always_comb begin
+    orm0 = (v60 ? ORM_V6 : ORM_V4) << (vlan0 ? 144 : 112);
+    orm1 = (v6_q ? ORM_V6 : ORM_V4) << (vlan_q ? 144 : 112);
+  end
+
+  always_comb begin
+    if (first) begin
+      lo   = vlan0 ? 7'd18 : 7'd14;
+      hi   = (ip_end0 > 17'd64) ? 7'd64 : ip_end0[6:0];
+      mask = orm0[511:0];
+      sblk = vlan0 ? 512'(CRC_PREFIX) << 144 : 512'(CRC_PREFIX) << 112;
+    end else begin
+      lo   = '0;
+      hi   = (ip_left_q > 17'd64) ? 7'd64 : ip_left_q[6:0];
+      mask = (beat_q == 11'd1) ? orm1[1023:512] : '0;
+      sblk = 512'(crc_q);
+    end
+  end
+
+  always_comb begin
+    for (int j = 0; j < 64; j++) begin
+      if (7'(j) >= lo && 7'(j) < hi) begin
+        blk[8*j +: 8] = din[8*j +: 8] | mask[8*j +: 8];
+      end else begin
+        blk[8*j +: 8] = '0;
+      end
+    end
+    blk = blk ^ sblk;
+  end
+
+  always_comb begin
+    for (int i = 0; i < 32; i++) begin
+      crc_next[i] = ^(blk & CRC_M[512*i +: 512]);
+    end
+  end
+
+  always_comb begin
+    beat_d    = beat_q;
+    hdr_d     = hdr_q;
+    vlan_d    = vlan_q;
+    v6_d      = v6_q;
+    ip_end_d  = ip_end_q;
+    ip_left_d = ip_left_q;
+    crc_d     = crc_q;
+    len_d     = len_q;
+    fcs_d     = fcs_q;
+    fin_d     = 1'b0;
+    if (rx_tvalid) begin
+      if (first) begin
+        vlan_d    = vlan0;
+        v6_d      = v60;
+        ip_end_d  = ip_end0;
+        ip_left_d = (ip_end0 > 17'd64) ? ip_end0 - 17'd64 : '0;
+        hdr_d     = {144'b0, din[511:96]};
+        crc_d     = crc_next;
+      end else begin
+        ip_left_d = (ip_left_q > 17'd64) ? ip_left_q - 17'd64 : '0;
+        if (beat_q == 11'd1) begin
+          hdr_d[HW-1 -: 144] = din[143:0];
+        end
+        if (ip_left_q != '0) begin
+          crc_d = crc_next;
+        end
+      end
+      if (rx_tlast) begin
+        len_d  = {1'b0, beat_q, 6'b0} + 18'(cnt);
+        fcs_d  = rx_tuser;
+        fin_d  = 1'b1;
+        beat_d = '0;
+      end else begin
+        beat_d = (beat_q == BEAT_MAX) ? beat_q : beat_q + 11'd1;
+      end
+    end
+  end
+
+  // -------------------------------------------------------- classify stage
+  // hw: the header from the Ethernet type on (byte k = hw[8*k +: 8] = frame
+  // byte 12 + k, + 4 with a tag), so the IP header is at hw byte 2; hu: hw
+  // shifted by the IP header, so UDP is at hu byte 22 and the BTH at 30.
+  logic [HW-1:0] hw, hu;
+
+  always_comb begin
+    hw = vlan_q ? hdr_q >> 32 : hdr_q;
+    hu = v6_q ? hw >> 160 : hw;
+  end
+
+  logic [15:0]  et;
+  logic         is_v4, is_v6, is_pfc, v4_ok, v6_ok, ip_ok, udp_ok;
+  logic [7:0]   opcode;
+  logic [23:0]  dqp;
+  logic [4:0]   ext;
+  logic [16:0]  hdr_end;
+  logic         trunc;
+  logic [19:0]  csum_sum;
+  logic [16:0]  csum_s1;
+  logic [15:0]  csum_s2;
+  logic         csum_bad, icrc_bad, op_bad, qp_bad;
+  logic [5:0]   pad;
+  logic [31:0]  residue;
+  logic [1:0]   qstate;
+  logic         ecn_ce;
+  logic         reth, imm, aeth;
+
+  always_comb begin
+    et     = {hw[8*0 +: 8], hw[8*1 +: 8]};
+    is_v4  = (et == 16'h0800);
+    is_v6  = (et == 16'h86DD);
+    is_pfc = (et == 16'h8808) && ({hw[8*2 +: 8], hw[8*3 +: 8]} == 16'h0101);
+    v4_ok  = (hw[8*2 +: 8] == 8'h45) && (({hw[8*8 +: 8], hw[8*9 +: 8]} & 16'h3FFF) == '0)
+          && (hw[8*11 +: 8] == 8'd17);
+    v6_ok  = (hw[8*2 + 4 +: 4] == 4'd6) && (hw[8*8 +: 8] == 8'd17);
+    ip_ok  = (is_v4 && v4_ok) || (is_v6 && v6_ok);
+    udp_ok = ({hu[8*24 +: 8], hu[8*25 +: 8]} == 16'd4791);
+    opcode = hu[8*30 +: 8];
+    dqp    = {hu[8*35 +: 8], hu[8*36 +: 8], hu[8*37 +: 8]};
+    ecn_ce = v6_q ? (hw[8*3 + 4 +: 2] == 2'd3) : (hw[8*3 + 0 +: 2] == 2'd3);
+  end
+
+  // Extension headers of the opcode (0 for an unknown one) and the end of
+  // the headers it needs (BTH, extensions, ICRC).
+  always_comb begin
+    reth = ((opcode & 8'hDF) == 8'h06) || ((opcode & 8'hDF) == 8'h0A)
+        || ((opcode & 8'hDF) == 8'h0B) || (opcode == 8'h0C);
+    imm  = ((opcode & 8'hDF) == 8'h03) || ((opcode & 8'hDF) == 8'h05)
+        || ((opcode & 8'hDF) == 8'h09) || ((opcode & 8'hDF) == 8'h0B);
+    aeth = (opcode == 8'h0D) || (opcode == 8'h0F) || (opcode == 8'h10) || (opcode == 8'h11);
+    ext  = (reth ? 5'd16 : 5'd0) + (imm ? 5'd4 : 5'd0) + (aeth ? 5'd4 : 5'd0)
+         + ((opcode == 8'h81) ? 5'd16 : 5'd0);
+    // BTH at 14 + 20 + 8, + 4 with a tag, + 20 with IPv6; + 12 + 4 (ICRC).
+    hdr_end = 17'd58 + (vlan_q ? 17'd4 : 17'd0) + (v6_q ? 17'd20 : 17'd0) + 17'(ext);
+    trunc   = (hdr_end > ip_end_q) || (18'(ip_end_q) > len_q);
+  end
+
+  // IPv4 header checksum: ones'-complement sum of the ten words = 0xFFFF.
+  always_comb begin
+    csum_sum = '0;
+    for (int k = 0; k < 10; k++) begin
+      csum_sum = csum_sum + 20'({hw[8*(2 + 2*k) +: 8], hw[8*(3 + 2*k) +: 8]});
+    end
+    csum_s1  = 17'(csum_sum[15:0]) + 17'(csum_sum[19:16]);
+    csum_s2  = csum_s1[15:0] + 16'(csum_s1[16]);
+    csum_bad = is_v4 && (csum_s2 != 16'hFFFF);
+  end
+
+  always_comb begin
+    pad      = 6'(17'd0 - ip_end_q);
+    residue  = RESIDUE_K[32*pad +: 32];
+    icrc_bad = (crc_q != residue);
+    op_bad   = !((opcode <= 8'h11) || (opcode >= 8'h20 && opcode <= 8'h2B) || (opcode == 8'h81))
+            || (hu[8*31 + 0 +: 4] != 4'd0);
+    qstate   = qp_state_all[2*dqp[QPW-1:0] +: 2];
+    qp_bad   = (dqp >= 24'(QPS)) || (qstate == 2'd0);
+  end
+
+  always_comb begin
+    pfc_valid_d      = 1'b0;
+    cnp_valid_d      = 1'b0;
+    data_valid_d     = 1'b0;
+    ack_valid_d      = 1'b0;
+    ev_drop_d        = 1'b0;
+    ev_frame_d       = fin_q;
+    ev_drop_reason_d = ev_drop_reason_q;
+    pfc_enable_d     = pfc_enable_q;
+    pfc_quanta_d     = pfc_quanta_q;
+    cnp_qp_d         = cnp_qp_q;
+    data_qp_d        = data_qp_q;
+    data_ce_d        = data_ce_q;
+    ack_qp_d         = ack_qp_q;
+    ack_psn_d        = ack_psn_q;
+    ack_syndrome_d   = ack_syndrome_q;
+    ack_msn_d        = ack_msn_q;
+    if (fin_q) begin
+      if (fcs_q) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_FCS;
+      end else if (len_q < 18'd60) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_RUNT;
+      end else if (is_pfc) begin
+        pfc_valid_d  = 1'b1;
+        pfc_enable_d = hw[8*5 +: 8];
+        for (int p = 0; p < 8; p++) begin
+          pfc_quanta_d[16*p +: 16] = {hw[8*(6 + 2*p) +: 8], hw[8*(7 + 2*p) +: 8]};
+        end
+      end else if (!(ip_ok && udp_ok)) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_NOT_ROCE;
+      end else if (trunc) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_TRUNC;
+      end else if (csum_bad) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_IP_CSUM;
+      end else if (icrc_bad) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_ICRC;
+      end else if (op_bad) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_OPCODE;
+      end else if (qp_bad) begin
+        ev_drop_d        = 1'b1;
+        ev_drop_reason_d = DROP_QP;
+      end else if (opcode == 8'h11) begin
+        ack_valid_d    = 1'b1;
+        ack_qp_d       = dqp[QPW-1:0];
+        ack_psn_d      = {hu[8*39 +: 8], hu[8*40 +: 8], hu[8*41 +: 8]};
+        ack_syndrome_d = hu[8*42 +: 8];
+        ack_msn_d      = {hu[8*43 +: 8], hu[8*44 +: 8], hu[8*45 +: 8]};
+      end else if (opcode == 8'h81) begin
+        cnp_valid_d = 1'b1;
+        cnp_qp_d    = dqp[QPW-1:0];
+      end else begin
+        data_valid_d = 1'b1;
+        data_qp_d    = dqp[QPW-1:0];
+        data_ce_d    = ecn_ce;
+      end
+    end
+  end
+
+  // Header bytes no rule reads in any layout (MAC-side fields, addresses,
+  // UDP source port and length, P_Key, payload) and the masks' far halves.
+  logic unused_bits;
+  assign unused_bits = ^{hw, hu, orm0[1023:512], orm1[511:0]};
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      beat_q           <= '0;
+      hdr_q            <= '0;
+      vlan_q           <= 1'b0;
+      v6_q             <= 1'b0;
+      ip_end_q         <= '0;
+      ip_left_q        <= '0;
+      crc_q            <= '0;
+      len_q            <= '0;
+      fcs_q            <= 1'b0;
+      fin_q            <= 1'b0;
+      pfc_valid_q      <= 1'b0;
+      pfc_enable_q     <= '0;
+      pfc_quanta_q     <= '0;
+      cnp_valid_q      <= 1'b0;
+      cnp_qp_q         <= '0;
+      data_valid_q     <= 1'b0;
+      data_qp_q        <= '0;
+      data_ce_q        <= 1'b0;
+      ack_valid_q      <= 1'b0;
+      ack_qp_q         <= '0;
+      ack_psn_q        <= '0;
+      ack_syndrome_q   <= '0;
+      ack_msn_q        <= '0;
+      ev_frame_q       <= 1'b0;
+      ev_drop_q        <= 1'b0;
+      ev_drop_reason_q <= '0;
+    end else begin
+      beat_q           <= beat_d;
+      hdr_q            <= hdr_d;
+      vlan_q           <= vlan_d;
+      v6_q             <= v6_d;
+      ip_end_q         <= ip_end_d;
+      ip_left_q        <= ip_left_d;
+      crc_q            <= crc_d;
+      len_q            <= len_d;
+      fcs_q            <= fcs_d;
+      fin_q            <= fin_d;
+      pfc_valid_q      <= pfc_valid_d;
+      pfc_enable_q     <= pfc_enable_d;
+      pfc_quanta_q     <= pfc_quanta_d;
+      cnp_valid_q      <= cnp_valid_d;
+      cnp_qp_q         <= cnp_qp_d;
+      data_valid_q     <= data_valid_d;
+      data_qp_q        <= data_qp_d;
+      data_ce_q        <= data_ce_d;
+      ack_valid_q      <= ack_valid_d;
+      ack_qp_q         <= ack_qp_d;
+      ack_psn_q        <= ack_psn_d;
+      ack_syndrome_q   <= ack_syndrome_d;
+      ack_msn_q        <= ack_msn_d;
+      ev_frame_q       <= ev_frame_d;
+      ev_drop_q        <= ev_drop_d;
+      ev_drop_reason_q <= ev_drop_reason_d;
+    end
+  end
+
+  assign pfc_valid      = pfc_valid_q;
+  assign pfc_enable     = pfc_enable_q;
+  assign pfc_quanta     = pfc_quanta_q;
+  assign cnp_valid      = cnp_valid_q;
+  assign cnp_qp         = cnp_qp_q;
+  assign data_valid     = data_valid_q;
+  assign data_qp        = data_qp_q;
+  assign data_ce        = data_ce_q;
+  assign ack_valid      = ack_valid_q;
+  assign ack_qp         = ack_qp_q;
+  assign ack_psn        = ack_psn_q;
+  assign ack_syndrome   = ack_syndrome_q;
+  assign ack_msn        = ack_msn_q;
+  assign ev_frame       = ev_frame_q;
+  assign ev_drop        = ev_drop_q;
+  assign ev_drop_reason = ev_drop_reason_q;
+endmodule
