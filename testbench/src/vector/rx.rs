@@ -185,21 +185,19 @@ pub fn units_to_gbps(units: u32) -> f64 {
     units as f64 * 8.0 * CLOCK_MHZ / (1u64 << 20) as f64 / 1000.0
 }
 
-/// The PFC frame of SPEC section 4 (60 bytes, no FCS).
+/// The PFC frame of SPEC section 4 (60 bytes, no FCS) pausing each listed
+/// priority for its quanta, from the peer's MAC 02:00:00:00:00:fe.
 pub fn pfc_frame(quanta: &BTreeMap<u8, u16>) -> Vec<u8> {
-    let mut f = vec![0u8; 60];
-    f[0..6].copy_from_slice(&[0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
-    f[6..12].copy_from_slice(&[0x02, 0x00, 0x00, 0x00, 0x00, 0xFE]);
-    f[12..14].copy_from_slice(&0x8808u16.to_be_bytes());
-    f[14..16].copy_from_slice(&0x0101u16.to_be_bytes());
-    let mut enable = 0u16;
+    let mut r = crate::wire::pfc::Repr {
+        src: 0x0200_0000_00FE,
+        enable: 0,
+        times: [0; 8],
+    };
     for (&p, &q) in quanta {
-        enable |= 1 << p;
-        let o = 18 + 2 * p as usize;
-        f[o..o + 2].copy_from_slice(&q.to_be_bytes());
+        r.enable |= 1 << p;
+        r.times[p as usize] = q;
     }
-    f[16..18].copy_from_slice(&enable.to_be_bytes());
-    f
+    r.to_bytes()
 }
 
 /// What QP `q`'s peer sends it, with these BTH fields and extension headers.
