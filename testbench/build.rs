@@ -90,6 +90,8 @@ const TOPS: &[&str] = &[
     "cq_writer",
     "rd_req_arb",
     "rq_arb",
+    "dcqcn",
+    "cnp_gen",
     "rnic_top",
 ];
 
