@@ -167,7 +167,8 @@ module dcqcn #(
     if (hai) rt_sum = 41'(s_rt) + 41'(hai_prod);
     else if (ai) rt_sum = 41'(s_rt) + 41'(cfg_r_ai);
     else rt_sum = 41'(s_rt);
-    inc_rt    = (rt_sum > 41'(cfg_r_max)) ? cfg_r_max : rt_sum[31:0];
+    // Fast recovery leaves rt as it is, even above a lowered r_max.
+    inc_rt    = (!fr && rt_sum > 41'(cfg_r_max)) ? cfg_r_max : rt_sum[31:0];
     rc_sum    = 33'(inc_rt) + 33'(s_rc);
     inc_rc    = 32'(rc_sum >> 1);
     dec_alpha = s_alpha - (s_alpha >> cfg_g_shift);

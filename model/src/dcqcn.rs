@@ -422,7 +422,14 @@ mod tests {
         }
         fn counts(&self) -> [u32; 6] {
             let o = &self.o;
-            [o.cnt_cnp, o.cnt_cut, o.cnt_fr, o.cnt_ai, o.cnt_hai, o.cnt_alpha]
+            [
+                o.cnt_cnp,
+                o.cnt_cut,
+                o.cnt_fr,
+                o.cnt_ai,
+                o.cnt_hai,
+                o.cnt_alpha,
+            ]
         }
     }
 
@@ -543,8 +550,14 @@ mod tests {
         }
         assert_eq!(h.alpha(0), 255);
         assert_eq!(h.counts()[5], 3000);
-        // g = 1/2: 1024, 512, 256, ... 1, 1 - 0 = 1? 1 >> 1 = 0: stops at 1.
-        let mut h = H::new(DcqcnIn { cfg_g_shift: 1, ..defaults() }, 1);
+        // g = 1/2: 1024, 512, ..., 2, 1, then 1 - (1 >> 1) = 1: stops at 1.
+        let mut h = H::new(
+            DcqcnIn {
+                cfg_g_shift: 1,
+                ..defaults()
+            },
+            1,
+        );
         for _ in 0..20 {
             h.a_event();
         }
@@ -674,7 +687,13 @@ mod tests {
         // flagged (at its 4th counted cycle), the second waits. After the
         // storm: served, the waiting expiry flags again at once and is
         // served the next cycle; then one every 4 cycles.
-        let mut h = H::new(DcqcnIn { cfg_t_inc: 4, ..small() }, 0b11);
+        let mut h = H::new(
+            DcqcnIn {
+                cfg_t_inc: 4,
+                ..small()
+            },
+            0b11,
+        );
         h.i.cfg_t_inc = NEVER;
         h.cnp(1);
         // Fresh start of QP 1's timer: a CNP clears it.
