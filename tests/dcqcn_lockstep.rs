@@ -421,8 +421,8 @@ fn dcqcn_random_lockstep() {
         cuts += env.cuts;
         rmin += env.to_rmin;
         rmax += env.to_rmax;
-        for k in 0..4 {
-            steps[k] += env.steps_seen[k];
+        for (s, e) in steps.iter_mut().zip(env.steps_seen) {
+            *s += e;
         }
         // Byte-only cases: the drain serves each QP's last-epoch byte
         // events, at least one per QP per QPS cycles.

@@ -792,6 +792,7 @@ mod tests {
     /// - increase: Rt gets the same integer increment in both (min(r_max)
     ///   1-Lipschitz): `et' = et`; `(Rt + Rc) >> 1` loses at most 1/2:
     ///   `ec' = (et + ec) / 2 + 1/2`.
+    ///
     /// Plus 1e-6 per step for f64 rounding (rates below 2^32: relative
     /// error 1e-16 per operation).
     struct Bound {
@@ -995,7 +996,7 @@ mod tests {
                 Ev::Cnp
             } else if r < 1500 {
                 Ev::Alpha
-            } else if r % 2 == 0 {
+            } else if r.is_multiple_of(2) {
                 Ev::Timer
             } else {
                 Ev::Bytes
