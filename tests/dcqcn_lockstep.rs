@@ -14,9 +14,12 @@
 //! - otherwise at most one QP changes, and only as one served event allows:
 //!   `cnt_fr` / `cnt_ai` / `cnt_hai` (at most one) and `cnt_alpha` say what
 //!   was served; a visible increase step must be `rt` unchanged (FR),
-//!   `min(r_max, rt + r_ai)` (AI) or `min(r_max, rt + r_hai * k)` with
-//!   1 <= k <= 255 (HAI), and `rc = (rt_new + rc) >> 1`; a visible alpha
-//!   change must be `alpha - (alpha >> g)`;
+//!   `min(r_max, rt + r_ai)` (AI) or `min(r_max, rt + r_hai * k)` (HAI),
+//!   and `rc = (rt_new + rc) >> 1`; a visible alpha change must be `alpha -
+//!   (alpha >> g)`. The stage is checked against upper bounds of T and BC
+//!   (periods of T_INC and multiples of B in the QP's epoch since its last
+//!   cut or enable): AI needs one of them to reach F, HAI both to pass it,
+//!   with 1 <= k <= min(T, BC) - F;
 //! - `cnt_cnp` counts every CNP, `cnt_cut` those for enabled QPs;
 //! - event accounting per case: increase events served are at most what the
 //!   timers and byte counters can have produced (per QP and epoch between
@@ -308,6 +311,14 @@ impl DcqcnEnv {
             );
             return;
         }
+        // Upper bounds of the QP's stage counters: no more timer events
+        // than periods and no more byte events than B's in its epoch.
+        let t_ub = (self.ep_cycles[q] / self.cfg.cfg_t_inc.max(1) as u64).min(255);
+        let bc_ub = match self.cfg.cfg_b {
+            0 => 255,
+            b => (self.ep_bytes[q] / b as u64).min(255),
+        };
+        let f = i.cfg_f as u64;
         if d_fr == 1 {
             assert_eq!(b.rt, a.rt, "cycle {cycle}: QP {q} fast recovery moved rt");
             self.steps_seen[0] += 1;
@@ -317,11 +328,24 @@ impl DcqcnEnv {
                 (a.rt + i.cfg_r_ai as i128).min(r_max),
                 "cycle {cycle}: QP {q} AI"
             );
+            assert!(
+                t_ub.max(bc_ub) >= f,
+                "cycle {cycle}: QP {q} AI with T <= {t_ub}, BC <= {bc_ub}, F {f}"
+            );
             self.steps_seen[1] += 1;
         } else {
             let hai = i.cfg_r_hai as i128;
-            let ok = (1..=255).any(|k| b.rt == (a.rt + hai * k).min(r_max));
-            assert!(ok, "cycle {cycle}: QP {q} HAI {a:?} -> {b:?}, r_hai {hai}");
+            let lo_ub = t_ub.min(bc_ub);
+            assert!(
+                lo_ub > f,
+                "cycle {cycle}: QP {q} HAI with T <= {t_ub}, BC <= {bc_ub}, F {f}"
+            );
+            let ok = (1..=(lo_ub - f) as i128).any(|k| b.rt == (a.rt + hai * k).min(r_max));
+            assert!(
+                ok,
+                "cycle {cycle}: QP {q} HAI {a:?} -> {b:?}, r_hai {hai}, at most {} x",
+                lo_ub - f
+            );
             self.steps_seen[2] += 1;
         }
         assert_eq!(
