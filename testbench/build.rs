@@ -93,6 +93,8 @@ const TOPS: &[&str] = &[
     "pfc",
     "rate_limiter",
     "rx_parser",
+    "dcqcn",
+    "cnp_gen",
     "rnic_top",
 ];
 

@@ -5,9 +5,11 @@
 //! registers and whose `tick` computes the next state from this state and the
 //! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
 
+pub mod cnp_gen;
 pub mod cq_writer;
 pub mod csr;
 pub mod csr_map;
+pub mod dcqcn;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod dut;

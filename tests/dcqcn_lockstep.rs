@@ -1,0 +1,481 @@
+//! Constrained-random block-level lockstep of `dcqcn`: model and RTL get the
+//! same random CNPs (from a few hot QPs or all), transmitted frames
+//! (`tx_*`), `cc_en` churn and parameters (small K / T_INC / B so that
+//! events are frequent, degenerate ones too: periods 0 and 1, B = 0, F = 0
+//! or 255, g from 0 to 15, rates up to 2^32 - 1), and the environment checks
+//! the block's function on its own, with its own i128 arithmetic of the
+//! contract's formulas (docs/rx_cc.md, "dcqcn"), from the outputs and
+//! inputs of cycle n against the outputs at n+1:
+//! - a QP without `cc_en` at n shows `rc = rt = cfg_r_max`, `alpha =
+//!   cfg_alpha_init` at n+1;
+//! - a CNP at n for an enabled QP: `rt = rc`, `rc = max(r_min, rc - (rc *
+//!   alpha >> 11))`, `alpha = alpha - (alpha >> g) + (1024 >> g)` exactly,
+//!   at n+1; no other QP changes in that cycle and no event is counted;
+//! - otherwise at most one QP changes, and only as one served event allows:
+//!   `cnt_fr` / `cnt_ai` / `cnt_hai` (at most one) and `cnt_alpha` say what
+//!   was served; a visible increase step must be `rt` unchanged (FR),
+//!   `min(r_max, rt + r_ai)` (AI) or `min(r_max, rt + r_hai * k)` (HAI),
+//!   and `rc = (rt_new + rc) >> 1`; a visible alpha change must be `alpha -
+//!   (alpha >> g)`. The stage is checked against upper bounds of T and BC
+//!   (periods of T_INC and multiples of B in the QP's epoch since its last
+//!   cut or enable): AI needs one of them to reach F, HAI both to pass it,
+//!   with 1 <= k <= min(T, BC) - F;
+//! - `cnt_cnp` counts every CNP, `cnt_cut` those for enabled QPs;
+//! - event accounting per case: increase events served are at most what the
+//!   timers and byte counters can have produced (per QP and epoch between
+//!   cuts / disables: `floor(cycles / T_INC) + floor(bytes / B)`), alpha
+//!   events at most `floor(cycles / K)`; in byte-only cases (no increase
+//!   timer) the final drain (no CNP, no frame) must serve the byte events of
+//!   each QP's last epoch, up to one per QP per `QPS` cycles.
+//!
+//! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
+//! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or `RNIC_RANDOM_CASES`. A
+//! failing case prints its own seed; `RNIC_RANDOM_SEED=<that seed>
+//! RNIC_RANDOM_CASES=1` replays it alone. With at least the default case
+//! count the test asserts that [`MIN_TOTAL_CYCLES`] lockstep cycles ran.
+
+mod common;
+
+use rnic_model::dcqcn::{Dcqcn, DcqcnIn, DcqcnOut, QPS};
+use rnic_model::Beat;
+use rnic_testbench::env::SplitMix64;
+use rnic_testbench::lockstep::{self, Env};
+use rnic_testbench::rtl::RtlDcqcn;
+
+const DEFAULT_CASES: u64 = 48;
+const DEFAULT_SEED: u64 = 0x6463_7163_6E5F_5F5F; // "dcqcn___"
+/// Cycles with traffic per case, then a drain without CNPs and frames.
+const CYCLES: u64 = 40_000;
+const DRAIN: u64 = 2_000;
+/// Lockstep cycles the default run must reach.
+const MIN_TOTAL_CYCLES: u64 = 48 * (CYCLES + DRAIN);
+/// A period never reached in a case.
+const NEVER: u32 = 0xFF_FFFF;
+
+fn rate(v: &Beat, q: usize) -> i128 {
+    let mut r = 0i128;
+    for k in 0..4 {
+        r |= (v[4 * q + k] as i128) << (8 * k);
+    }
+    r
+}
+
+fn alpha(v: &Beat, q: usize) -> i128 {
+    let mut a = 0i128;
+    for k in 0..11 {
+        let bit = 11 * q + k;
+        a |= ((v[bit / 8] >> (bit % 8)) as i128 & 1) << k;
+    }
+    a
+}
+
+/// One QP's rates and alpha as visible in a cycle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct St {
+    rc: i128,
+    rt: i128,
+    alpha: i128,
+}
+
+fn st(o: &DcqcnOut, q: usize) -> St {
+    St {
+        rc: rate(&o.rc, q),
+        rt: rate(&o.rt, q),
+        alpha: alpha(&o.alpha, q),
+    }
+}
+
+struct DcqcnEnv {
+    rng: SplitMix64,
+    cfg: DcqcnIn,
+    cnp_pct: u8,
+    tx_pct: u8,
+    hot: Vec<u8>,
+    en_churn: bool,
+    /// Percent per cycle of redrawing one rate parameter, F, g or alpha_init.
+    cfg_churn: u8,
+    prev_in: Option<DcqcnIn>,
+    prev_out: DcqcnOut,
+    /// Per QP, the current epoch (since the last cut / enable): counted
+    /// cycles and counted bytes.
+    ep_cycles: [u64; QPS],
+    ep_bytes: [u64; QPS],
+    /// Upper bounds of increase and alpha events, closed epochs plus open.
+    inc_bound: u64,
+    alpha_bound: u64,
+    // Coverage.
+    cuts: u64,
+    steps_seen: [u64; 4],
+    to_rmin: u64,
+    to_rmax: u64,
+}
+
+impl DcqcnEnv {
+    fn new(seed: u64) -> Self {
+        let mut rng = SplitMix64::new(seed);
+        let mut pick = |xs: &[u64]| xs[rng.below(xs.len() as u64) as usize];
+        let k = pick(&[0, 1, 7, 55, 500, NEVER as u64]) as u32;
+        let t_inc = pick(&[0, 1, 5, 40, 300, NEVER as u64, NEVER as u64]) as u32;
+        let b = pick(&[0, 1, 64, 1500, 10_000, 100_000, 0xFFFF_FFFF]) as u32;
+        let cnp_pct = pick(&[0, 1, 3, 20, 100]) as u8;
+        let tx_pct = pick(&[0, 20, 60, 100]) as u8;
+        let n_hot = pick(&[1, 2, 4, QPS as u64]) as usize;
+        let en_churn = pick(&[0, 1]) == 1;
+        let cfg_churn = pick(&[0, 0, 1]) as u8;
+        let mut env = DcqcnEnv {
+            rng,
+            cfg: DcqcnIn {
+                cfg_k: k,
+                cfg_t_inc: t_inc,
+                cfg_b: b,
+                ..DcqcnIn::default()
+            },
+            cnp_pct,
+            tx_pct,
+            hot: Vec::new(),
+            en_churn,
+            cfg_churn,
+            prev_in: None,
+            prev_out: DcqcnOut::default(),
+            ep_cycles: [0; QPS],
+            ep_bytes: [0; QPS],
+            inc_bound: 0,
+            alpha_bound: 0,
+            cuts: 0,
+            steps_seen: [0; 4],
+            to_rmin: 0,
+            to_rmax: 0,
+        };
+        env.hot = (0..n_hot)
+            .map(|_| env.rng.below(QPS as u64) as u8)
+            .collect();
+        env.cfg.cc_en = match env.rng.below(3) {
+            0 => 0xFFFF,
+            1 => env.rng.next_u64() as u16,
+            _ => env.hot.iter().fold(0, |m, &q| m | 1 << q),
+        };
+        for f in 0..5 {
+            env.redraw(f);
+        }
+        env
+    }
+
+    /// Redraws parameter group `f`: rates, F, g, alpha_init, r_min.
+    fn redraw(&mut self, f: u64) {
+        let r = &mut self.rng;
+        let c = &mut self.cfg;
+        match f {
+            0 => {
+                c.cfg_r_max =
+                    [52_428_800, 1000, 0xFFFF_FFFF, r.next_u64() as u32][r.below(4) as usize];
+                c.cfg_r_ai =
+                    [1, 2621, r.below(1 << 20) as u32, r.next_u64() as u32][r.below(4) as usize];
+                c.cfg_r_hai =
+                    [0, 26214, r.below(1 << 24) as u32, r.next_u64() as u32][r.below(4) as usize];
+            }
+            1 => c.cfg_f = [0, 1, 2, 5, 5, 8, 255][r.below(7) as usize],
+            2 => c.cfg_g_shift = [8, 8, 0, 1, 4, 10, 15][r.below(7) as usize],
+            3 => {
+                c.cfg_alpha_init = [1024, 1024, 0, 2047, r.below(2048) as u16][r.below(5) as usize]
+            }
+            _ => {
+                c.cfg_r_min =
+                    [0, 524, r.below(1 << 16) as u32, r.next_u64() as u32][r.below(4) as usize]
+            }
+        }
+    }
+
+    /// Closes QP q's epoch into the bounds.
+    fn close_epoch(&mut self, q: usize) {
+        self.inc_bound += self.ep_cycles[q] / self.cfg.cfg_t_inc.max(1) as u64;
+        if self.cfg.cfg_b == 0 {
+            self.inc_bound = u64::MAX / 4;
+        } else {
+            self.inc_bound += self.ep_bytes[q] / self.cfg.cfg_b as u64;
+        }
+        self.alpha_bound += self.ep_cycles[q] / self.cfg.cfg_k.max(1) as u64;
+        self.ep_cycles[q] = 0;
+        self.ep_bytes[q] = 0;
+    }
+
+    /// Bounds with every open epoch closed (without closing them).
+    fn bounds_now(&self) -> (u64, u64) {
+        let (mut inc, mut al) = (self.inc_bound, self.alpha_bound);
+        for q in 0..QPS {
+            inc = inc.saturating_add(self.ep_cycles[q] / self.cfg.cfg_t_inc.max(1) as u64);
+            if self.cfg.cfg_b == 0 {
+                inc = u64::MAX / 4;
+            } else {
+                inc = inc.saturating_add(self.ep_bytes[q] / self.cfg.cfg_b as u64);
+            }
+            al += self.ep_cycles[q] / self.cfg.cfg_k.max(1) as u64;
+        }
+        (inc, al)
+    }
+
+    fn check(&mut self, cycle: u64, o: &DcqcnOut) {
+        let Some(i) = self.prev_in else {
+            assert_eq!(*o, DcqcnOut::default(), "outputs out of reset");
+            return;
+        };
+        let p = self.prev_out;
+        let en = |q: usize| i.cc_en >> q & 1 != 0;
+        let cut = i.cnp_valid && en(i.cnp_qp as usize);
+        let d = |a: u32, b: u32| b.wrapping_sub(a);
+        let (d_fr, d_ai, d_hai, d_alpha) = (
+            d(p.cnt_fr, o.cnt_fr),
+            d(p.cnt_ai, o.cnt_ai),
+            d(p.cnt_hai, o.cnt_hai),
+            d(p.cnt_alpha, o.cnt_alpha),
+        );
+        assert_eq!(
+            d(p.cnt_cnp, o.cnt_cnp),
+            i.cnp_valid as u32,
+            "cycle {cycle}: cnt_cnp"
+        );
+        assert_eq!(
+            d(p.cnt_cut, o.cnt_cut),
+            cut as u32,
+            "cycle {cycle}: cnt_cut"
+        );
+        assert!(
+            d_fr + d_ai + d_hai <= 1 && d_alpha <= 1,
+            "cycle {cycle}: counters jumped"
+        );
+        if cut {
+            assert_eq!(
+                d_fr + d_ai + d_hai + d_alpha,
+                0,
+                "cycle {cycle}: event served beside a cut"
+            );
+        }
+        let g = i.cfg_g_shift as u32 & 15;
+        let r_max = i.cfg_r_max as i128;
+        let mut changed = Vec::new();
+        for q in 0..QPS {
+            let (a, b) = (st(&p, q), st(o, q));
+            if !en(q) {
+                let want = St {
+                    rc: r_max,
+                    rt: r_max,
+                    alpha: i.cfg_alpha_init as i128 & 0x7FF,
+                };
+                assert_eq!(
+                    b, want,
+                    "cycle {cycle}: disabled QP {q} not at its initial state"
+                );
+            } else if cut && q == i.cnp_qp as usize {
+                let cut_rc = (a.rc - ((a.rc * a.alpha) >> 11)).max(i.cfg_r_min as i128);
+                let want = St {
+                    rc: cut_rc,
+                    rt: a.rc,
+                    alpha: a.alpha - (a.alpha >> g) + (1024 >> g),
+                };
+                assert_eq!(b, want, "cycle {cycle}: cut of QP {q} from {a:?}");
+                self.cuts += 1;
+                self.to_rmin += (cut_rc == i.cfg_r_min as i128) as u64;
+            } else if a != b {
+                changed.push((q, a, b));
+            }
+        }
+        assert!(
+            changed.len() <= 1,
+            "cycle {cycle}: more than one QP changed by the shared datapath: {changed:?}"
+        );
+        let Some(&(q, a, b)) = changed.first() else {
+            return;
+        };
+        let inc = d_fr + d_ai + d_hai == 1;
+        assert!(
+            inc || d_alpha == 1,
+            "cycle {cycle}: QP {q} changed {a:?} -> {b:?} with no event counted"
+        );
+        if d_alpha == 1 {
+            assert_eq!(
+                b.alpha,
+                a.alpha - (a.alpha >> g),
+                "cycle {cycle}: QP {q} alpha decay"
+            );
+            self.steps_seen[3] += 1;
+        } else {
+            assert_eq!(
+                b.alpha, a.alpha,
+                "cycle {cycle}: QP {q} alpha moved without an event"
+            );
+        }
+        if !inc {
+            assert_eq!(
+                (b.rc, b.rt),
+                (a.rc, a.rt),
+                "cycle {cycle}: QP {q} rates without an event"
+            );
+            return;
+        }
+        // Upper bounds of the QP's stage counters: no more timer events
+        // than periods and no more byte events than B's in its epoch.
+        let t_ub = (self.ep_cycles[q] / self.cfg.cfg_t_inc.max(1) as u64).min(255);
+        let bc_ub = match self.cfg.cfg_b {
+            0 => 255,
+            b => (self.ep_bytes[q] / b as u64).min(255),
+        };
+        let f = i.cfg_f as u64;
+        if d_fr == 1 {
+            assert_eq!(b.rt, a.rt, "cycle {cycle}: QP {q} fast recovery moved rt");
+            self.steps_seen[0] += 1;
+        } else if d_ai == 1 {
+            assert_eq!(
+                b.rt,
+                (a.rt + i.cfg_r_ai as i128).min(r_max),
+                "cycle {cycle}: QP {q} AI"
+            );
+            assert!(
+                t_ub.max(bc_ub) >= f,
+                "cycle {cycle}: QP {q} AI with T <= {t_ub}, BC <= {bc_ub}, F {f}"
+            );
+            self.steps_seen[1] += 1;
+        } else {
+            let hai = i.cfg_r_hai as i128;
+            let lo_ub = t_ub.min(bc_ub);
+            assert!(
+                lo_ub > f,
+                "cycle {cycle}: QP {q} HAI with T <= {t_ub}, BC <= {bc_ub}, F {f}"
+            );
+            let ok = (1..=(lo_ub - f) as i128).any(|k| b.rt == (a.rt + hai * k).min(r_max));
+            assert!(
+                ok,
+                "cycle {cycle}: QP {q} HAI {a:?} -> {b:?}, r_hai {hai}, at most {} x",
+                lo_ub - f
+            );
+            self.steps_seen[2] += 1;
+        }
+        assert_eq!(
+            b.rc,
+            (b.rt + a.rc) >> 1,
+            "cycle {cycle}: QP {q} rc after an increase"
+        );
+        self.to_rmax += (b.rt == r_max) as u64;
+    }
+
+    /// Accounts cycle n's inputs into the epochs.
+    fn account(&mut self, i: &DcqcnIn) {
+        for q in 0..QPS {
+            let en = i.cc_en >> q & 1 != 0;
+            let cut = i.cnp_valid && i.cnp_qp as usize == q && en;
+            if !en || cut {
+                self.close_epoch(q);
+                continue;
+            }
+            self.ep_cycles[q] += 1;
+            if i.tx_valid && i.tx_qp as usize == q {
+                self.ep_bytes[q] += i.tx_len as u64;
+            }
+        }
+    }
+}
+
+impl Env for DcqcnEnv {
+    type In = DcqcnIn;
+    type Out = DcqcnOut;
+
+    fn step(&mut self, cycle: u64, o: &DcqcnOut) -> DcqcnIn {
+        self.check(cycle, o);
+        let (inc_bound, alpha_bound) = self.bounds_now();
+        let incs = (o.cnt_fr as u64) + (o.cnt_ai as u64) + (o.cnt_hai as u64);
+        assert!(
+            incs <= inc_bound,
+            "cycle {cycle}: {incs} increase events, timers and bytes allow {inc_bound}"
+        );
+        assert!(
+            o.cnt_alpha as u64 <= alpha_bound,
+            "cycle {cycle}: {} alpha events, the timers allow {alpha_bound}",
+            o.cnt_alpha
+        );
+        let traffic = cycle < CYCLES;
+        let mut i = self.cfg;
+        if traffic {
+            if self.en_churn && self.rng.percent(1) {
+                i.cc_en ^= 1 << self.rng.below(QPS as u64);
+            }
+            if self.rng.percent(self.cfg_churn) {
+                let f = self.rng.below(5);
+                self.redraw(f);
+                let cc = i.cc_en;
+                i = self.cfg;
+                i.cc_en = cc;
+            }
+            self.cfg.cc_en = i.cc_en;
+            i.cnp_valid = self.rng.percent(self.cnp_pct);
+            i.tx_valid = self.rng.percent(self.tx_pct);
+        }
+        // QPs of the hot set for CNPs, any QP for frames; junk while not
+        // valid.
+        i.cnp_qp = if i.cnp_valid {
+            self.hot[self.rng.below(self.hot.len() as u64) as usize]
+        } else {
+            self.rng.below(QPS as u64) as u8
+        };
+        i.tx_qp = self.rng.below(QPS as u64) as u8;
+        i.tx_len = match self.rng.below(4) {
+            0 => self.rng.below(1 << 14) as u16,
+            1 => 16383,
+            _ => self.rng.below(1600) as u16,
+        };
+        self.account(&i);
+        self.prev_in = Some(i);
+        self.prev_out = *o;
+        i
+    }
+
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn dcqcn_random_lockstep() {
+    let (mut total, mut cuts, mut rmin, mut rmax) = (0u64, 0u64, 0u64, 0u64);
+    let mut steps = [0u64; 4];
+    let mut drained = 0u64;
+    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+        let mut env = DcqcnEnv::new(seed);
+        let mut model = Dcqcn::new();
+        let fin = lockstep::run(&mut model, &mut RtlDcqcn::new(), &mut env, CYCLES + DRAIN)
+            .unwrap_or_else(|d| panic!("{d}"));
+        total += fin.cycles;
+        cuts += env.cuts;
+        rmin += env.to_rmin;
+        rmax += env.to_rmax;
+        for (s, e) in steps.iter_mut().zip(env.steps_seen) {
+            *s += e;
+        }
+        // Byte-only cases: the drain serves each QP's last-epoch byte
+        // events, at least one per QP per QPS cycles.
+        if env.cfg.cfg_t_inc == NEVER && env.cfg.cfg_b != 0 {
+            let o = env.prev_out;
+            let incs = (o.cnt_fr as u64) + (o.cnt_ai as u64) + (o.cnt_hai as u64);
+            let floor: u64 = (0..QPS)
+                .map(|q| (env.ep_bytes[q] / env.cfg.cfg_b as u64).min(DRAIN / QPS as u64 - 1))
+                .sum();
+            assert!(
+                incs >= floor,
+                "after the drain only {incs} increase events, the last epochs hold {floor}"
+            );
+            drained += floor;
+        }
+    });
+    println!(
+        "dcqcn: {} cases, {total} cycles, {cuts} cuts ({rmin} to r_min), visible steps FR {} \
+         AI {} HAI {} alpha {} ({rmax} at r_max), {drained} byte events checked after drains",
+        run.cases, steps[0], steps[1], steps[2], steps[3]
+    );
+    if run.full {
+        assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
+        assert!(cuts >= 10_000, "few cuts ({cuts})");
+        assert!(rmin >= 100, "r_min barely reached ({rmin})");
+        for (k, n) in ["FR", "AI", "HAI", "alpha"].iter().zip(steps) {
+            assert!(n >= 1_000, "{k} steps barely exercised ({n})");
+        }
+        assert!(rmax >= 1_000, "r_max cap barely exercised ({rmax})");
+        assert!(drained >= 100, "drain check barely exercised ({drained})");
+    }
+}
