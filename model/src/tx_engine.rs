@@ -959,7 +959,10 @@ mod tests {
             if out.desc_valid && out.desc_cnp_pad {
                 let g = pending_cnp.take().expect("a CNP without a control grant");
                 assert!(!out.rd_req_valid && !out.cpl_valid);
-                assert_eq!((out.desc_qp, out.desc_reth_en, out.desc_imm_en), (Q, false, false));
+                assert_eq!(
+                    (out.desc_qp, out.desc_reth_en, out.desc_imm_en),
+                    (Q, false, false)
+                );
                 r.cnps.push((
                     cycle - g,
                     out.desc_opcode,
@@ -1445,14 +1448,14 @@ mod tests {
         let r = run(RTS_RC, mrs(), &ws);
         // 54 = Ethernet 14 + IPv4 20 + UDP 8 + BTH 12; ICRC 4.
         let want = vec![
-            54 + 4,                // SEND ONLY, no payload
-            54 + 1 + 3 + 4,        // 1 byte, 3 pad
-            54 + 256 + 4,          // SEND FIRST
-            54 + 4 + 1 + 3 + 4,    // SEND LAST with ImmDt
-            54 + 16 + 5 + 3 + 4,   // WRITE ONLY, RETH
-            54 + 16 + 4,           // READ REQUEST, RETH
-            54 + 16 + 256 + 4,     // WRITE FIRST
-            54 + 44 + 4,           // WRITE LAST
+            54 + 4,              // SEND ONLY, no payload
+            54 + 1 + 3 + 4,      // 1 byte, 3 pad
+            54 + 256 + 4,        // SEND FIRST
+            54 + 4 + 1 + 3 + 4,  // SEND LAST with ImmDt
+            54 + 16 + 5 + 3 + 4, // WRITE ONLY, RETH
+            54 + 16 + 4,         // READ REQUEST, RETH
+            54 + 16 + 256 + 4,   // WRITE FIRST
+            54 + 44 + 4,         // WRITE LAST
         ];
         assert_eq!(r.wire, want);
         let mut qp = RTS_RC;
