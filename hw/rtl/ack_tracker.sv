@@ -12,6 +12,8 @@
 // qp * DEPTH + slot, one write port, registered read); every entry's last
 // PSN and success bit in flops (every QP's head is looked at each cycle);
 // per-QP head / tail pointers of DW + 1 bits. UC FIFO: DEPTH entries, flops.
+// Per-QP and per-entry flops are flattened vectors (QP q's pointer at
+// [PW*q +: PW]) so that Yosys keeps them as registers, not memories.
 //
 // Pipeline: stage A selects the UC FIFO's head if any, else the first ready
 // RC head at or after rr_q (rr_q then moves past it), reading the RAM into
@@ -65,6 +67,7 @@ module ack_tracker #(
   localparam int DW  = (DEPTH > 1) ? $clog2(DEPTH) : 1;
   localparam int N   = QPS * DEPTH;
   localparam int AW  = QPW + DW;
+  localparam int PW  = DW + 1;   // pointer / count width
   // RAM entry: wait_frame, wr_id, status, opcode, len, imm, cq.
   localparam int EW  = 1 + 64 + 8 + 8 + 32 + 32 + CQW;
   // UC entry: the same and the QP.
@@ -87,11 +90,10 @@ module ack_tracker #(
   logic [UW-1:0]  uc_mem_q [DEPTH];
   logic [DW:0]    uc_wr_q, uc_rd_q, uc_cnt_q;
   logic [EW-1:0]  mem_q [N];      // the RAM
-  logic [23:0]    m_psn_q [N];
-  logic [N-1:0]   m_ok_q;
-  logic [DW:0]    head_q [QPS];
-  logic [DW:0]    tail_q [QPS];
-  logic [23:0]    acked_q [QPS];
+  logic [24*N-1:0]   m_psn_q;
+  logic [N-1:0]      m_ok_q;
+  logic [PW*QPS-1:0] head_q, tail_q;
+  logic [24*QPS-1:0] acked_q;
   logic [QPS-1:0] seen_q;
   logic [QPW-1:0] rr_q;
   logic [EW-1:0]  rd_data_q;      // the RAM's read register
@@ -107,15 +109,21 @@ module ack_tracker #(
   // Head readiness per QP
   // ------------------------------------------------------------------
   logic [QPS-1:0] rdy;
-  logic [AW-1:0]  hk [QPS];   // RAM / flop index of QP q's head
-  logic [23:0]    hd [QPS];   // acknowledged PSN - the head's last PSN
 
-  always_comb begin
-    for (int q = 0; q < QPS; q++) begin
-      hk[q]  = {q[QPW-1:0], head_q[q][DW-1:0]};
-      hd[q]  = acked_q[q] - m_psn_q[hk[q]];
+  // Per QP: its DEPTH entries' PSN / success flops (a constant slice), the
+  // head's picked by the head pointer.
+  for (genvar g = 0; g < QPS; g++) begin : g_head
+    logic [24*DEPTH-1:0] psns;
+    logic [DEPTH-1:0]    oks;
+    logic [DW-1:0]       slot;
+    logic [23:0]         d;   // acknowledged PSN - the head's last PSN
+    always_comb begin
+      psns   = m_psn_q[24*DEPTH*g +: 24*DEPTH];
+      oks    = m_ok_q[DEPTH*g +: DEPTH];
+      slot   = head_q[PW*g +: DW];
+      d      = acked_q[24*g +: 24] - psns[24*slot +: 24];
       // An error / flush, or a success covered: (a - l) mod 2^24 < 2^23.
-      rdy[q] = (tail_q[q] != head_q[q]) && (!m_ok_q[hk[q]] || (seen_q[q] && !hd[q][23]));
+      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || (seen_q[g] && d < 24'h80_0000));
     end
   end
 
@@ -162,12 +170,12 @@ module ack_tracker #(
     push_uc = push && cpl_uc;
     push_rc = push && !cpl_uc;
     e       = {cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm, cpl_cq};
-    wr_addr = {cpl_qp, tail_q[cpl_qp][DW-1:0]};
-    rd_addr = {rc_sel, head_q[rc_sel][DW-1:0]};
+    wr_addr = {cpl_qp, tail_q[PW*cpl_qp +: DW]};
+    rd_addr = {rc_sel, head_q[PW*rc_sel +: DW]};
     syn     = ack_syndrome[7:5];
     syn_low_unused = ^ack_syndrome[4:0];
     is_ack  = ack_valid && syn == 3'b000;
-    ack_d   = ack_psn - acked_q[ack_qp];
+    ack_d   = ack_psn - acked_q[24*ack_qp +: 24];
     // Newer: (p - a) mod 2^24 in 1 .. 2^23 - 1; the first ACK is taken.
     ack_new = !seen_q[ack_qp] || (ack_d != 24'd0 && !ack_d[23]);
   end
@@ -175,9 +183,7 @@ module ack_tracker #(
   // ------------------------------------------------------------------
   // Counts after this cycle: full and cpl_ready
   // ------------------------------------------------------------------
-  logic [DW:0]    head_n [QPS];
-  logic [DW:0]    tail_n [QPS];
-  logic [DW:0]    cnt_n [QPS];
+  logic [PW*QPS-1:0] head_n, tail_n, cnt_n;
   logic [DW:0]    uc_cnt_n;
   logic [QPS-1:0] full_d;
   logic           rc_room, all_room, cpl_ready_d;
@@ -185,21 +191,21 @@ module ack_tracker #(
   always_comb begin
     rc_room = 1'b1;
     for (int q = 0; q < QPS; q++) begin
-      head_n[q] = head_q[q] + {{DW{1'b0}}, a_rc && rc_sel == q[QPW-1:0]};
-      tail_n[q] = tail_q[q] + {{DW{1'b0}}, push_rc && cpl_qp == q[QPW-1:0]};
-      cnt_n[q]  = tail_n[q] - head_n[q];
-      full_d[q] = cnt_n[q] >= (DW+1)'(DEPTH - 2);
-      if (cnt_n[q] == (DW+1)'(DEPTH)) rc_room = 1'b0;
+      head_n[PW*q +: PW] = head_q[PW*q +: PW] + {{DW{1'b0}}, a_rc && rc_sel == q[QPW-1:0]};
+      tail_n[PW*q +: PW] = tail_q[PW*q +: PW] + {{DW{1'b0}}, push_rc && cpl_qp == q[QPW-1:0]};
+      cnt_n[PW*q +: PW]  = tail_n[PW*q +: PW] - head_n[PW*q +: PW];
+      full_d[q] = cnt_n[PW*q +: PW] >= PW'(DEPTH - 2);
+      if (cnt_n[PW*q +: PW] == PW'(DEPTH)) rc_room = 1'b0;
     end
   end
 
   always_comb begin
     uc_cnt_n = uc_cnt_q + {{DW{1'b0}}, push_uc} - {{DW{1'b0}}, a_uc};
-    all_room = rc_room && uc_cnt_n != (DW+1)'(DEPTH);
+    all_room = rc_room && uc_cnt_n != PW'(DEPTH);
     // A completion offered and not taken is offered again: it needs room
     // in its own queue; otherwise the next one may go anywhere.
     if (cpl_valid && !push) begin
-      cpl_ready_d = cpl_uc ? uc_cnt_n != (DW+1)'(DEPTH) : cnt_n[cpl_qp] != (DW+1)'(DEPTH);
+      cpl_ready_d = cpl_uc ? uc_cnt_n != PW'(DEPTH) : cnt_n[PW*cpl_qp +: PW] != PW'(DEPTH);
     end else begin
       cpl_ready_d = all_room;
     end
@@ -213,13 +219,18 @@ module ack_tracker #(
     if (a_rc) rd_data_q <= mem_q[rd_addr];
   end
 
-  // Per-entry PSN / success and the UC FIFO: no reset needed (read only
-  // while counted).
-  always_ff @(posedge clk) begin
-    if (push_rc) begin
-      m_psn_q[wr_addr] <= cpl_psn;
-      m_ok_q[wr_addr]  <= cpl_status == 8'd0;
+  // Per-entry PSN / success (one write enable per entry) and the UC FIFO:
+  // no reset needed (read only while counted).
+  for (genvar k = 0; k < N; k++) begin : g_meta
+    always_ff @(posedge clk) begin
+      if (push_rc && wr_addr == AW'(k)) begin
+        m_psn_q[24*k +: 24] <= cpl_psn;
+        m_ok_q[k]           <= cpl_status == 8'd0;
+      end
     end
+  end
+
+  always_ff @(posedge clk) begin
     if (push_uc) uc_mem_q[uc_wr_q[DW-1:0]] <= {e, cpl_qp};
   end
 
@@ -229,11 +240,9 @@ module ack_tracker #(
       uc_wr_q     <= '0;
       uc_rd_q     <= '0;
       uc_cnt_q    <= '0;
-      for (int q = 0; q < QPS; q++) begin
-        head_q[q]  <= '0;
-        tail_q[q]  <= '0;
-        acked_q[q] <= '0;
-      end
+      head_q      <= '0;
+      tail_q      <= '0;
+      acked_q     <= '0;
       seen_q      <= '0;
       rr_q        <= '0;
       b_valid_q   <= 1'b0;
@@ -249,10 +258,8 @@ module ack_tracker #(
     end else begin
       cpl_ready_q <= cpl_ready_d;
       full_q      <= full_d;
-      for (int q = 0; q < QPS; q++) begin
-        head_q[q] <= head_n[q];
-        tail_q[q] <= tail_n[q];
-      end
+      head_q      <= head_n;
+      tail_q      <= tail_n;
       uc_cnt_q <= uc_cnt_n;
       if (push_uc) uc_wr_q <= uc_wr_q + 1'b1;
       if (a_uc) uc_rd_q <= uc_rd_q + 1'b1;
@@ -263,9 +270,11 @@ module ack_tracker #(
       ev_dup_q <= is_ack && !ack_new;
       // NAK (011) and RNR NAK (001): counted only; reserved syndromes: nothing.
       ev_nak_q <= ack_valid && (syn == 3'b011 || syn == 3'b001);
-      if (is_ack && ack_new) begin
-        acked_q[ack_qp] <= ack_psn;
-        seen_q[ack_qp]  <= 1'b1;
+      for (int q = 0; q < QPS; q++) begin
+        if (is_ack && ack_new && ack_qp == q[QPW-1:0]) begin
+          acked_q[24*q +: 24] <= ack_psn;
+          seen_q[q]           <= 1'b1;
+        end
       end
 
       // ---- output register ----
