@@ -88,6 +88,7 @@ const TOPS: &[&str] = &[
     "tx_engine",
     "pkt_builder",
     "cq_writer",
+    "ack_tracker",
     "rd_req_arb",
     "rq_arb",
     "pfc",

@@ -12,19 +12,27 @@
 //!   from the pointer, which moves on a transfer; because of that lag the
 //!   engine also gets stale grants; on top, some cycles have no grant (the
 //!   `allow` mask of issue 4) and some grants name a random QP;
-//! - random back-pressure on desc, rd_req and cpl.
+//! - random back-pressure on desc, rd_req and cpl;
+//! - cnp_gen: a CNP for a random QP waits at random times (`cnp_valid`,
+//!   held until taken by a control grant); some grants are control grants
+//!   (`grant_ctrl`, `grant_qp` 0), with or without a CNP waiting.
 //!
 //! Independent checks: a reference written here from the WQE list computes
 //! each QP's packet sequence (opcode, PSN, payload length, payload read
 //! address and length, RETH, ImmDt, SE, AckReq, desc_cpl, header fields from
 //! the QP context) and completion sequence (status, opcode, length,
-//! immediate, CQ, wait_frame); every transfer is compared with it, the
+//! immediate, CQ, wait_frame, UC flag, last PSN: RC signaled messages
+//! complete too, without waiting for a frame); every transfer is compared
+//! with it, the
 //! k-th descriptor with payload with the k-th payload read, the j-th
 //! wait_frame completion with the j-th desc_cpl descriptor; error / flush /
 //! protection event pulses are counted; a new WQE is popped exactly the cycle
 //! after its grant; and every step's latency from the
 //! grant is exactly the contract's budget (new WQE 4 cycles, WQE in progress
-//! 3).
+//! 3, CNP 3). Every descriptor's `desc_wire_len` is the length of the frame
+//! the testbench's own encoder (`rnic_testbench::wire::roce::RoceRepr`)
+//! builds from it, and each CNP descriptor (in the order the CNPs were
+//! taken) carries its QP's addresses and the CNP configuration.
 //!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
@@ -42,6 +50,8 @@ use rnic_model::Beat;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlTxEngine;
+use rnic_testbench::wire::roce::{bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, RoceRepr};
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 const DEFAULT_CASES: u64 = 300;
 const DEFAULT_SEED: u64 = 0x7478_5F65_6E67_696E; // "tx_engin"
@@ -142,6 +152,9 @@ struct Cpl {
     len: u32,
     imm: u32,
     cq: u8,
+    uc: bool,
+    /// The message's last PSN (0 for errors and flushes).
+    psn: u32,
 }
 
 fn mtu_of(code: u8) -> u32 {
@@ -171,6 +184,8 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
             len: 0,
             imm: if imm_op { w.imm } else { 0 },
             cq: qp.cq,
+            uc: qp.uc,
+            psn: 0,
         };
         if error {
             cpls.push(fail(5));
@@ -214,6 +229,20 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
             });
             let n = (w.len as u64).div_ceil(mtu as u64).max(1);
             psn = ((psn as u64 + n) % (1 << 24)) as u32;
+            if signaled {
+                cpls.push(Cpl {
+                    wait: false,
+                    wr_id: w.wr_id,
+                    status: 0,
+                    opcode: 4,
+                    len: w.len,
+                    imm: 0,
+                    cq: qp.cq,
+                    uc: false,
+                    // The last PSN of the READ's span.
+                    psn: (psn + (1 << 24) - 1) % (1 << 24),
+                });
+            }
             continue;
         }
         let n = (w.len as u64).div_ceil(mtu as u64).max(1);
@@ -257,15 +286,19 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
             });
             psn = (psn + 1) % (1 << 24);
         }
-        if qp.uc && signaled {
+        if signaled {
+            // UC: after its frame (cq_writer waits); RC: ack_tracker waits
+            // for the ACK of the last PSN.
             cpls.push(Cpl {
-                wait: true,
+                wait: qp.uc,
                 wr_id: w.wr_id,
                 status: 0,
                 opcode: w.op,
                 len: w.len,
                 imm: if imm_op { w.imm } else { 0 },
                 cq: qp.cq,
+                uc: qp.uc,
+                psn: (psn + (1 << 24) - 1) % (1 << 24),
             });
         }
     }
@@ -285,6 +318,13 @@ struct Case {
     /// Percent of cycles without a grant, and with a random QP granted.
     no_grant_pct: u8,
     rand_grant_pct: u8,
+    /// Percent of grants that are control grants, and of cycles a CNP
+    /// starts waiting (when none waits).
+    ctrl_pct: u8,
+    cnp_pct: u8,
+    cnp_dscp: u8,
+    cnp_pcp: u8,
+    cnp_becn: bool,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -430,6 +470,11 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         fetch_pct: [2, 10, 50, 100][r.below(4) as usize],
         no_grant_pct: [0, 0, 10, 40][r.below(4) as usize],
         rand_grant_pct: [0, 5, 20][r.below(3) as usize],
+        ctrl_pct: [0, 5, 20, 40][r.below(4) as usize],
+        cnp_pct: [1, 10, 50, 100][r.below(4) as usize],
+        cnp_dscp: r.below(64) as u8,
+        cnp_pcp: r.below(8) as u8,
+        cnp_becn: r.percent(50),
     }
 }
 
@@ -448,7 +493,12 @@ struct TxEnv {
     wqe_qp: u8,
     // tx_sched
     grant_next: Option<u8>,
+    grant_next_ctrl: bool,
     ptr: usize,
+    // cnp_gen: the CNP waiting (its QP), then the CNPs taken and not yet
+    // seen as descriptors, in order.
+    cnp: Option<u8>,
+    exp_cnps: VecDeque<u8>,
     // checks
     exp_pkts: Vec<VecDeque<Pkt>>,
     exp_cpls: Vec<VecDeque<Cpl>>,
@@ -461,8 +511,8 @@ struct TxEnv {
     cpl_frames: VecDeque<u8>,
     /// QPs of wait_frame completions taken before their descriptor.
     cpls_wait_frame: VecDeque<u8>,
-    /// Grant taken: (cycle, new WQE?).
-    step_start: Option<(u64, bool)>,
+    /// Grant taken: (cycle, latency budget).
+    step_start: Option<(u64, u64)>,
     /// (cycle, QP) of the pop the last grant calls for.
     pop_due: Option<(u64, u8)>,
     prev_valids: bool,
@@ -472,9 +522,10 @@ struct TxEnv {
     prot: usize,
     flush_exp: usize,
     flush: usize,
-    steps: [u64; 2],
-    /// Packets, completions by status (0, 2, 4, 5).
-    stats: [u64; 5],
+    /// Steps: WQE in progress, new WQE, CNP.
+    steps: [u64; 3],
+    /// Packets, completions by status (0, 2, 4, 5), CNPs.
+    stats: [u64; 6],
 }
 
 fn qp_of(t: &[Qp; QPS], i: u8) -> Qp {
@@ -509,7 +560,10 @@ impl TxEnv {
             wqe_data: Beat::default(),
             wqe_qp: 0,
             grant_next: None,
+            grant_next_ctrl: false,
             ptr: 0,
+            cnp: None,
+            exp_cnps: VecDeque::new(),
             c,
             exp_pkts,
             exp_cpls,
@@ -527,12 +581,125 @@ impl TxEnv {
             prot: 0,
             flush_exp,
             flush: 0,
-            steps: [0; 2],
-            stats: [0; 5],
+            steps: [0; 3],
+            stats: [0; 6],
         }
     }
 
+    /// A CNP descriptor: the next CNP taken, its QP's addresses, the CNP
+    /// configuration.
+    fn check_cnp(&mut self, cycle: u64, o: &TxEngineOut) {
+        let q = self
+            .exp_cnps
+            .pop_front()
+            .unwrap_or_else(|| panic!("cycle {cycle}: a CNP descriptor nobody asked for"));
+        assert_eq!(o.desc_qp, q, "cycle {cycle}: CNP QP");
+        let qp = self.c.qps[q as usize];
+        let c = &self.c;
+        let got = (
+            (o.desc_dst_mac, o.desc_src_mac, o.desc_vlan_en, o.desc_vid),
+            (o.desc_ipv6, o.desc_src_ip, o.desc_dst_ip),
+            (o.desc_udp_sport, o.desc_pkey, o.desc_dest_qp),
+            (o.desc_pcp, o.desc_dscp, o.desc_ecn, o.desc_becn),
+            (
+                o.desc_opcode,
+                o.desc_psn,
+                o.desc_ack_req,
+                o.desc_se,
+                o.desc_cpl,
+            ),
+            (
+                o.desc_reth_en,
+                o.desc_imm_en,
+                o.desc_aeth_en,
+                o.desc_pay_len,
+            ),
+        );
+        let want = (
+            (qp.dst_mac, qp.src_mac, qp.vlan_en, qp.vid),
+            (qp.ipv6, qp.src_ip, qp.dst_ip),
+            (qp.udp_sport, qp.pkey, qp.remote_qpn),
+            (c.cnp_pcp, c.cnp_dscp, 0, c.cnp_becn),
+            (0x81, 0, false, false, false),
+            (false, false, false, 0),
+        );
+        assert_eq!(got, want, "cycle {cycle}: CNP descriptor");
+        assert!(!o.rd_req_valid, "cycle {cycle}: a payload read with a CNP");
+        self.stats[5] += 1;
+    }
+
+    /// `desc_wire_len` against the length of the frame the testbench's
+    /// encoder builds from the descriptor (it also insists that the
+    /// extension headers present match the opcode).
+    fn check_wire_len(&self, cycle: u64, o: &TxEngineOut) {
+        let ip = if o.desc_ipv6 {
+            IpRepr::V6(ipv6::Repr {
+                src: Ipv6Addr::from(o.desc_src_ip),
+                dst: Ipv6Addr::from(o.desc_dst_ip),
+                dscp: o.desc_dscp,
+                ecn: o.desc_ecn,
+                flow_label: 0,
+                hop_limit: 64,
+            })
+        } else {
+            IpRepr::V4(ipv4::Repr {
+                src: Ipv4Addr::from(o.desc_src_ip as u32),
+                dst: Ipv4Addr::from(o.desc_dst_ip as u32),
+                dscp: o.desc_dscp,
+                ecn: o.desc_ecn,
+                ident: 0,
+                dont_frag: true,
+                ttl: 64,
+            })
+        };
+        let f = RoceRepr {
+            eth: ethernet::Repr {
+                dst: o.desc_dst_mac,
+                src: o.desc_src_mac,
+                vlan: o.desc_vlan_en.then_some(ethernet::VlanTag {
+                    pcp: o.desc_pcp,
+                    dei: false,
+                    vid: o.desc_vid,
+                }),
+            },
+            ip,
+            udp: udp::Repr {
+                src_port: o.desc_udp_sport,
+                checksum: 0,
+            },
+            bth: bth::Repr {
+                opcode: o.desc_opcode,
+                se: o.desc_se,
+                migreq: false,
+                pkey: o.desc_pkey,
+                fecn: false,
+                becn: o.desc_becn,
+                dest_qp: o.desc_dest_qp,
+                ack_req: o.desc_ack_req,
+                psn: o.desc_psn,
+            },
+            reth: o.desc_reth_en.then_some(reth::Repr {
+                va: o.desc_reth_va,
+                rkey: o.desc_reth_rkey,
+                dma_len: o.desc_reth_len,
+            }),
+            aeth: None,
+            imm: o.desc_imm_en.then_some(o.desc_imm),
+            payload: vec![0; o.desc_pay_len as usize],
+        };
+        assert_eq!(
+            o.desc_wire_len as usize,
+            f.buffer_len(),
+            "cycle {cycle}: desc_wire_len of opcode {:#04x}",
+            o.desc_opcode
+        );
+    }
+
     fn check_desc(&mut self, cycle: u64, o: &TxEngineOut) {
+        self.check_wire_len(cycle, o);
+        if o.desc_cnp_pad {
+            return self.check_cnp(cycle, o);
+        }
         let q = o.desc_qp as usize;
         let qp = self.c.qps[q];
         let got = Pkt {
@@ -634,6 +801,8 @@ impl TxEnv {
             len: o.cpl_len,
             imm: o.cpl_imm,
             cq: o.cpl_cq,
+            uc: o.cpl_uc,
+            psn: o.cpl_psn,
         };
         let exp = self.exp_cpls[q]
             .pop_front()
@@ -695,22 +864,44 @@ impl Env for TxEnv {
         if let Some(g) = self.grant_next {
             i.grant_valid = true;
             i.grant_qp = g;
+            i.grant_ctrl = self.grant_next_ctrl;
         }
-        if i.grant_valid && o.grant_ready {
+        // ---- cnp_gen ----
+        if self.cnp.is_none() && self.r.percent(self.c.cnp_pct) {
+            self.cnp = Some(self.r.below(QPS as u64) as u8);
+        }
+        i.cnp_valid = self.cnp.is_some();
+        i.cnp_qp = self.cnp.unwrap_or(self.r.below(QPS as u64) as u8);
+        i.cfg_cnp_dscp = self.c.cnp_dscp;
+        i.cfg_cnp_pcp = self.c.cnp_pcp;
+        i.cfg_cnp_becn = self.c.cnp_becn;
+        if i.grant_valid && i.grant_ctrl && o.grant_ready {
+            // rnic_top: cnp_ready = grant_valid & grant_ctrl & grant_ready
+            // & cnp_valid. Without a CNP the grant does nothing.
+            if let Some(q) = self.cnp.take() {
+                assert!(self.step_start.is_none());
+                self.step_start = Some((cycle, 3));
+                self.exp_cnps.push_back(q);
+            }
+        } else if i.grant_valid && o.grant_ready {
             let q = i.grant_qp as usize;
             self.ptr = (q + 1) % QPS;
             let active = o.req_active >> q & 1 == 1;
             let avail = i.wqe_avail >> q & 1 == 1;
             if active || avail {
                 assert!(self.step_start.is_none());
-                self.step_start = Some((cycle, !active));
+                self.step_start = Some((cycle, if active { 3 } else { 4 }));
                 if !active {
                     self.pop_due = Some((cycle + 1, q as u8));
                 }
             }
         }
         let work = o.req_active | i.wqe_avail;
-        self.grant_next = if self.r.percent(self.c.no_grant_pct) {
+        // tx_sched: a control grant names QP 0.
+        self.grant_next_ctrl = self.r.percent(self.c.ctrl_pct);
+        self.grant_next = if self.grant_next_ctrl {
+            Some(0)
+        } else if self.r.percent(self.c.no_grant_pct) {
             None
         } else if self.r.percent(self.c.rand_grant_pct) {
             Some(self.r.below(QPS as u64) as u8)
@@ -724,17 +915,21 @@ impl Env for TxEnv {
         // ---- latency: the step's first output ----
         let valids = o.desc_valid || o.cpl_valid;
         if valids && !self.prev_valids {
-            let (g, new) = self
+            let (g, budget) = self
                 .step_start
                 .take()
                 .unwrap_or_else(|| panic!("cycle {cycle}: output without a grant"));
-            let budget = if new { 4 } else { 3 };
             assert_eq!(
                 cycle - g,
                 budget,
                 "cycle {cycle}: latency from the grant at {g}"
             );
-            self.steps[new as usize] += 1;
+            let kind = if o.desc_valid && o.desc_cnp_pad {
+                2
+            } else {
+                (budget == 4) as usize
+            };
+            self.steps[kind] += 1;
         }
         self.prev_valids = valids;
 
@@ -806,15 +1001,18 @@ impl Env for TxEnv {
 
     fn finished(&self) -> bool {
         // Every packet, completion and payload read taken.
-        self.left == 0 && self.step_start.is_none() && self.desc_wait_rd.is_empty()
+        self.left == 0
+            && self.step_start.is_none()
+            && self.desc_wait_rd.is_empty()
+            && self.exp_cnps.is_empty()
     }
 }
 
 #[test]
 fn tx_engine_random_lockstep() {
     let mut total = 0u64;
-    let (mut new_steps, mut cont_steps) = (0u64, 0u64);
-    let mut stats = [0u64; 5];
+    let (mut new_steps, mut cont_steps, mut cnp_steps) = (0u64, 0u64, 0u64);
+    let mut stats = [0u64; 6];
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
         let fin = lockstep::run(
@@ -842,17 +1040,19 @@ fn tx_engine_random_lockstep() {
         total += fin.cycles;
         new_steps += env.steps[1];
         cont_steps += env.steps[0];
+        cnp_steps += env.steps[2];
         for (a, b) in stats.iter_mut().zip(env.stats) {
             *a += b;
         }
     });
     eprintln!(
         "tx_engine lockstep: {} cases, {total} cycles, {new_steps} new-WQE steps, \
-         {cont_steps} in-progress steps; {} packets, completions: {} success, {} QP op error, \
-         {} protection error, {} flushed",
-        run.cases, stats[0], stats[1], stats[2], stats[3], stats[4]
+         {cont_steps} in-progress steps, {cnp_steps} CNP steps; {} packets ({} CNPs), \
+         completions: {} success, {} QP op error, {} protection error, {} flushed",
+        run.cases, stats[0], stats[5], stats[1], stats[2], stats[3], stats[4]
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
+        assert!(cnp_steps >= 1000, "only {cnp_steps} CNPs");
     }
 }

@@ -200,7 +200,15 @@ module rnic_top #(
   logic [QPW-1:0] cfg_stat_qp;
   logic [2*QPS-1:0] qp_state_all;
   logic [QPS-1:0] qp_cc_en_all;
+  // tx_engine's issue-4 outputs, for ack_tracker and the rate limiter (not
+  // wired yet).
+  logic [13:0]  desc_wire_len_unused;
+  logic [23:0]  te_cpl_psn_unused;
   /* verilator lint_on UNUSEDSIGNAL */
+  // Until ack_tracker is wired (issue 4), completions of successful RC
+  // messages are taken from tx_engine and dropped here, as before they
+  // were not made at all.
+  logic         te_cpl_valid, te_cpl_ready, te_cpl_uc, te_cpl_rc_ok;
 
   csr #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_csr (
     .clk, .rst,
@@ -279,10 +287,17 @@ module rnic_top #(
     .desc_opcode, .desc_se, .desc_pkey, .desc_becn, .desc_dest_qp, .desc_ack_req, .desc_psn,
     .desc_reth_en, .desc_reth_va, .desc_reth_rkey, .desc_reth_len,
     .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
-    .cpl_valid, .cpl_ready, .cpl_wait_frame, .cpl_wr_id, .cpl_status, .cpl_opcode,
-    .cpl_len, .cpl_imm, .cpl_qp, .cpl_cq,
+    .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame, .cpl_wr_id,
+    .cpl_status, .cpl_opcode, .cpl_len, .cpl_imm, .cpl_qp, .cpl_cq,
+    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn_unused),
+    .grant_ctrl(1'b0), .cnp_valid(1'b0), .cnp_qp('0),
+    .cfg_cnp_dscp(6'd0), .cfg_cnp_pcp(3'd0), .cfg_cnp_becn(1'b0),
+    .desc_wire_len(desc_wire_len_unused),
     .ev_prot_err, .ev_flush
   );
+  assign te_cpl_rc_ok = !te_cpl_uc && cpl_status == 8'd0;
+  assign cpl_valid    = te_cpl_valid && !te_cpl_rc_ok;
+  assign te_cpl_ready = cpl_ready || te_cpl_rc_ok;
 
   pkt_builder #(.QPS(QPS)) u_pkt_builder (
     .clk, .rst,

@@ -7,15 +7,18 @@
 // queue its error / flush completion, or nothing (a stale grant). A packet
 // is a descriptor for pkt_builder, a payload read (rd_req, dma_rd client 1)
 // when it carries payload, a PSN write-back to csr, and, for the last packet
-// of a signaled UC message, a completion that waits for the frame. desc,
-// rd_req and cpl are each held until taken; the next grant is taken once all
-// are.
+// of a signaled message, a completion (UC: it waits for the frame; RC: it
+// goes to ack_tracker, which holds it until the ACK). A control grant
+// (grant_ctrl) with cnp_valid emits a CNP descriptor for cnp_qp instead.
+// desc, rd_req and cpl are each held until taken; the next grant is taken
+// once all are.
 //
 // Timing (grant transferred at n):
 //   new WQE:        pop and qp_idx at n+1; WQE and QP context at n+2; MR
 //                   entry (addressed by the WQE's lkey in rnic_top) at n+3,
 //                   checks; desc / rd_req / cpl visible at n+4
 //   WQE in progress: qp_idx at n+1, QP context at n+2, outputs at n+3
+//   CNP (control grant with cnp_valid): the same as a WQE in progress
 //   no work:         grant ignored, grant_ready stays high
 //   last transfer of the step at m -> grant_ready at m+1
 module tx_engine #(
@@ -28,6 +31,12 @@ module tx_engine #(
   input  logic                 grant_valid,
   output logic                 grant_ready,
   input  logic [QPW-1:0]       grant_qp,
+  input  logic                 grant_ctrl,
+  input  logic                 cnp_valid,
+  input  logic [QPW-1:0]       cnp_qp,
+  input  logic [5:0]           cfg_cnp_dscp,
+  input  logic [2:0]           cfg_cnp_pcp,
+  input  logic                 cfg_cnp_becn,
   output logic [QPS-1:0]       req_active,
   input  logic [QPS-1:0]       wqe_avail,
   output logic                 wqe_pop_valid,
@@ -103,6 +112,7 @@ module tx_engine #(
   output logic [31:0]          desc_aeth,
   output logic                 desc_cnp_pad,
   output logic [12:0]          desc_pay_len,
+  output logic [13:0]          desc_wire_len,
   output logic                 cpl_valid,
   input  logic                 cpl_ready,
   output logic                 cpl_wait_frame,
@@ -113,6 +123,8 @@ module tx_engine #(
   output logic [31:0]          cpl_imm,
   output logic [QPW-1:0]       cpl_qp,
   output logic [CQW-1:0]       cpl_cq,
+  output logic                 cpl_uc,
+  output logic [23:0]          cpl_psn,
   output logic                 ev_prot_err,
   output logic                 ev_flush
 );
@@ -143,8 +155,8 @@ module tx_engine #(
     S_POP,   // new WQE: the pop is visible
     S_WQE,   // new WQE: WQE and QP context visible; latch the WQE
     S_CHK,   // new WQE: MR entry visible; check and emit
-    S_CTX,   // WQE in progress: qp_idx visible
-    S_EMIT,  // WQE in progress: QP context visible; emit
+    S_CTX,   // WQE in progress or CNP: qp_idx visible
+    S_EMIT,  // WQE in progress or CNP: QP context visible; emit
     S_OUT    // waiting for the step's desc / rd_req / cpl transfers
   } state_e;
 
@@ -154,6 +166,7 @@ module tx_engine #(
   state_e         state_q, state_d;
   logic           grant_ready_q;
   logic [QPW-1:0] qp_idx_q;
+  logic           cnp_q;  // the step is a CNP (control grant)
   logic           wqe_pop_valid_q;
   logic [QPW-1:0] wqe_pop_qp_q;
   // The new WQE, latched from wqe_data.
@@ -196,12 +209,16 @@ module tx_engine #(
   logic [63:0]    desc_reth_va_q;
   logic [31:0]    desc_reth_rkey_q, desc_reth_len_q, desc_imm_q;
   logic [12:0]    desc_pay_len_q;
+  logic           desc_becn_q, desc_cnp_pad_q;
+  logic [13:0]    desc_wire_len_q;
   logic           cpl_valid_q, cpl_wait_frame_q;
   logic [63:0]    cpl_wr_id_q;
   logic [7:0]     cpl_status_q, cpl_opcode_q;
   logic [31:0]    cpl_len_q, cpl_imm_q;
   logic [QPW-1:0] cpl_qp_q;
   logic [CQW-1:0] cpl_cq_q;
+  logic           cpl_uc_q;
+  logic [23:0]    cpl_psn_q;
   logic           ev_prot_err_q, ev_flush_q;
 
   // ------------------------------------------------------------------
@@ -309,24 +326,51 @@ module tx_engine #(
     rd_n     = rd_span >> mtu_log;
     n_psn    = !is_read ? 24'd1 : ((rd_n == 33'd0) ? 24'd1 : rd_n[23:0]);
     next_psn = qp_psn + n_psn;
-    cpl_due  = last && qp_uc && s_flags[0];
+    // Every signaled message completes: UC when its frame has left, RC
+    // when ack_tracker has its ACK.
+    cpl_due  = last && s_flags[0];
+  end
+
+  // ------------------------------------------------------------------
+  // Frame length without FCS (desc_wire_len), for the rate limiter
+  // ------------------------------------------------------------------
+  logic [13:0] hdr_len, data_len, cnp_len;
+  logic [1:0]  pad_n;
+  logic        reth_en, imm_en;
+
+  always_comb begin
+    // Ethernet 14 (+4 VLAN), IP 20 / 40, UDP 8, BTH 12.
+    hdr_len  = 14'd54 + (qp_vlan_en ? 14'd4 : 14'd0) + (qp_ipv6 ? 14'd20 : 14'd0);
+    reth_en  = is_read || (!is_send && s_first);
+    imm_en   = has_imm && last;
+    pad_n    = 2'd0 - pay[1:0];
+    // + RETH 16, ImmDt 4, payload, pad, ICRC 4.
+    data_len = hdr_len + (reth_en ? 14'd16 : 14'd0) + (imm_en ? 14'd4 : 14'd0)
+               + {1'b0, pay} + {12'd0, pad_n} + 14'd4;
+    // + CNP's 16 reserved bytes, ICRC 4.
+    cnp_len  = hdr_len + 14'd20;
   end
 
   // ------------------------------------------------------------------
   // State
   // ------------------------------------------------------------------
-  logic emit, desc_left, rd_left, cpl_left, chk_err;
+  logic emit, emit_cnp, desc_left, rd_left, cpl_left, chk_err;
 
   always_comb begin
     desc_left = desc_valid_q && !desc_ready;
     rd_left   = rd_req_valid_q && !rd_req_ready;
     cpl_left  = cpl_valid_q && !cpl_ready;
-    emit      = (state_q == S_CHK && chk_pkt) || state_q == S_EMIT;
+    emit      = (state_q == S_CHK && chk_pkt) || (state_q == S_EMIT && !cnp_q);
+    emit_cnp  = state_q == S_EMIT && cnp_q;
     chk_err   = state_q == S_CHK && !chk_pkt;
     state_d   = state_q;
     unique case (state_q)
       S_IDLE: begin
-        if (grant_take && grant_active) state_d = S_CTX;
+        // A control grant names no QP (grant_qp is 0): it is for the CNP,
+        // if one waits, and does nothing otherwise.
+        if (grant_take && grant_ctrl) begin
+          if (cnp_valid) state_d = S_CTX;
+        end else if (grant_take && grant_active) state_d = S_CTX;
         else if (grant_take && grant_avail) state_d = S_POP;
       end
       S_POP:   state_d = S_WQE;
@@ -344,6 +388,7 @@ module tx_engine #(
       state_q          <= S_IDLE;
       grant_ready_q    <= 1'b0;
       qp_idx_q         <= '0;
+      cnp_q            <= 1'b0;
       wqe_pop_valid_q  <= 1'b0;
       wqe_pop_qp_q     <= '0;
       w_wr_id_q        <= '0;
@@ -391,6 +436,9 @@ module tx_engine #(
       desc_imm_en_q    <= 1'b0;
       desc_imm_q       <= '0;
       desc_pay_len_q   <= '0;
+      desc_becn_q      <= 1'b0;
+      desc_cnp_pad_q   <= 1'b0;
+      desc_wire_len_q  <= '0;
       cpl_valid_q      <= 1'b0;
       cpl_wait_frame_q <= 1'b0;
       cpl_wr_id_q      <= '0;
@@ -400,6 +448,8 @@ module tx_engine #(
       cpl_imm_q        <= '0;
       cpl_qp_q         <= '0;
       cpl_cq_q         <= '0;
+      cpl_uc_q         <= 1'b0;
+      cpl_psn_q        <= '0;
       ev_prot_err_q    <= 1'b0;
       ev_flush_q       <= 1'b0;
     end else begin
@@ -414,12 +464,21 @@ module tx_engine #(
       // ---- grants ----
       if (state_q == S_IDLE) begin
         if (grant_take) begin
-          qp_idx_q <= grant_qp;
-          // A grant for a QP with no work is taken and does nothing.
-          if (grant_active || grant_avail) grant_ready_q <= 1'b0;
-          if (!grant_active && grant_avail) begin
-            wqe_pop_valid_q <= 1'b1;
-            wqe_pop_qp_q    <= grant_qp;
+          cnp_q <= grant_ctrl;
+          if (grant_ctrl) begin
+            // A control grant without a waiting CNP does nothing.
+            if (cnp_valid) begin
+              qp_idx_q      <= cnp_qp;
+              grant_ready_q <= 1'b0;
+            end
+          end else begin
+            qp_idx_q <= grant_qp;
+            // A grant for a QP with no work is taken and does nothing.
+            if (grant_active || grant_avail) grant_ready_q <= 1'b0;
+            if (!grant_active && grant_avail) begin
+              wqe_pop_valid_q <= 1'b1;
+              wqe_pop_qp_q    <= grant_qp;
+            end
           end
         end else begin
           grant_ready_q <= 1'b1;  // low only in the reset cycle
@@ -456,6 +515,8 @@ module tx_engine #(
                             ? w_imm_q : 32'd0;
         cpl_qp_q         <= qp_idx_q;
         cpl_cq_q         <= qp_cq;
+        cpl_uc_q         <= qp_uc;
+        cpl_psn_q        <= '0;  // no PSN was used
         ev_flush_q       <= is_flush;
         err_valid_q      <= !is_flush;
         err_qp_q         <= qp_idx_q;
@@ -466,7 +527,8 @@ module tx_engine #(
       if (emit) begin
         desc_valid_q     <= 1'b1;
         desc_qp_q        <= qp_idx_q;
-        desc_cpl_q       <= cpl_due;
+        // Only a UC completion waits for its frame in cq_writer.
+        desc_cpl_q       <= cpl_due && qp_uc;
         desc_dst_mac_q   <= qp_dst_mac;
         desc_src_mac_q   <= qp_src_mac;
         desc_vlan_en_q   <= qp_vlan_en;
@@ -485,13 +547,16 @@ module tx_engine #(
         desc_dest_qp_q   <= qp_remote_qpn;
         desc_ack_req_q   <= last && !qp_uc;
         desc_psn_q       <= qp_psn;
-        desc_reth_en_q   <= is_read || (!is_send && s_first);
+        desc_reth_en_q   <= reth_en;
         desc_reth_va_q   <= s_rva;
         desc_reth_rkey_q <= s_rkey;
         desc_reth_len_q  <= s_len;
-        desc_imm_en_q    <= has_imm && last;
+        desc_imm_en_q    <= imm_en;
         desc_imm_q       <= s_imm;
         desc_pay_len_q   <= pay;
+        desc_becn_q      <= 1'b0;
+        desc_cnp_pad_q   <= 1'b0;
+        desc_wire_len_q  <= data_len;
 
         rd_req_valid_q   <= pay != 13'd0;
         rd_req_addr_q    <= s_paddr;
@@ -503,7 +568,7 @@ module tx_engine #(
 
         if (cpl_due) begin
           cpl_valid_q      <= 1'b1;
-          cpl_wait_frame_q <= 1'b1;
+          cpl_wait_frame_q <= qp_uc;
           cpl_wr_id_q      <= s_wr_id;
           cpl_status_q     <= ST_SUCCESS;
           cpl_opcode_q     <= {5'd0, s_opcode};
@@ -511,9 +576,46 @@ module tx_engine #(
           cpl_imm_q        <= has_imm ? s_imm : 32'd0;
           cpl_qp_q         <= qp_idx_q;
           cpl_cq_q         <= qp_cq;
+          cpl_uc_q         <= qp_uc;
+          // The message's last PSN (a READ's span ends at next_psn - 1).
+          cpl_psn_q        <= next_psn - 24'd1;
         end
 
         active_q[qp_idx_q] <= !last;
+      end
+
+      // ---- a CNP (docs/rx_cc.md, "tx_engine changes") ----
+      if (emit_cnp) begin
+        desc_valid_q     <= 1'b1;
+        desc_qp_q        <= qp_idx_q;
+        desc_cpl_q       <= 1'b0;
+        desc_dst_mac_q   <= qp_dst_mac;
+        desc_src_mac_q   <= qp_src_mac;
+        desc_vlan_en_q   <= qp_vlan_en;
+        desc_pcp_q       <= cfg_cnp_pcp;
+        desc_vid_q       <= qp_vid;
+        desc_ipv6_q      <= qp_ipv6;
+        desc_src_ip_q    <= qp_src_ip;
+        desc_dst_ip_q    <= qp_dst_ip;
+        desc_dscp_q      <= cfg_cnp_dscp;
+        desc_ecn_q       <= 2'b00;
+        desc_udp_sport_q <= qp_udp_sport;
+        desc_opcode_q    <= 8'h81;
+        desc_se_q        <= 1'b0;
+        desc_pkey_q      <= qp_pkey;
+        desc_dest_qp_q   <= qp_remote_qpn;
+        desc_ack_req_q   <= 1'b0;
+        desc_psn_q       <= '0;
+        desc_reth_en_q   <= 1'b0;
+        desc_reth_va_q   <= '0;
+        desc_reth_rkey_q <= '0;
+        desc_reth_len_q  <= '0;
+        desc_imm_en_q    <= 1'b0;
+        desc_imm_q       <= '0;
+        desc_pay_len_q   <= '0;
+        desc_becn_q      <= cfg_cnp_becn;
+        desc_cnp_pad_q   <= 1'b1;
+        desc_wire_len_q  <= cnp_len;
       end
 
       // ---- transfers ----
@@ -570,8 +672,7 @@ module tx_engine #(
   assign desc_opcode    = desc_opcode_q;
   assign desc_se        = desc_se_q;
   assign desc_pkey      = desc_pkey_q;
-  // Control-frame options (issue 4) are never used by data packets.
-  assign desc_becn      = 1'b0;
+  assign desc_becn      = desc_becn_q;
   assign desc_dest_qp   = desc_dest_qp_q;
   assign desc_ack_req   = desc_ack_req_q;
   assign desc_psn       = desc_psn_q;
@@ -581,10 +682,12 @@ module tx_engine #(
   assign desc_reth_len  = desc_reth_len_q;
   assign desc_imm_en    = desc_imm_en_q;
   assign desc_imm       = desc_imm_q;
+  // ACKs are not sent yet (responder side: a later issue).
   assign desc_aeth_en   = 1'b0;
   assign desc_aeth      = 32'd0;
-  assign desc_cnp_pad   = 1'b0;
+  assign desc_cnp_pad   = desc_cnp_pad_q;
   assign desc_pay_len   = desc_pay_len_q;
+  assign desc_wire_len  = desc_wire_len_q;
   assign cpl_valid      = cpl_valid_q;
   assign cpl_wait_frame = cpl_wait_frame_q;
   assign cpl_wr_id      = cpl_wr_id_q;
@@ -594,6 +697,8 @@ module tx_engine #(
   assign cpl_imm        = cpl_imm_q;
   assign cpl_qp         = cpl_qp_q;
   assign cpl_cq         = cpl_cq_q;
+  assign cpl_uc         = cpl_uc_q;
+  assign cpl_psn        = cpl_psn_q;
   assign ev_prot_err    = ev_prot_err_q;
   assign ev_flush       = ev_flush_q;
 endmodule

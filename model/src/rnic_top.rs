@@ -240,6 +240,10 @@ impl RnicTop {
             ctrl_req: false,
             grant_ready: te.grant_ready,
         };
+        // Until ack_tracker is wired (issue 4), completions of successful
+        // RC messages are taken from tx_engine and dropped here, as before
+        // they were not made at all.
+        let te_cpl_rc_ok = !te.cpl_uc && te.cpl_status == 0;
         let te_in = TxEngineIn {
             grant_valid: sch.grant_valid,
             grant_qp: sch.grant_qp,
@@ -275,7 +279,10 @@ impl RnicTop {
             mr_pd: c.mr_pd,
             rd_req_ready: ra.b_ready,
             desc_ready: pb.desc_ready,
-            cpl_ready: cqw.cpl_ready,
+            cpl_ready: cqw.cpl_ready || te_cpl_rc_ok,
+            // Issue 4's grant_ctrl / cnp_* / cfg_cnp_* are not wired yet
+            // (0, as the RTL's unconnected pins): the integrator wires them.
+            ..Default::default()
         };
         let pb_in = PktBuilderIn {
             desc_valid: te.desc_valid,
@@ -318,7 +325,7 @@ impl RnicTop {
             tx_tready: i.tx_tready,
         };
         let cqw_in = CqWriterIn {
-            cpl_valid: te.cpl_valid,
+            cpl_valid: te.cpl_valid && !te_cpl_rc_ok,
             cpl_wait_frame: te.cpl_wait_frame,
             cpl_wr_id: te.cpl_wr_id,
             cpl_status: te.cpl_status,

@@ -6,9 +6,12 @@
 //! packet or queue its error / flush completion, or nothing (a stale grant).
 //! A packet is a descriptor for `pkt_builder`, a payload read (`rd_req`,
 //! client 1 of `dma_rd`) when it carries payload, a PSN write-back to csr,
-//! and, for the last packet of a signaled UC message, a completion that
-//! waits for the frame (`cpl_wait_frame`). The three valid/ready outputs
-//! are each held until taken; the next grant is taken once all are.
+//! and, for the last packet of a signaled message, a completion (UC: it
+//! waits for the frame, `cpl_wait_frame`; RC: `ack_tracker` holds it until
+//! the ACK, with `cpl_psn` the message's last PSN). A control grant
+//! (`grant_ctrl`) with `cnp_valid` emits a CNP descriptor for `cnp_qp`
+//! instead (docs/rx_cc.md, "tx_engine changes"). The three valid/ready
+//! outputs are each held until taken; the next grant is taken once all are.
 //!
 //! Timing (grant transferred at n):
 //! - new WQE: `wqe_pop` and `qp_idx` visible at n+1; the WQE (`wqe_valid`)
@@ -16,6 +19,8 @@
 //!   by the WQE's lkey outside this block) at n+3, when the checks run;
 //!   descriptor / payload read / completion visible at n+4;
 //! - WQE in progress: `qp_idx` visible at n+1, QP context at n+2, outputs
+//!   visible at n+3;
+//! - CNP (control grant with `cnp_valid`): as a WQE in progress, descriptor
 //!   visible at n+3;
 //! - grant for a QP with no work: ignored, `grant_ready` stays high;
 //! - last of the step's transfers at m -> `grant_ready` visible at m+1.
@@ -56,6 +61,12 @@ ports! {
     pub struct TxEngineIn {
         pub grant_valid: bool = 1,
         pub grant_qp: u8 = 4 if grant_valid,
+        pub grant_ctrl: bool = 1 if grant_valid,
+        pub cnp_valid: bool = 1,
+        pub cnp_qp: u8 = 4 if cnp_valid,
+        pub cfg_cnp_dscp: u8 = 6,
+        pub cfg_cnp_pcp: u8 = 3,
+        pub cfg_cnp_becn: bool = 1,
         pub wqe_avail: u16 = 16,
         pub wqe_valid: bool = 1,
         pub wqe_qp: u8 = 4 if wqe_valid,
@@ -139,6 +150,7 @@ ports! {
         pub desc_aeth: u32 = 32 if desc_valid,
         pub desc_cnp_pad: bool = 1 if desc_valid,
         pub desc_pay_len: u16 = 13 if desc_valid,
+        pub desc_wire_len: u16 = 14 if desc_valid,
         pub cpl_valid: bool = 1,
         pub cpl_wait_frame: bool = 1 if cpl_valid,
         pub cpl_wr_id: u64 = 64 if cpl_valid,
@@ -148,6 +160,8 @@ ports! {
         pub cpl_imm: u32 = 32 if cpl_valid,
         pub cpl_qp: u8 = 4 if cpl_valid,
         pub cpl_cq: u8 = 2 if cpl_valid,
+        pub cpl_uc: bool = 1 if cpl_valid,
+        pub cpl_psn: u32 = 24 if cpl_valid,
         pub ev_prot_err: bool = 1,
         pub ev_flush: bool = 1,
     }
@@ -176,9 +190,9 @@ enum State {
     Wqe,
     /// New WQE: the MR entry is visible; check and emit.
     Chk,
-    /// WQE in progress: `qp_idx` is visible.
+    /// WQE in progress or CNP: `qp_idx` is visible.
     Ctx,
-    /// WQE in progress: the QP context is visible; emit.
+    /// WQE in progress or CNP: the QP context is visible; emit.
     Emit,
     /// Waiting for the step's desc / rd_req / cpl transfers.
     Out,
@@ -204,6 +218,8 @@ pub struct TxEngine {
     state_q: State,
     grant_ready_q: bool,
     qp_idx_q: u8,
+    /// The step is a CNP (a control grant).
+    cnp_q: bool,
     wqe_pop_valid_q: bool,
     wqe_pop_qp_q: u8,
     // The new WQE, latched from wqe_data.
@@ -239,7 +255,7 @@ pub struct TxEngine {
     rd_req_addr_q: u64,
     rd_req_len_q: u32,
     desc_valid_q: bool,
-    /// The descriptor's fields (valid, becn, aeth_en, aeth, cnp_pad aside).
+    /// The descriptor's fields (valid, aeth_en, aeth aside).
     desc_q: TxEngineOut,
     cpl_valid_q: bool,
     cpl_wait_frame_q: bool,
@@ -250,6 +266,8 @@ pub struct TxEngine {
     cpl_imm_q: u32,
     cpl_qp_q: u8,
     cpl_cq_q: u8,
+    cpl_uc_q: bool,
+    cpl_psn_q: u32,
     ev_prot_err_q: bool,
     ev_flush_q: bool,
 }
@@ -260,6 +278,7 @@ impl Default for TxEngine {
             state_q: State::Idle,
             grant_ready_q: false,
             qp_idx_q: 0,
+            cnp_q: false,
             wqe_pop_valid_q: false,
             wqe_pop_qp_q: 0,
             w_wr_id_q: 0,
@@ -300,6 +319,8 @@ impl Default for TxEngine {
             cpl_imm_q: 0,
             cpl_qp_q: 0,
             cpl_cq_q: 0,
+            cpl_uc_q: false,
+            cpl_psn_q: 0,
             ev_prot_err_q: false,
             ev_flush_q: false,
         }
@@ -336,11 +357,9 @@ impl TxEngine {
             rd_req_addr: self.rd_req_addr_q,
             rd_req_len: self.rd_req_len_q,
             desc_valid: self.desc_valid_q,
-            // Control-frame options (issue 4) are never used by data packets.
-            desc_becn: false,
+            // ACKs are not sent yet (responder side: a later issue).
             desc_aeth_en: false,
             desc_aeth: 0,
-            desc_cnp_pad: false,
             cpl_valid: self.cpl_valid_q,
             cpl_wait_frame: self.cpl_wait_frame_q,
             cpl_wr_id: self.cpl_wr_id_q,
@@ -350,17 +369,34 @@ impl TxEngine {
             cpl_imm: self.cpl_imm_q,
             cpl_qp: self.cpl_qp_q,
             cpl_cq: self.cpl_cq_q,
+            cpl_uc: self.cpl_uc_q,
+            cpl_psn: self.cpl_psn_q,
             ev_prot_err: self.ev_prot_err_q,
             ev_flush: self.ev_flush_q,
             ..*d
         }
     }
 
-    /// Queues a completion (held until taken). Only a success (UC, last
-    /// packet) waits for its frame; error and flush completions do not.
-    fn set_cpl(&mut self, wr_id: u64, status: u8, opcode: u8, len: u32, imm: u32, cq: u8) {
+    /// Queues a completion (held until taken). Only a UC success waits for
+    /// its frame; RC successes wait for their ACK in ack_tracker (`psn` is
+    /// the message's last PSN, 0 for errors and flushes), error and flush
+    /// completions for nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn set_cpl(
+        &mut self,
+        wr_id: u64,
+        status: u8,
+        opcode: u8,
+        len: u32,
+        imm: u32,
+        i: &TxEngineIn,
+        psn: u32,
+    ) {
+        let cq = i.qp_cq;
         self.cpl_valid_q = true;
-        self.cpl_wait_frame_q = status == 0;
+        self.cpl_wait_frame_q = status == 0 && i.qp_uc;
+        self.cpl_uc_q = i.qp_uc;
+        self.cpl_psn_q = psn;
         self.cpl_wr_id_q = wr_id;
         self.cpl_status_q = status;
         self.cpl_opcode_q = opcode;
@@ -415,11 +451,14 @@ impl TxEngine {
         };
         let psn = i.qp_psn & 0xFF_FFFF;
         let next_psn = ((psn as u64 + n_psn) & 0xFF_FFFF) as u32;
-        let cpl_due = last && i.qp_uc && s.flags & 1 != 0;
+        // Every signaled message completes (UC: after its frame; RC: after
+        // its ACK, in ack_tracker).
+        let cpl_due = last && s.flags & 1 != 0;
 
         let d = &mut self.desc_q;
         d.desc_qp = q as u8;
-        d.desc_cpl = cpl_due;
+        // Only a UC completion waits for its frame in cq_writer.
+        d.desc_cpl = cpl_due && i.qp_uc;
         d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
         d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
         d.desc_vlan_en = i.qp_vlan_en;
@@ -445,6 +484,15 @@ impl TxEngine {
         d.desc_imm_en = has_imm && last;
         d.desc_imm = s.imm;
         d.desc_pay_len = pay as u16;
+        d.desc_becn = false;
+        d.desc_cnp_pad = false;
+        // Ethernet 14 (+4 VLAN), IP 20 / 40, UDP 8, BTH 12, RETH 16, ImmDt 4,
+        // payload and pad to a multiple of 4, ICRC 4.
+        d.desc_wire_len = (hdr_len(i)
+            + 16 * d.desc_reth_en as u32
+            + 4 * d.desc_imm_en as u32
+            + pay.next_multiple_of(4)
+            + 4) as u16;
         self.desc_valid_q = true;
 
         self.rd_req_valid_q = pay > 0;
@@ -456,7 +504,9 @@ impl TxEngine {
         self.psn_wr_psn_q = next_psn;
 
         if cpl_due {
-            self.set_cpl(s.wr_id, 0, op, s.len, s.imm, i.qp_cq);
+            // The message's last PSN (a READ's span ends at next_psn - 1).
+            let last_psn = (next_psn.wrapping_sub(1)) & 0xFF_FFFF;
+            self.set_cpl(s.wr_id, 0, op, s.len, s.imm, i, last_psn);
         }
 
         if last {
@@ -473,6 +523,52 @@ impl TxEngine {
             self.c_imm_q[q] = s.imm;
             self.c_left_q[q] = s.left - pay;
         }
+    }
+}
+
+/// Ethernet 14 (+4 VLAN), IP 20 / 40, UDP 8, BTH 12: the bytes every frame
+/// has before its extension headers.
+fn hdr_len(i: &TxEngineIn) -> u32 {
+    54 + 4 * i.qp_vlan_en as u32 + 20 * i.qp_ipv6 as u32
+}
+
+impl TxEngine {
+    /// The CNP for QP `qp_idx_q` (docs/rx_cc.md): the QP's addresses, the
+    /// CNP's own DSCP / PCP / BECN, opcode 0x81, PSN 0, 16 reserved bytes,
+    /// no payload, no completion. Fields a CNP does not have are 0.
+    fn emit_cnp(&mut self, i: &TxEngineIn) {
+        let d = &mut self.desc_q;
+        d.desc_qp = self.qp_idx_q;
+        d.desc_cpl = false;
+        d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
+        d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
+        d.desc_vlan_en = i.qp_vlan_en;
+        d.desc_pcp = i.cfg_cnp_pcp & 7;
+        d.desc_vid = i.qp_vid & 0xFFF;
+        d.desc_ipv6 = i.qp_ipv6;
+        d.desc_src_ip = i.qp_src_ip;
+        d.desc_dst_ip = i.qp_dst_ip;
+        d.desc_dscp = i.cfg_cnp_dscp & 0x3F;
+        d.desc_ecn = 0;
+        d.desc_udp_sport = i.qp_udp_sport;
+        d.desc_opcode = 0x81;
+        d.desc_se = false;
+        d.desc_pkey = i.qp_pkey;
+        d.desc_dest_qp = i.qp_remote_qpn & 0xFF_FFFF;
+        d.desc_ack_req = false;
+        d.desc_psn = 0;
+        d.desc_reth_en = false;
+        d.desc_reth_va = 0;
+        d.desc_reth_rkey = 0;
+        d.desc_reth_len = 0;
+        d.desc_imm_en = false;
+        d.desc_imm = 0;
+        d.desc_pay_len = 0;
+        d.desc_becn = i.cfg_cnp_becn;
+        d.desc_cnp_pad = true;
+        // Headers, the 16 reserved bytes, ICRC 4.
+        d.desc_wire_len = (hdr_len(i) + 16 + 4) as u16;
+        self.desc_valid_q = true;
     }
 }
 
@@ -497,8 +593,18 @@ impl Dut for TxEngine {
         match self.state_q {
             State::Idle => {
                 // grant_ready_q is low only in the reset cycle.
-                if i.grant_valid && self.grant_ready_q {
+                if i.grant_valid && self.grant_ready_q && i.grant_ctrl {
+                    // A control grant names no QP: it is for the CNP, if
+                    // one waits, and does nothing otherwise.
+                    self.cnp_q = true;
+                    if i.cnp_valid {
+                        self.qp_idx_q = i.cnp_qp & (QPS as u8 - 1);
+                        self.grant_ready_q = false;
+                        self.state_q = State::Ctx;
+                    }
+                } else if i.grant_valid && self.grant_ready_q {
                     let q = i.grant_qp & (QPS as u8 - 1);
+                    self.cnp_q = false;
                     self.qp_idx_q = q;
                     if self.active_q >> q & 1 != 0 {
                         self.grant_ready_q = false;
@@ -551,15 +657,15 @@ impl Dut for TxEngine {
                 // err_qp is loaded for every error completion (and only
                 // flagged valid for 2 and 4), as in the RTL.
                 if i.qp_state & 3 == qp_state::ERROR {
-                    self.set_cpl(wr_id, 5, op, 0, imm, i.qp_cq);
+                    self.set_cpl(wr_id, 5, op, 0, imm, i, 0);
                     self.err_qp_q = self.qp_idx_q;
                     self.ev_flush_q = true;
                 } else if op > wqe_op::READ || (op == wqe_op::READ && i.qp_uc) {
-                    self.set_cpl(wr_id, 2, op, 0, imm, i.qp_cq);
+                    self.set_cpl(wr_id, 2, op, 0, imm, i, 0);
                     self.err_valid_q = true;
                     self.err_qp_q = self.qp_idx_q;
                 } else if len != 0 && !mr_ok {
-                    self.set_cpl(wr_id, 4, op, 0, imm, i.qp_cq);
+                    self.set_cpl(wr_id, 4, op, 0, imm, i, 0);
                     self.err_valid_q = true;
                     self.err_qp_q = self.qp_idx_q;
                     self.ev_prot_err_q = true;
@@ -583,6 +689,10 @@ impl Dut for TxEngine {
                 self.state_q = State::Out;
             }
             State::Ctx => self.state_q = State::Emit,
+            State::Emit if self.cnp_q => {
+                self.emit_cnp(i);
+                self.state_q = State::Out;
+            }
             State::Emit => {
                 let q = self.qp_idx_q as usize;
                 let s = Src {
@@ -631,6 +741,8 @@ mod tests {
         psn: u32,
         pd: u16,
         cq: u8,
+        vlan: bool,
+        ipv6: bool,
     }
 
     const RTS_RC: Qp = Qp {
@@ -640,6 +752,8 @@ mod tests {
         psn: 100,
         pd: 7,
         cq: 2,
+        vlan: false,
+        ipv6: false,
     };
 
     #[derive(Clone, Copy, Default)]
@@ -710,10 +824,19 @@ mod tests {
         imm: u32,
         qp: u8,
         cq: u8,
+        uc: bool,
+        psn: u32,
     }
+
+    /// A CNP descriptor: (latency from its control grant, opcode, PSN,
+    /// DSCP, ECN, PCP, BECN, dest QP, pay_len, wire_len, desc_cpl, ack_req).
+    type Cnp = (u64, u8, u32, u8, u8, u8, bool, u32, u16, u16, bool, bool);
 
     struct Run {
         pkts: Vec<Pkt>,
+        /// desc_wire_len of each packet in `pkts`.
+        wire: Vec<u16>,
+        cnps: Vec<Cnp>,
         cpls: Vec<CplRec>,
         /// Next PSN as written back last.
         psn: u32,
@@ -729,6 +852,13 @@ mod tests {
     /// at n -> WQE at n+1) and tx_sched (a grant for QP `Q` whenever it has
     /// work) around the model, everything always ready.
     fn run(qp: Qp, mrs: [Mr; MRS], wqes: &[[u8; 64]]) -> Run {
+        run_ctrl(qp, mrs, wqes, &[])
+    }
+
+    /// Same, with a control grant instead of the data grant in each cycle
+    /// of `ctrl` (cycle, cnp_valid); a CNP is for QP `Q`, with DSCP 48,
+    /// PCP 6, BECN 1.
+    fn run_ctrl(qp: Qp, mrs: [Mr; MRS], wqes: &[[u8; 64]], ctrl: &[(u64, bool)]) -> Run {
         let mut m = TxEngine::new();
         let mut out = m.reset();
         let mut sq: VecDeque<[u8; 64]> = wqes.iter().copied().collect();
@@ -739,6 +869,8 @@ mod tests {
         let mut mr_read = Mr::default();
         let mut r = Run {
             pkts: vec![],
+            wire: vec![],
+            cnps: vec![],
             cpls: vec![],
             psn: qp.psn,
             lat: vec![],
@@ -746,6 +878,7 @@ mod tests {
             flushes: 0,
         };
         let mut pending_grant: Option<(u64, bool)> = None;
+        let mut pending_cnp: Option<u64> = None;
         let mut idle = 0;
         for cycle in 0..4_000_000u64 {
             let mut i = TxEngineIn {
@@ -771,7 +904,19 @@ mod tests {
             let active = out.req_active >> Q & 1 != 0;
             i.grant_valid = active || !sq.is_empty() || wqe_next.is_some();
             i.grant_qp = Q;
-            if i.grant_valid && out.grant_ready && (active || !sq.is_empty()) {
+            i.cfg_cnp_dscp = 48;
+            i.cfg_cnp_pcp = 6;
+            i.cfg_cnp_becn = true;
+            if let Some(&(_, v)) = ctrl.iter().find(|c| c.0 == cycle) {
+                i.grant_valid = true;
+                i.grant_qp = 0;
+                i.grant_ctrl = true;
+                i.cnp_valid = v;
+                i.cnp_qp = Q;
+                if v && out.grant_ready {
+                    pending_cnp = Some(cycle);
+                }
+            } else if i.grant_valid && out.grant_ready && (active || !sq.is_empty()) {
                 pending_grant = Some((cycle, !active));
             }
             // csr: this cycle's lookups, then this cycle's writes.
@@ -783,6 +928,11 @@ mod tests {
             i.qp_cq = qp_read.cq;
             i.qp_remote_qpn = 0x12345;
             i.qp_pkey = 0xFFFF;
+            i.qp_vlan_en = qp_read.vlan;
+            i.qp_ipv6 = qp_read.ipv6;
+            i.qp_dscp = 10;
+            i.qp_pcp = 2;
+            i.qp_ecn_en = true;
             i.mr_valid = mr_read.valid;
             i.mr_key = mr_read.key;
             i.mr_va = mr_read.va;
@@ -806,12 +956,39 @@ mod tests {
             r.prot_errs += out.ev_prot_err as u32;
             r.flushes += out.ev_flush as u32;
             // Outputs of the step (each visible for one cycle: always ready).
+            if out.desc_valid && out.desc_cnp_pad {
+                let g = pending_cnp.take().expect("a CNP without a control grant");
+                assert!(!out.rd_req_valid && !out.cpl_valid);
+                assert_eq!(
+                    (out.desc_qp, out.desc_reth_en, out.desc_imm_en),
+                    (Q, false, false)
+                );
+                r.cnps.push((
+                    cycle - g,
+                    out.desc_opcode,
+                    out.desc_psn,
+                    out.desc_dscp,
+                    out.desc_ecn,
+                    out.desc_pcp,
+                    out.desc_becn,
+                    out.desc_dest_qp,
+                    out.desc_pay_len,
+                    out.desc_wire_len,
+                    out.desc_cpl,
+                    out.desc_ack_req,
+                ));
+                out = m.tick(&i);
+                continue;
+            }
             if out.desc_valid || out.cpl_valid {
                 if let Some((g, new)) = pending_grant.take() {
                     r.lat.push((g, cycle, new));
                 }
             }
             if out.desc_valid {
+                assert!(!out.desc_becn, "BECN on a data packet");
+                assert_eq!((out.desc_dscp, out.desc_ecn, out.desc_pcp), (10, 2, 2));
+                r.wire.push(out.desc_wire_len);
                 assert_eq!(out.desc_qp, Q);
                 assert_eq!(out.desc_dest_qp, 0x12345);
                 r.pkts.push(Pkt {
@@ -844,9 +1021,15 @@ mod tests {
                     imm: out.cpl_imm,
                     qp: out.cpl_qp,
                     cq: out.cpl_cq,
+                    uc: out.cpl_uc,
+                    psn: out.cpl_psn,
                 });
             }
-            let busy = !sq.is_empty() || active || wqe_next.is_some() || !out.grant_ready;
+            let busy = !sq.is_empty()
+                || active
+                || wqe_next.is_some()
+                || !out.grant_ready
+                || ctrl.iter().any(|c| c.0 >= cycle);
             idle = if busy { 0 } else { idle + 1 };
             if idle > 10 {
                 return r;
@@ -912,7 +1095,7 @@ mod tests {
         ];
         assert_eq!(r.pkts, expect);
         assert_eq!(r.psn, 109);
-        assert!(r.cpls.is_empty(), "RC success completions wait for the ACK");
+        assert!(r.cpls.is_empty(), "nothing signaled, nothing completes");
     }
 
     #[test]
@@ -1071,7 +1254,7 @@ mod tests {
             },
         ];
         assert_eq!(r.pkts, expect);
-        let c = |wr_id, opcode, len, imm| CplRec {
+        let c = |wr_id, opcode, len, imm, psn| CplRec {
             wait: true,
             wr_id,
             status: 0,
@@ -1080,10 +1263,16 @@ mod tests {
             imm,
             qp: Q,
             cq: 2,
+            uc: true,
+            psn,
         };
         assert_eq!(
             r.cpls,
-            vec![c(1, 0, 4097, 0), c(2, 3, 8, 0x99), c(4, 2, 0, 0)]
+            vec![
+                c(1, 0, 4097, 0, 101),
+                c(2, 3, 8, 0x99, 102),
+                c(4, 2, 0, 0, 104)
+            ]
         );
     }
 
@@ -1097,6 +1286,8 @@ mod tests {
             imm,
             qp: Q,
             cq: 2,
+            uc: false,
+            psn: 0,
         }
     }
 
@@ -1111,7 +1302,11 @@ mod tests {
         } else {
             0
         };
-        assert_eq!(r.cpls, vec![err(1, status, op, imm), err(9, 5, 1, 5)]);
+        let uc = |c: CplRec| CplRec { uc: qp.uc, ..c };
+        assert_eq!(
+            r.cpls,
+            vec![uc(err(1, status, op, imm)), uc(err(9, 5, 1, 5))]
+        );
         assert_eq!(r.prot_errs, (status == 4) as u32);
         assert_eq!(r.flushes, 1);
         assert_eq!(r.psn, qp.psn, "no PSN is used");
@@ -1196,6 +1391,108 @@ mod tests {
         // error completion is a new WQE too.
         let d: Vec<(u64, bool)> = r.lat.iter().map(|&(g, v, new)| (v - g, new)).collect();
         assert_eq!(d, vec![(4, true), (3, false), (3, false), (4, true)]);
+    }
+
+    #[test]
+    fn rc_signaled_messages_complete_with_their_last_psn() {
+        let ws = [
+            wqe(1, wqe_op::SEND, 1, 700, LA, 0x101, 0), // PSNs 100..102
+            wqe(2, wqe_op::READ, 1, 600, LA, 0x101, 0), // span 103..105
+            wqe(3, wqe_op::WRITE_IMM, 1, 0, LA, 0x101, 0x77), // 106
+            wqe(4, wqe_op::SEND, 0, 10, LA, 0x101, 0),  // 107, unsignaled
+        ];
+        let r = run(RTS_RC, mrs(), &ws);
+        assert!(r.pkts.iter().all(|p| !p.cpl), "no RC frame is waited for");
+        let c = |wr_id, opcode, len, imm, psn| CplRec {
+            wait: false,
+            wr_id,
+            status: 0,
+            opcode,
+            len,
+            imm,
+            qp: Q,
+            cq: 2,
+            uc: false,
+            psn,
+        };
+        assert_eq!(
+            r.cpls,
+            vec![
+                c(1, 0, 700, 0, 102),
+                c(2, 4, 600, 0, 105),
+                c(3, 3, 0, 0x77, 106)
+            ]
+        );
+        // Across the wrap: a READ of 4 response packets from 0xFF_FFFE.
+        let mut qp = RTS_RC;
+        qp.psn = 0xFF_FFFE;
+        let ws = [
+            wqe(5, wqe_op::READ, 1, 1000, LA, 0x101, 0),
+            wqe(6, wqe_op::SEND, 1, 0, LA, 0x101, 0),
+        ];
+        let r = run(qp, mrs(), &ws);
+        let psns: Vec<(u64, u32)> = r.cpls.iter().map(|c| (c.wr_id, c.psn)).collect();
+        assert_eq!(psns, vec![(5, 1), (6, 2)]);
+    }
+
+    #[test]
+    fn wire_length_of_each_header_shape() {
+        let ws = [
+            wqe(1, wqe_op::SEND, 0, 0, LA, 0x101, 0),
+            wqe(2, wqe_op::SEND, 0, 1, LA, 0x101, 0),
+            wqe(3, wqe_op::SEND_IMM, 0, 257, LA, 0x101, 0),
+            wqe(4, wqe_op::WRITE, 0, 5, LA, 0x101, 0),
+            wqe(5, wqe_op::READ, 0, 600, LA, 0x101, 0),
+            wqe(6, wqe_op::WRITE, 0, 300, LA, 0x101, 0),
+        ];
+        let r = run(RTS_RC, mrs(), &ws);
+        // 54 = Ethernet 14 + IPv4 20 + UDP 8 + BTH 12; ICRC 4.
+        let want = vec![
+            54 + 4,              // SEND ONLY, no payload
+            54 + 1 + 3 + 4,      // 1 byte, 3 pad
+            54 + 256 + 4,        // SEND FIRST
+            54 + 4 + 1 + 3 + 4,  // SEND LAST with ImmDt
+            54 + 16 + 5 + 3 + 4, // WRITE ONLY, RETH
+            54 + 16 + 4,         // READ REQUEST, RETH
+            54 + 16 + 256 + 4,   // WRITE FIRST
+            54 + 44 + 4,         // WRITE LAST
+        ];
+        assert_eq!(r.wire, want);
+        let mut qp = RTS_RC;
+        qp.vlan = true;
+        qp.ipv6 = true;
+        let r = run(qp, mrs(), &[wqe(7, wqe_op::WRITE_IMM, 0, 3, LA, 0x101, 0)]);
+        // Ethernet 14 + tag 4 + IPv6 40 + UDP 8 + BTH 12 + RETH 16 + ImmDt 4
+        // + 3 + 1 pad + ICRC 4.
+        assert_eq!(r.wire, vec![106]);
+    }
+
+    #[test]
+    fn control_grants_send_cnps() {
+        // Alone: a control grant without cnp_valid does nothing; with it,
+        // the CNP descriptor is visible 3 cycles after the grant.
+        let r = run_ctrl(RTS_RC, mrs(), &[], &[(3, false), (6, true)]);
+        assert!(r.pkts.is_empty() && r.cpls.is_empty());
+        let cnp = |wire| (3, 0x81, 0, 48, 0, 6, true, 0x12345, 0, wire, false, false);
+        // 54 + 16 reserved bytes + ICRC 4.
+        assert_eq!(r.cnps, vec![cnp(74)]);
+        let mut qp = RTS_RC;
+        qp.vlan = true;
+        qp.ipv6 = true;
+        let r = run_ctrl(qp, mrs(), &[], &[(6, true)]);
+        assert_eq!(r.cnps, vec![cnp(98)]);
+        // Between the packets of a message: the message is unchanged (its
+        // PSNs too: a CNP writes none back).
+        let ws = [wqe(1, wqe_op::SEND, 1, 1000, LA, 0x101, 0)];
+        let ctrl: Vec<(u64, bool)> = (2..60).step_by(5).map(|c| (c, true)).collect();
+        let r = run_ctrl(RTS_RC, mrs(), &ws, &ctrl);
+        let psns: Vec<u32> = r.pkts.iter().map(|p| p.psn).collect();
+        assert_eq!(psns, vec![100, 101, 102, 103]);
+        assert_eq!(r.psn, 104);
+        assert!(r.cnps.len() >= 3, "{} CNPs", r.cnps.len());
+        assert!(r.cnps.iter().all(|&c| c == cnp(74)));
+        assert_eq!(r.cpls.len(), 1);
+        assert_eq!(r.cpls[0].psn, 103);
     }
 
     #[test]

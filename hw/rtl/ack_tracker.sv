@@ -1,0 +1,311 @@
+// RC completions wait for their ACK. Model: model/src/ack_tracker.rs (same
+// register names). Contract: docs/rx_cc.md, "ack_tracker".
+//
+// UC completions (cpl_uc) pass through a FIFO in arrival order. RC ones
+// (success, error, flush) queue per QP in order; a QP's head may leave when
+// it is an error / flush, or a success whose last PSN is covered by the QP's
+// acknowledged PSN. ACKs move the acknowledged PSN forward (24-bit modular
+// window, duplicates counted and ignored, the first ACK of a QP since reset
+// always taken); NAK and RNR NAK are only counted.
+//
+// Storage: the RC entries' bulk fields in one RAM (QPS * DEPTH entries at
+// qp * DEPTH + slot, one write port, registered read); every entry's last
+// PSN and success bit in flops (every QP's head is looked at each cycle);
+// per-QP head / tail pointers of DW + 1 bits. UC FIFO: DEPTH entries, flops.
+// Per-QP and per-entry flops are flattened vectors (QP q's pointer at
+// [PW*q +: PW]) so that Yosys keeps them as registers, not memories.
+//
+// Pipeline: stage A selects the UC FIFO's head if any, else the first ready
+// RC head at or after rr_q (rr_q then moves past it), reading the RAM into
+// rd_data_q (or copying the UC head to b_uc_data_q); stage B moves to the
+// out_* registers when they are empty or taken.
+//
+// Timing: completion transferred at n, nothing ahead, PSN covered -> out_*
+// at n+3; an ACK at n covering a waiting head -> out_* at n+3; ev_* at n+1.
+// cpl_ready: while a completion waits untaken, room in its own queue; else
+// room in every queue. full[q]: QP q's queue holds DEPTH - 2 or more.
+module ack_tracker #(
+  parameter int QPS   = 16,
+  parameter int CQS   = 4,
+  parameter int DEPTH = 8
+) (
+  input  logic                 clk,
+  input  logic                 rst,
+  input  logic                 cpl_valid,
+  output logic                 cpl_ready,
+  input  logic                 cpl_wait_frame,
+  input  logic [63:0]          cpl_wr_id,
+  input  logic [7:0]           cpl_status,
+  input  logic [7:0]           cpl_opcode,
+  input  logic [31:0]          cpl_len,
+  input  logic [31:0]          cpl_imm,
+  input  logic [QPW-1:0]       cpl_qp,
+  input  logic [CQW-1:0]       cpl_cq,
+  input  logic                 cpl_uc,
+  input  logic [23:0]          cpl_psn,
+  input  logic                 ack_valid,
+  input  logic [QPW-1:0]       ack_qp,
+  input  logic [23:0]          ack_psn,
+  input  logic [7:0]           ack_syndrome,
+  output logic                 out_valid,
+  input  logic                 out_ready,
+  output logic                 out_wait_frame,
+  output logic [63:0]          out_wr_id,
+  output logic [7:0]           out_status,
+  output logic [7:0]           out_opcode,
+  output logic [31:0]          out_len,
+  output logic [31:0]          out_imm,
+  output logic [QPW-1:0]       out_qp,
+  output logic [CQW-1:0]       out_cq,
+  output logic [QPS-1:0]       full,
+  output logic                 ev_ack,
+  output logic                 ev_nak,
+  output logic                 ev_dup
+);
+  localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
+  localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
+  localparam int DW  = (DEPTH > 1) ? $clog2(DEPTH) : 1;
+  localparam int N   = QPS * DEPTH;
+  localparam int AW  = QPW + DW;
+  localparam int PW  = DW + 1;   // pointer / count width
+  // RAM entry: wait_frame, wr_id, status, opcode, len, imm, cq.
+  localparam int EW  = 1 + 64 + 8 + 8 + 32 + 32 + CQW;
+  // UC entry: the same and the QP.
+  localparam int UW  = EW + QPW;
+
+  if (QPS < 2 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
+    $error("ack_tracker: QPS must be a power of two >= 2");
+  end
+  if (CQS < 2 || (CQS & (CQS - 1)) != 0) begin : g_bad_cqs
+    $error("ack_tracker: CQS must be a power of two >= 2");
+  end
+  if (DEPTH < 4 || (DEPTH & (DEPTH - 1)) != 0) begin : g_bad_depth
+    $error("ack_tracker: DEPTH must be a power of two >= 4");
+  end
+
+  // ------------------------------------------------------------------
+  // Registers
+  // ------------------------------------------------------------------
+  logic           cpl_ready_q;
+  logic [UW-1:0]  uc_mem_q [DEPTH];
+  logic [DW:0]    uc_wr_q, uc_rd_q, uc_cnt_q;
+  logic [EW-1:0]  mem_q [N];      // the RAM
+  logic [24*N-1:0]   m_psn_q;
+  logic [N-1:0]      m_ok_q;
+  logic [PW*QPS-1:0] head_q, tail_q;
+  logic [24*QPS-1:0] acked_q;
+  logic [QPS-1:0] seen_q;
+  logic [QPW-1:0] rr_q;
+  logic [EW-1:0]  rd_data_q;      // the RAM's read register
+  logic           b_valid_q, b_uc_q;
+  logic [QPW-1:0] b_qp_q;
+  logic [UW-1:0]  b_uc_data_q;
+  logic           out_valid_q;
+  logic [UW-1:0]  out_q;
+  logic [QPS-1:0] full_q;
+  logic           ev_ack_q, ev_nak_q, ev_dup_q;
+
+  // ------------------------------------------------------------------
+  // Head readiness per QP
+  // ------------------------------------------------------------------
+  logic [QPS-1:0] rdy;
+
+  // Per QP: its DEPTH entries' PSN / success flops (a constant slice), the
+  // head's picked by the head pointer.
+  for (genvar g = 0; g < QPS; g++) begin : g_head
+    logic [24*DEPTH-1:0] psns;
+    logic [DEPTH-1:0]    oks;
+    logic [DW-1:0]       slot;
+    logic [23:0]         d;   // acknowledged PSN - the head's last PSN
+    always_comb begin
+      psns   = m_psn_q[24*DEPTH*g +: 24*DEPTH];
+      oks    = m_ok_q[DEPTH*g +: DEPTH];
+      slot   = head_q[PW*g +: DW];
+      d      = acked_q[24*g +: 24] - psns[24*slot +: 24];
+      // An error / flush, or a success covered: (a - l) mod 2^24 < 2^23.
+      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || (seen_q[g] && d < 24'h80_0000));
+    end
+  end
+
+  // ------------------------------------------------------------------
+  // Selection: UC first, then round robin over the ready RC heads
+  // ------------------------------------------------------------------
+  logic           out_free, b_move, a_go, uc_avail, rc_any, a_uc, a_rc;
+  logic [QPW-1:0] rc_sel;
+
+  always_comb begin
+    rc_any = 1'b0;
+    rc_sel = '0;
+    // Downwards, so that the last hit is the first QP from rr_q.
+    for (int k = QPS - 1; k >= 0; k--) begin
+      if (rdy[rr_q + k[QPW-1:0]]) begin
+        rc_any = 1'b1;
+        rc_sel = rr_q + k[QPW-1:0];
+      end
+    end
+  end
+
+  always_comb begin
+    out_free = !out_valid_q || out_ready;
+    b_move   = b_valid_q && out_free;
+    a_go     = !b_valid_q || b_move;
+    uc_avail = uc_cnt_q != '0;
+    a_uc     = a_go && uc_avail;
+    a_rc     = a_go && !uc_avail && rc_any;
+  end
+
+  // ------------------------------------------------------------------
+  // This cycle's completion and ACK
+  // ------------------------------------------------------------------
+  logic          push, push_uc, push_rc;
+  logic [EW-1:0] e;
+  logic [AW-1:0] wr_addr, rd_addr;
+  logic [2:0]    syn;
+  logic [23:0]   ack_d;
+  logic          is_ack, ack_new;
+  logic          syn_low_unused;  // syndrome bits 4:0 (credit count / NAK code)
+
+  always_comb begin
+    push    = cpl_valid && cpl_ready_q;
+    push_uc = push && cpl_uc;
+    push_rc = push && !cpl_uc;
+    e       = {cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm, cpl_cq};
+    wr_addr = {cpl_qp, tail_q[PW*cpl_qp +: DW]};
+    rd_addr = {rc_sel, head_q[PW*rc_sel +: DW]};
+    syn     = ack_syndrome[7:5];
+    syn_low_unused = ^ack_syndrome[4:0];
+    is_ack  = ack_valid && syn == 3'b000;
+    ack_d   = ack_psn - acked_q[24*ack_qp +: 24];
+    // Newer: (p - a) mod 2^24 in 1 .. 2^23 - 1; the first ACK is taken.
+    ack_new = !seen_q[ack_qp] || (ack_d != 24'd0 && !ack_d[23]);
+  end
+
+  // ------------------------------------------------------------------
+  // Counts after this cycle: full and cpl_ready
+  // ------------------------------------------------------------------
+  logic [PW*QPS-1:0] head_n, tail_n, cnt_n;
+  logic [DW:0]    uc_cnt_n;
+  logic [QPS-1:0] full_d;
+  logic           rc_room, all_room, cpl_ready_d;
+
+  always_comb begin
+    rc_room = 1'b1;
+    for (int q = 0; q < QPS; q++) begin
+      head_n[PW*q +: PW] = head_q[PW*q +: PW] + {{DW{1'b0}}, a_rc && rc_sel == q[QPW-1:0]};
+      tail_n[PW*q +: PW] = tail_q[PW*q +: PW] + {{DW{1'b0}}, push_rc && cpl_qp == q[QPW-1:0]};
+      cnt_n[PW*q +: PW]  = tail_n[PW*q +: PW] - head_n[PW*q +: PW];
+      full_d[q] = cnt_n[PW*q +: PW] >= PW'(DEPTH - 2);
+      if (cnt_n[PW*q +: PW] == PW'(DEPTH)) rc_room = 1'b0;
+    end
+  end
+
+  always_comb begin
+    uc_cnt_n = uc_cnt_q + {{DW{1'b0}}, push_uc} - {{DW{1'b0}}, a_uc};
+    all_room = rc_room && uc_cnt_n != PW'(DEPTH);
+    // A completion offered and not taken is offered again: it needs room
+    // in its own queue; otherwise the next one may go anywhere.
+    if (cpl_valid && !push) begin
+      cpl_ready_d = cpl_uc ? uc_cnt_n != PW'(DEPTH) : cnt_n[PW*cpl_qp +: PW] != PW'(DEPTH);
+    end else begin
+      cpl_ready_d = all_room;
+    end
+  end
+
+  // ------------------------------------------------------------------
+  // RAM: one write port, registered read
+  // ------------------------------------------------------------------
+  always_ff @(posedge clk) begin
+    if (push_rc) mem_q[wr_addr] <= e;
+    if (a_rc) rd_data_q <= mem_q[rd_addr];
+  end
+
+  // Per-entry PSN / success (one write enable per entry) and the UC FIFO:
+  // no reset needed (read only while counted).
+  for (genvar k = 0; k < N; k++) begin : g_meta
+    always_ff @(posedge clk) begin
+      if (push_rc && wr_addr == AW'(k)) begin
+        m_psn_q[24*k +: 24] <= cpl_psn;
+        m_ok_q[k]           <= cpl_status == 8'd0;
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (push_uc) uc_mem_q[uc_wr_q[DW-1:0]] <= {e, cpl_qp};
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      cpl_ready_q <= 1'b0;
+      uc_wr_q     <= '0;
+      uc_rd_q     <= '0;
+      uc_cnt_q    <= '0;
+      head_q      <= '0;
+      tail_q      <= '0;
+      acked_q     <= '0;
+      seen_q      <= '0;
+      rr_q        <= '0;
+      b_valid_q   <= 1'b0;
+      b_uc_q      <= 1'b0;
+      b_qp_q      <= '0;
+      b_uc_data_q <= '0;
+      out_valid_q <= 1'b0;
+      out_q       <= '0;
+      full_q      <= '0;
+      ev_ack_q    <= 1'b0;
+      ev_nak_q    <= 1'b0;
+      ev_dup_q    <= 1'b0;
+    end else begin
+      cpl_ready_q <= cpl_ready_d;
+      full_q      <= full_d;
+      head_q      <= head_n;
+      tail_q      <= tail_n;
+      uc_cnt_q <= uc_cnt_n;
+      if (push_uc) uc_wr_q <= uc_wr_q + 1'b1;
+      if (a_uc) uc_rd_q <= uc_rd_q + 1'b1;
+      if (a_rc) rr_q <= rc_sel + 1'b1;
+
+      // ---- ACK / NAK ----
+      ev_ack_q <= is_ack && ack_new;
+      ev_dup_q <= is_ack && !ack_new;
+      // NAK (011) and RNR NAK (001): counted only; reserved syndromes: nothing.
+      ev_nak_q <= ack_valid && (syn == 3'b011 || syn == 3'b001);
+      for (int q = 0; q < QPS; q++) begin
+        if (is_ack && ack_new && ack_qp == q[QPW-1:0]) begin
+          acked_q[24*q +: 24] <= ack_psn;
+          seen_q[q]           <= 1'b1;
+        end
+      end
+
+      // ---- output register ----
+      if (b_move) begin
+        out_valid_q <= 1'b1;
+        out_q       <= b_uc_q ? b_uc_data_q : {rd_data_q, b_qp_q};
+      end else if (out_ready) begin
+        out_valid_q <= 1'b0;
+      end
+
+      // ---- stage A -> B ----
+      if (a_uc) begin
+        b_valid_q   <= 1'b1;
+        b_uc_q      <= 1'b1;
+        b_uc_data_q <= uc_mem_q[uc_rd_q[DW-1:0]];
+      end else if (a_rc) begin
+        b_valid_q <= 1'b1;
+        b_uc_q    <= 1'b0;
+        b_qp_q    <= rc_sel;
+      end else if (b_move) begin
+        b_valid_q <= 1'b0;
+      end
+    end
+  end
+
+  assign cpl_ready      = cpl_ready_q;
+  assign out_valid      = out_valid_q;
+  assign {out_wait_frame, out_wr_id, out_status, out_opcode, out_len, out_imm, out_cq,
+          out_qp}       = out_q;
+  assign full           = full_q;
+  assign ev_ack         = ev_ack_q;
+  assign ev_nak         = ev_nak_q;
+  assign ev_dup         = ev_dup_q;
+endmodule
