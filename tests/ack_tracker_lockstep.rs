@@ -186,7 +186,9 @@ impl AckEnv {
             wait_frame: uc && status == 0,
             wr_id: self.wr_id,
             status,
-            opcode: self.r.below(5) as u8,
+            // Successes are never RDMA READ here: a READ success never
+            // leaves (model unit test read_success_never_leaves).
+            opcode: self.r.below(if status == 0 { 4 } else { 5 }) as u8,
             len: self.r.next_u64() as u32,
             imm: self.r.next_u64() as u32,
             qp: q as u8,

@@ -359,6 +359,7 @@ fn build(top: Top, c: &Case, index: u32) -> Vector {
         cqs: Vec::new(),
         wqes: Vec::new(),
         doorbells: Vec::new(),
+        min_cycles: 0,
         rx: Vec::new(),
         cc: Default::default(),
         peer: Default::default(),

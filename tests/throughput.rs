@@ -91,6 +91,7 @@ fn stream_vector(cpl_size: u32) -> Vector {
         rx: Vec::new(),
         cc: Default::default(),
         peer: Default::default(),
+        min_cycles: 0,
         max_cycles: 200_000,
         expect: None,
     }

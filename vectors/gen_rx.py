@@ -259,7 +259,7 @@ def cc_vectors():
                     "increase, never hyper)",
         qps=[dict(qp(0, "uc"), cc=True)], wqes=[],
         rx=[rx(100, {"cnp": {"qp": 0}}, count=3, every=500)], cc=dict(FAST_CC),
-        max_cycles=200_000))
+        min_cycles=60_000, max_cycles=200_000))
     write("cc", "cnp_cc_disabled", dict(
         description="CNPs for a QP without DCQCN: counted by the reaction point, no rate cut, "
                     "the stream keeps its pace",

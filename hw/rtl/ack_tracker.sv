@@ -92,6 +92,9 @@ module ack_tracker #(
   logic [EW-1:0]  mem_q [N];      // the RAM
   logic [24*N-1:0]   m_psn_q;
   logic [N-1:0]      m_ok_q;
+  // A successful RDMA READ: its completion needs the READ response data,
+  // which is not handled yet, so it never leaves (and holds its QP's queue).
+  logic [N-1:0]      m_rd_q;
   logic [PW*QPS-1:0] head_q, tail_q;
   logic [24*QPS-1:0] acked_q;
   logic [QPS-1:0] seen_q;
@@ -114,16 +117,17 @@ module ack_tracker #(
   // head's picked by the head pointer.
   for (genvar g = 0; g < QPS; g++) begin : g_head
     logic [24*DEPTH-1:0] psns;
-    logic [DEPTH-1:0]    oks;
+    logic [DEPTH-1:0]    oks, rds;
     logic [DW-1:0]       slot;
     logic [23:0]         d;   // acknowledged PSN - the head's last PSN
     always_comb begin
       psns   = m_psn_q[24*DEPTH*g +: 24*DEPTH];
       oks    = m_ok_q[DEPTH*g +: DEPTH];
+      rds    = m_rd_q[DEPTH*g +: DEPTH];
       slot   = head_q[PW*g +: DW];
       d      = acked_q[24*g +: 24] - psns[24*slot +: 24];
       // An error / flush, or a success covered: (a - l) mod 2^24 < 2^23.
-      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || (seen_q[g] && d < 24'h80_0000));
+      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || (!rds[slot] && seen_q[g] && d < 24'h80_0000));
     end
   end
 
@@ -226,6 +230,7 @@ module ack_tracker #(
       if (push_rc && wr_addr == AW'(k)) begin
         m_psn_q[24*k +: 24] <= cpl_psn;
         m_ok_q[k]           <= cpl_status == 8'd0;
+        m_rd_q[k]           <= cpl_opcode == 8'd4;
       end
     end
   end

@@ -1,16 +1,24 @@
-// The RNIC transmit datapath behind the top-level ports of ARCHITECTURE.md.
+// The RNIC datapath behind the top-level ports of ARCHITECTURE.md: the
+// transmit path, the receive path (RX parser, ACK tracking, PFC) and
+// congestion control (CNP generation, DCQCN, rate limiters).
 // Model: model/src/rnic_top.rs (same instance and wire names).
 //
 // Only wiring lives here: every block registers its outputs, so the glue
 // below (the read-data demultiplexer by client, the MR lookup addressed by
-// the popped WQE's lkey) is combinational on registered outputs and adds no
-// cycle. See docs/tx_datapath.md for the contract between the blocks.
+// the popped WQE's lkey, the scheduler's allowance, the CNP handshake, the
+// STAT_QP window on dcqcn's state) is combinational on registered outputs
+// and adds no cycle. See docs/tx_datapath.md and docs/rx_cc.md for the
+// contracts between the blocks.
 module rnic_top #(
-  parameter int QPS       = 16,
-  parameter int MRS       = 16,
-  parameter int CQS       = 4,
-  parameter int TAGS      = 64,
-  parameter int BUF_LINES = 512
+  parameter int QPS            = 16,
+  parameter int MRS            = 16,
+  parameter int CQS            = 4,
+  parameter int TAGS           = 64,
+  parameter int BUF_LINES      = 512,
+  // Link bits per clock cycle (100 Gb/s at 250 MHz), for PFC pause times.
+  parameter int BITS_PER_CYCLE = 400,
+  // Completions ack_tracker holds per QP.
+  parameter int ACK_DEPTH      = 8
 ) (
   input  logic         clk,
   input  logic         rst,
@@ -183,12 +191,11 @@ module rnic_top #(
   logic [8:0]   stat_tags_busy_unused;
   logic [15:0]  stat_free_lines_unused;
   logic [1:0]   wr_done_client_unused;
-  // tx_sched's control grant: no control frame is requested yet (ctrl_req
-  // tied to 0), so it is never 1; it goes to tx_engine with issue 4.
-  logic         grant_ctrl_unused;
-  // The receive path and the congestion-control parameters: their blocks come next.
-  logic         rx_unused;
-  assign rx_unused = ^{rx_tvalid, rx_tdata, rx_tkeep, rx_tlast, rx_tuser};
+  // The ACK's MSN: ack_tracker matches ACKs by PSN.
+  logic [23:0]  ack_msn_unused;
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // ---------------- receive path, PFC, congestion control ----------------
   logic [3:0]   cfg_g_shift;
   logic [7:0]   cfg_f;
   logic [23:0]  cfg_k, cfg_t_inc, cfg_rl_burst, cfg_cnp_interval;
@@ -200,15 +207,32 @@ module rnic_top #(
   logic [QPW-1:0] cfg_stat_qp;
   logic [2*QPS-1:0] qp_state_all;
   logic [QPS-1:0] qp_cc_en_all;
-  // tx_engine's issue-4 outputs, for ack_tracker and the rate limiter (not
-  // wired yet).
-  logic [13:0]  desc_wire_len_unused;
-  logic [23:0]  te_cpl_psn_unused;
-  /* verilator lint_on UNUSEDSIGNAL */
-  // Until ack_tracker is wired (issue 4), completions of successful RC
-  // messages are taken from tx_engine and dropped here, as before they
-  // were not made at all.
-  logic         te_cpl_valid, te_cpl_ready, te_cpl_uc, te_cpl_rc_ok;
+  logic         pfc_valid;
+  logic [7:0]   pfc_enable, pause;
+  logic [127:0] pfc_quanta;
+  logic         rxp_cnp_valid, data_valid, data_ce, ack_valid;
+  logic [QPW-1:0] rxp_cnp_qp, data_qp, ack_qp;
+  logic [23:0]  ack_psn;
+  logic [7:0]   ack_syndrome;
+  logic         ev_rx_frame, ev_drop, ev_rx_ce, ev_ce_suppressed, ev_cnp_sent;
+  logic         ev_ack_new, ev_ack_dup, ev_nak;
+  logic [2:0]   ev_drop_reason;
+  logic [32*QPS-1:0] dc_rc, dc_rt;
+  logic [11*QPS-1:0] dc_alpha;
+  logic [31:0]  dc_cnt_cnp, dc_cnt_cut, dc_cnt_fr, dc_cnt_ai, dc_cnt_hai, dc_cnt_alpha;
+  logic [QPS-1:0] rl_rate_ok, ack_full;
+  logic         cg_cnp_valid, cg_cnp_ready;
+  logic [QPW-1:0] cg_cnp_qp;
+  logic         grant_ctrl, charge_valid;
+  logic [13:0]  desc_wire_len;
+  // tx_engine's completions, before ack_tracker orders them.
+  logic         te_cpl_valid, te_cpl_ready, te_cpl_wait_frame, te_cpl_uc;
+  logic [63:0]  te_cpl_wr_id;
+  logic [7:0]   te_cpl_status, te_cpl_opcode;
+  logic [31:0]  te_cpl_len, te_cpl_imm;
+  logic [QPW-1:0] te_cpl_qp;
+  logic [CQW-1:0] te_cpl_cq;
+  logic [23:0]  te_cpl_psn;
 
   csr #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_csr (
     .clk, .rst,
@@ -237,12 +261,74 @@ module rnic_top #(
     .cfg_r_min, .cfg_r_max, .cfg_alpha_init, .cfg_rl_burst, .cfg_cnp_dscp,
     .cfg_cnp_pcp, .cfg_cnp_becn, .cfg_cnp_interval, .cfg_stat_qp,
     .qp_state_all, .qp_cc_en_all,
-    .ev_rx_frame(1'b0), .ev_rx_pfc(1'b0), .ev_rx_cnp(1'b0), .ev_rx_ack(1'b0), .ev_rx_data(1'b0),
-    .ev_rx_ce(1'b0), .ev_drop(1'b0), .ev_drop_reason(3'd0), .ev_ack_new(1'b0), .ev_ack_dup(1'b0),
-    .ev_nak(1'b0), .ev_cnp_sent(1'b0), .ev_ce_suppressed(1'b0),
-    .dcqcn_cnt_cnp(32'd0), .dcqcn_cnt_cut(32'd0), .dcqcn_cnt_fr(32'd0), .dcqcn_cnt_ai(32'd0),
-    .dcqcn_cnt_hai(32'd0), .dcqcn_cnt_alpha(32'd0), .stat_rc(32'd0), .stat_rt(32'd0),
-    .stat_alpha(11'd0)
+    .ev_rx_frame, .ev_rx_pfc(pfc_valid), .ev_rx_cnp(rxp_cnp_valid), .ev_rx_ack(ack_valid),
+    .ev_rx_data(data_valid), .ev_rx_ce, .ev_drop, .ev_drop_reason, .ev_ack_new, .ev_ack_dup,
+    .ev_nak, .ev_cnp_sent, .ev_ce_suppressed,
+    .dcqcn_cnt_cnp(dc_cnt_cnp), .dcqcn_cnt_cut(dc_cnt_cut), .dcqcn_cnt_fr(dc_cnt_fr),
+    .dcqcn_cnt_ai(dc_cnt_ai), .dcqcn_cnt_hai(dc_cnt_hai), .dcqcn_cnt_alpha(dc_cnt_alpha),
+    .stat_rc(dc_rc[32*cfg_stat_qp +: 32]), .stat_rt(dc_rt[32*cfg_stat_qp +: 32]),
+    .stat_alpha(dc_alpha[11*cfg_stat_qp +: 11])
+  );
+
+  rx_parser #(.QPS(QPS)) u_rx_parser (
+    .clk, .rst,
+    .rx_tvalid, .rx_tdata, .rx_tkeep, .rx_tlast, .rx_tuser,
+    .qp_state_all,
+    .pfc_valid, .pfc_enable, .pfc_quanta,
+    .cnp_valid(rxp_cnp_valid), .cnp_qp(rxp_cnp_qp),
+    .data_valid, .data_qp, .data_ce,
+    .ack_valid, .ack_qp, .ack_psn, .ack_syndrome, .ack_msn(ack_msn_unused),
+    .ev_frame(ev_rx_frame), .ev_drop, .ev_drop_reason
+  );
+
+  pfc #(.BITS_PER_CYCLE(BITS_PER_CYCLE)) u_pfc (
+    .clk, .rst,
+    .pfc_valid, .pfc_enable, .pfc_quanta, .pause
+  );
+
+  cnp_gen #(.QPS(QPS)) u_cnp_gen (
+    .clk, .rst,
+    .ce_valid(data_valid && data_ce), .ce_qp(data_qp),
+    .cfg_interval(cfg_cnp_interval),
+    .cnp_valid(cg_cnp_valid), .cnp_qp(cg_cnp_qp), .cnp_ready(cg_cnp_ready),
+    .ev_ce(ev_rx_ce), .ev_ce_suppressed, .ev_cnp(ev_cnp_sent)
+  );
+
+  // A data frame is committed when its descriptor goes to pkt_builder: the
+  // rate limiter charges it and dcqcn's byte counter counts it.
+  assign charge_valid = desc_valid && desc_ready && !desc_cnp_pad;
+
+  dcqcn #(.QPS(QPS)) u_dcqcn (
+    .clk, .rst,
+    .cnp_valid(rxp_cnp_valid), .cnp_qp(rxp_cnp_qp),
+    .tx_valid(charge_valid), .tx_qp(desc_qp), .tx_len(desc_wire_len),
+    .cc_en(qp_cc_en_all),
+    .cfg_g_shift, .cfg_k, .cfg_t_inc, .cfg_b, .cfg_f, .cfg_r_ai, .cfg_r_hai,
+    .cfg_r_min, .cfg_r_max, .cfg_alpha_init,
+    .rc(dc_rc), .rt(dc_rt), .alpha(dc_alpha),
+    .cnt_cnp(dc_cnt_cnp), .cnt_cut(dc_cnt_cut), .cnt_fr(dc_cnt_fr), .cnt_ai(dc_cnt_ai),
+    .cnt_hai(dc_cnt_hai), .cnt_alpha(dc_cnt_alpha)
+  );
+
+  rate_limiter #(.QPS(QPS)) u_rate_limiter (
+    .clk, .rst,
+    .rate(dc_rc), .cc_en(qp_cc_en_all), .cfg_burst(cfg_rl_burst),
+    .charge_valid, .charge_qp(desc_qp), .charge_len(desc_wire_len),
+    .rate_ok(rl_rate_ok)
+  );
+
+  ack_tracker #(.QPS(QPS), .CQS(CQS), .DEPTH(ACK_DEPTH)) u_ack_tracker (
+    .clk, .rst,
+    .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame(te_cpl_wait_frame),
+    .cpl_wr_id(te_cpl_wr_id), .cpl_status(te_cpl_status), .cpl_opcode(te_cpl_opcode),
+    .cpl_len(te_cpl_len), .cpl_imm(te_cpl_imm), .cpl_qp(te_cpl_qp), .cpl_cq(te_cpl_cq),
+    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn),
+    .ack_valid, .ack_qp, .ack_psn, .ack_syndrome,
+    .out_valid(cpl_valid), .out_ready(cpl_ready), .out_wait_frame(cpl_wait_frame),
+    .out_wr_id(cpl_wr_id), .out_status(cpl_status), .out_opcode(cpl_opcode),
+    .out_len(cpl_len), .out_imm(cpl_imm), .out_qp(cpl_qp), .out_cq(cpl_cq),
+    .full(ack_full),
+    .ev_ack(ev_ack_new), .ev_nak, .ev_dup(ev_ack_dup)
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (
@@ -261,12 +347,13 @@ module rnic_top #(
   tx_sched #(.QPS(QPS)) u_tx_sched (
     .clk, .rst,
     .req_active, .req_avail(wqe_avail),
-    // The rate limiters, PFC pause and control frames (ACK/CNP) arrive with
-    // issue 4: until then every QP may send, no priority is paused and no
-    // control frame waits.
-    .rate_ok({QPS{1'b1}}), .pause(8'd0), .qp_pcp(qp_pcp_all), .ctrl_req(1'b0),
-    .grant_valid, .grant_qp, .grant_ctrl(grant_ctrl_unused), .grant_ready
+    // A QP may start a frame when its rate limiter allows it and its
+    // completion queue in ack_tracker has room; a waiting CNP goes first.
+    .rate_ok(rl_rate_ok & ~ack_full), .pause, .qp_pcp(qp_pcp_all), .ctrl_req(cg_cnp_valid),
+    .grant_valid, .grant_qp, .grant_ctrl, .grant_ready
   );
+  // tx_engine takes the CNP with the control grant.
+  assign cg_cnp_ready = grant_valid && grant_ctrl && grant_ready && cg_cnp_valid;
 
   tx_engine #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_tx_engine (
     .clk, .rst,
@@ -287,17 +374,15 @@ module rnic_top #(
     .desc_opcode, .desc_se, .desc_pkey, .desc_becn, .desc_dest_qp, .desc_ack_req, .desc_psn,
     .desc_reth_en, .desc_reth_va, .desc_reth_rkey, .desc_reth_len,
     .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
-    .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame, .cpl_wr_id,
-    .cpl_status, .cpl_opcode, .cpl_len, .cpl_imm, .cpl_qp, .cpl_cq,
-    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn_unused),
-    .grant_ctrl(1'b0), .cnp_valid(1'b0), .cnp_qp('0),
-    .cfg_cnp_dscp(6'd0), .cfg_cnp_pcp(3'd0), .cfg_cnp_becn(1'b0),
-    .desc_wire_len(desc_wire_len_unused),
+    .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame(te_cpl_wait_frame),
+    .cpl_wr_id(te_cpl_wr_id), .cpl_status(te_cpl_status), .cpl_opcode(te_cpl_opcode),
+    .cpl_len(te_cpl_len), .cpl_imm(te_cpl_imm), .cpl_qp(te_cpl_qp), .cpl_cq(te_cpl_cq),
+    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn),
+    .grant_ctrl, .cnp_valid(cg_cnp_valid), .cnp_qp(cg_cnp_qp),
+    .cfg_cnp_dscp, .cfg_cnp_pcp, .cfg_cnp_becn,
+    .desc_wire_len,
     .ev_prot_err, .ev_flush
   );
-  assign te_cpl_rc_ok = !te_cpl_uc && cpl_status == 8'd0;
-  assign cpl_valid    = te_cpl_valid && !te_cpl_rc_ok;
-  assign te_cpl_ready = cpl_ready || te_cpl_rc_ok;
 
   pkt_builder #(.QPS(QPS)) u_pkt_builder (
     .clk, .rst,
@@ -309,7 +394,7 @@ module rnic_top #(
     .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
     .pay_valid(rd_data_valid && rd_data_client == 2'd1),
     .pay_ready, .pay_data(rd_data), .pay_last(rd_data_last), .pay_status(rd_data_status),
-    .pause(8'd0),  // PFC not wired yet: the integrator connects pfc's pause
+    .pause,
     .tx_tvalid, .tx_tready, .tx_tdata, .tx_tkeep, .tx_tlast,
     .frame_done_valid, .frame_done_err,
     .ev_tx_frame, .ev_tx_len, .ev_dma_err

@@ -118,6 +118,9 @@ pub struct AckTracker {
     mem_q: [Entry; QPS * DEPTH],
     m_psn_q: [u32; QPS * DEPTH],
     m_ok_q: [bool; QPS * DEPTH],
+    /// A successful RDMA READ never leaves: its completion needs the READ
+    /// response data, not handled yet (it holds its QP's queue).
+    m_rd_q: [bool; QPS * DEPTH],
     head_q: [u8; QPS],
     tail_q: [u8; QPS],
     /// Per QP: the acknowledged PSN, valid once `seen_q` bit q is set.
@@ -150,6 +153,7 @@ impl Default for AckTracker {
             mem_q: [Entry::default(); QPS * DEPTH],
             m_psn_q: [0; QPS * DEPTH],
             m_ok_q: [false; QPS * DEPTH],
+            m_rd_q: [false; QPS * DEPTH],
             head_q: [0; QPS],
             tail_q: [0; QPS],
             acked_q: [0; QPS],
@@ -214,6 +218,9 @@ impl AckTracker {
         let k = slot(q, self.head_q[q]);
         if !self.m_ok_q[k] {
             return true;
+        }
+        if self.m_rd_q[k] {
+            return false;
         }
         let d = self.acked_q[q].wrapping_sub(self.m_psn_q[k]) & PSN_MASK;
         self.seen_q >> q & 1 == 1 && d < 1 << 23
@@ -332,6 +339,7 @@ impl Dut for AckTracker {
             self.mem_q[k] = Entry { qp: 0, ..e };
             self.m_psn_q[k] = i.cpl_psn & PSN_MASK;
             self.m_ok_q[k] = i.cpl_status == 0;
+            self.m_rd_q[k] = i.cpl_opcode == 4;
             self.tail_q[cq_] = (self.tail_q[cq_] + 1) & PTR_MASK;
         }
         self.uc_cnt_q = uc_cnt;
@@ -532,6 +540,26 @@ mod tests {
         assert_eq!((h.outs[0].1.qp, h.outs[0].1.wr_id), (2, 1));
         assert!(!h.outs[0].1.wait_frame);
         assert_eq!((h.acks, h.dups, h.naks), (2, 0, 0));
+    }
+
+    #[test]
+    fn read_success_never_leaves_and_holds_its_queue() {
+        let mut h = H::new();
+        h.idle(1);
+        // A successful READ (opcode 4, last PSN 5), then a flush behind it.
+        h.push(AckTrackerIn {
+            cpl_opcode: 4,
+            ..cpl(false, 1, 1, 0, 5)
+        });
+        h.push(cpl(false, 1, 2, 5, 0));
+        h.idle(5);
+        h.step(ack(1, 100, 0));
+        h.idle(50);
+        assert!(
+            h.outs.is_empty(),
+            "a READ needs its response data, not an ACK"
+        );
+        assert_eq!(h.acks, 1);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! `rnic_top`: every block of the transmit datapath behind the top-level
-//! ports of ARCHITECTURE.md. Model of `hw/rtl/rnic_top.sv`.
+//! `rnic_top`: every block of the datapath (transmit, receive, congestion
+//! and flow control) behind the top-level ports of ARCHITECTURE.md. Model
+//! of `hw/rtl/rnic_top.sv`.
 
 use crate::ports;
 use crate::ports::Beat;
@@ -50,14 +51,20 @@ ports! {
     }
 }
 
+use crate::ack_tracker::{AckTracker, AckTrackerIn, AckTrackerOut};
+use crate::cnp_gen::{CnpGen, CnpGenIn, CnpGenOut};
 use crate::cq_writer::{CqWriter, CqWriterIn, CqWriterOut};
 use crate::csr::{Csr, CsrIn, CsrOut};
+use crate::dcqcn::{Dcqcn, DcqcnIn, DcqcnOut};
 use crate::dma_rd::{DmaRd, DmaRdIn, DmaRdOut, DmaRdParams};
 use crate::dma_wr::{DmaWr, DmaWrIn, DmaWrOut};
 use crate::dut::Dut;
+use crate::pfc::{Pfc, PfcIn, PfcOut};
 use crate::pkt_builder::{PktBuilder, PktBuilderIn, PktBuilderOut};
+use crate::rate_limiter::{RateLimiter, RateLimiterIn, RateLimiterOut};
 use crate::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
 use crate::rq_arb::{RqArb, RqArbIn, RqArbOut};
+use crate::rx_parser::{RxParser, RxParserIn, RxParserOut};
 use crate::sq_fetch::{SqFetch, SqFetchIn, SqFetchOut};
 use crate::tx_engine::{TxEngine, TxEngineIn, TxEngineOut};
 use crate::tx_sched::{TxSched, TxSchedIn, TxSchedOut};
@@ -85,6 +92,12 @@ pub struct RnicTop {
     dma_rd: DmaRd,
     dma_wr: DmaWr,
     rq_arb: RqArb,
+    rx_parser: RxParser,
+    pfc: Pfc,
+    cnp_gen: CnpGen,
+    dcqcn: Dcqcn,
+    rate_limiter: RateLimiter,
+    ack_tracker: AckTracker,
     o_csr: CsrOut,
     o_sqf: SqFetchOut,
     o_sched: TxSchedOut,
@@ -95,6 +108,51 @@ pub struct RnicTop {
     o_rd: DmaRdOut,
     o_wr: DmaWrOut,
     o_rqarb: RqArbOut,
+    o_rxp: RxParserOut,
+    o_pfc: PfcOut,
+    o_cg: CnpGenOut,
+    o_dc: DcqcnOut,
+    o_rl: RateLimiterOut,
+    o_at: AckTrackerOut,
+}
+
+/// Every block's inputs in one cycle.
+struct Ins {
+    csr: CsrIn,
+    sqf: SqFetchIn,
+    sched: TxSchedIn,
+    te: TxEngineIn,
+    pb: PktBuilderIn,
+    cqw: CqWriterIn,
+    ra: RdReqArbIn,
+    rd: DmaRdIn,
+    wr: DmaWrIn,
+    rqa: RqArbIn,
+    rxp: RxParserIn,
+    pfc: PfcIn,
+    cg: CnpGenIn,
+    dc: DcqcnIn,
+    rl: RateLimiterIn,
+    at: AckTrackerIn,
+}
+
+/// Bits `[lsb, lsb + w)` of a wide port (byte 0 holds bits 7..0), w <= 32.
+fn bits(b: &Beat, lsb: usize, w: usize) -> u32 {
+    (0..w).fold(0u32, |v, k| {
+        let n = lsb + k;
+        v | ((b[n / 8] >> (n % 8) & 1) as u32) << k
+    })
+}
+
+/// The congestion and flow control state of one cycle, for plots: each
+/// QP's DCQCN current and target rate (rate units of 2^-20 byte/cycle),
+/// alpha (Q10), and the PFC pause bits.
+#[derive(Debug, Clone, Default)]
+pub struct CcProbe {
+    pub rc: [u32; QPS],
+    pub rt: [u32; QPS],
+    pub alpha: [u16; QPS],
+    pub pause: u8,
 }
 
 impl Default for RnicTop {
@@ -116,6 +174,12 @@ impl RnicTop {
             dma_rd: DmaRd::new(DMA_RD_PARAMS),
             dma_wr: DmaWr::new(),
             rq_arb: RqArb::new(),
+            rx_parser: RxParser::new(),
+            pfc: Pfc::new(),
+            cnp_gen: CnpGen::new(),
+            dcqcn: Dcqcn::new(),
+            rate_limiter: RateLimiter::new(),
+            ack_tracker: AckTracker::new(),
             o_csr: CsrOut::default(),
             o_sqf: SqFetchOut::default(),
             o_sched: TxSchedOut::default(),
@@ -126,6 +190,23 @@ impl RnicTop {
             o_rd: DmaRdOut::default(),
             o_wr: DmaWrOut::default(),
             o_rqarb: RqArbOut::default(),
+            o_rxp: RxParserOut::default(),
+            o_pfc: PfcOut::default(),
+            o_cg: CnpGenOut::default(),
+            o_dc: DcqcnOut::default(),
+            o_rl: RateLimiterOut::default(),
+            o_at: AckTrackerOut::default(),
+        }
+    }
+
+    /// The DCQCN and PFC state this cycle (the blocks' registered outputs).
+    pub fn cc_probe(&self) -> CcProbe {
+        let d = &self.o_dc;
+        CcProbe {
+            rc: core::array::from_fn(|q| bits(&d.rc, 32 * q, 32)),
+            rt: core::array::from_fn(|q| bits(&d.rt, 32 * q, 32)),
+            alpha: core::array::from_fn(|q| bits(&d.alpha, 11 * q, 11) as u16),
+            pause: self.o_pfc.pause,
         }
     }
 
@@ -151,22 +232,7 @@ impl RnicTop {
 
     /// Every block's inputs this cycle, from the top inputs and the blocks'
     /// registered outputs, exactly as rnic_top.sv wires them.
-    #[allow(clippy::type_complexity)]
-    fn wire(
-        &self,
-        i: &RnicTopIn,
-    ) -> (
-        CsrIn,
-        SqFetchIn,
-        TxSchedIn,
-        TxEngineIn,
-        PktBuilderIn,
-        CqWriterIn,
-        RdReqArbIn,
-        DmaRdIn,
-        DmaWrIn,
-        RqArbIn,
-    ) {
+    fn wire(&self, i: &RnicTopIn) -> Ins {
         let (c, sqf, sch, te, pb, cqw, ra, rd, wr, rqa) = (
             &self.o_csr,
             &self.o_sqf,
@@ -178,6 +244,14 @@ impl RnicTop {
             &self.o_rd,
             &self.o_wr,
             &self.o_rqarb,
+        );
+        let (rxp, pfc, cg, dc, rl, at) = (
+            &self.o_rxp,
+            &self.o_pfc,
+            &self.o_cg,
+            &self.o_dc,
+            &self.o_rl,
+            &self.o_at,
         );
         let mr_idx = sqf.wqe_data[WQE_LKEY] & 0x0F;
         let to_sqf = rd.rd_data_valid && rd.rd_data_client == 0;
@@ -209,9 +283,29 @@ impl RnicTop {
             dma_cpl_unexpected: rd.cnt_cpl_unexpected,
             dma_cpl_malformed: rd.cnt_cpl_malformed,
             dma_cpl_timeout: rd.cnt_cpl_timeout,
-            // The receive path is not wired yet: no RX events, dcqcn's
-            // counters and state read 0 (as the RTL ties them).
-            ..CsrIn::default()
+            ev_rx_frame: rxp.ev_frame,
+            ev_rx_pfc: rxp.pfc_valid,
+            ev_rx_cnp: rxp.cnp_valid,
+            ev_rx_ack: rxp.ack_valid,
+            ev_rx_data: rxp.data_valid,
+            ev_rx_ce: cg.ev_ce,
+            ev_drop: rxp.ev_drop,
+            ev_drop_reason: rxp.ev_drop_reason,
+            ev_ack_new: at.ev_ack,
+            ev_ack_dup: at.ev_dup,
+            ev_nak: at.ev_nak,
+            ev_cnp_sent: cg.ev_cnp,
+            ev_ce_suppressed: cg.ev_ce_suppressed,
+            dcqcn_cnt_cnp: dc.cnt_cnp,
+            dcqcn_cnt_cut: dc.cnt_cut,
+            dcqcn_cnt_fr: dc.cnt_fr,
+            dcqcn_cnt_ai: dc.cnt_ai,
+            dcqcn_cnt_hai: dc.cnt_hai,
+            dcqcn_cnt_alpha: dc.cnt_alpha,
+            // The STAT_QP window on dcqcn's per-QP state.
+            stat_rc: bits(&dc.rc, 32 * c.cfg_stat_qp as usize, 32),
+            stat_rt: bits(&dc.rt, 32 * c.cfg_stat_qp as usize, 32),
+            stat_alpha: bits(&dc.alpha, 11 * c.cfg_stat_qp as usize, 11) as u16,
         };
         let sqf_in = SqFetchIn {
             db_valid: c.db_valid,
@@ -231,19 +325,19 @@ impl RnicTop {
         let sched_in = TxSchedIn {
             req_active: te.req_active,
             req_avail: sqf.wqe_avail,
-            // The rate limiters, PFC pause and control frames (ACK/CNP)
-            // arrive with issue 4: until then every QP may send, no
-            // priority is paused and no control frame waits.
-            rate_ok: ((1u32 << QPS) - 1) as u16,
-            pause: 0,
+            // A QP may start a frame when its rate limiter allows it and its
+            // completion queue in ack_tracker has room; a waiting CNP goes first.
+            rate_ok: rl.rate_ok & !at.full,
+            pause: pfc.pause,
             qp_pcp: c.qp_pcp_all,
-            ctrl_req: false,
+            ctrl_req: cg.cnp_valid,
             grant_ready: te.grant_ready,
         };
-        // Until ack_tracker is wired (issue 4), completions of successful
-        // RC messages are taken from tx_engine and dropped here, as before
-        // they were not made at all.
-        let te_cpl_rc_ok = !te.cpl_uc && te.cpl_status == 0;
+        // tx_engine takes the CNP with the control grant.
+        let cnp_ready = sch.grant_valid && sch.grant_ctrl && te.grant_ready && cg.cnp_valid;
+        // A data frame is committed when its descriptor goes to pkt_builder:
+        // the rate limiter charges it and dcqcn's byte counter counts it.
+        let charge = te.desc_valid && pb.desc_ready && !te.desc_cnp_pad;
         let te_in = TxEngineIn {
             grant_valid: sch.grant_valid,
             grant_qp: sch.grant_qp,
@@ -279,10 +373,13 @@ impl RnicTop {
             mr_pd: c.mr_pd,
             rd_req_ready: ra.b_ready,
             desc_ready: pb.desc_ready,
-            cpl_ready: cqw.cpl_ready || te_cpl_rc_ok,
-            // Issue 4's grant_ctrl / cnp_* / cfg_cnp_* are not wired yet
-            // (0, as the RTL's unconnected pins): the integrator wires them.
-            ..Default::default()
+            cpl_ready: at.cpl_ready,
+            grant_ctrl: sch.grant_ctrl,
+            cnp_valid: cg.cnp_valid,
+            cnp_qp: cg.cnp_qp,
+            cfg_cnp_dscp: c.cfg_cnp_dscp,
+            cfg_cnp_pcp: c.cfg_cnp_pcp,
+            cfg_cnp_becn: c.cfg_cnp_becn,
         };
         let pb_in = PktBuilderIn {
             desc_valid: te.desc_valid,
@@ -320,20 +417,19 @@ impl RnicTop {
             pay_data: rd.rd_data,
             pay_last: rd.rd_data_last,
             pay_status: rd.rd_data_status,
-            // PFC not wired yet (the integrator connects pfc's pause here).
-            pause: 0,
+            pause: pfc.pause,
             tx_tready: i.tx_tready,
         };
         let cqw_in = CqWriterIn {
-            cpl_valid: te.cpl_valid && !te_cpl_rc_ok,
-            cpl_wait_frame: te.cpl_wait_frame,
-            cpl_wr_id: te.cpl_wr_id,
-            cpl_status: te.cpl_status,
-            cpl_opcode: te.cpl_opcode,
-            cpl_len: te.cpl_len,
-            cpl_imm: te.cpl_imm,
-            cpl_qp: te.cpl_qp,
-            cpl_cq: te.cpl_cq,
+            cpl_valid: at.out_valid,
+            cpl_wait_frame: at.out_wait_frame,
+            cpl_wr_id: at.out_wr_id,
+            cpl_status: at.out_status,
+            cpl_opcode: at.out_opcode,
+            cpl_len: at.out_len,
+            cpl_imm: at.out_imm,
+            cpl_qp: at.out_qp,
+            cpl_cq: at.out_cq,
             frame_done_valid: pb.frame_done_valid,
             frame_done_err: pb.frame_done_err,
             cq_base: c.cq_base,
@@ -395,9 +491,87 @@ impl RnicTop {
             b_eop: wr.rq_eop,
             o_ready: i.rq_ready,
         };
-        (
-            csr_in, sqf_in, sched_in, te_in, pb_in, cqw_in, ra_in, rd_in, wr_in, rqa_in,
-        )
+        let rxp_in = RxParserIn {
+            rx_tvalid: i.rx_tvalid,
+            rx_tdata: i.rx_tdata,
+            rx_tkeep: i.rx_tkeep,
+            rx_tlast: i.rx_tlast,
+            rx_tuser: i.rx_tuser,
+            qp_state_all: c.qp_state_all,
+        };
+        let pfc_in = PfcIn {
+            pfc_valid: rxp.pfc_valid,
+            pfc_enable: rxp.pfc_enable,
+            pfc_quanta: rxp.pfc_quanta,
+        };
+        let cg_in = CnpGenIn {
+            ce_valid: rxp.data_valid && rxp.data_ce,
+            ce_qp: rxp.data_qp,
+            cfg_interval: c.cfg_cnp_interval,
+            cnp_ready,
+        };
+        let dc_in = DcqcnIn {
+            cnp_valid: rxp.cnp_valid,
+            cnp_qp: rxp.cnp_qp,
+            tx_valid: charge,
+            tx_qp: te.desc_qp,
+            tx_len: te.desc_wire_len,
+            cc_en: c.qp_cc_en_all,
+            cfg_g_shift: c.cfg_g_shift,
+            cfg_k: c.cfg_k,
+            cfg_t_inc: c.cfg_t_inc,
+            cfg_b: c.cfg_b,
+            cfg_f: c.cfg_f,
+            cfg_r_ai: c.cfg_r_ai,
+            cfg_r_hai: c.cfg_r_hai,
+            cfg_r_min: c.cfg_r_min,
+            cfg_r_max: c.cfg_r_max,
+            cfg_alpha_init: c.cfg_alpha_init,
+        };
+        let rl_in = RateLimiterIn {
+            rate: dc.rc,
+            cc_en: c.qp_cc_en_all,
+            cfg_burst: c.cfg_rl_burst,
+            charge_valid: charge,
+            charge_qp: te.desc_qp,
+            charge_len: te.desc_wire_len,
+        };
+        let at_in = AckTrackerIn {
+            cpl_valid: te.cpl_valid,
+            cpl_wait_frame: te.cpl_wait_frame,
+            cpl_wr_id: te.cpl_wr_id,
+            cpl_status: te.cpl_status,
+            cpl_opcode: te.cpl_opcode,
+            cpl_len: te.cpl_len,
+            cpl_imm: te.cpl_imm,
+            cpl_qp: te.cpl_qp,
+            cpl_cq: te.cpl_cq,
+            cpl_uc: te.cpl_uc,
+            cpl_psn: te.cpl_psn,
+            ack_valid: rxp.ack_valid,
+            ack_qp: rxp.ack_qp,
+            ack_psn: rxp.ack_psn,
+            ack_syndrome: rxp.ack_syndrome,
+            out_ready: cqw.cpl_ready,
+        };
+        Ins {
+            csr: csr_in,
+            sqf: sqf_in,
+            sched: sched_in,
+            te: te_in,
+            pb: pb_in,
+            cqw: cqw_in,
+            ra: ra_in,
+            rd: rd_in,
+            wr: wr_in,
+            rqa: rqa_in,
+            rxp: rxp_in,
+            pfc: pfc_in,
+            cg: cg_in,
+            dc: dc_in,
+            rl: rl_in,
+            at: at_in,
+        }
     }
 }
 
@@ -417,21 +591,33 @@ impl Dut for RnicTop {
         self.o_rd = self.dma_rd.reset();
         self.o_wr = self.dma_wr.reset();
         self.o_rqarb = self.rq_arb.reset();
+        self.o_rxp = self.rx_parser.reset();
+        self.o_pfc = self.pfc.reset();
+        self.o_cg = self.cnp_gen.reset();
+        self.o_dc = self.dcqcn.reset();
+        self.o_rl = self.rate_limiter.reset();
+        self.o_at = self.ack_tracker.reset();
         self.top_out()
     }
 
     fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
-        let (csr, sqf, sch, te, pb, cqw, ra, rd, wr, rqa) = self.wire(i);
-        self.o_csr = self.csr.tick(&csr);
-        self.o_sqf = self.sq_fetch.tick(&sqf);
-        self.o_sched = self.tx_sched.tick(&sch);
-        self.o_te = self.tx_engine.tick(&te);
-        self.o_pb = self.pkt_builder.tick(&pb);
-        self.o_cqw = self.cq_writer.tick(&cqw);
-        self.o_rdarb = self.rd_req_arb.tick(&ra);
-        self.o_rd = self.dma_rd.tick(&rd);
-        self.o_wr = self.dma_wr.tick(&wr);
-        self.o_rqarb = self.rq_arb.tick(&rqa);
+        let w = self.wire(i);
+        self.o_csr = self.csr.tick(&w.csr);
+        self.o_sqf = self.sq_fetch.tick(&w.sqf);
+        self.o_sched = self.tx_sched.tick(&w.sched);
+        self.o_te = self.tx_engine.tick(&w.te);
+        self.o_pb = self.pkt_builder.tick(&w.pb);
+        self.o_cqw = self.cq_writer.tick(&w.cqw);
+        self.o_rdarb = self.rd_req_arb.tick(&w.ra);
+        self.o_rd = self.dma_rd.tick(&w.rd);
+        self.o_wr = self.dma_wr.tick(&w.wr);
+        self.o_rqarb = self.rq_arb.tick(&w.rqa);
+        self.o_rxp = self.rx_parser.tick(&w.rxp);
+        self.o_pfc = self.pfc.tick(&w.pfc);
+        self.o_cg = self.cnp_gen.tick(&w.cg);
+        self.o_dc = self.dcqcn.tick(&w.dc);
+        self.o_rl = self.rate_limiter.tick(&w.rl);
+        self.o_at = self.ack_tracker.tick(&w.at);
         self.top_out()
     }
 }

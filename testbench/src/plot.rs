@@ -43,13 +43,12 @@ pub fn draw_svg(t: &CcTrace, title: &str, path: &Path) -> Result<(), String> {
     let panels = root.split_by_breakpoints::<i32, i32, _, _>([], [330, 560]);
     let us = |c: u64| c as f64 / t.clock_mhz;
     let x_max = t.cycles.last().map_or(1.0, |&c| us(c)).max(1e-3);
-    let r_max = t
-        .rc
-        .iter()
-        .chain(&t.rt)
-        .flatten()
-        .fold(1.0f64, |a, &b| a.max(b))
-        * 1.08;
+    let r_max =
+        t.rc.iter()
+            .chain(&t.rt)
+            .flatten()
+            .fold(1.0f64, |a, &b| a.max(b))
+            * 1.08;
 
     let mut rates = ChartBuilder::on(&panels[0])
         .margin(8)

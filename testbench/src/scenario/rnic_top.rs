@@ -332,8 +332,9 @@ impl RnicTopEnv {
         (self.posted[qp as usize] as u32 & 0xFFFF) | qp << 16
     }
 
-    fn all_done(&self) -> bool {
-        self.next_db >= self.vector.doorbells.len()
+    fn all_done(&self, cycle: u64) -> bool {
+        cycle >= self.config_done + self.vector.min_cycles
+            && self.next_db >= self.vector.doorbells.len()
             && self.data_frames >= self.expected.total_packets()
             && self.irqs.len() >= self.expected.cqes.len()
             && self.rx.idle()
@@ -388,7 +389,7 @@ impl RnicTopEnv {
                         self.next_db += 1;
                     }
                 }
-                if self.all_done() {
+                if self.all_done(cycle) {
                     self.phase = Phase::Drain {
                         until: cycle + DRAIN_CYCLES,
                     };

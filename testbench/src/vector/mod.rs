@@ -302,6 +302,11 @@ pub struct Vector {
     /// The far end of the link (rnic_top).
     #[serde(default, skip_serializing_if = "is_default_peer")]
     pub peer: PeerSpec,
+    /// Keep running until at least this many cycles after configuration,
+    /// even when nothing is left to send (rnic_top: to watch timers, e.g.
+    /// DCQCN recovery of an idle QP).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_cycles: u64,
     /// The run fails if the scenario is not complete by then.
     pub max_cycles: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -314,6 +319,10 @@ fn field_err(file: &Path, path: impl Into<String>, reason: impl Into<String>) ->
         path: path.into(),
         reason: reason.into(),
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 fn is_default_peer(p: &PeerSpec) -> bool {
