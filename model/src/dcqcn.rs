@@ -864,11 +864,11 @@ mod tests {
     /// propagated event by event (in the fixed-point units: rate units,
     /// alpha in 2^-20):
     /// - alpha: `floor((1 - g) A)` is the exact `(1 - g) A` minus what the
-    ///   ceiling adds, `lost = (-A mod 2^G) / 2^G` in [0, 1 - 2^-G]; `2^20
-    ///   >> G` is exact (G <= 15); both updates shrink the old difference by
-    ///   (1 - g). So `d = a - A` (float minus fixed) stays in `[0, ea]` with
-    ///   `ea' = (1 - g) ea + lost`, and `ea <= (1 - 2^-G) / g = 2^G - 1`:
-    ///   at G = 8, 255 / 2^20 < 2^-12. The port (`A >> 10`) is then below
+    ///   ceiling adds, `lost = (-A mod 2^G) / 2^G` in [0, 1 - 2^-G];
+    ///   `2^20 >> G` is exact (G <= 15); both updates shrink the old
+    ///   difference by (1 - g). So `d = a - A` (float minus fixed) stays
+    ///   in `[0, ea]` with `ea' = (1 - g) ea + lost`, and `ea <= (1 -
+    ///   2^-G) / g = 2^G - 1`: at G = 8, 255 / 2^20 < 2^-12. The port (`A >> 10`) is then below
     ///   the float alpha in Q10 by less than 1 + 255/1024 LSB.
     /// - CNP: `Rc - floor(Rc A / 2^21)` is `Rc (1 - A / 2^21) + [0, 1)`,
     ///   so `Rc' - rc'` = `(Rc - rc)(1 - A / 2^21) + rc (a - A) / 2^21 +
