@@ -6,17 +6,30 @@
 //! the block's function on its own, with its own i128 arithmetic of the
 //! contract's formulas (docs/rx_cc.md, "dcqcn"), from the outputs and
 //! inputs of cycle n against the outputs at n+1:
+//! - alpha is Q20 inside (21 bits), the port shows it >> 10 (Q10). The env
+//!   keeps, per QP, the interval of internal alphas consistent with
+//!   everything seen so far (its own arithmetic; both updates are monotone
+//!   in alpha, so an interval maps to an interval): exact after a disable
+//!   (`cfg_alpha_init << 10`) and as long as every decay can be attributed
+//!   to a QP; a decay counted with no visible change widens the interval of
+//!   every enabled QP down to the decayed low end. Every cycle each interval
+//!   is cut down to the port's `[alpha << 10, alpha << 10 | 1023]` and must
+//!   stay non-empty;
 //! - a QP without `cc_en` at n shows `rc = rt = cfg_r_max`, `alpha =
 //!   cfg_alpha_init` at n+1;
 //! - a CNP at n for an enabled QP: `rt = rc`, `rc = max(r_min, rc - (rc *
-//!   alpha >> 11))`, `alpha = alpha - (alpha >> g) + (1024 >> g)` exactly,
-//!   at n+1; no other QP changes in that cycle and no event is counted;
+//!   A >> 21))` for an A in the QP's interval (exact when the interval is
+//!   one value, as it mostly is: the test asserts how often), and the
+//!   interval becomes those A's mapped through `floor((1 - g) A) + (2^20 >>
+//!   g)`, at n+1; no other QP changes in that cycle and no event is
+//!   counted;
 //! - otherwise at most one QP changes, and only as one served event allows:
 //!   `cnt_fr` / `cnt_ai` / `cnt_hai` (at most one) and `cnt_alpha` say what
 //!   was served; a visible increase step must be `rt` unchanged (FR),
 //!   `min(r_max, rt + r_ai)` (AI) or `min(r_max, rt + r_hai * k)` (HAI),
-//!   and `rc = (rt_new + rc) >> 1`; a visible alpha change must be `alpha -
-//!   (alpha >> g)`. The stage is checked against upper bounds of T and BC
+//!   and `rc = (rt_new + rc) >> 1`; a decay maps the served QP's interval
+//!   through `floor((1 - g) A)`, and alpha may change only with a decay
+//!   counted. The stage is checked against upper bounds of T and BC
 //!   (periods of T_INC and multiples of B in the QP's epoch since its last
 //!   cut or enable): AI needs one of them to reach F, HAI both to pass it,
 //!   with 1 <= k <= min(T, BC) - F;
@@ -85,6 +98,57 @@ fn st(o: &DcqcnOut, q: usize) -> St {
     }
 }
 
+/// 1.0 in the internal Q20 alpha.
+const ONE: i128 = 1 << 20;
+
+/// `floor((1 - 2^-g) * a)` for a Q20 alpha: the contract's decay, rounding
+/// toward zero (written as a product here, not as the block's subtraction of
+/// a ceiling).
+fn keep(a: i128, g: u32) -> i128 {
+    (a * ((1 << g) - 1)) >> g
+}
+
+/// The CNP's alpha update: `floor((1 - g) a) + g`.
+fn cnp_alpha(a: i128, g: u32) -> i128 {
+    keep(a, g) + (ONE >> g)
+}
+
+/// Internal alphas (Q20) of QP q consistent with what was seen: `[lo, hi]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Span {
+    lo: i128,
+    hi: i128,
+}
+
+/// The A's of `span` for which a cut of `rc` gives `out` (`max(r_min, rc -
+/// (rc * A >> 21))`, non-increasing in A, so they form an interval); `None`
+/// if there are none.
+fn cut_solutions(span: Span, rc: i128, r_min: i128, out: i128) -> Option<Span> {
+    let h = |a: i128| (rc - ((rc * a) >> 21)).max(r_min);
+    // First A with h(A) <= out (a suffix of the span).
+    let (mut l, mut r) = (span.lo, span.hi + 1);
+    while l < r {
+        let m = (l + r) / 2;
+        if h(m) <= out {
+            r = m;
+        } else {
+            l = m + 1;
+        }
+    }
+    let first = l;
+    // Last A with h(A) >= out (a prefix).
+    let (mut l, mut r) = (span.lo - 1, span.hi);
+    while l < r {
+        let m = (l + r + 1) / 2;
+        if h(m) >= out {
+            l = m;
+        } else {
+            r = m - 1;
+        }
+    }
+    (first <= l).then_some(Span { lo: first, hi: l })
+}
+
 struct DcqcnEnv {
     rng: SplitMix64,
     cfg: DcqcnIn,
@@ -96,6 +160,8 @@ struct DcqcnEnv {
     cfg_churn: u8,
     prev_in: Option<DcqcnIn>,
     prev_out: DcqcnOut,
+    /// Per QP, the internal alphas consistent with everything seen.
+    span: [Span; QPS],
     /// Per QP, the current epoch (since the last cut / enable): counted
     /// cycles and counted bytes.
     ep_cycles: [u64; QPS],
@@ -105,6 +171,10 @@ struct DcqcnEnv {
     alpha_bound: u64,
     // Coverage.
     cuts: u64,
+    /// Cuts above r_min (so the result depends on alpha), and those of
+    /// them checked with the QP's alpha known exactly.
+    free_cuts: u64,
+    exact_cuts: u64,
     steps_seen: [u64; 4],
     to_rmin: u64,
     to_rmax: u64,
@@ -137,11 +207,15 @@ impl DcqcnEnv {
             cfg_churn,
             prev_in: None,
             prev_out: DcqcnOut::default(),
+            // Reset clears every register.
+            span: [Span { lo: 0, hi: 0 }; QPS],
             ep_cycles: [0; QPS],
             ep_bytes: [0; QPS],
             inc_bound: 0,
             alpha_bound: 0,
             cuts: 0,
+            free_cuts: 0,
+            exact_cuts: 0,
             steps_seen: [0; 4],
             to_rmin: 0,
             to_rmax: 0,
@@ -255,25 +329,41 @@ impl DcqcnEnv {
         for q in 0..QPS {
             let (a, b) = (st(&p, q), st(o, q));
             if !en(q) {
+                let init = i.cfg_alpha_init as i128 & 0x7FF;
                 let want = St {
                     rc: r_max,
                     rt: r_max,
-                    alpha: i.cfg_alpha_init as i128 & 0x7FF,
+                    alpha: init,
                 };
                 assert_eq!(
                     b, want,
                     "cycle {cycle}: disabled QP {q} not at its initial state"
                 );
-            } else if cut && q == i.cnp_qp as usize {
-                let cut_rc = (a.rc - ((a.rc * a.alpha) >> 11)).max(i.cfg_r_min as i128);
-                let want = St {
-                    rc: cut_rc,
-                    rt: a.rc,
-                    alpha: a.alpha - (a.alpha >> g) + (1024 >> g),
+                self.span[q] = Span {
+                    lo: init << 10,
+                    hi: init << 10,
                 };
-                assert_eq!(b, want, "cycle {cycle}: cut of QP {q} from {a:?}");
+            } else if cut && q == i.cnp_qp as usize {
+                let r_min = i.cfg_r_min as i128;
+                let sp = self.span[q];
+                assert_eq!(b.rt, a.rc, "cycle {cycle}: cut of QP {q}: rt := rc");
+                let Some(hit) = cut_solutions(sp, a.rc, r_min, b.rc) else {
+                    panic!(
+                        "cycle {cycle}: cut of QP {q} from {a:?} to rc {}: no alpha in {sp:?} \
+                         gives it (max(r_min {r_min}, rc - (rc * A >> 21)))",
+                        b.rc
+                    );
+                };
+                self.span[q] = Span {
+                    lo: cnp_alpha(hit.lo, g),
+                    hi: cnp_alpha(hit.hi, g),
+                };
                 self.cuts += 1;
-                self.to_rmin += (cut_rc == i.cfg_r_min as i128) as u64;
+                self.to_rmin += (b.rc == r_min) as u64;
+                if b.rc > r_min {
+                    self.free_cuts += 1;
+                    self.exact_cuts += (sp.lo == sp.hi) as u64;
+                }
             } else if a != b {
                 changed.push((q, a, b));
             }
@@ -283,6 +373,14 @@ impl DcqcnEnv {
             "cycle {cycle}: more than one QP changed by the shared datapath: {changed:?}"
         );
         let Some(&(q, a, b)) = changed.first() else {
+            if d_alpha == 1 {
+                // A decay nobody can see (alpha stayed in its Q10 bucket,
+                // no rate moved): any enabled QP may have had it.
+                for q in (0..QPS).filter(|&q| en(q)) {
+                    self.span[q].lo = keep(self.span[q].lo, g);
+                }
+            }
+            self.narrow(cycle, o);
             return;
         };
         let inc = d_fr + d_ai + d_hai == 1;
@@ -291,11 +389,9 @@ impl DcqcnEnv {
             "cycle {cycle}: QP {q} changed {a:?} -> {b:?} with no event counted"
         );
         if d_alpha == 1 {
-            assert_eq!(
-                b.alpha,
-                a.alpha - (a.alpha >> g),
-                "cycle {cycle}: QP {q} alpha decay"
-            );
+            // The QP that changed is the one served: it decayed.
+            let sp = &mut self.span[q];
+            (sp.lo, sp.hi) = (keep(sp.lo, g), keep(sp.hi, g));
             self.steps_seen[3] += 1;
         } else {
             assert_eq!(
@@ -303,6 +399,7 @@ impl DcqcnEnv {
                 "cycle {cycle}: QP {q} alpha moved without an event"
             );
         }
+        self.narrow(cycle, o);
         if !inc {
             assert_eq!(
                 (b.rc, b.rt),
@@ -354,6 +451,25 @@ impl DcqcnEnv {
             "cycle {cycle}: QP {q} rc after an increase"
         );
         self.to_rmax += (b.rt == r_max) as u64;
+    }
+
+    /// Cuts every QP's alpha interval down to what its port shows (the
+    /// internal value's top 11 bits); each must keep a value.
+    fn narrow(&mut self, cycle: u64, o: &DcqcnOut) {
+        for q in 0..QPS {
+            let v = alpha(&o.alpha, q) << 10;
+            let sp = &mut self.span[q];
+            let cut = Span {
+                lo: sp.lo.max(v),
+                hi: sp.hi.min(v + 1023),
+            };
+            assert!(
+                cut.lo <= cut.hi,
+                "cycle {cycle}: QP {q} alpha port {} (Q10) outside the possible {sp:?} (Q20)",
+                v >> 10
+            );
+            *sp = cut;
+        }
     }
 
     /// Accounts cycle n's inputs into the epochs.
@@ -434,6 +550,7 @@ impl Env for DcqcnEnv {
 #[test]
 fn dcqcn_random_lockstep() {
     let (mut total, mut cuts, mut rmin, mut rmax) = (0u64, 0u64, 0u64, 0u64);
+    let (mut free, mut exact) = (0u64, 0u64);
     let mut steps = [0u64; 4];
     let mut drained = 0u64;
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
@@ -443,6 +560,8 @@ fn dcqcn_random_lockstep() {
             .unwrap_or_else(|d| panic!("{d}"));
         total += fin.cycles;
         cuts += env.cuts;
+        free += env.free_cuts;
+        exact += env.exact_cuts;
         rmin += env.to_rmin;
         rmax += env.to_rmax;
         for (s, e) in steps.iter_mut().zip(env.steps_seen) {
@@ -464,13 +583,18 @@ fn dcqcn_random_lockstep() {
         }
     });
     println!(
-        "dcqcn: {} cases, {total} cycles, {cuts} cuts ({rmin} to r_min), visible steps FR {} \
-         AI {} HAI {} alpha {} ({rmax} at r_max), {drained} byte events checked after drains",
+        "dcqcn: {} cases, {total} cycles, {cuts} cuts ({rmin} to r_min; of the {free} others \
+         {exact} with alpha known exactly), visible steps FR {} AI {} HAI {} alpha {} ({rmax} \
+         at r_max), {drained} byte events checked after drains",
         run.cases, steps[0], steps[1], steps[2], steps[3]
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
         assert!(cuts >= 10_000, "few cuts ({cuts})");
+        assert!(
+            exact * 2 >= free,
+            "cuts mostly checked against an alpha range ({exact} of {free} exact)"
+        );
         assert!(rmin >= 100, "r_min barely reached ({rmin})");
         for (k, n) in ["FR", "AI", "HAI", "alpha"].iter().zip(steps) {
             assert!(n >= 1_000, "{k} steps barely exercised ({n})");

@@ -2,7 +2,8 @@
 // Model: model/src/dcqcn.rs (same register names).
 //
 // Per QP: current rate rc, target rate rt (rate units, 2^-20 byte per
-// cycle), alpha (Q10), alpha timer atmr, increase timer itmr, byte counter
+// cycle), alpha (Q20, 21 bits, 2^20 = 1.0; the alpha port shows it >> 10,
+// Q10), alpha timer atmr, increase timer itmr, byte counter
 // bcnt, stage counters t and bc (8 bits, saturating), and the pending flags
 // apend (alpha timer expired) and ipend (increase timer expired). A byte
 // event is pending while bcnt >= cfg_b (no flag).
@@ -10,13 +11,15 @@
 // One shared update datapath (one multiplier for the cut, one for the hyper
 // increase) serves one QP per cycle:
 // 1. A CNP for a QP with cc_en takes it the cycle it arrives (cut visible
-//    at n+1): rt := rc, rc := max(r_min, rc - (rc * alpha >> 11)),
-//    alpha := alpha - (alpha >> g) + (1024 >> g); t, bc, bcnt, timers and
+//    at n+1): rt := rc, rc := max(r_min, rc - (rc * alpha >> 21)),
+//    alpha := alpha - ceil(alpha / 2^g) + (2^20 >> g) (= floor((1 - g)
+//    alpha) + g: rounding toward zero); t, bc, bcnt, timers and
 //    flags := 0 (bytes of that cycle are not counted). Nothing else is
 //    served that cycle.
 // 2. Otherwise the first QP at or after the round-robin pointer with cc_en
 //    and something pending is served, the pointer moves past it. Serving
-//    applies the alpha decay if apend and ONE increase event: the timer's
+//    applies the alpha decay (alpha := alpha - ceil(alpha / 2^g)) if apend
+//    and ONE increase event: the timer's
 //    if ipend (t += 1), else the byte counter's (bc += 1, bcnt -= cfg_b).
 //    Fast recovery if max(t, bc) < f, hyper if min(t, bc) > f (rt :=
 //    min(r_max, rt + r_hai * (min - f))), else additive (rt := min(r_max,
@@ -26,7 +29,7 @@
 //    after this cycle's service: then it waits and expires the cycle the
 //    flag clears. bcnt adds tx_len (saturating).
 // 4. A QP without cc_en is held at rc = rt = cfg_r_max, alpha =
-//    cfg_alpha_init, everything else 0.
+//    cfg_alpha_init << 10, everything else 0.
 module dcqcn #(
   parameter int QPS = 16
 ) (
@@ -69,7 +72,7 @@ module dcqcn #(
   // ------------------------------------------------------------------
   logic [32*QPS-1:0] rc_q, rc_d;
   logic [32*QPS-1:0] rt_q, rt_d;
-  logic [11*QPS-1:0] alpha_q, alpha_d;
+  logic [21*QPS-1:0] alpha_q, alpha_d;
   logic [24*QPS-1:0] atmr_q, atmr_d;
   logic [24*QPS-1:0] itmr_q, itmr_d;
   logic [32*QPS-1:0] bcnt_q, bcnt_d;
@@ -121,27 +124,40 @@ module dcqcn #(
   // The shared datapath, on QP s
   // ------------------------------------------------------------------
   logic [31:0] s_rc, s_rt;
-  logic [10:0] s_alpha;
+  logic [20:0] s_alpha;
   logic [7:0]  s_t, s_bc;
 
   always_comb begin
     s_rc    = rc_q[32*s +: 32];
     s_rt    = rt_q[32*s +: 32];
-    s_alpha = alpha_q[11*s +: 11];
+    s_alpha = alpha_q[21*s +: 21];
     s_t     = t_q[8*s +: 8];
     s_bc    = bc_q[8*s +: 8];
   end
 
-  // The cut: alpha <= 2047, so rc * alpha >> 11 is below rc (no underflow).
-  logic [42:0] cut_prod;
-  logic [31:0] cut_rc;
-  logic [10:0] cut_alpha;
+  // alpha * (1 - g) rounded toward zero: alpha - ceil(alpha / 2^g), the
+  // ceiling being alpha >> g plus one if any bit shifted out was set. Shared
+  // by the CNP update and the decay (one QP per cycle either way).
+  logic        a_lost;
+  logic [20:0] a_keep;
 
   always_comb begin
-    cut_prod  = 43'(s_rc) * 43'(s_alpha);
-    cut_rc    = s_rc - 32'(cut_prod >> 11);
+    a_lost = (s_alpha & ~(21'h1F_FFFF << cfg_g_shift)) != 21'd0;
+    a_keep = s_alpha - (s_alpha >> cfg_g_shift) - 21'(a_lost);
+  end
+
+  // The cut: alpha < 2^21, so rc * alpha >> 21 is below rc (no underflow).
+  // The CNP's alpha: a_keep + 2^20 >> g stays <= 2^20 when alpha <= 2^20,
+  // and below alpha when alpha > 2^20 (alpha_init above 1.0): no overflow.
+  logic [52:0] cut_prod;
+  logic [31:0] cut_rc;
+  logic [20:0] cut_alpha;
+
+  always_comb begin
+    cut_prod  = 53'(s_rc) * 53'(s_alpha);
+    cut_rc    = s_rc - 32'(cut_prod >> 21);
     if (cut_rc < cfg_r_min) cut_rc = cfg_r_min;
-    cut_alpha = s_alpha - (s_alpha >> cfg_g_shift) + (11'd1024 >> cfg_g_shift);
+    cut_alpha = a_keep + (21'h10_0000 >> cfg_g_shift);
   end
 
   // The increase event, with the incremented stage counters.
@@ -152,7 +168,6 @@ module dcqcn #(
   logic [31:0] inc_rt;
   logic [32:0] rc_sum;
   logic [31:0] inc_rc;
-  logic [10:0] dec_alpha;
 
   always_comb begin
     inc_t_n  = (inc_t && s_t != 8'hFF) ? s_t + 8'd1 : s_t;
@@ -171,7 +186,6 @@ module dcqcn #(
     inc_rt    = (!fr && rt_sum > 41'(cfg_r_max)) ? cfg_r_max : rt_sum[31:0];
     rc_sum    = 33'(inc_rt) + 33'(s_rc);
     inc_rc    = 32'(rc_sum >> 1);
-    dec_alpha = s_alpha - (s_alpha >> cfg_g_shift);
   end
 
   // ------------------------------------------------------------------
@@ -216,7 +230,7 @@ module dcqcn #(
       if (!cc_en[q]) begin
         rc_d[32*q +: 32]    = cfg_r_max;
         rt_d[32*q +: 32]    = cfg_r_max;
-        alpha_d[11*q +: 11] = cfg_alpha_init;
+        alpha_d[21*q +: 21] = {cfg_alpha_init, 10'd0};
         atmr_d[24*q +: 24]  = '0;
         itmr_d[24*q +: 24]  = '0;
         bcnt_d[32*q +: 32]  = '0;
@@ -227,7 +241,7 @@ module dcqcn #(
       end else if (cut && cnp_qp == QPW'(q)) begin
         rc_d[32*q +: 32]    = cut_rc;
         rt_d[32*q +: 32]    = s_rc;
-        alpha_d[11*q +: 11] = cut_alpha;
+        alpha_d[21*q +: 21] = cut_alpha;
         atmr_d[24*q +: 24]  = '0;
         itmr_d[24*q +: 24]  = '0;
         bcnt_d[32*q +: 32]  = '0;
@@ -241,7 +255,7 @@ module dcqcn #(
             rc_d[32*q +: 32] = inc_rc;
             rt_d[32*q +: 32] = inc_rt;
           end
-          if (do_alpha) alpha_d[11*q +: 11] = dec_alpha;
+          if (do_alpha) alpha_d[21*q +: 21] = a_keep;
           t_d[8*q +: 8]  = inc_t_n;
           bc_d[8*q +: 8] = inc_bc_n;
         end
@@ -307,7 +321,11 @@ module dcqcn #(
 
   assign rc        = rc_q;
   assign rt        = rt_q;
-  assign alpha     = alpha_q;
+  // The port shows alpha in Q10: the top 11 bits, truncated.
+  for (genvar q = 0; q < QPS; q++) begin : g_alpha
+    assign alpha[11*q +: 11] = alpha_q[21*q + 10 +: 11];
+  end
+
   assign cnt_cnp   = cnt_cnp_q;
   assign cnt_cut   = cnt_cut_q;
   assign cnt_fr    = cnt_fr_q;
