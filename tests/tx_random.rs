@@ -7,7 +7,8 @@
 //! segmentation edges, local addresses at any byte offset, posted by one or
 //! several doorbells; a random root complex (latency, completion size and
 //! splitting, reordering, rq back-pressure), a payload-read fault now and
-//! then, and MAC back-pressure. Model and RTL run in lockstep and every
+//! then, MAC back-pressure, and mostly a peer that ACKs RC packets in PSN
+//! order (testbench/src/scenario/rx_wire.rs). Model and RTL run in lockstep and every
 //! independent check of the environment applies (every frame byte for byte
 //! against the reference, every CQE, every TLP); a case passes when nothing
 //! diverged, it completed and no check failed.
@@ -139,6 +140,9 @@ fn case_vector(seed: u64) -> Vector {
             "faults": faults
         },
         "mac": {"tready_percent": if r.percent(50) { 100 } else { 30 + r.below(70) }, "seed": r.below(1000)},
+        // Mostly a peer that ACKs (RC completions, and RC QPs stop once
+        // DEPTH - 2 completions can never leave: a READ, a dropped frame).
+        "peer": {"auto_ack": r.percent(75), "ack_delay": 1 + r.below(300)},
         "memory": [{"addr": format!("{PHYS:#x}"), "len": MR_LEN, "seed": r.below(1000)}],
         "qps": qps,
         "mrs": [

@@ -102,6 +102,10 @@ fn mr_allows(mr: &MrSpec, qp: &QpSpec, w: &WqeSpec) -> bool {
         && (w.opcode != WqeOpcode::Read || mr.access.contains(&Access::LocalWrite))
 }
 
+/// Queued completions of an RC QP at which it starts no new WQE:
+/// ack_tracker's DEPTH - 2 (rnic_top's ACK_DEPTH = 8).
+pub const ACK_STALL: usize = 6;
+
 /// `a` acknowledges PSN `l`: `l` is at or before `a` in the 2^23 window.
 pub fn covers(a: u32, l: u32) -> bool {
     (a.wrapping_sub(l) & 0xFF_FFFF) < 1 << 23
@@ -307,13 +311,26 @@ pub fn expected(v: &Vector) -> Expected {
             }
         }
         let a = acked_psn(v, q, &out.packets[q.qp as usize]);
+        let ready = |last: Option<u32>| match last {
+            None => true,
+            Some(u32::MAX) => false,
+            Some(l) => a.is_some_and(|a| covers(a, l)),
+        };
+        // ack_tracker holds an RC QP's completions in order; from the first
+        // one that never becomes ready, none leaves. Once ACK_STALL of those
+        // are queued the QP starts no new WQE (tx_engine's wqe_block), so
+        // the WQEs after the one that queued the ACK_STALL-th are never
+        // sent nor completed.
+        let stuck_from = rc_queue.iter().position(|(_, l)| !ready(*l));
+        if let Some(f) = stuck_from {
+            if let Some((c, _)) = rc_queue.get(f + ACK_STALL - 1) {
+                let last_wqe = c.wqe;
+                out.packets[q.qp as usize].retain(|p| p.wqe <= last_wqe);
+                rc_queue.retain(|(c, _)| c.wqe <= last_wqe);
+            }
+        }
         for (c, last) in rc_queue {
-            let ready = match last {
-                None => true,
-                Some(u32::MAX) => false,
-                Some(l) => a.is_some_and(|a| covers(a, l)),
-            };
-            if !ready {
+            if !ready(last) {
                 break;
             }
             out.cqes.push(c);
