@@ -208,3 +208,25 @@ fn model_and_rtl_waveforms_line_up_in_time() {
         assert_eq!(m, r, "{sig}: model and RTL waveforms differ");
     }
 }
+
+#[test]
+fn plot_draws_rates_alpha_and_pause_as_svg() {
+    let d = scratch("plot");
+    let svg = d.join("storm.svg");
+    let (code, out, err) = rnic(&[
+        "run",
+        "../vectors/cc/cnp_idle_qp.json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(&svg).expect("the SVG was written");
+    assert!(text.starts_with("<svg"), "not an SVG");
+    for label in ["QP 0 Rc", "QP 0 Rt", "alpha", "PFC paused"] {
+        assert!(text.contains(label), "no {label:?} in the plot");
+    }
+    // A DMA vector has no rate to draw: a clear error, exit 2.
+    let (code, _, err) = rnic(&["run", GOOD, "--plot", svg.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--plot needs an rnic_top vector"), "{err}");
+}

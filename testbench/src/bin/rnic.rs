@@ -58,6 +58,11 @@ struct RunArgs {
     /// period): to FILE for one vector, to FILE/<vector>.pcap for several.
     #[arg(long, value_name = "FILE")]
     pcap: Option<PathBuf>,
+    /// Draw per-QP DCQCN current/target rate, alpha and the PFC pause
+    /// state over time (SVG, sampled from the model): to FILE for one
+    /// vector, to FILE/<vector>.svg for several (rnic_top vectors only).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
     /// One JSON object per vector on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -177,6 +182,16 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             };
             rnic_testbench::pcap::write_run(&path, &report.tx_frames)
                 .with_context(|| format!("writing {}", path.display()))?;
+        }
+        if let Some(p) = &args.plot {
+            let path = if files.len() == 1 {
+                p.clone()
+            } else {
+                std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
+                p.join(format!("{}.svg", v.name))
+            };
+            let trace = scenario::cc_trace(&v).map_err(anyhow::Error::msg)?;
+            rnic_testbench::plot::draw_svg(&trace, &v.name, &path).map_err(anyhow::Error::msg)?;
         }
         let (verdict, notes) = judge(&v, &report, bless);
         if bless && report.clean() {

@@ -419,3 +419,46 @@ pub fn mismatches(v: &Vector, r: &Report) -> Vec<String> {
     }
     out
 }
+
+/// Samples for `rnic run --plot`: runs `v` (an `rnic_top` vector) on the
+/// model and records the DCQCN state of its QPs (those with congestion
+/// control, else all) and the PFC pause bits, about 2000 samples over the run.
+pub fn cc_trace(v: &Vector) -> Result<crate::plot::CcTrace, String> {
+    if v.top != Top::RnicTop {
+        return Err(format!("{}: --plot needs an rnic_top vector", v.name));
+    }
+    let mut qps: Vec<u32> = v.qps.iter().filter(|q| q.cc).map(|q| q.qp).collect();
+    if qps.is_empty() {
+        qps = v.qps.iter().map(|q| q.qp).collect();
+    }
+    // A first run finds the length, so that the samples spread over it.
+    let mut env = RnicTopEnv::new(v)?;
+    let fin = lockstep::run_single(&mut RnicTop::new(), &mut env, v.max_cycles);
+    let every = (fin.cycles / 2000).max(1);
+    let mut t = crate::plot::CcTrace {
+        qps: qps.clone(),
+        rc: vec![Vec::new(); qps.len()],
+        rt: vec![Vec::new(); qps.len()],
+        alpha: vec![Vec::new(); qps.len()],
+        clock_mhz: crate::vector::rx::CLOCK_MHZ,
+        ..Default::default()
+    };
+    let mut env = RnicTopEnv::new(v)?;
+    let mut model = RnicTop::new();
+    let mut out = model.reset();
+    for c in 0..=fin.cycles {
+        if c % every == 0 {
+            let p = model.cc_probe();
+            t.cycles.push(c);
+            for (k, &q) in qps.iter().enumerate() {
+                t.rc[k].push(crate::vector::rx::units_to_gbps(p.rc[q as usize]));
+                t.rt[k].push(crate::vector::rx::units_to_gbps(p.rt[q as usize]));
+                t.alpha[k].push(p.alpha[q as usize] as f64 / 1024.0);
+            }
+            t.pause.push(p.pause);
+        }
+        let i = env.step(c, &out);
+        out = model.tick(&i);
+    }
+    Ok(t)
+}
