@@ -106,13 +106,11 @@ fn pfc_pause_is_in_force_within_4_cycles() {
     let mut worst = 0;
     let mut tight = 0;
     for phase in 0..16u64 {
-        let rx = format!(r#"{{"at":{},"frame":{{"pfc":{{"quanta":{{"3":300}}}}}}}}"#, 500 + phase);
-        let v = vector(
-            &[qp(0, r#","vlan":{"vid":5,"pcp":3}"#)],
-            &[(0, 0)],
-            &rx,
-            "",
+        let rx = format!(
+            r#"{{"at":{},"frame":{{"pfc":{{"quanta":{{"3":300}}}}}}}}"#,
+            500 + phase
         );
+        let v = vector(&[qp(0, r#","vlan":{"vid":5,"pcp":3}"#)], &[(0, 0)], &rx, "");
         let env = run_checked(&v);
         let n = env.rx.sent[0].last;
         // 300 quanta = 153,600 bit times = 384 cycles at 400 bits/cycle.
@@ -139,7 +137,10 @@ fn pfc_pause_is_in_force_within_4_cycles() {
          (worst of 16 phases; {tight} phases had a frame start at n + 3)"
     );
     assert!(worst <= PFC_REACTION_MAX, "PFC reaction {worst} cycles");
-    assert!(tight > 0, "no phase put a frame start right before the pause: not measured");
+    assert!(
+        tight > 0,
+        "no phase put a frame start right before the pause: not measured"
+    );
 }
 
 #[test]
@@ -179,7 +180,7 @@ impl Env for PollRate {
     type In = RnicTopIn;
     type Out = RnicTopOut;
     fn step(&mut self, cycle: u64, o: &RnicTopOut) -> RnicTopIn {
-        let mut o2 = o.clone();
+        let mut o2 = *o;
         if let Some(c) = self.mine.take() {
             assert!(o.mmio_rd_resp_valid, "no response to the STAT_RC read");
             self.samples.push((c, o.mmio_rd_resp_data));
@@ -212,13 +213,16 @@ fn cnp_to_rate_cut_within_4_cycles() {
     };
     let cycles = run(&mut env, v.max_cycles);
     env.inner.finish_checks(cycles);
-    assert!(env.inner.common.failures.is_empty(), "{:#?}", env.inner.common.failures);
+    assert!(
+        env.inner.common.failures.is_empty(),
+        "{:#?}",
+        env.inner.common.failures
+    );
     let n = env.inner.rx.sent[0].last;
     let before = env
         .samples
         .iter()
-        .filter(|s| s.0 <= n)
-        .last()
+        .rfind(|s| s.0 <= n)
         .expect("samples before the CNP")
         .1;
     // R_MAX by default (100 Gb/s = 50 B/cycle), alpha 1.0: the cut halves it.
@@ -229,7 +233,10 @@ fn cnp_to_rate_cut_within_4_cycles() {
         .find(|s| s.0 > n && s.1 != before)
         .expect("a rate cut");
     assert_eq!(after, 25 << 20, "one CNP at alpha 1.0 halves Rc");
-    println!("CNP last beat -> rate cut in force (STAT_RC): {} cycles", m - n);
+    println!(
+        "CNP last beat -> rate cut in force (STAT_RC): {} cycles",
+        m - n
+    );
     assert!(m - n <= CNP_TO_CUT_MAX, "CNP to rate cut {} cycles", m - n);
 }
 
