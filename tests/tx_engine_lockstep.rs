@@ -15,7 +15,12 @@
 //! - random back-pressure on desc, rd_req and cpl;
 //! - cnp_gen: a CNP for a random QP waits at random times (`cnp_valid`,
 //!   held until taken by a control grant); some grants are control grants
-//!   (`grant_ctrl`, `grant_qp` 0), with or without a CNP waiting.
+//!   (`grant_ctrl`, `grant_qp` 0), with or without a CNP waiting;
+//! - ack_tracker's `full` as `wqe_block`: in some cases random QPs' bits
+//!   flip at random times (held for a while, like a full queue); tx_sched
+//!   mostly leaves blocked QPs out of its grant (rnic_top gates `rate_ok`
+//!   with `full`), computed a cycle before, so a grant often meets a block
+//!   that has just risen, and sometimes it ignores the block altogether.
 //!
 //! Independent checks: a reference written here from the WQE list computes
 //! each QP's packet sequence (opcode, PSN, payload length, payload read
@@ -27,7 +32,10 @@
 //! k-th descriptor with payload with the k-th payload read, the j-th
 //! wait_frame completion with the j-th desc_cpl descriptor; error / flush /
 //! protection event pulses are counted; a new WQE is popped exactly the cycle
-//! after its grant; and every step's latency from the
+//! after its grant, and never for a grant of a QP with no WQE in progress
+//! whose `wqe_block` is high in the grant's cycle (that grant is taken and
+//! does nothing), while a grant of a blocked QP with a WQE in progress
+//! sends its next packet as usual; and every step's latency from the
 //! grant is exactly the contract's budget (new WQE 4 cycles, WQE in progress
 //! 3, CNP 3). Every descriptor's `desc_wire_len` is the length of the frame
 //! the testbench's own encoder (`rnic_testbench::wire::roce::RoceRepr`)
@@ -325,6 +333,10 @@ struct Case {
     cnp_dscp: u8,
     cnp_pcp: u8,
     cnp_becn: bool,
+    /// Percent of cycles one random QP's `wqe_block` bit flips, and of
+    /// grants that ignore the block (the others leave blocked QPs out).
+    block_flip_pct: u8,
+    block_ignore_pct: u8,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -475,6 +487,8 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         cnp_dscp: r.below(64) as u8,
         cnp_pcp: r.below(8) as u8,
         cnp_becn: r.percent(50),
+        block_flip_pct: [0, 0, 2, 10, 50][r.below(5) as usize],
+        block_ignore_pct: [0, 10, 50][r.below(3) as usize],
     }
 }
 
@@ -495,6 +509,8 @@ struct TxEnv {
     grant_next: Option<u8>,
     grant_next_ctrl: bool,
     ptr: usize,
+    // ack_tracker: `wqe_block` (its `full`) this cycle.
+    block: u16,
     // cnp_gen: the CNP waiting (its QP), then the CNPs taken and not yet
     // seen as descriptors, in order.
     cnp: Option<u8>,
@@ -526,6 +542,9 @@ struct TxEnv {
     steps: [u64; 3],
     /// Packets, completions by status (0, 2, 4, 5), CNPs.
     stats: [u64; 6],
+    /// Grants taken for a blocked QP: with a WQE available and none in
+    /// progress (nothing must happen), with a WQE in progress (it goes on).
+    blocked: [u64; 2],
 }
 
 fn qp_of(t: &[Qp; QPS], i: u8) -> Qp {
@@ -562,6 +581,7 @@ impl TxEnv {
             grant_next: None,
             grant_next_ctrl: false,
             ptr: 0,
+            block: 0,
             cnp: None,
             exp_cnps: VecDeque::new(),
             c,
@@ -583,6 +603,7 @@ impl TxEnv {
             flush: 0,
             steps: [0; 3],
             stats: [0; 6],
+            blocked: [0; 2],
         }
     }
 
@@ -845,6 +866,11 @@ impl Env for TxEnv {
                 i.wqe_avail |= 1 << q;
             }
         }
+        // ---- ack_tracker: full, held for a while ----
+        if self.r.percent(self.c.block_flip_pct) {
+            self.block ^= 1 << self.r.below(QPS as u64);
+        }
+        i.wqe_block = self.block;
         // A grant for a QP without a WQE in progress pops at n+1, and only then.
         let pop_due = self.pop_due.take_if(|(c, _)| *c == cycle);
         assert_eq!(
@@ -888,7 +914,15 @@ impl Env for TxEnv {
             self.ptr = (q + 1) % QPS;
             let active = o.req_active >> q & 1 == 1;
             let avail = i.wqe_avail >> q & 1 == 1;
-            if active || avail {
+            // A QP with no WQE in progress and its block high: a grant with
+            // no work (no pop, no output, grant_ready stays high).
+            let blocked = i.wqe_block >> q & 1 == 1;
+            if blocked && active {
+                self.blocked[1] += 1;
+            } else if blocked && avail {
+                self.blocked[0] += 1;
+            }
+            if active || avail && !blocked {
                 assert!(self.step_start.is_none());
                 self.step_start = Some((cycle, if active { 3 } else { 4 }));
                 if !active {
@@ -896,7 +930,12 @@ impl Env for TxEnv {
                 }
             }
         }
-        let work = o.req_active | i.wqe_avail;
+        let mut work = o.req_active | i.wqe_avail;
+        // rnic_top: tx_sched's rate_ok is gated with ack_tracker's full
+        // (which stops in-progress messages there too).
+        if !self.r.percent(self.c.block_ignore_pct) {
+            work &= !i.wqe_block;
+        }
         // tx_sched: a control grant names QP 0.
         self.grant_next_ctrl = self.r.percent(self.c.ctrl_pct);
         self.grant_next = if self.grant_next_ctrl {
@@ -1013,6 +1052,7 @@ fn tx_engine_random_lockstep() {
     let mut total = 0u64;
     let (mut new_steps, mut cont_steps, mut cnp_steps) = (0u64, 0u64, 0u64);
     let mut stats = [0u64; 6];
+    let mut blocked = [0u64; 2];
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
         let fin = lockstep::run(
@@ -1041,6 +1081,8 @@ fn tx_engine_random_lockstep() {
         new_steps += env.steps[1];
         cont_steps += env.steps[0];
         cnp_steps += env.steps[2];
+        blocked[0] += env.blocked[0];
+        blocked[1] += env.blocked[1];
         for (a, b) in stats.iter_mut().zip(env.stats) {
             *a += b;
         }
@@ -1048,11 +1090,24 @@ fn tx_engine_random_lockstep() {
     eprintln!(
         "tx_engine lockstep: {} cases, {total} cycles, {new_steps} new-WQE steps, \
          {cont_steps} in-progress steps, {cnp_steps} CNP steps; {} packets ({} CNPs), \
-         completions: {} success, {} QP op error, {} protection error, {} flushed",
-        run.cases, stats[0], stats[5], stats[1], stats[2], stats[3], stats[4]
+         completions: {} success, {} QP op error, {} protection error, {} flushed; \
+         blocked grants: {} with a WQE waiting (nothing done), {} with a WQE in progress",
+        run.cases,
+        stats[0],
+        stats[5],
+        stats[1],
+        stats[2],
+        stats[3],
+        stats[4],
+        blocked[0],
+        blocked[1]
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
         assert!(cnp_steps >= 1000, "only {cnp_steps} CNPs");
+        assert!(
+            blocked[0] >= 1000 && blocked[1] >= 1000,
+            "only {blocked:?} blocked grants"
+        );
     }
 }

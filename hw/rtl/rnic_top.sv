@@ -358,7 +358,9 @@ module rnic_top #(
   tx_engine #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_tx_engine (
     .clk, .rst,
     .grant_valid, .grant_qp, .grant_ready, .req_active,
-    .wqe_avail, .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
+    // A QP whose ack_tracker queue is full finishes its message but starts
+    // no new one (tx_sched's grant may predate the full).
+    .wqe_avail, .wqe_block(ack_full), .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
     .qp_idx,
     .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_cq,
     .qp_remote_qpn, .qp_psn, .qp_pd, .qp_dst_mac, .qp_src_mac, .qp_src_ip,

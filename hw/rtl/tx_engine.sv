@@ -4,7 +4,8 @@
 // On each grant from tx_sched the engine does one step for one QP: the next
 // packet of the QP's WQE in progress, or pop a new WQE from sq_fetch, check
 // it (docs/tx_datapath.md, "Protection checks") and send its first packet or
-// queue its error / flush completion, or nothing (a stale grant). A packet
+// queue its error / flush completion, or nothing (a stale grant, or a QP
+// with no WQE in progress whose wqe_block is high). A packet
 // is a descriptor for pkt_builder, a payload read (rd_req, dma_rd client 1)
 // when it carries payload, a PSN write-back to csr, and, for the last packet
 // of a signaled message, a completion (UC: it waits for the frame; RC: it
@@ -19,7 +20,8 @@
 //                   checks; desc / rd_req / cpl visible at n+4
 //   WQE in progress: qp_idx at n+1, QP context at n+2, outputs at n+3
 //   CNP (control grant with cnp_valid): the same as a WQE in progress
-//   no work:         grant ignored, grant_ready stays high
+//   no work:         grant ignored, grant_ready stays high (also a QP with
+//                    no WQE in progress whose wqe_block is high)
 //   last transfer of the step at m -> grant_ready at m+1
 module tx_engine #(
   parameter int QPS = 16,
@@ -39,6 +41,7 @@ module tx_engine #(
   input  logic                 cfg_cnp_becn,
   output logic [QPS-1:0]       req_active,
   input  logic [QPS-1:0]       wqe_avail,
+  input  logic [QPS-1:0]       wqe_block,
   output logic                 wqe_pop_valid,
   output logic [QPW-1:0]       wqe_pop_qp,
   input  logic                 wqe_valid,
@@ -232,7 +235,10 @@ module tx_engine #(
   always_comb begin
     grant_take   = state_q == S_IDLE && grant_valid && grant_ready_q;
     grant_active = active_q[grant_qp];
-    grant_avail  = wqe_avail[grant_qp];
+    // A QP whose wqe_block is high (rnic_top: ack_tracker full) may finish
+    // its WQE in progress but not start a new one: its grant counts as one
+    // with no work, whatever tx_sched computed the cycle before.
+    grant_avail  = wqe_avail[grant_qp] && !wqe_block[grant_qp];
     // sq_fetch answers a pop of an available WQE the next cycle; anything
     // else would be a wiring error, and is ignored.
     wqe_ok       = wqe_valid && wqe_qp == qp_idx_q;

@@ -342,6 +342,9 @@ impl RnicTop {
             grant_valid: sch.grant_valid,
             grant_qp: sch.grant_qp,
             wqe_avail: sqf.wqe_avail,
+            // A QP whose ack_tracker queue is full finishes its message but
+            // starts no new one (tx_sched's grant may predate the full).
+            wqe_block: at.full,
             wqe_valid: sqf.wqe_valid,
             wqe_qp: sqf.wqe_qp,
             wqe_data: sqf.wqe_data,

@@ -3,7 +3,9 @@
 //! On each grant from `tx_sched` the engine does one step for one QP: the
 //! next packet of the QP's WQE in progress, or pop a new WQE from `sq_fetch`,
 //! check it (docs/tx_datapath.md, "Protection checks") and send its first
-//! packet or queue its error / flush completion, or nothing (a stale grant).
+//! packet or queue its error / flush completion, or nothing (a stale grant,
+//! or a QP with no WQE in progress whose `wqe_block` is high: rnic_top's
+//! ack_tracker `full`, so the QP finishes its message but starts no new one).
 //! A packet is a descriptor for `pkt_builder`, a payload read (`rd_req`,
 //! client 1 of `dma_rd`) when it carries payload, a PSN write-back to csr,
 //! and, for the last packet of a signaled message, a completion (UC: it
@@ -22,7 +24,9 @@
 //!   visible at n+3;
 //! - CNP (control grant with `cnp_valid`): as a WQE in progress, descriptor
 //!   visible at n+3;
-//! - grant for a QP with no work: ignored, `grant_ready` stays high;
+//! - grant for a QP with no work (or with no WQE in progress and
+//!   `wqe_block` high in the cycle the grant is taken): ignored,
+//!   `grant_ready` stays high;
 //! - last of the step's transfers at m -> `grant_ready` visible at m+1.
 //!
 //! The PSN comes from csr's QP context each time (the write-back of the
@@ -68,6 +72,7 @@ ports! {
         pub cfg_cnp_pcp: u8 = 3,
         pub cfg_cnp_becn: bool = 1,
         pub wqe_avail: u16 = 16,
+        pub wqe_block: u16 = 16,
         pub wqe_valid: bool = 1,
         pub wqe_qp: u8 = 4 if wqe_valid,
         pub wqe_data: Beat = 512 if wqe_valid,
@@ -609,13 +614,15 @@ impl Dut for TxEngine {
                     if self.active_q >> q & 1 != 0 {
                         self.grant_ready_q = false;
                         self.state_q = State::Ctx;
-                    } else if i.wqe_avail >> q & 1 != 0 {
+                    } else if i.wqe_avail >> q & 1 != 0 && i.wqe_block >> q & 1 == 0 {
+                        // Not blocked (rnic_top: ack_tracker has room for
+                        // QP q), as seen in the cycle the grant is taken.
                         self.wqe_pop_valid_q = true;
                         self.wqe_pop_qp_q = q;
                         self.grant_ready_q = false;
                         self.state_q = State::Pop;
                     }
-                    // else: a stale grant, nothing to do.
+                    // else: a stale grant or a blocked QP, nothing to do.
                 } else {
                     self.grant_ready_q = true;
                 }
@@ -844,6 +851,9 @@ mod tests {
         lat: Vec<(u64, u64, bool)>,
         prot_errs: u32,
         flushes: u32,
+        /// Cycles in which a pop was visible, and a data descriptor.
+        pops: Vec<u64>,
+        pkt_at: Vec<u64>,
     }
 
     const Q: u8 = 3;
@@ -859,6 +869,17 @@ mod tests {
     /// of `ctrl` (cycle, cnp_valid); a CNP is for QP `Q`, with DSCP 48,
     /// PCP 6, BECN 1.
     fn run_ctrl(qp: Qp, mrs: [Mr; MRS], wqes: &[[u8; 64]], ctrl: &[(u64, bool)]) -> Run {
+        run_blk(qp, mrs, wqes, ctrl, 0..0)
+    }
+
+    /// Same, with `wqe_block[Q]` high in the cycles of `block`.
+    fn run_blk(
+        qp: Qp,
+        mrs: [Mr; MRS],
+        wqes: &[[u8; 64]],
+        ctrl: &[(u64, bool)],
+        block: std::ops::Range<u64>,
+    ) -> Run {
         let mut m = TxEngine::new();
         let mut out = m.reset();
         let mut sq: VecDeque<[u8; 64]> = wqes.iter().copied().collect();
@@ -876,6 +897,8 @@ mod tests {
             lat: vec![],
             prot_errs: 0,
             flushes: 0,
+            pops: vec![],
+            pkt_at: vec![],
         };
         let mut pending_grant: Option<(u64, bool)> = None;
         let mut pending_cnp: Option<u64> = None;
@@ -898,8 +921,11 @@ mod tests {
             if out.wqe_pop_valid {
                 assert_eq!(out.wqe_pop_qp, Q);
                 wqe_next = Some(sq.pop_front().expect("pop of an empty SQ"));
+                r.pops.push(cycle);
             }
             i.wqe_avail = if sq.is_empty() { 0 } else { 1 << Q };
+            let blocked = block.contains(&cycle);
+            i.wqe_block = if blocked { 1 << Q } else { 0 };
             // tx_sched
             let active = out.req_active >> Q & 1 != 0;
             i.grant_valid = active || !sq.is_empty() || wqe_next.is_some();
@@ -916,7 +942,7 @@ mod tests {
                 if v && out.grant_ready {
                     pending_cnp = Some(cycle);
                 }
-            } else if i.grant_valid && out.grant_ready && (active || !sq.is_empty()) {
+            } else if i.grant_valid && out.grant_ready && (active || !sq.is_empty() && !blocked) {
                 pending_grant = Some((cycle, !active));
             }
             // csr: this cycle's lookups, then this cycle's writes.
@@ -989,6 +1015,7 @@ mod tests {
                 assert!(!out.desc_becn, "BECN on a data packet");
                 assert_eq!((out.desc_dscp, out.desc_ecn, out.desc_pcp), (10, 2, 2));
                 r.wire.push(out.desc_wire_len);
+                r.pkt_at.push(cycle);
                 assert_eq!(out.desc_qp, Q);
                 assert_eq!(out.desc_dest_qp, 0x12345);
                 r.pkts.push(Pkt {
@@ -1493,6 +1520,34 @@ mod tests {
         assert!(r.cnps.iter().all(|&c| c == cnp(74)));
         assert_eq!(r.cpls.len(), 1);
         assert_eq!(r.cpls[0].psn, 103);
+    }
+
+    #[test]
+    fn wqe_block_stops_new_wqes_only() {
+        // A grant every cycle while there is work, everything ready: grant
+        // at 1 (grant_ready rises at 1 after reset) -> pop at 2, packets
+        // at 5, 9, 13 (600 bytes at MTU 256), the second WQE's grant at 14.
+        let ws = [
+            wqe(1, wqe_op::SEND, 1, 600, LA, 0x101, 0),
+            wqe(2, wqe_op::SEND, 1, 10, LA, 0x101, 0),
+        ];
+        let r = run_blk(RTS_RC, mrs(), &ws, &[], 0..0);
+        assert_eq!((r.pops, r.pkt_at), (vec![2, 15], vec![5, 9, 13, 18]));
+        // Blocked in 3..30: the message in progress goes on as before; the
+        // grants of 14..29 pop nothing, the one at 30 pops (at 31).
+        let r = run_blk(RTS_RC, mrs(), &ws, &[], 3..30);
+        assert_eq!((r.pops, r.pkt_at), (vec![2, 31], vec![5, 9, 13, 34]));
+        let psns: Vec<u32> = r.pkts.iter().map(|p| p.psn).collect();
+        assert_eq!(psns, vec![100, 101, 102, 103]);
+        assert_eq!(r.cpls.iter().map(|c| c.wr_id).collect::<Vec<_>>(), [1, 2]);
+        // Blocked from the start: the first grant taken with the block low
+        // is at 8, so everything moves by 7 cycles.
+        let r = run_blk(RTS_RC, mrs(), &ws, &[], 0..8);
+        assert_eq!((r.pops, r.pkt_at), (vec![9, 22], vec![12, 16, 20, 25]));
+        // Blocked exactly in the cycle of the second WQE's grant (14): that
+        // grant does nothing, the next one (15) pops.
+        let r = run_blk(RTS_RC, mrs(), &ws, &[], 14..15);
+        assert_eq!((r.pops, r.pkt_at), (vec![2, 16], vec![5, 9, 13, 19]));
     }
 
     #[test]
