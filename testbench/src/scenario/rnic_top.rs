@@ -396,7 +396,9 @@ impl RnicTopEnv {
                 }
             }
             Phase::Drain { until } => {
-                if cycle >= until {
+                // Reads still in flight (a prefetch of WQEs that a stopped QP
+                // will not send) are answered before the end.
+                if cycle >= until && self.common.rc.outstanding() == 0 {
                     self.phase = Phase::Counters;
                 }
             }
