@@ -1,5 +1,5 @@
-//! Every frame of every transmit vector (vectors/tx), as model and RTL sent
-//! it in lockstep, decoded and checked by a third party: scapy's RoCE layers
+//! Every frame of every vector that sends frames (vectors/tx, and the CNPs
+//! and data of vectors/rx and vectors/cc), as model and RTL sent it in lockstep, decoded and checked by a third party: scapy's RoCE layers
 //! (tests/scapy_roce_check.py: Ethernet/802.1Q, IPv4 checksum or IPv6,
 //! UDP port and length, BTH fields, ICRC). Then one covered byte of one
 //! frame is changed and the script must report exactly that frame's ICRC
@@ -27,10 +27,15 @@ fn tmp(name: &str) -> PathBuf {
 
 #[test]
 fn scapy_accepts_every_frame_of_every_tx_vector() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/tx");
-    let files = vector::collect(&[dir]).unwrap();
-    assert!(files.len() >= 30, "only {} TX vectors", files.len());
-    let mut total = 0;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = vector::collect(&[
+        root.join("vectors/tx"),
+        root.join("vectors/rx"),
+        root.join("vectors/cc"),
+    ])
+    .unwrap();
+    assert!(files.len() >= 70, "only {} vectors", files.len());
+    let (mut total, mut cnps) = (0, 0);
     let mut failures = Vec::new();
     for f in &files {
         let v = Vector::load(f).unwrap();
@@ -57,10 +62,15 @@ fn scapy_accepts_every_frame_of_every_tx_vector() {
         let lines = stdout.lines().filter(|l| l.starts_with("frame ")).count();
         assert_eq!(lines, r.tx_frames.len(), "{}: {stdout}", f.display());
         total += r.tx_frames.len();
+        cnps += stdout.lines().filter(|l| l.contains("CNP")).count();
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    println!("{total} frames of {} vectors checked by scapy", files.len());
-    assert!(total > 200, "only {total} frames");
+    println!(
+        "{total} frames ({cnps} CNPs) of {} vectors checked by scapy",
+        files.len()
+    );
+    assert!(total > 1000, "only {total} frames");
+    assert!(cnps >= 20, "only {cnps} CNPs decoded");
 }
 
 #[test]
