@@ -8,7 +8,9 @@
 //! several doorbells; a random root complex (latency, completion size and
 //! splitting, reordering, rq back-pressure), a payload-read fault now and
 //! then, MAC back-pressure, and mostly a peer that ACKs RC packets in PSN
-//! order (testbench/src/scenario/rx_wire.rs). Model and RTL run in lockstep and every
+//! order (testbench/src/scenario/rx_wire.rs); in most cases also random
+//! traffic on `rx_*` (PFC, CNPs with DCQCN on some QPs, CE-marked and plain
+//! data, ACKs, NAKs, non-RoCE frames, damaged frames of every kind). Model and RTL run in lockstep and every
 //! independent check of the environment applies (every frame byte for byte
 //! against the reference, every CQE, every TLP); a case passes when nothing
 //! diverged, it completed and no check failed.
@@ -155,7 +157,82 @@ fn case_vector(seed: u64) -> Vector {
                 {"cq": 1, "ring": {"base": "0x20010000", "log_size": 2 + r.below(3)}}],
         "wqes": wqes, "doorbells": dbs, "max_cycles": 400_000
     });
+    let mut v = v;
+    if r.percent(60) {
+        add_rx(&mut r, &mut v, nqps);
+    }
     parse(&v)
+}
+
+/// The receive side of a case: some QPs under DCQCN (rates bounded below so
+/// that a case ends in time), and a random mix of frames on `rx_*`: PFC on
+/// random priorities and quanta, CNPs, CE-marked and plain data, ACKs and
+/// NAKs (explicit ones only without the ACKing peer, whose ACKs they would
+/// race), each one damaged now and then for a drop reason. The CNP interval
+/// is longer than a case, so that which CE packets must answer does not
+/// depend on how long a CNP waits for the link.
+fn add_rx(r: &mut SplitMix64, v: &mut Value, nqps: u32) {
+    for q in v["qps"].as_array_mut().unwrap() {
+        if r.percent(40) {
+            q["cc"] = json!(true);
+        }
+    }
+    v["cc"] = json!({
+        "k_cycles": 200 + r.below(2000), "t_inc_cycles": 300 + r.below(3000),
+        "b_bytes": 4096 + r.below(65536), "r_ai_mbps": 5000.0, "r_hai_mbps": 20000.0,
+        "r_min_mbps": 20000.0, "burst_bytes": 8192 + r.below(16384),
+        "cnp_interval_cycles": 1_000_000
+    });
+    let auto = v["peer"]["auto_ack"].as_bool().unwrap();
+    let mut rx = Vec::new();
+    for _ in 0..r.below(24) {
+        let q = r.below(nqps as u64);
+        let at = r.below(8000);
+        // A peer ACKs what it received: PSNs from the QP's first one on,
+        // growing with time (now and then a stale one).
+        let base = v["qps"][q as usize]["psn"].as_u64().unwrap();
+        let ack_psn = (base + at / 400 + (1 << 24) - if r.percent(20) { 5 } else { 0 }) & 0xFF_FFFF;
+        let frame = match r.below(if auto { 5 } else { 7 }) {
+            0 => {
+                let mut quanta = serde_json::Map::new();
+                for _ in 0..1 + r.below(3) {
+                    let qn = pick(r, &[0u64, 1, 20, 300, 1500]);
+                    quanta.insert(r.below(8).to_string(), json!(qn));
+                }
+                json!({"pfc": {"quanta": quanta}})
+            }
+            1 => json!({"cnp": {"qp": q}}),
+            2 | 3 => json!({"data": {"qp": q, "psn": r.below(1 << 24), "len": r.below(2000),
+                                      "ce": r.percent(50)}}),
+            4 => json!({"hex": "ffffffffffff0200000000010806000108000604000102000000000100000000"}),
+            5 => json!({"ack": {"qp": q, "psn": ack_psn}}),
+            _ => json!({"nak": {"qp": q, "psn": r.below(1 << 24), "rnr": r.percent(50)}}),
+        };
+        let mut e = json!({"at": at, "frame": frame});
+        // Header faults need a RoCE frame; PFC gets an FCS error or a cut,
+        // the (already runt) hex frame an FCS error.
+        let hex = e["frame"].get("hex").is_some();
+        let roce = !hex && e["frame"].get("pfc").is_none();
+        if r.percent(20) {
+            e["fault"] = match r.below(if roce {
+                7
+            } else if hex {
+                1
+            } else {
+                2
+            }) {
+                0 => json!("fcs"),
+                1 => json!({"truncate": 30 + r.below(30)}),
+                2 => json!("icrc"),
+                3 => json!({"dest_qp": 16 + r.below(1 << 20)}),
+                4 => json!({"udp_dport": 4792 + r.below(100)}),
+                5 => json!({"tver": 1 + r.below(15)}),
+                _ => json!({"truncate": 60 + r.below(2)}),
+            };
+        }
+        rx.push(e);
+    }
+    v["rx"] = json!(rx);
 }
 
 fn parse(v: &Value) -> Vector {
@@ -168,6 +245,7 @@ fn tx_random_lockstep() {
     let mut total = 0u64;
     let mut frames = 0usize;
     let mut cqes = 0usize;
+    let (mut rx_frames, mut cnps) = (0usize, 0usize);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let v = case_vector(seed);
         let mut env = RnicTopEnv::new(&v).unwrap();
@@ -194,13 +272,24 @@ fn tx_random_lockstep() {
         total += fin.cycles;
         frames += env.frames.len();
         cqes += env.cqe_log.len();
+        rx_frames += env.rx.sent.len();
+        cnps += env
+            .frames
+            .iter()
+            .filter(|(_, f)| rnic_testbench::scenario::rnic_top::is_cnp(f))
+            .count();
     });
     println!(
-        "{} cases: {total} lockstep cycles, {frames} frames, {cqes} CQEs",
+        "{} cases: {total} lockstep cycles, {frames} frames ({cnps} CNPs), {cqes} CQEs, \
+         {rx_frames} frames received",
         run.cases
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
         assert!(frames >= 500 && cqes >= 150, "{frames} frames, {cqes} CQEs");
+        assert!(
+            rx_frames >= 200 && cnps >= 5,
+            "{rx_frames} frames received, {cnps} CNPs"
+        );
     }
 }

@@ -158,8 +158,10 @@ pub struct RnicTopEnv {
     tready_rng: SplitMix64,
     tready_pct: u8,
     cur_frame: Vec<u8>,
-    cur_start: u64,
-    /// (cycle of the first beat, bytes) of every frame.
+    /// Cycle the current frame's first beat was first offered (tvalid), if it is.
+    offered: Option<u64>,
+    /// (cycle its first beat was first offered, bytes) of every frame: the
+    /// frame has started then, taken or not (a valid beat is never withdrawn).
     pub frames: Vec<(u64, Vec<u8>)>,
     /// Cycle of each frame's last beat.
     pub frame_ends: Vec<u64>,
@@ -299,7 +301,7 @@ impl RnicTopEnv {
             tready_rng: SplitMix64::new(v.mac.seed ^ 0x7478_5F72_6479),
             tready_pct: v.mac.tready_percent,
             cur_frame: Vec::new(),
-            cur_start: 0,
+            offered: None,
             frames: Vec::new(),
             frame_ends: Vec::new(),
             irqs: Vec::new(),
@@ -396,9 +398,15 @@ impl RnicTopEnv {
                 }
             }
             Phase::Drain { until } => {
-                // Reads still in flight (a prefetch of WQEs that a stopped QP
-                // will not send) are answered before the end.
-                if cycle >= until && self.common.rc.outstanding() == 0 {
+                // The quiet window restarts while a read is in flight (a
+                // WQE prefetch for a QP that sends nothing more may take
+                // several round trips), so the run ends only after
+                // DRAIN_CYCLES with no read outstanding.
+                if self.common.rc.outstanding() > 0 {
+                    self.phase = Phase::Drain {
+                        until: cycle + DRAIN_CYCLES,
+                    };
+                } else if cycle >= until {
                     self.phase = Phase::Counters;
                 }
             }
@@ -421,14 +429,17 @@ impl RnicTopEnv {
         i
     }
 
-    /// Frames on `tx_*`: a frame, once started, must not pause (tvalid low)
-    /// before its last beat; keep must be contiguous from lane 0, full on
-    /// every beat but the last.
+    /// Frames on `tx_*`: a frame, once started (its first beat offered),
+    /// must not pause (tvalid low) before its last beat; keep must be
+    /// contiguous from lane 0, full on every beat but the last.
     fn collect_tx(&mut self, cycle: u64, o: &RnicTopOut, tready: bool) {
-        let in_frame = !self.cur_frame.is_empty();
+        let in_frame = !self.cur_frame.is_empty() || self.offered.is_some();
         if in_frame && !o.tx_tvalid {
             self.common
                 .fail(cycle, "tx_tvalid dropped inside a frame".into());
+        }
+        if o.tx_tvalid && self.offered.is_none() {
+            self.offered = Some(cycle);
         }
         if !(o.tx_tvalid && tready) {
             return;
@@ -445,17 +456,15 @@ impl RnicTopEnv {
             self.common
                 .fail(cycle, format!("partial beat (keep {keep:#x}) before tlast"));
         }
-        if self.cur_frame.is_empty() {
-            self.cur_start = cycle;
-        }
         self.cur_frame.extend_from_slice(&o.tx_tdata[..n]);
         if o.tx_tlast {
             let f = std::mem::take(&mut self.cur_frame);
+            let start = self.offered.take().expect("offered before taken");
             self.rx.on_tx_frame(cycle, &f);
             if !is_cnp(&f) {
                 self.data_frames += 1;
             }
-            self.frames.push((self.cur_start, f));
+            self.frames.push((start, f));
             self.frame_ends.push(cycle);
         }
     }

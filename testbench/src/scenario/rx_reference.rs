@@ -18,6 +18,11 @@ pub fn class(v: &Vector, frame: &RxFrame, fault: Option<RxFault>, bytes: &[u8]) 
         return "drop_runt";
     }
     match fault {
+        // Bytes past the end read as zero (docs/rx_cc.md, rx_parser): a frame
+        // cut before its UDP destination port fails the port check first.
+        Some(RxFault::Truncate(n)) if (n as usize) < udp_dport_end(bytes) => {
+            return "drop_not_roce"
+        }
         Some(RxFault::Truncate(_)) => return "drop_trunc",
         Some(RxFault::IpChecksum) => return "drop_ip_csum",
         Some(RxFault::Icrc) | Some(RxFault::CoveredByte) => return "drop_icrc",
@@ -50,6 +55,14 @@ pub fn class(v: &Vector, frame: &RxFrame, fault: Option<RxFault>, bytes: &[u8]) 
         },
         _ => "drop_qp",
     }
+}
+
+/// Offset just past the UDP destination port of a RoCE frame (Ethernet,
+/// optional 802.1Q tag, IPv4 or IPv6), from its first bytes.
+fn udp_dport_end(f: &[u8]) -> usize {
+    let l2 = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
+    let ip = if f[l2] >> 4 == 6 { 40 } else { 20 };
+    l2 + ip + 4
 }
 
 /// The counters the vector's RX frames must leave, from [`class`]; CE

@@ -115,6 +115,9 @@ pub fn covers(a: u32, l: u32) -> bool {
 /// (in the order they go out) and, with `peer.auto_ack`, the peer's ACKs
 /// of `pkts`: the first ACK is taken, a later one only when newer (docs/rx_cc.md,
 /// ack_tracker). Damaged ACKs and ACKs for a QP in RESET are dropped.
+/// A success is expected when this final PSN covers it: exact as long as
+/// the ACKs of a QP never move forward by 2^23 or more past one that
+/// already covered it (a peer acknowledges PSNs it received, in order).
 fn acked_psn(v: &Vector, q: &QpSpec, pkts: &[ExpPacket]) -> Option<u32> {
     let mut a: Option<u32> = None;
     let mut take = |p: u32| {

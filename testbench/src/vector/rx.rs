@@ -389,6 +389,15 @@ pub fn apply_fault(mut f: Vec<u8>, fault: Option<RxFault>) -> Result<(Vec<u8>, b
             Ok(())
         }
     };
+    let header_fault = !matches!(
+        fault,
+        None | Some(RxFault::Fcs) | Some(RxFault::Truncate(_))
+    );
+    if header_fault && RoceRepr::parse_bytes(&f).is_err() {
+        return Err(format!(
+            "{fault:?} damages a RoCE header: the frame is not RoCE"
+        ));
+    }
     match fault {
         None => {}
         Some(RxFault::Fcs) => return Ok((f, true)),
