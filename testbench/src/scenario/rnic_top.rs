@@ -460,8 +460,9 @@ impl RnicTopEnv {
         if o.tx_tlast {
             let f = std::mem::take(&mut self.cur_frame);
             let start = self.offered.take().expect("offered before taken");
-            self.rx.on_tx_frame(cycle, &f);
-            if !is_cnp(&f) {
+            let repr = RoceRepr::parse_bytes(&f).ok();
+            self.rx.on_tx_frame(cycle, repr.as_ref());
+            if repr.is_none_or(|r| r.bth.opcode != crate::wire::roce::OPCODE_CNP) {
                 self.data_frames += 1;
             }
             self.frames.push((start, f));
@@ -669,18 +670,9 @@ impl RnicTopEnv {
     /// configuration, the packet's fields and host memory with the
     /// testbench's own RoCEv2 encoder (wire::roce, ICRC by crc32fast).
     pub fn expected_frame(&self, p: &tx_reference::ExpPacket) -> Vec<u8> {
-        self.frame_of(p.qp, |q, repr| {
-            repr.bth = crate::wire::roce::bth::Repr {
-                opcode: p.opcode,
-                se: p.se,
-                migreq: false,
-                pkey: q.pkey,
-                fecn: false,
-                becn: false,
-                dest_qp: q.remote_qpn,
-                ack_req: p.ack_req,
-                psn: p.psn,
-            };
+        self.frame_of(p.qp, |repr| {
+            (repr.bth.opcode, repr.bth.se) = (p.opcode, p.se);
+            (repr.bth.ack_req, repr.bth.psn) = (p.ack_req, p.psn);
             repr.reth = p
                 .reth
                 .map(|(va, rkey, dma_len)| crate::wire::roce::reth::Repr { va, rkey, dma_len });
@@ -694,7 +686,7 @@ impl RnicTopEnv {
     /// not ECN-capable).
     pub fn expected_cnp(&self, qp: u32) -> Vec<u8> {
         let cc = &self.vector.cc;
-        self.frame_of(qp, |q, repr| {
+        self.frame_of(qp, |repr| {
             if let Some(t) = &mut repr.eth.vlan {
                 t.pcp = cc.cnp_pcp;
             }
@@ -702,23 +694,14 @@ impl RnicTopEnv {
                 crate::wire::roce::IpRepr::V4(r) => (r.dscp, r.ecn) = (cc.cnp_dscp, 0),
                 crate::wire::roce::IpRepr::V6(r) => (r.dscp, r.ecn) = (cc.cnp_dscp, 0),
             }
-            repr.bth = crate::wire::roce::bth::Repr {
-                opcode: crate::wire::roce::OPCODE_CNP,
-                se: false,
-                migreq: false,
-                pkey: q.pkey,
-                fecn: false,
-                becn: cc.cnp_becn,
-                dest_qp: q.remote_qpn,
-                ack_req: false,
-                psn: 0,
-            };
+            (repr.bth.opcode, repr.bth.becn) = (crate::wire::roce::OPCODE_CNP, cc.cnp_becn);
         })
     }
 
-    /// A frame QP `qp` sends: its Ethernet, IP and UDP headers from the
-    /// vector's QP context, the rest filled in by `fill`.
-    fn frame_of(&self, qp: u32, fill: impl FnOnce(&QpSpec, &mut RoceRepr)) -> Vec<u8> {
+    /// A frame QP `qp` sends: its Ethernet, IP and UDP headers and the BTH's
+    /// P_Key and DestQP from the vector's QP context (every other BTH field 0),
+    /// the rest filled in by `fill`.
+    fn frame_of(&self, qp: u32, fill: impl FnOnce(&mut RoceRepr)) -> Vec<u8> {
         use crate::vector::IpPair;
         use crate::wire::roce::{bth, ethernet, ipv4, ipv6, udp, IpRepr};
         let q = self
@@ -747,7 +730,7 @@ impl RnicTopEnv {
                 hop_limit: 64,
             }),
         };
-        let repr = RoceRepr {
+        let mut repr = RoceRepr {
             eth: ethernet::Repr {
                 dst: q.dst_mac.to_u64(),
                 src: q.src_mac.to_u64(),
@@ -778,8 +761,7 @@ impl RnicTopEnv {
             imm: None,
             payload: Vec::new(),
         };
-        let mut repr = repr;
-        fill(q, &mut repr);
+        fill(&mut repr);
         let mut buf = vec![0u8; repr.buffer_len()];
         repr.emit(&mut RoceFrame::new_unchecked(&mut buf[..]));
         buf

@@ -157,11 +157,10 @@ impl RxWire {
     }
 
     /// A frame left on `tx_*` at `cycle`: the peer answers it.
-    pub fn on_tx_frame(&mut self, cycle: u64, f: &[u8]) {
+    /// `r` is the frame decoded (None when it is not a well-formed RoCE frame).
+    pub fn on_tx_frame(&mut self, cycle: u64, r: Option<&RoceRepr>) {
         let Some(peer) = &mut self.peer else { return };
-        let Ok(r) = RoceRepr::parse_bytes(f) else {
-            return;
-        };
+        let Some(r) = r else { return };
         let Some(q) = peer.qps.iter().find(|q| q.remote_qpn == r.bth.dest_qp) else {
             return;
         };
@@ -173,23 +172,22 @@ impl RxWire {
         }
         let psn = r.bth.psn;
         let ahead = psn.wrapping_sub(e) & 0xFF_FFFF;
+        let answer = |frame: RxFrame| Pending {
+            due: cycle + peer.delay,
+            bytes: rx::build_frame(&frame, &peer.qps, &peer.cc).expect("a known QP"),
+            fcs: false,
+            spec: None,
+        };
         if ahead != 0 {
             if ahead < 1 << 23 && !peer.nak_sent[qp] {
-                peer.nak_sent[qp] = true;
-                let nak = RxFrame::Nak {
+                let nak = answer(RxFrame::Nak {
                     qp: q.qp,
                     psn: e,
                     code: 0,
                     rnr: false,
-                };
-                let bytes = rx::build_frame(&nak, &peer.qps, &peer.cc).expect("a known QP");
-                let due = cycle + peer.delay;
-                self.push(Pending {
-                    due,
-                    bytes,
-                    fcs: false,
-                    spec: None,
                 });
+                peer.nak_sent[qp] = true;
+                self.push(nak);
             }
             return;
         }
@@ -202,21 +200,16 @@ impl RxWire {
             }
             _ => 1,
         };
-        peer.epsn[qp] = Some((e + span) & 0xFF_FFFF);
-        if op != 0x0C && r.bth.ack_req {
-            let ack = RxFrame::Ack {
+        let ack = (op != 0x0C && r.bth.ack_req).then(|| {
+            answer(RxFrame::Ack {
                 qp: q.qp,
                 psn,
                 msn: 0,
-            };
-            let bytes = rx::build_frame(&ack, &peer.qps, &peer.cc).expect("a known QP");
-            let due = cycle + peer.delay;
-            self.push(Pending {
-                due,
-                bytes,
-                fcs: false,
-                spec: None,
-            });
+            })
+        });
+        peer.epsn[qp] = Some((e + span) & 0xFF_FFFF);
+        if let Some(a) = ack {
+            self.push(a);
         }
     }
 }
