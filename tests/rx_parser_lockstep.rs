@@ -38,6 +38,7 @@ use rnic_model::rx_parser::{RxParser, RxParserIn, RxParserOut, QPS};
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlRxParser;
+use rnic_testbench::scenario::rx_reference::{self, RxEvent};
 use rnic_testbench::wire::pfc;
 use rnic_testbench::wire::roce::{
     self, aeth, bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, Payload, RoceRepr, OPCODES,
@@ -133,93 +134,28 @@ fn observed(cycle: u64, o: &RxParserOut) -> Option<Event> {
 }
 
 /// The testbench's own classification of a frame (rule table of
-/// docs/rx_cc.md), from the `wire` header views.
+/// docs/rx_cc.md, `rx_reference::classify`), in the port's terms.
 fn predict(f: &[u8], fcs: bool, qp_state_all: u32) -> Event {
-    if fcs {
-        return Event::Drop(0);
-    }
-    if f.len() < 60 {
-        return Event::Drop(1);
-    }
-    // Header bytes past the frame's end read as zero.
-    let mut h = f.to_vec();
-    h.resize(f.len().max(160), 0);
-    let eth = ethernet::Header::new_unchecked(&h[..]);
-    let e = eth.header_len();
-    let et = eth.ethertype();
-    if et == pfc::ETHERTYPE_MAC_CONTROL {
-        // The PFC view is untagged: take the tag out.
-        let g: Vec<u8> = h[..12].iter().chain(&h[e - 2..]).copied().collect();
-        let p = pfc::Header::new_unchecked(&g[..]);
-        if p.opcode() == pfc::OPCODE_PFC {
-            return Event::Pfc {
-                enable: p.class_enable() as u8,
-                quanta: (0..8).fold(0u128, |q, k| q | (p.time(k) as u128) << (16 * k)),
-            };
-        }
-        return Event::Drop(2);
-    }
-    let (v6, ip_hlen, ip_end, ecn) = match et {
-        ethernet::ETHERTYPE_IPV4 => {
-            let ip = ipv4::Header::new_unchecked(&h[e..]);
-            let frag = ip.more_frags() || ip.frag_offset() != 0;
-            if ip.version() != 4 || ip.ihl() != 5 || frag || ip.protocol() != 17 {
-                return Event::Drop(2);
-            }
-            (false, 20, e + ip.total_len() as usize, ip.ecn())
-        }
-        ethernet::ETHERTYPE_IPV6 => {
-            let ip = ipv6::Header::new_unchecked(&h[e..]);
-            if ip.version() != 6 || ip.next_header() != 17 {
-                return Event::Drop(2);
-            }
-            (
-                true,
-                40,
-                e + 40 + ip.payload_len() as usize,
-                ip.traffic_class() & 3,
-            )
-        }
-        _ => return Event::Drop(2),
-    };
-    let u = e + ip_hlen;
-    if udp::Header::new_unchecked(&h[u..]).dst_port() != udp::ROCEV2_PORT {
-        return Event::Drop(2);
-    }
-    let b = u + udp::HEADER_LEN;
-    let bh = bth::Header::new_unchecked(&h[b..]);
-    let info = roce::opcode_info(bh.opcode());
-    let hdr_end = b + bth::HEADER_LEN + info.map_or(0, |i| i.ext_len()) + roce::ICRC_LEN;
-    if hdr_end > ip_end || ip_end > f.len() {
-        return Event::Drop(3);
-    }
-    if !v6 && ipv4::checksum(&h[e..e + 20]) != 0 {
-        return Event::Drop(4);
-    }
-    let stored = u32::from_le_bytes(f[ip_end - 4..ip_end].try_into().unwrap());
-    if roce::icrc(&f[e..ip_end - 4], v6) != stored {
-        return Event::Drop(5);
-    }
-    if info.is_none() || bh.tver() != 0 {
-        return Event::Drop(6);
-    }
-    let qp = bh.dest_qp();
-    if qp >= QPS as u32 || qp_state_all >> (2 * qp) & 3 == 0 {
-        return Event::Drop(7);
-    }
-    let qp = qp as u8;
-    match bh.opcode() {
-        0x11 => {
-            let a = aeth::Header::new_unchecked(&h[b + bth::HEADER_LEN..]);
-            Event::Ack {
-                qp,
-                psn: bh.psn(),
-                syndrome: a.syndrome(),
-                msn: a.msn(),
-            }
-        }
-        roce::OPCODE_CNP => Event::Cnp { qp },
-        _ => Event::Data { qp, ce: ecn == 3 },
+    let live = |qp: u32| qp < QPS as u32 && qp_state_all >> (2 * qp) & 3 != 0;
+    match rx_reference::classify(f, fcs, live) {
+        RxEvent::Pfc { enable, quanta } => Event::Pfc {
+            enable,
+            quanta: (0..8).fold(0u128, |q, k| q | (quanta[k] as u128) << (16 * k)),
+        },
+        RxEvent::Cnp { qp } => Event::Cnp { qp: qp as u8 },
+        RxEvent::Data { qp, ce } => Event::Data { qp: qp as u8, ce },
+        RxEvent::Ack {
+            qp,
+            psn,
+            syndrome,
+            msn,
+        } => Event::Ack {
+            qp: qp as u8,
+            psn,
+            syndrome,
+            msn,
+        },
+        RxEvent::Drop(r) => Event::Drop(r as u8),
     }
 }
 

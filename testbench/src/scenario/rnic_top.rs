@@ -859,22 +859,17 @@ impl RnicTopEnv {
     /// (rx_reference::cnps on the cycles they arrived).
     fn check_cnps(&mut self, cycle: u64, sent: &[u32]) {
         let v = &self.vector;
+        let live = super::rx_reference::live_qps(v);
         let ce: Vec<(u32, u64)> = self
             .rx
             .sent
             .iter()
-            .filter_map(|s| {
-                let r = &v.rx[s.spec?];
-                match r.frame {
-                    crate::vector::RxFrame::Data { qp, ce: true, .. }
-                        if super::rx_reference::class(v, &r.frame, r.fault, &s.bytes)
-                            == "rx_data" =>
-                    {
-                        Some((qp, s.last))
-                    }
+            .filter_map(
+                |s| match super::rx_reference::classify(&s.bytes, s.fcs, &live) {
+                    super::rx_reference::RxEvent::Data { qp, ce: true } => Some((qp, s.last)),
                     _ => None,
-                }
-            })
+                },
+            )
             .collect();
         let want = super::rx_reference::cnps(&ce, v.cc.cnp_interval_cycles as u64);
         let per_qp = |l: &[u32]| {
@@ -901,22 +896,22 @@ impl RnicTopEnv {
     /// its VLAN PCP, 0 untagged.
     fn check_pause(&mut self, cycle: u64) {
         let mut windows: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 8];
+        let live = super::rx_reference::live_qps(&self.vector);
         for s in &self.rx.sent {
-            let Some(k) = s.spec else { continue };
-            let r = &self.vector.rx[k];
-            let crate::vector::RxFrame::Pfc { quanta } = &r.frame else {
+            let super::rx_reference::RxEvent::Pfc { enable, quanta } =
+                super::rx_reference::classify(&s.bytes, s.fcs, &live)
+            else {
                 continue;
             };
-            if r.fault.is_some() {
-                continue;
-            }
-            for (&p, &q) in quanta {
-                let w = &mut windows[p as usize];
-                let from = s.last + 4;
-                for x in w.iter_mut() {
+            let from = s.last + 4;
+            for p in (0..8).filter(|p| enable >> p & 1 == 1) {
+                let w = &mut windows[p];
+                // The new frame replaces the running pause: only the last
+                // window can still be open (they are pushed in time order).
+                if let Some(x) = w.last_mut() {
                     x.1 = x.1.min(from - 1);
                 }
-                let d = (q as u64 * 512).div_ceil(PFC_BITS_PER_CYCLE);
+                let d = (quanta[p] as u64 * 512).div_ceil(PFC_BITS_PER_CYCLE);
                 if d > 0 {
                     w.push((from, from + d - 1));
                 }
@@ -932,10 +927,11 @@ impl RnicTopEnv {
             } else {
                 0
             };
-            if let Some(w) = windows[pcp as usize]
-                .iter()
-                .find(|w| (w.0..=w.1).contains(start))
-            {
+            // Windows are disjoint and in time order: the one that may hold
+            // `start` is the last one opened at or before it.
+            let w = &windows[pcp as usize];
+            let k = w.partition_point(|x| x.0 <= *start);
+            if let Some(w) = k.checked_sub(1).map(|k| w[k]).filter(|w| *start <= w.1) {
                 bad.push(format!(
                     "a frame of priority {pcp} started at cycle {start}, inside its PFC pause {}..={}",
                     w.0, w.1
@@ -952,12 +948,7 @@ impl RnicTopEnv {
         if !uses_rx(&self.vector) {
             return;
         }
-        let sent: Vec<(Option<usize>, &[u8])> = self
-            .rx
-            .sent
-            .iter()
-            .map(|s| (s.spec, &s.bytes[..]))
-            .collect();
+        let sent: Vec<(&[u8], bool)> = self.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs)).collect();
         let want = super::rx_reference::counters(&self.vector, &sent);
         let mut bad = Vec::new();
         for &(name, _) in RX_COUNTERS.iter().take(14) {

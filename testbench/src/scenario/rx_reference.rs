@@ -1,85 +1,214 @@
-//! What the receive path must do with the vector's RX frames, worked out
-//! from the frames' specification alone (docs/rx_cc.md's classification
-//! table, SPEC section 2): which counter each frame lands in, and which
-//! CE-marked packets must each cause a CNP.
+//! What the receive path must do with the frames on `rx_*`, worked out from
+//! their bytes alone by the classification table of docs/rx_cc.md
+//! (`rx_parser`): which event or drop each frame causes, which counter it
+//! lands in, and which CE-marked packets must each cause a CNP. A frame
+//! written symbolically in a vector and the same bytes written as hex are
+//! judged alike, because only the bytes (and the MAC's FCS flag) are read.
+//!
+//! The rules are written here from the contract with the testbench's own
+//! header views (`wire`), independently of the model.
 
 use std::collections::BTreeMap;
 
-use crate::vector::{QpState, RxFault, RxFrame, Vector, QPS};
-use crate::wire::roce::RoceRepr;
+use crate::vector::{QpState, Vector, QPS};
+use crate::wire::pfc;
+use crate::wire::roce::{self, aeth, bth, ethernet, ipv4, ipv6, udp};
 
-/// Where a frame ends up: the name of the counter it increments (besides
-/// `rx_frames`), as `rnic_top`'s environment reads them back.
-pub fn class(v: &Vector, frame: &RxFrame, fault: Option<RxFault>, bytes: &[u8]) -> &'static str {
-    if fault == Some(RxFault::Fcs) {
-        return "drop_fcs";
-    }
-    if bytes.len() < 60 {
-        return "drop_runt";
-    }
-    match fault {
-        // Bytes past the end read as zero (docs/rx_cc.md, rx_parser): a frame
-        // cut before its UDP destination port fails the port check first.
-        Some(RxFault::Truncate(n)) if (n as usize) < udp_dport_end(bytes) => {
-            return "drop_not_roce"
+/// Drop reasons in `ev_drop_reason` order (docs/rx_cc.md): the first rule
+/// a frame breaks names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DropReason {
+    Fcs = 0,
+    Runt = 1,
+    NotRoce = 2,
+    Trunc = 3,
+    IpCsum = 4,
+    Icrc = 5,
+    Opcode = 6,
+    Qp = 7,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 8] = [
+        DropReason::Fcs,
+        DropReason::Runt,
+        DropReason::NotRoce,
+        DropReason::Trunc,
+        DropReason::IpCsum,
+        DropReason::Icrc,
+        DropReason::Opcode,
+        DropReason::Qp,
+    ];
+
+    /// The counter of the register map this drop increments.
+    pub fn counter(self) -> &'static str {
+        match self {
+            DropReason::Fcs => "drop_fcs",
+            DropReason::Runt => "drop_runt",
+            DropReason::NotRoce => "drop_not_roce",
+            DropReason::Trunc => "drop_trunc",
+            DropReason::IpCsum => "drop_ip_csum",
+            DropReason::Icrc => "drop_icrc",
+            DropReason::Opcode => "drop_opcode",
+            DropReason::Qp => "drop_qp",
         }
-        Some(RxFault::Truncate(_)) => return "drop_trunc",
-        Some(RxFault::IpChecksum) => return "drop_ip_csum",
-        Some(RxFault::Icrc) | Some(RxFault::CoveredByte) => return "drop_icrc",
-        Some(RxFault::UdpDport(p)) if p != 4791 => return "drop_not_roce",
-        Some(RxFault::Tver(t)) if t & 0xF != 0 => return "drop_opcode",
-        _ => {}
-    }
-    let known_op = |op: u8| op <= 0x11 || (0x20..=0x2B).contains(&op) || op == 0x81;
-    let qp_ok = |n: u32| {
-        n < QPS
-            && v.qps
-                .iter()
-                .find(|q| q.qp == n)
-                .is_some_and(|q| q.state != QpState::Reset)
-    };
-    let dest = |n: u32| match fault {
-        Some(RxFault::DestQp(d)) => d,
-        _ => n,
-    };
-    match frame {
-        RxFrame::Pfc { .. } => "rx_pfc",
-        RxFrame::Cnp { qp } if qp_ok(dest(*qp)) => "rx_cnp",
-        RxFrame::Ack { qp, .. } | RxFrame::Nak { qp, .. } if qp_ok(dest(*qp)) => "rx_ack",
-        RxFrame::Data { opcode, .. } if !known_op(opcode.unwrap_or(4)) => "drop_opcode",
-        RxFrame::Data { qp, .. } if qp_ok(dest(*qp)) => "rx_data",
-        RxFrame::Hex(_) => match RoceRepr::parse_bytes(bytes) {
-            Ok(r) if qp_ok(r.bth.dest_qp) => "rx_data",
-            Ok(_) => "drop_qp",
-            Err(_) => "drop_not_roce",
-        },
-        _ => "drop_qp",
     }
 }
 
-/// Offset just past the UDP destination port of a RoCE frame (Ethernet,
-/// optional 802.1Q tag, IPv4 or IPv6), from its first bytes.
-fn udp_dport_end(f: &[u8]) -> usize {
-    let l2 = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
-    let ip = if f[l2] >> 4 == 6 { 40 } else { 20 };
-    l2 + ip + 4
+/// The one event a frame causes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RxEvent {
+    /// PFC: the enable vector and every priority's time in quanta.
+    Pfc {
+        enable: u8,
+        quanta: [u16; 8],
+    },
+    Cnp {
+        qp: u32,
+    },
+    /// Any other RoCE packet to a live QP; `ce` when IP ECN = 11.
+    Data {
+        qp: u32,
+        ce: bool,
+    },
+    /// Opcode ACKNOWLEDGE (ACK, NAK or RNR NAK, by syndrome).
+    Ack {
+        qp: u32,
+        psn: u32,
+        syndrome: u8,
+        msn: u32,
+    },
+    Drop(DropReason),
 }
 
-/// The counters the vector's RX frames must leave, from [`class`]; CE
-/// packets also count in `rx_ce`. `sent` are the frames as they went out
-/// (vector index, bytes), peer ACKs included (index None, always `rx_ack`).
-pub fn counters(v: &Vector, sent: &[(Option<usize>, &[u8])]) -> BTreeMap<&'static str, u64> {
+impl RxEvent {
+    /// The counter it increments besides `rx_frames`.
+    pub fn counter(self) -> &'static str {
+        match self {
+            RxEvent::Pfc { .. } => "rx_pfc",
+            RxEvent::Cnp { .. } => "rx_cnp",
+            RxEvent::Data { .. } => "rx_data",
+            RxEvent::Ack { .. } => "rx_ack",
+            RxEvent::Drop(r) => r.counter(),
+        }
+    }
+}
+
+/// Classifies frame `f` (no FCS bytes; `fcs` = the MAC flagged an FCS
+/// error) by the table of docs/rx_cc.md, first matching rule first.
+/// `live(q)`: local QP q exists and is not in RESET. Header bytes past the
+/// frame's end read as zero (the contract's rule where it is silent).
+pub fn classify(f: &[u8], fcs: bool, live: impl Fn(u32) -> bool) -> RxEvent {
+    use DropReason::*;
+    if fcs {
+        return RxEvent::Drop(Fcs);
+    }
+    if f.len() < 60 {
+        return RxEvent::Drop(Runt);
+    }
+    // Every header this looks at lies within the first 160 bytes.
+    let mut h = f.to_vec();
+    h.resize(f.len().max(160), 0);
+    let eth = ethernet::Header::new_unchecked(&h[..]);
+    let e = eth.header_len();
+    let et = eth.ethertype();
+    if et == pfc::ETHERTYPE_MAC_CONTROL {
+        // The PFC view is untagged: take the tag out.
+        let g: Vec<u8> = h[..12].iter().chain(&h[e - 2..]).copied().collect();
+        let p = pfc::Header::new_unchecked(&g[..]);
+        if p.opcode() == pfc::OPCODE_PFC {
+            let mut quanta = [0u16; 8];
+            for (k, q) in quanta.iter_mut().enumerate() {
+                *q = p.time(k);
+            }
+            return RxEvent::Pfc {
+                enable: p.class_enable() as u8,
+                quanta,
+            };
+        }
+        return RxEvent::Drop(NotRoce);
+    }
+    let (v6, ip_hlen, ip_end, ecn) = match et {
+        ethernet::ETHERTYPE_IPV4 => {
+            let ip = ipv4::Header::new_unchecked(&h[e..]);
+            let frag = ip.more_frags() || ip.frag_offset() != 0;
+            if ip.version() != 4 || ip.ihl() != 5 || frag || ip.protocol() != 17 {
+                return RxEvent::Drop(NotRoce);
+            }
+            (false, 20, e + ip.total_len() as usize, ip.ecn())
+        }
+        ethernet::ETHERTYPE_IPV6 => {
+            let ip = ipv6::Header::new_unchecked(&h[e..]);
+            if ip.version() != 6 || ip.next_header() != 17 {
+                return RxEvent::Drop(NotRoce);
+            }
+            (
+                true,
+                40,
+                e + 40 + ip.payload_len() as usize,
+                ip.traffic_class() & 3,
+            )
+        }
+        _ => return RxEvent::Drop(NotRoce),
+    };
+    let u = e + ip_hlen;
+    if udp::Header::new_unchecked(&h[u..]).dst_port() != udp::ROCEV2_PORT {
+        return RxEvent::Drop(NotRoce);
+    }
+    let b = u + udp::HEADER_LEN;
+    let bh = bth::Header::new_unchecked(&h[b..]);
+    let info = roce::opcode_info(bh.opcode());
+    // The IP length (not the frame's) bounds the packet: Ethernet padding
+    // after it is ignored.
+    let hdr_end = b + bth::HEADER_LEN + info.map_or(0, |i| i.ext_len()) + roce::ICRC_LEN;
+    if hdr_end > ip_end || ip_end > f.len() {
+        return RxEvent::Drop(Trunc);
+    }
+    if !v6 && ipv4::checksum(&h[e..e + 20]) != 0 {
+        return RxEvent::Drop(IpCsum);
+    }
+    let stored = u32::from_le_bytes(f[ip_end - 4..ip_end].try_into().expect("4 bytes"));
+    if roce::icrc(&f[e..ip_end - 4], v6) != stored {
+        return RxEvent::Drop(Icrc);
+    }
+    if info.is_none() || bh.tver() != 0 {
+        return RxEvent::Drop(Opcode);
+    }
+    let qp = bh.dest_qp();
+    if !live(qp) {
+        return RxEvent::Drop(Qp);
+    }
+    match bh.opcode() {
+        0x11 => {
+            let a = aeth::Header::new_unchecked(&h[b + bth::HEADER_LEN..]);
+            RxEvent::Ack {
+                qp,
+                psn: bh.psn(),
+                syndrome: a.syndrome(),
+                msn: a.msn(),
+            }
+        }
+        roce::OPCODE_CNP => RxEvent::Cnp { qp },
+        _ => RxEvent::Data { qp, ce: ecn == 3 },
+    }
+}
+
+/// `live` for the vector's QPs as configured: below QPS, listed, not RESET.
+pub fn live_qps(v: &Vector) -> impl Fn(u32) -> bool + '_ {
+    |n| n < QPS && v.qps.iter().any(|q| q.qp == n && q.state != QpState::Reset)
+}
+
+/// The counters the frames that went out on `rx_*` must leave (`sent`:
+/// bytes and FCS flag of each, peer ACKs included): `rx_frames`, the
+/// event's or drop's counter, and `rx_ce` for CE-marked data.
+pub fn counters(v: &Vector, sent: &[(&[u8], bool)]) -> BTreeMap<&'static str, u64> {
+    let live = live_qps(v);
     let mut c = BTreeMap::new();
-    for &(spec, bytes) in sent {
+    for &(bytes, fcs) in sent {
         *c.entry("rx_frames").or_insert(0) += 1;
-        let Some(k) = spec else {
-            *c.entry("rx_ack").or_insert(0) += 1;
-            continue;
-        };
-        let r = &v.rx[k];
-        let cl = class(v, &r.frame, r.fault, bytes);
-        *c.entry(cl).or_insert(0) += 1;
-        if cl == "rx_data" && matches!(r.frame, RxFrame::Data { ce: true, .. }) {
+        let ev = classify(bytes, fcs, &live);
+        *c.entry(ev.counter()).or_insert(0) += 1;
+        if let RxEvent::Data { ce: true, .. } = ev {
             *c.entry("rx_ce").or_insert(0) += 1;
         }
     }
@@ -89,7 +218,7 @@ pub fn counters(v: &Vector, sent: &[(Option<usize>, &[u8])]) -> BTreeMap<&'stati
 /// The CNPs the notification point must send, per QP: CE-marked data
 /// packets, in the order their last beats arrived, each one starting a CNP
 /// unless the QP's previous CNP was started less than `interval` cycles
-/// before (SPEC section 2). `ce` = (QP, cycle of the last beat).
+/// before (docs/rx_cc.md, `cnp_gen`). `ce` = (QP, cycle of the last beat).
 pub fn cnps(ce: &[(u32, u64)], interval: u64) -> Vec<u32> {
     let mut last: BTreeMap<u32, u64> = BTreeMap::new();
     let mut out = Vec::new();

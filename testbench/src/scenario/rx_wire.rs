@@ -6,6 +6,9 @@
 //! NAK "PSN sequence error" at the first gap, nothing after it since nothing
 //! is retransmitted yet).
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+
 use rnic_model::ports::Beat;
 
 use crate::vector::{rx, QpSpec, QpType, RxFrame, Vector};
@@ -16,7 +19,8 @@ use crate::wire::roce::RoceRepr;
 struct Pending {
     /// Absolute cycle it may start.
     due: u64,
-    bytes: Vec<u8>,
+    /// Shared by every copy of a storm.
+    bytes: Arc<[u8]>,
     fcs: bool,
     /// The vector's `rx` index, or None for a peer ACK/NAK.
     spec: Option<usize>,
@@ -29,7 +33,7 @@ pub struct RxSent {
     pub first: u64,
     /// Cycle of its last beat.
     pub last: u64,
-    pub bytes: Vec<u8>,
+    pub bytes: Arc<[u8]>,
     pub fcs: bool,
 }
 
@@ -43,12 +47,18 @@ pub struct RxBeat {
     pub user: bool,
 }
 
+/// Two queues, each in due order, so that every step costs O(1) whatever
+/// the number of frames: the vector's frames (all known at the start) and
+/// the peer's answers (due a fixed delay after the frames they answer, so
+/// pushed in due order). At equal due times the vector's frame goes first.
 pub struct RxWire {
-    queue: Vec<Pending>,
+    spec_queue: VecDeque<Pending>,
+    peer_queue: VecDeque<Pending>,
     cur: Option<(Pending, usize, u64)>,
     pub sent: Vec<RxSent>,
-    /// Vector frames not yet handed over (they are queued at config end).
-    spec_frames: Vec<(u64, Vec<u8>, bool, usize)>,
+    /// Vector frames not yet handed over (they are queued at config end),
+    /// sorted by `at`.
+    spec_frames: Vec<Pending>,
     peer: Option<Peer>,
 }
 
@@ -68,12 +78,18 @@ impl RxWire {
             let f =
                 rx::build_frame(&r.frame, &v.qps, &v.cc).map_err(|e| format!("rx[{k}]: {e}"))?;
             let (f, fcs) = rx::apply_fault(f, r.fault).map_err(|e| format!("rx[{k}]: {e}"))?;
+            let bytes: Arc<[u8]> = f.into();
             for n in 0..r.count as u64 {
-                spec_frames.push((r.at + n * r.every, f.clone(), fcs, k));
+                spec_frames.push(Pending {
+                    due: r.at + n * r.every,
+                    bytes: bytes.clone(),
+                    fcs,
+                    spec: Some(k),
+                });
             }
         }
         // Stable: frames due together go in the vector's order.
-        spec_frames.sort_by_key(|x| x.0);
+        spec_frames.sort_by_key(|p| p.due);
         let peer = v.peer.auto_ack.then(|| {
             let n = crate::vector::QPS as usize;
             let mut epsn = vec![None; n];
@@ -91,7 +107,8 @@ impl RxWire {
             }
         });
         Ok(RxWire {
-            queue: Vec::new(),
+            spec_queue: VecDeque::new(),
+            peer_queue: VecDeque::new(),
             cur: None,
             sent: Vec::new(),
             spec_frames,
@@ -102,31 +119,40 @@ impl RxWire {
     /// Configuration ended at `base`: the vector's frames become due
     /// relative to it.
     pub fn start(&mut self, base: u64) {
-        for (at, bytes, fcs, k) in std::mem::take(&mut self.spec_frames) {
-            self.push(Pending {
-                due: base + at,
-                bytes,
-                fcs,
-                spec: Some(k),
-            });
-        }
-    }
-
-    fn push(&mut self, p: Pending) {
-        let at = self.queue.partition_point(|x| x.due <= p.due);
-        self.queue.insert(at, p);
+        self.spec_queue = std::mem::take(&mut self.spec_frames)
+            .into_iter()
+            .map(|p| Pending {
+                due: base + p.due,
+                ..p
+            })
+            .collect();
     }
 
     /// Nothing left to send (and nothing on the wire).
     pub fn idle(&self) -> bool {
-        self.cur.is_none() && self.queue.is_empty() && self.spec_frames.is_empty()
+        self.cur.is_none()
+            && self.spec_queue.is_empty()
+            && self.peer_queue.is_empty()
+            && self.spec_frames.is_empty()
+    }
+
+    /// The next frame due by `cycle`, if any.
+    fn pop_due(&mut self, cycle: u64) -> Option<Pending> {
+        let s = self.spec_queue.front().map(|p| p.due);
+        let p = self.peer_queue.front().map(|p| p.due);
+        match (s, p) {
+            (Some(s), p) if s <= cycle && p.is_none_or(|p| s <= p) => self.spec_queue.pop_front(),
+            (_, Some(p)) if p <= cycle => self.peer_queue.pop_front(),
+            _ => None,
+        }
     }
 
     /// The beat of cycle `cycle`.
     pub fn beat(&mut self, cycle: u64) -> RxBeat {
-        if self.cur.is_none() && self.queue.first().is_some_and(|p| p.due <= cycle) {
-            let p = self.queue.remove(0);
-            self.cur = Some((p, 0, cycle));
+        if self.cur.is_none() {
+            if let Some(p) = self.pop_due(cycle) {
+                self.cur = Some((p, 0, cycle));
+            }
         }
         let Some((p, pos, _)) = &mut self.cur else {
             return RxBeat::default();
@@ -174,7 +200,9 @@ impl RxWire {
         let ahead = psn.wrapping_sub(e) & 0xFF_FFFF;
         let answer = |frame: RxFrame| Pending {
             due: cycle + peer.delay,
-            bytes: rx::build_frame(&frame, &peer.qps, &peer.cc).expect("a known QP"),
+            bytes: rx::build_frame(&frame, &peer.qps, &peer.cc)
+                .expect("a known QP")
+                .into(),
             fcs: false,
             spec: None,
         };
@@ -187,7 +215,7 @@ impl RxWire {
                     rnr: false,
                 });
                 peer.nak_sent[qp] = true;
-                self.push(nak);
+                self.peer_queue.push_back(nak);
             }
             return;
         }
@@ -209,7 +237,7 @@ impl RxWire {
         });
         peer.epsn[qp] = Some((e + span) & 0xFF_FFFF);
         if let Some(a) = ack {
-            self.push(a);
+            self.peer_queue.push_back(a);
         }
     }
 }

@@ -19,7 +19,9 @@ use thiserror::Error;
 
 pub use crate::env::FaultKind;
 
+pub mod limits;
 pub mod rx;
+mod shape;
 pub mod tx;
 pub use rx::{CcSpec, PeerSpec, RxFault, RxFrame, RxSpec};
 pub use tx::*;
@@ -337,24 +339,59 @@ fn is_default_mac(m: &MacSpec) -> bool {
     *m == MacSpec::default()
 }
 
+/// A vector's name: short, and safe wherever it is shown.
+fn valid_name(n: &str) -> bool {
+    (1..=100).contains(&n.len())
+        && !n.starts_with('.')
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
 fn pow2_in(v: u32, lo: u32, hi: u32) -> bool {
     v.is_power_of_two() && (lo..=hi).contains(&v)
 }
 
 impl Vector {
-    /// Reads and validates a vector file.
+    /// Reads and validates a vector file: a regular file of at most
+    /// [`limits::MAX_FILE_BYTES`].
     pub fn load(file: &Path) -> Result<Vector, VectorError> {
-        let text = std::fs::read_to_string(file).map_err(|source| VectorError::Io {
+        use std::io::Read;
+        let io = |source| VectorError::Io {
             file: file.to_path_buf(),
             source,
-        })?;
+        };
+        let f = std::fs::File::open(file).map_err(io)?;
+        let meta = f.metadata().map_err(io)?;
+        if !meta.is_file() {
+            return Err(field_err(
+                file,
+                "(file)",
+                "is not a regular file (a vector is a JSON file)",
+            ));
+        }
+        let mut text = String::new();
+        f.take(limits::MAX_FILE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(io)?;
+        if text.len() as u64 > limits::MAX_FILE_BYTES {
+            return Err(field_err(
+                file,
+                "(file)",
+                format!(
+                    "larger than the {} MiB a vector may be",
+                    limits::MAX_FILE_BYTES >> 20
+                ),
+            ));
+        }
         Self::parse(file, &text)
     }
 
     /// Parses and validates vector text; `file` is only used in errors.
     pub fn parse(file: &Path, text: &str) -> Result<Vector, VectorError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let v: Vector = serde_path_to_error::deserialize(de).map_err(|e| {
+        let json: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| field_err(file, "(top level)", format!("not valid JSON: {e}")))?;
+        shape::check(&json).map_err(|(path, reason)| field_err(file, path, reason))?;
+        let v: Vector = serde_path_to_error::deserialize(&json).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let path = if path == "." {
@@ -388,6 +425,30 @@ impl Vector {
                 "must say what the results were checked against".into(),
             );
         }
+        if !valid_name(&self.name) {
+            return e(
+                "name",
+                format!(
+                    "{:?} is not a name: 1 to 100 of A-Z a-z 0-9 _ . -, not starting with a dot",
+                    self.name
+                ),
+            );
+        }
+        if !(1..=limits::MAX_CYCLES).contains(&self.max_cycles) {
+            return e(
+                "max_cycles",
+                format!("{} is not in 1..={}", self.max_cycles, limits::MAX_CYCLES),
+            );
+        }
+        if self.min_cycles > self.max_cycles {
+            return e(
+                "min_cycles",
+                format!(
+                    "{} is past the run's limit (max_cycles = {})",
+                    self.min_cycles, self.max_cycles
+                ),
+            );
+        }
         let c = &self.config;
         if !pow2_in(c.mrrs, 128, 4096) {
             return e(
@@ -401,10 +462,13 @@ impl Vector {
                 format!("{} is not a power of two in 128..=4096", c.mps),
             );
         }
-        if c.cpl_timeout >= 1 << 24 {
+        if !(1..1 << 24).contains(&c.cpl_timeout) {
             return e(
                 "config.cpl_timeout",
-                format!("{} does not fit in 24 bits", c.cpl_timeout),
+                format!(
+                    "{} is not in 1..=16777215 (24 bits; 0 would time out every read at once)",
+                    c.cpl_timeout
+                ),
             );
         }
         let rc = &self.root_complex;
@@ -447,12 +511,33 @@ impl Vector {
                 format!("{} is not in 1..=100", cl.wr_data_valid_percent),
             );
         }
+        let mut total = 0u64;
         for (k, m) in self.memory.iter().enumerate() {
             if m.addr.0.checked_add(m.len).is_none() {
                 return e(&format!("memory[{k}].len"), "range wraps past 2^64".into());
             }
+            total = total.saturating_add(m.len);
+            if total > limits::MAX_MEMORY_BYTES {
+                return e(
+                    &format!("memory[{k}].len"),
+                    format!(
+                        "{} bytes: the regions add up to more than the {} MiB of host memory a vector may fill",
+                        m.len,
+                        limits::MAX_MEMORY_BYTES >> 20
+                    ),
+                );
+            }
         }
-        let check_req = |what: &str, k: usize, client: u8, addr: u64, len: u32| {
+        let check_req = |what: &str, k: usize, client: u8, addr: u64, len: u32, at: u64| {
+            if at > self.max_cycles {
+                return e(
+                    &format!("{what}[{k}].at"),
+                    format!(
+                        "{at} is past the run's limit (max_cycles = {})",
+                        self.max_cycles
+                    ),
+                );
+            }
             if client > 3 {
                 return e(
                     &format!("{what}[{k}].client"),
@@ -471,10 +556,10 @@ impl Vector {
             Ok(())
         };
         for (k, r) in self.reads.iter().enumerate() {
-            check_req("reads", k, r.client, r.addr.0, r.len)?;
+            check_req("reads", k, r.client, r.addr.0, r.len, r.at)?;
         }
         for (k, w) in self.writes.iter().enumerate() {
-            check_req("writes", k, w.client, w.addr.0, w.len)?;
+            check_req("writes", k, w.client, w.addr.0, w.len, w.at)?;
         }
         match self.top {
             Top::DmaRd if !self.writes.is_empty() => {

@@ -12,8 +12,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::QpSpec;
-use crate::wire::roce::{aeth, bth, ethernet, ipv4, ipv6, udp, IpRepr, RoceFrame, RoceRepr};
+use super::limits::MAX_FRAME_BYTES;
+use super::{Hex, QpSpec};
+use crate::wire::roce::{
+    aeth, bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, Payload, RoceFrame, RoceRepr, ICRC_LEN,
+};
 
 /// One frame (or a train of identical frames) on `rx_*`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +72,9 @@ pub enum RxFrame {
         rnr: bool,
     },
     /// A data packet (default RC SEND ONLY, `len` payload bytes), CE-marked
-    /// when `ce`.
+    /// when `ce`. The extension headers `opcode` calls for are built from
+    /// `reth`, `imm` and `aeth` (zero where not given); giving one the
+    /// opcode does not carry is an error.
     Data {
         qp: u32,
         psn: u32,
@@ -79,9 +84,33 @@ pub enum RxFrame {
         ce: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         opcode: Option<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reth: Option<RethSpec>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        imm: Option<Hex>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        aeth: Option<AethSpec>,
     },
     /// Raw bytes, hex (whitespace allowed).
     Hex(String),
+}
+
+/// The RETH of a symbolic data packet (RDMA WRITE FIRST/ONLY, READ REQUEST).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RethSpec {
+    pub va: Hex,
+    pub rkey: Hex,
+    /// DMA length in bytes.
+    pub len: u32,
+}
+
+/// The AETH of a symbolic data packet (READ RESPONSE FIRST/LAST/ONLY).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AethSpec {
+    pub syndrome: u8,
+    pub msn: u32,
 }
 
 /// Damage done to the frame after it is built (each one a drop reason of
@@ -105,6 +134,22 @@ pub enum RxFault {
     DestQp(u32),
     /// Rewrite BTH TVer (the ICRC is recomputed).
     Tver(u8),
+}
+
+impl std::fmt::Display for RxFault {
+    /// As the vector writes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RxFault::Fcs => write!(f, "fcs"),
+            RxFault::Truncate(n) => write!(f, "truncate {n}"),
+            RxFault::IpChecksum => write!(f, "ip_checksum"),
+            RxFault::Icrc => write!(f, "icrc"),
+            RxFault::CoveredByte => write!(f, "covered_byte"),
+            RxFault::UdpDport(p) => write!(f, "udp_dport {p}"),
+            RxFault::DestQp(q) => write!(f, "dest_qp {q}"),
+            RxFault::Tver(t) => write!(f, "tver {t}"),
+        }
+    }
 }
 
 /// The far end of the link.
@@ -265,43 +310,68 @@ fn emit(r: &RoceRepr) -> Vec<u8> {
     buf
 }
 
+/// Why a frame cannot be built: the field under `frame` (e.g.
+/// `data.len`) and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "frame.{}: {}", self.field, self.reason)
+    }
+}
+
+fn ferr(field: &str, reason: impl Into<String>) -> FrameError {
+    FrameError {
+        field: field.into(),
+        reason: reason.into(),
+    }
+}
+
+/// A 24-bit field of a symbolic frame.
+fn bits24(field: &str, v: u32) -> Result<u32, FrameError> {
+    if v >= 1 << 24 {
+        return Err(ferr(field, format!("{v} does not fit in 24 bits")));
+    }
+    Ok(v)
+}
+
 /// The bytes of `frame` (before any fault), given the vector's QPs, and
 /// the CNP settings for CNPs' DSCP.
-pub fn build_frame(frame: &RxFrame, qps: &[QpSpec], cc: &CcSpec) -> Result<Vec<u8>, String> {
-    let qp = |n: u32| {
-        qps.iter()
-            .find(|q| q.qp == n)
-            .ok_or_else(|| format!("QP {n} is not in the vector's qps"))
+pub fn build_frame(frame: &RxFrame, qps: &[QpSpec], cc: &CcSpec) -> Result<Vec<u8>, FrameError> {
+    let qp = |kind: &str, n: u32| {
+        qps.iter().find(|q| q.qp == n).ok_or_else(|| {
+            ferr(
+                &format!("{kind}.qp"),
+                format!("QP {n} is not in the vector's qps"),
+            )
+        })
     };
     let ecn_of = |q: &QpSpec| if q.ecn { 0b10 } else { 0 };
     Ok(match frame {
         RxFrame::Pfc { quanta } => {
             if let Some(p) = quanta.keys().find(|&&p| p > 7) {
-                return Err(format!("PFC priority {p} is not 0..7"));
+                return Err(ferr("pfc.quanta", format!("priority {p} is not 0..=7")));
             }
             pfc_frame(quanta)
         }
         RxFrame::Cnp { qp: n } => {
-            let q = qp(*n)?;
+            let q = qp("cnp", *n)?;
             let mut b = bth_for(q, crate::wire::roce::OPCODE_CNP, 0);
             b.becn = true;
-            let mut r = peer_repr(q, b, None, cc.cnp_dscp, 0);
-            r.payload = Vec::new();
-            emit(&r)
+            emit(&peer_repr(q, b, None, cc.cnp_dscp, 0))
         }
         RxFrame::Ack { qp: n, psn, msn } => {
-            let q = qp(*n)?;
+            let q = qp("ack", *n)?;
             let a = aeth::Repr {
                 syndrome: 0,
-                msn: msn & 0xFF_FFFF,
+                msn: bits24("ack.msn", *msn)?,
             };
-            emit(&peer_repr(
-                q,
-                bth_for(q, 0x11, *psn),
-                Some(a),
-                q.dscp,
-                ecn_of(q),
-            ))
+            let b = bth_for(q, 0x11, bits24("ack.psn", *psn)?);
+            emit(&peer_repr(q, b, Some(a), q.dscp, ecn_of(q)))
         }
         RxFrame::Nak {
             qp: n,
@@ -309,16 +379,17 @@ pub fn build_frame(frame: &RxFrame, qps: &[QpSpec], cc: &CcSpec) -> Result<Vec<u
             code,
             rnr,
         } => {
-            let q = qp(*n)?;
-            let syndrome = if *rnr { 0x20 } else { 0x60 } | (code & 0x1F);
+            let q = qp("nak", *n)?;
+            if *code > 0x1F {
+                return Err(ferr(
+                    "nak.code",
+                    format!("{code} does not fit the AETH's 5-bit code (0..=31)"),
+                ));
+            }
+            let syndrome = if *rnr { 0x20 } else { 0x60 } | code;
             let a = aeth::Repr { syndrome, msn: 0 };
-            emit(&peer_repr(
-                q,
-                bth_for(q, 0x11, *psn),
-                Some(a),
-                q.dscp,
-                ecn_of(q),
-            ))
+            let b = bth_for(q, 0x11, bits24("nak.psn", *psn)?);
+            emit(&peer_repr(q, b, Some(a), q.dscp, ecn_of(q)))
         }
         RxFrame::Data {
             qp: n,
@@ -326,31 +397,120 @@ pub fn build_frame(frame: &RxFrame, qps: &[QpSpec], cc: &CcSpec) -> Result<Vec<u
             len,
             ce,
             opcode,
+            reth: reth_spec,
+            imm,
+            aeth: aeth_spec,
         } => {
-            let q = qp(*n)?;
+            let q = qp("data", *n)?;
             let ecn = if *ce { 0b11 } else { ecn_of(q) };
             let op = opcode.unwrap_or(0x04);
-            let mut r = peer_repr(q, bth_for(q, op, *psn), None, q.dscp, ecn);
-            r.payload = (0..*len).map(|k| (k * 7 + 3) as u8).collect();
+            if op == crate::wire::roce::OPCODE_CNP {
+                return Err(ferr(
+                    "data.opcode",
+                    "0x81 is a CNP: write it as {\"cnp\": {\"qp\": N}}",
+                ));
+            }
             let info = crate::wire::roce::opcode_info(op);
+            let name = info.map_or("an opcode this tool does not know", |i| i.name);
+            let (has_reth, has_aeth, has_imm) =
+                info.map_or((false, false, false), |i| (i.reth, i.aeth, i.imm));
+            for (given, has, field, hdr) in [
+                (reth_spec.is_some(), has_reth, "data.reth", "RETH"),
+                (aeth_spec.is_some(), has_aeth, "data.aeth", "AETH"),
+                (imm.is_some(), has_imm, "data.imm", "ImmDt"),
+            ] {
+                if given && !has {
+                    return Err(ferr(
+                        field,
+                        format!("opcode {op:#04x} ({name}) carries no {hdr}"),
+                    ));
+                }
+            }
+            if *len > 0 && info.is_some_and(|i| i.payload == Payload::None) {
+                return Err(ferr(
+                    "data.len",
+                    format!("opcode {op:#04x} ({name}) carries no payload"),
+                ));
+            }
+            if imm.is_some_and(|i| i.0 >= 1 << 32) {
+                return Err(ferr("data.imm", "does not fit in 32 bits"));
+            }
+            let ext = info.map_or(0, |i| i.ext_len());
+            let total = peer_header_len(q) + ext + *len as usize + 3 + ICRC_LEN;
+            if total > MAX_FRAME_BYTES {
+                return Err(ferr(
+                    "data.len",
+                    format!(
+                        "{len} payload bytes make a frame of about {total} bytes, above the \
+                         {MAX_FRAME_BYTES}-byte limit"
+                    ),
+                ));
+            }
+            let mut r = peer_repr(
+                q,
+                bth_for(q, op, bits24("data.psn", *psn)?),
+                None,
+                q.dscp,
+                ecn,
+            );
+            r.payload = (0..*len).map(|k| (k * 7 + 3) as u8).collect();
             if info.is_none() {
                 // An opcode the codec does not know: BTH only, then the payload.
                 return Ok(raw_bth_frame(&r));
             }
+            r.reth = has_reth.then(|| {
+                let s = reth_spec.unwrap_or_default();
+                reth::Repr {
+                    va: s.va.0,
+                    rkey: s.rkey.0 as u32,
+                    dma_len: s.len,
+                }
+            });
+            if reth_spec.is_some_and(|s| s.rkey.0 >= 1 << 32) {
+                return Err(ferr("data.reth.rkey", "does not fit in 32 bits"));
+            }
+            if let Some(a) = aeth_spec {
+                bits24("data.aeth.msn", a.msn)?;
+            }
+            r.aeth = has_aeth.then(|| {
+                let s = aeth_spec.unwrap_or_default();
+                aeth::Repr {
+                    syndrome: s.syndrome,
+                    msn: s.msn,
+                }
+            });
+            r.imm = has_imm.then(|| imm.map_or(0, |i| i.0 as u32));
             emit(&r)
         }
         RxFrame::Hex(h) => {
             let t: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+            if t.len() > 2 * MAX_FRAME_BYTES {
+                return Err(ferr(
+                    "hex",
+                    format!(
+                        "{} bytes, above the {MAX_FRAME_BYTES}-byte limit",
+                        t.len() / 2
+                    ),
+                ));
+            }
             if t.is_empty() || !t.len().is_multiple_of(2) {
-                return Err("hex frame needs an even, non-zero number of digits".into());
+                return Err(ferr("hex", "needs an even, non-zero number of hex digits"));
             }
             (0..t.len())
                 .step_by(2)
                 .map(|k| u8::from_str_radix(&t[k..k + 2], 16))
                 .collect::<Result<Vec<u8>, _>>()
-                .map_err(|e| format!("hex frame: {e}"))?
+                .map_err(|_| ferr("hex", "holds a character that is not a hex digit"))?
         }
     })
+}
+
+/// Bytes of Ethernet (and tag), IP, UDP and BTH headers of what QP `q`'s
+/// peer sends.
+fn peer_header_len(q: &QpSpec) -> usize {
+    let l2 = if q.vlan.is_some() { 18 } else { 14 };
+    let ip = if q.ip.is_v6() { 40 } else { 20 };
+    l2 + ip + udp::HEADER_LEN + bth::HEADER_LEN
 }
 
 /// A frame with an opcode outside the codec's table: emitted as a SEND ONLY
@@ -393,17 +553,22 @@ pub fn apply_fault(mut f: Vec<u8>, fault: Option<RxFault>) -> Result<(Vec<u8>, b
         fault,
         None | Some(RxFault::Fcs) | Some(RxFault::Truncate(_))
     );
-    if header_fault && RoceRepr::parse_bytes(&f).is_err() {
-        return Err(format!(
-            "{fault:?} damages a RoCE header: the frame is not RoCE"
-        ));
+    if let (true, Some(x)) = (header_fault, fault) {
+        if let Err(why) = RoceRepr::parse_bytes(&f) {
+            return Err(format!(
+                "{x} damages a RoCE header, but the frame is not a well-formed RoCE frame ({why})"
+            ));
+        }
     }
     match fault {
         None => {}
         Some(RxFault::Fcs) => return Ok((f, true)),
         Some(RxFault::Truncate(n)) => {
             if n == 0 || n as usize > f.len() {
-                return Err(format!("truncate to {n} of a {}-byte frame", f.len()));
+                return Err(format!(
+                    "truncate {n}: not in 1..={} (the frame's length)",
+                    f.len()
+                ));
             }
             f.truncate(n as usize);
         }
@@ -430,11 +595,17 @@ pub fn apply_fault(mut f: Vec<u8>, fault: Option<RxFault>) -> Result<(Vec<u8>, b
         }
         Some(RxFault::DestQp(qp)) => {
             need(bth_at + 12, &f)?;
+            if qp >= 1 << 24 {
+                return Err(format!("dest_qp {qp} does not fit in 24 bits"));
+            }
             f[bth_at + 5..bth_at + 8].copy_from_slice(&qp.to_be_bytes()[1..]);
             refill_icrc(&mut f);
         }
         Some(RxFault::Tver(t)) => {
             need(bth_at + 12, &f)?;
+            if t >= 16 {
+                return Err(format!("tver {t} does not fit in 4 bits (0..=15)"));
+            }
             f[bth_at + 1] = (f[bth_at + 1] & 0xF0) | (t & 0x0F);
             refill_icrc(&mut f);
         }
@@ -447,15 +618,17 @@ impl super::Vector {
     /// parameter fits its register.
     pub(super) fn validate_rx(&self, file: &std::path::Path) -> Result<(), super::VectorError> {
         let e = |p: String, r: String| Err(super::field_err(file, p, r));
+        let mut frames = 0u64;
         for (k, r) in self.rx.iter().enumerate() {
-            let f = build_frame(&r.frame, &self.qps, &self.cc)
-                .map_err(|why| super::field_err(file, format!("rx[{k}].frame"), why))?;
+            let f = build_frame(&r.frame, &self.qps, &self.cc).map_err(|x| {
+                super::field_err(file, format!("rx[{k}].frame.{}", x.field), x.reason)
+            })?;
             let (f, _) = apply_fault(f, r.fault)
                 .map_err(|why| super::field_err(file, format!("rx[{k}].fault"), why))?;
-            if f.len() > 9600 {
+            if f.len() > MAX_FRAME_BYTES {
                 return e(
                     format!("rx[{k}].frame"),
-                    format!("{} bytes is above 9600", f.len()),
+                    format!("{} bytes is above {MAX_FRAME_BYTES}", f.len()),
                 );
             }
             if r.count == 0 || (r.count > 1 && r.every == 0) {
@@ -464,6 +637,44 @@ impl super::Vector {
                     "count must be at least 1, with `every` > 0 for more than one".into(),
                 );
             }
+            frames += r.count as u64;
+            if frames > super::limits::MAX_RX_FRAMES {
+                return e(
+                    format!("rx[{k}].count"),
+                    format!(
+                        "the rx list sends more than {} frames in all",
+                        super::limits::MAX_RX_FRAMES
+                    ),
+                );
+            }
+            // The last copy must be due within the run.
+            let last = (r.count as u64 - 1)
+                .checked_mul(r.every)
+                .and_then(|x| x.checked_add(r.at));
+            match last {
+                Some(t) if t <= self.max_cycles => {}
+                _ => {
+                    let what = if r.count > 1 {
+                        "its last copy (at + (count - 1) x every) is due past".to_string()
+                    } else {
+                        format!("{} is past", r.at)
+                    };
+                    let field = if r.count > 1 { "every" } else { "at" };
+                    return e(
+                        format!("rx[{k}].{field}"),
+                        format!("{what} the run's limit (max_cycles = {})", self.max_cycles),
+                    );
+                }
+            }
+        }
+        if self.peer.ack_delay > self.max_cycles {
+            return e(
+                "peer.ack_delay".into(),
+                format!(
+                    "{} is past the run's limit (max_cycles = {})",
+                    self.peer.ack_delay, self.max_cycles
+                ),
+            );
         }
         let c = &self.cc;
         let checks: [(&str, u64, u64); 8] = [

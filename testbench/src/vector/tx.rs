@@ -210,7 +210,7 @@ pub struct CqSpec {
     pub ring: Ring,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WqeOpcode {
     Send,
@@ -221,6 +221,52 @@ pub enum WqeOpcode {
     /// A raw opcode byte (to test invalid ones).
     #[serde(untagged)]
     Raw(u8),
+}
+
+/// The opcode names a WQE takes, in code order.
+const WQE_OPCODE_NAMES: [(&str, WqeOpcode); 5] = [
+    ("send", WqeOpcode::Send),
+    ("send_imm", WqeOpcode::SendImm),
+    ("write", WqeOpcode::Write),
+    ("write_imm", WqeOpcode::WriteImm),
+    ("read", WqeOpcode::Read),
+];
+
+impl<'de> Deserialize<'de> for WqeOpcode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = WqeOpcode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "one of send, send_imm, write, write_imm, read, or a raw opcode number 0..=255",
+                )
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<WqeOpcode, E> {
+                u8::try_from(v).map(WqeOpcode::Raw).map_err(|_| {
+                    E::custom(format!("raw opcode {v} does not fit in a byte (0..=255)"))
+                })
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WqeOpcode, E> {
+                Err(E::custom(format!(
+                    "raw opcode {v} does not fit in a byte (0..=255)"
+                )))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<WqeOpcode, E> {
+                WQE_OPCODE_NAMES
+                    .iter()
+                    .find(|(n, _)| *n == v)
+                    .map(|&(_, o)| o)
+                    .ok_or_else(|| {
+                        E::custom(format!(
+                            "\"{v}\" is not an opcode: expected one of send, send_imm, write, \
+                             write_imm, read, or a raw opcode number 0..=255"
+                        ))
+                    })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl WqeOpcode {
@@ -240,7 +286,10 @@ impl fmt::Display for WqeOpcode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WqeOpcode::Raw(b) => write!(f, "raw {b}"),
-            o => write!(f, "{}", serde_json::to_string(o).unwrap().trim_matches('"')),
+            o => {
+                let name = WQE_OPCODE_NAMES.iter().find(|(_, x)| x == o).map(|x| x.0);
+                write!(f, "{}", name.unwrap_or("?"))
+            }
         }
     }
 }
@@ -323,6 +372,34 @@ pub struct CqeResult {
     pub owner: u8,
 }
 
+/// A ring of 2^log_size entries of `entry` bytes: log_size 0..=15, base
+/// aligned to an entry, the whole ring below 2^64.
+fn check_ring(path: &str, r: Ring, entry: u64) -> Result<(), (String, String)> {
+    if r.log_size > 15 {
+        return Err((
+            format!("{path}.log_size"),
+            format!("{} is not in 0..=15", r.log_size),
+        ));
+    }
+    if !r.base.0.is_multiple_of(entry) {
+        return Err((
+            format!("{path}.base"),
+            format!("{:#x} is not {entry}-byte aligned", r.base.0),
+        ));
+    }
+    if r.base.0.checked_add(entry << r.log_size).is_none() {
+        return Err((
+            format!("{path}.base"),
+            format!(
+                "{:#x}: the ring's {} bytes reach 2^64",
+                r.base.0,
+                entry << r.log_size
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Table sizes of `rnic_top` as built (the RTL's default parameters).
 pub const QPS: u32 = 16;
 pub const MRS: u32 = 16;
@@ -397,15 +474,22 @@ impl super::Vector {
                     );
                 }
             }
-            if q.sq.log_size > 15 || q.sq.base.0 % 64 != 0 {
-                return e(
-                    p("sq"),
-                    "log_size must be 0..=15 and base 64-byte aligned".into(),
-                );
-            }
+            check_ring(&p("sq"), q.sq, 64).or_else(|(p, r)| e(p, r))?;
         }
         for (k, m) in self.mrs.iter().enumerate() {
-            if m.index >= MRS || m.key.0 >= 1 << 32 || m.key.0 % MRS as u64 != m.index as u64 {
+            if m.index >= MRS {
+                return e(
+                    format!("mrs[{k}].index"),
+                    format!("{} is not an MR table entry 0..={}", m.index, MRS - 1),
+                );
+            }
+            if self.mrs[..k].iter().any(|o| o.index == m.index) {
+                return e(
+                    format!("mrs[{k}].index"),
+                    format!("entry {} is set by an earlier mrs entry too", m.index),
+                );
+            }
+            if m.key.0 >= 1 << 32 || m.key.0 % MRS as u64 != m.index as u64 {
                 return e(
                     format!("mrs[{k}].key"),
                     format!(
@@ -414,12 +498,41 @@ impl super::Vector {
                     ),
                 );
             }
+            if m.va.0.checked_add(m.len.0).is_none() || m.pbase.0.checked_add(m.len.0).is_none() {
+                return e(
+                    format!("mrs[{k}].len"),
+                    format!(
+                        "{:#x} bytes at va {:#x} / pbase {:#x} wrap past 2^64",
+                        m.len.0, m.va.0, m.pbase.0
+                    ),
+                );
+            }
         }
         for (k, c) in self.cqs.iter().enumerate() {
-            if c.cq >= CQS || c.ring.log_size > 15 || c.ring.base.0 % 32 != 0 {
+            if c.cq >= CQS {
                 return e(
-                    format!("cqs[{k}]"),
-                    format!("cq must be below {CQS}, log_size 0..=15, base 32-byte aligned"),
+                    format!("cqs[{k}].cq"),
+                    format!("{} is not a CQ 0..={}", c.cq, CQS - 1),
+                );
+            }
+            if self.cqs[..k].iter().any(|o| o.cq == c.cq) {
+                return e(
+                    format!("cqs[{k}].cq"),
+                    format!("CQ {} is set by an earlier cqs entry too", c.cq),
+                );
+            }
+            check_ring(&format!("cqs[{k}].ring"), c.ring, 32).or_else(|(p, r)| e(p, r))?;
+        }
+        let mut bytes = 0u64;
+        for (k, w) in self.wqes.iter().enumerate() {
+            bytes += w.len as u64;
+            if bytes > super::limits::MAX_WQE_BYTES {
+                return e(
+                    format!("wqes[{k}].len"),
+                    format!(
+                        "the WQEs move more than the {} MiB a vector may send in total",
+                        super::limits::MAX_WQE_BYTES >> 20
+                    ),
                 );
             }
         }
@@ -438,6 +551,15 @@ impl super::Vector {
         }
         let mut posted = [0u32; QPS as usize];
         for (k, d) in self.doorbells.iter().enumerate() {
+            if d.at > self.max_cycles {
+                return e(
+                    format!("doorbells[{k}].at"),
+                    format!(
+                        "{} is past the run's limit (max_cycles = {})",
+                        d.at, self.max_cycles
+                    ),
+                );
+            }
             let Some(q) = self.qps.iter().find(|q| q.qp == d.qp) else {
                 return e(
                     format!("doorbells[{k}].qp"),
