@@ -230,3 +230,117 @@ fn plot_draws_rates_alpha_and_pause_as_svg() {
     assert_eq!(code, 2);
     assert!(err.contains("--plot needs an rnic_top vector"), "{err}");
 }
+
+// ---- paths and output files (issue 9, classes 3 and 8) ----
+
+/// Runs `rnic` in `cwd` with extra environment, killed after a minute so
+/// that a walk that never ends fails instead of hanging the suite.
+fn rnic_in(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let logs = tempfile::tempdir().unwrap();
+    let (o, e) = (logs.path().join("out"), logs.path().join("err"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .current_dir(cwd)
+        .envs(env.iter().copied())
+        .stdout(std::fs::File::create(&o).unwrap())
+        .stderr(std::fs::File::create(&e).unwrap())
+        .spawn()
+        .expect("rnic runs");
+    let t0 = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code().unwrap_or(-1);
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("rnic {args:?} still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    (code, read(&o), read(&e))
+}
+
+/// Copies `vectors/dma/<src>.json` to `dst` (creating its directory),
+/// optionally with another `name`.
+fn put(src: &str, dst: &Path, name: Option<&str>) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../vectors/dma/{src}.json"));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    if let Some(n) = name {
+        v["name"] = n.into();
+    }
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    std::fs::write(dst, v.to_string()).unwrap();
+}
+
+/// The `vector` field of every JSON line, sorted.
+fn vectors_run(out: &str) -> Vec<String> {
+    let mut v: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let j: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(j["status"], "pass", "{l}");
+            j["vector"].as_str().unwrap().to_string()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn directories_linked_in_a_loop_run_each_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/a/x.json"), None);
+    put("rd_fault_ca", &t.path().join("v/b/y.json"), None);
+    std::os::unix::fs::symlink("../b", t.path().join("v/a/to_b")).unwrap();
+    std::os::unix::fs::symlink("../a", t.path().join("v/b/to_a")).unwrap();
+    let (code, out, err) = rnic_in(t.path(), &["run", "v", "--json"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(vectors_run(&out), ["v/a/x.json", "v/b/y.json"], "{err}");
+    // Both links lead back into directories already read.
+    assert_eq!(err.matches("already read").count(), 2, "{err}");
+}
+
+#[test]
+fn a_link_to_its_own_directory_runs_each_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/x.json"), None);
+    put("rd_fault_ca", &t.path().join("v/sub/y.json"), None);
+    std::os::unix::fs::symlink(".", t.path().join("v/self")).unwrap();
+    let (code, out, err) = rnic_in(t.path(), &["run", "v", "--json"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(vectors_run(&out), ["v/sub/y.json", "v/x.json"]);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("note: skipped v/self: it leads back to")),
+        "{err}"
+    );
+}
+
+#[test]
+fn links_that_lead_nowhere_are_bad_input_in_plain_words() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/x.json"), None);
+    std::os::unix::fs::symlink("me.json", t.path().join("v/me.json")).unwrap();
+    let (code, out, err) = rnic_in(t.path(), &["run", "v"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "nothing ran: {out}");
+    assert!(err.contains("v/me.json: symbolic link loop"), "{err}");
+    std::fs::remove_file(t.path().join("v/me.json")).unwrap();
+    std::os::unix::fs::symlink("gone.json", t.path().join("v/old.json")).unwrap();
+    let (code, _, err) = rnic_in(t.path(), &["run", "v"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("v/old.json: dangling link"), "{err}");
+}
+
+#[test]
+fn a_missing_path_is_named_once_with_its_reason() {
+    let (code, out, err) = rnic(&["run", "vectors/x.json"]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        err.trim_end(),
+        "error: vectors/x.json: no such file or directory"
+    );
+}

@@ -117,7 +117,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Cmd::Cosim(a) => (a, Mode::Lockstep, false),
         Cmd::Bless(a) => (a, Mode::Lockstep, true),
     };
-    let files = vector::collect(&args.paths)?;
+    let walk = vector::walk(&args.paths)?;
+    for n in &walk.notes {
+        eprintln!("{n}");
+    }
+    let files: Vec<PathBuf> = walk.found.into_iter().map(|f| f.path).collect();
     if files.is_empty() {
         anyhow::bail!("no *.json vectors under {:?}", args.paths);
     }
