@@ -289,6 +289,24 @@ fn vectors_run(out: &str) -> Vec<String> {
     v
 }
 
+/// Every file under `d`, relative to it, sorted.
+fn files_under(d: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![d.to_path_buf()];
+    while let Some(x) = stack.pop() {
+        for e in std::fs::read_dir(&x).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(d).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn directories_linked_in_a_loop_run_each_vector_once() {
     let t = tempfile::tempdir().unwrap();
@@ -343,4 +361,115 @@ fn a_missing_path_is_named_once_with_its_reason() {
         err.trim_end(),
         "error: vectors/x.json: no such file or directory"
     );
+}
+
+#[test]
+fn a_vector_name_cannot_lead_outputs_out_of_their_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work/deep");
+    put("rd_fault_ur", &work.join("v/x.json"), Some("../../x"));
+    put("rd_fault_ca", &work.join("v/y.json"), Some("/tmp/../y"));
+    let (code, out, err) = rnic_in(
+        &work,
+        &["cosim", "v", "--vcd", "o/vcd", "--pcap", "o/pcap"],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let want = [
+        "o/pcap/x.pcap",
+        "o/pcap/y.pcap",
+        "o/vcd/x/model.vcd",
+        "o/vcd/x/rtl.vcd",
+        "o/vcd/y/model.vcd",
+        "o/vcd/y/rtl.vcd",
+        "v/x.json",
+        "v/y.json",
+    ];
+    assert_eq!(files_under(&work), want);
+    assert_eq!(files_under(t.path()).len(), want.len(), "nothing outside");
+}
+
+#[test]
+fn vectors_with_one_name_in_two_directories_get_their_own_outputs() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/a/x.json"), Some("same"));
+    put("rd_fault_ca", &t.path().join("v/b/x.json"), Some("same"));
+    let (code, out, err) = rnic_in(
+        t.path(),
+        &["cosim", "v", "--vcd", "vcd", "--pcap", "pcap"],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        files_under(&t.path().join("pcap")),
+        ["a/x.pcap", "b/x.pcap"]
+    );
+    assert_eq!(
+        files_under(&t.path().join("vcd")),
+        [
+            "a/x/model.vcd",
+            "a/x/rtl.vcd",
+            "b/x/model.vcd",
+            "b/x/rtl.vcd"
+        ]
+    );
+}
+
+#[test]
+fn two_files_with_one_stem_are_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("a/x.json"), None);
+    put("rd_fault_ca", &t.path().join("b/x.json"), None);
+    for extra in [&["--pcap", "p"][..], &[]] {
+        let mut args = vec!["cosim", "a/x.json", "b/x.json"];
+        args.extend(extra);
+        let (code, out, err) = rnic_in(t.path(), &args, &[]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+        assert!(
+            err.contains("a/x.json and b/x.json would both write"),
+            "{err}"
+        );
+    }
+    assert!(!t.path().join("p").exists(), "no output written");
+}
+
+#[test]
+fn outputs_that_cannot_be_written_are_bad_input_with_the_reason() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    let vcd = file.join("vcd");
+    let (code, out, err) = rnic(&["cosim", GOOD, "--vcd", vcd.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "checked before the first run: {out}");
+    assert!(
+        err.contains(&format!("{}: Not a directory", vcd.display())),
+        "{err}"
+    );
+    // The directory is fine, the vector's own entry in it is not.
+    let d = t.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("rd_fault_ur"), "").unwrap();
+    let (code, out, err) = rnic(&["cosim", GOOD, "--vcd", d.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.starts_with("ERROR"), "{out}");
+    assert!(
+        out.contains(&format!("cannot write {}", d.join("rd_fault_ur").display())),
+        "{out}"
+    );
+}
+
+#[test]
+fn run_with_vcd_writes_the_model_waveform() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, out, err) = rnic(&["run", GOOD, "--vcd", t.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(files_under(t.path()), ["rd_fault_ur/model.vcd"]);
+    let m = changes(
+        &t.path().join("rd_fault_ur/model.vcd"),
+        "dma_rd",
+        "rq_valid",
+    );
+    assert!(m.len() > 2, "rq_valid toggles in the model's waveform");
 }
