@@ -473,3 +473,19 @@ fn run_with_vcd_writes_the_model_waveform() {
     );
     assert!(m.len() > 2, "rq_valid toggles in the model's waveform");
 }
+
+#[test]
+fn no_colour_codes_on_stderr_that_is_not_a_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    let bad = file.join("vcd");
+    let good = t.path().join("vcd");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (dir, log) in [(&bad, "warn"), (&good, "debug")] {
+        let args = ["cosim", GOOD, "--vcd", dir.to_str().unwrap()];
+        let (_, out, err) = rnic_in(manifest, &args, &[("RUST_LOG", log)]);
+        assert!(!err.is_empty(), "something on stderr: {out}");
+        assert!(!err.contains("\x1b["), "ANSI escape on stderr: {err:?}");
+    }
+}
