@@ -230,3 +230,262 @@ fn plot_draws_rates_alpha_and_pause_as_svg() {
     assert_eq!(code, 2);
     assert!(err.contains("--plot needs an rnic_top vector"), "{err}");
 }
+
+// ---- paths and output files (issue 9, classes 3 and 8) ----
+
+/// Runs `rnic` in `cwd` with extra environment, killed after a minute so
+/// that a walk that never ends fails instead of hanging the suite.
+fn rnic_in(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let logs = tempfile::tempdir().unwrap();
+    let (o, e) = (logs.path().join("out"), logs.path().join("err"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .current_dir(cwd)
+        .envs(env.iter().copied())
+        .stdout(std::fs::File::create(&o).unwrap())
+        .stderr(std::fs::File::create(&e).unwrap())
+        .spawn()
+        .expect("rnic runs");
+    let t0 = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code().unwrap_or(-1);
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("rnic {args:?} still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    (code, read(&o), read(&e))
+}
+
+/// Copies `vectors/dma/<src>.json` to `dst` (creating its directory),
+/// optionally with another `name`.
+fn put(src: &str, dst: &Path, name: Option<&str>) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../vectors/dma/{src}.json"));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    if let Some(n) = name {
+        v["name"] = n.into();
+    }
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    std::fs::write(dst, v.to_string()).unwrap();
+}
+
+/// The `vector` field of every JSON line, sorted.
+fn vectors_run(out: &str) -> Vec<String> {
+    let mut v: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let j: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(j["status"], "pass", "{l}");
+            j["vector"].as_str().unwrap().to_string()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every file under `d`, relative to it, sorted.
+fn files_under(d: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![d.to_path_buf()];
+    while let Some(x) = stack.pop() {
+        for e in std::fs::read_dir(&x).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(d).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn directories_linked_in_a_loop_run_each_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/a/x.json"), None);
+    put("rd_fault_ca", &t.path().join("v/b/y.json"), None);
+    std::os::unix::fs::symlink("../b", t.path().join("v/a/to_b")).unwrap();
+    std::os::unix::fs::symlink("../a", t.path().join("v/b/to_a")).unwrap();
+    let (code, out, err) = rnic_in(t.path(), &["run", "v", "--json"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(vectors_run(&out), ["v/a/x.json", "v/b/y.json"], "{err}");
+    // Both links lead back into directories already read.
+    assert_eq!(err.matches("already read").count(), 2, "{err}");
+}
+
+#[test]
+fn a_link_to_its_own_directory_runs_each_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/x.json"), None);
+    put("rd_fault_ca", &t.path().join("v/sub/y.json"), None);
+    std::os::unix::fs::symlink(".", t.path().join("v/self")).unwrap();
+    let (code, out, err) = rnic_in(t.path(), &["run", "v", "--json"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(vectors_run(&out), ["v/sub/y.json", "v/x.json"]);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("note: skipped v/self: it leads back to")),
+        "{err}"
+    );
+}
+
+#[test]
+fn links_that_lead_nowhere_are_bad_input_in_plain_words() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/x.json"), None);
+    std::os::unix::fs::symlink("me.json", t.path().join("v/me.json")).unwrap();
+    let (code, out, err) = rnic_in(t.path(), &["run", "v"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "nothing ran: {out}");
+    assert!(err.contains("v/me.json: symbolic link loop"), "{err}");
+    std::fs::remove_file(t.path().join("v/me.json")).unwrap();
+    std::os::unix::fs::symlink("gone.json", t.path().join("v/old.json")).unwrap();
+    let (code, _, err) = rnic_in(t.path(), &["run", "v"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("v/old.json: dangling link"), "{err}");
+}
+
+#[test]
+fn a_missing_path_is_named_once_with_its_reason() {
+    let (code, out, err) = rnic(&["run", "vectors/x.json"]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        err.trim_end(),
+        "error: vectors/x.json: no such file or directory"
+    );
+}
+
+#[test]
+fn a_vector_name_cannot_lead_outputs_out_of_their_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work/deep");
+    put("rd_fault_ur", &work.join("v/x.json"), Some("../../x"));
+    put("rd_fault_ca", &work.join("v/y.json"), Some("/tmp/../y"));
+    let (code, out, err) = rnic_in(
+        &work,
+        &["cosim", "v", "--vcd", "o/vcd", "--pcap", "o/pcap"],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let want = [
+        "o/pcap/x.pcap",
+        "o/pcap/y.pcap",
+        "o/vcd/x/model.vcd",
+        "o/vcd/x/rtl.vcd",
+        "o/vcd/y/model.vcd",
+        "o/vcd/y/rtl.vcd",
+        "v/x.json",
+        "v/y.json",
+    ];
+    assert_eq!(files_under(&work), want);
+    assert_eq!(files_under(t.path()).len(), want.len(), "nothing outside");
+}
+
+#[test]
+fn vectors_with_one_name_in_two_directories_get_their_own_outputs() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("v/a/x.json"), Some("same"));
+    put("rd_fault_ca", &t.path().join("v/b/x.json"), Some("same"));
+    let (code, out, err) = rnic_in(
+        t.path(),
+        &["cosim", "v", "--vcd", "vcd", "--pcap", "pcap"],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        files_under(&t.path().join("pcap")),
+        ["a/x.pcap", "b/x.pcap"]
+    );
+    assert_eq!(
+        files_under(&t.path().join("vcd")),
+        [
+            "a/x/model.vcd",
+            "a/x/rtl.vcd",
+            "b/x/model.vcd",
+            "b/x/rtl.vcd"
+        ]
+    );
+}
+
+#[test]
+fn two_files_with_one_stem_are_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    put("rd_fault_ur", &t.path().join("a/x.json"), None);
+    put("rd_fault_ca", &t.path().join("b/x.json"), None);
+    for extra in [&["--pcap", "p"][..], &[]] {
+        let mut args = vec!["cosim", "a/x.json", "b/x.json"];
+        args.extend(extra);
+        let (code, out, err) = rnic_in(t.path(), &args, &[]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+        assert!(
+            err.contains("a/x.json and b/x.json would both write"),
+            "{err}"
+        );
+    }
+    assert!(!t.path().join("p").exists(), "no output written");
+}
+
+#[test]
+fn outputs_that_cannot_be_written_are_bad_input_with_the_reason() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    let vcd = file.join("vcd");
+    let (code, out, err) = rnic(&["cosim", GOOD, "--vcd", vcd.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "checked before the first run: {out}");
+    assert!(
+        err.contains(&format!("{}: Not a directory", vcd.display())),
+        "{err}"
+    );
+    // The directory is fine, the vector's own entry in it is not.
+    let d = t.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("rd_fault_ur"), "").unwrap();
+    let (code, out, err) = rnic(&["cosim", GOOD, "--vcd", d.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.starts_with("ERROR"), "{out}");
+    assert!(
+        out.contains(&format!("cannot write {}", d.join("rd_fault_ur").display())),
+        "{out}"
+    );
+}
+
+#[test]
+fn run_with_vcd_writes_the_model_waveform() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, out, err) = rnic(&["run", GOOD, "--vcd", t.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(files_under(t.path()), ["rd_fault_ur/model.vcd"]);
+    let m = changes(
+        &t.path().join("rd_fault_ur/model.vcd"),
+        "dma_rd",
+        "rq_valid",
+    );
+    assert!(m.len() > 2, "rq_valid toggles in the model's waveform");
+}
+
+#[test]
+fn no_colour_codes_on_stderr_that_is_not_a_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    let bad = file.join("vcd");
+    let good = t.path().join("vcd");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (dir, log) in [(&bad, "warn"), (&good, "debug")] {
+        let args = ["cosim", GOOD, "--vcd", dir.to_str().unwrap()];
+        let (_, out, err) = rnic_in(manifest, &args, &[("RUST_LOG", log)]);
+        assert!(!err.is_empty(), "something on stderr: {out}");
+        assert!(!err.contains("\x1b["), "ANSI escape on stderr: {err:?}");
+    }
+}

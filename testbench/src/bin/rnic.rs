@@ -2,10 +2,12 @@
 //! their expected results.
 //!
 //! Exit status: 0 every vector passed, 1 a divergence or a result mismatch,
-//! 2 bad input (a vector that does not load).
+//! 2 bad input (a path or vector that does not load, outputs that clash or
+//! cannot be written).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
+use rnic_testbench::plot::CcTrace;
 use rnic_testbench::scenario::{self, Mode, Report, RunOpts};
 use rnic_testbench::vector::{self, Vector};
 
@@ -42,10 +45,13 @@ enum Cmd {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Vector files or directories (searched for *.json).
+    /// Vector files or directories (searched for *.json; links followed,
+    /// each real file run once).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Write model.vcd and rtl.vcd to DIR/<vector> (cosim; always done on divergence).
+    /// Write model.vcd (and rtl.vcd when the RTL runs) to DIR/<vector>:
+    /// the file's stem, or its path under a directory argument without
+    /// `.json`. Without it, a divergence is traced into out/vcd/<vector>.
     #[arg(long, value_name = "DIR")]
     vcd: Option<PathBuf>,
     /// Cycles of waveform before the end or the divergence.
@@ -55,12 +61,14 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     tlp_log: Option<PathBuf>,
     /// Write every frame sent on `tx_*` as pcap (timestamp = cycle x clock
-    /// period): to FILE for one vector, to FILE/<vector>.pcap for several.
+    /// period): to FILE for one vector, to FILE/<vector>.pcap for several
+    /// (<vector> as for --vcd).
     #[arg(long, value_name = "FILE")]
     pcap: Option<PathBuf>,
     /// Draw per-QP DCQCN current/target rate, alpha and the PFC pause
     /// state over time (SVG, sampled from the model): to FILE for one
-    /// vector, to FILE/<vector>.svg for several (rnic_top vectors only).
+    /// vector, to FILE/<vector>.svg for several (<vector> as for --vcd;
+    /// rnic_top vectors only).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// One JSON object per vector on stdout instead of text.
@@ -100,6 +108,8 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only where a person reads them, not in logs and CI.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     match real_main(cli) {
@@ -111,24 +121,52 @@ fn main() -> ExitCode {
     }
 }
 
+/// Where divergences are traced when `--vcd` is not given.
+const DEFAULT_VCD_DIR: &str = "out/vcd";
+
+/// One vector to run and the files it writes, all decided before the
+/// first run so that a clash or an unwritable directory stops the
+/// invocation before any time is spent.
+struct Plan {
+    file: PathBuf,
+    /// `--vcd`: traced whatever the outcome.
+    vcd: Option<PathBuf>,
+    /// Traced on divergence only (lockstep without `--vcd`).
+    divergence_vcd: Option<PathBuf>,
+    pcap: Option<PathBuf>,
+    plot: Option<PathBuf>,
+}
+
+impl Plan {
+    fn outputs(&self) -> impl Iterator<Item = &PathBuf> {
+        let vcd = self.vcd.as_ref().or(self.divergence_vcd.as_ref());
+        vcd.into_iter().chain(&self.pcap).chain(&self.plot)
+    }
+}
+
 fn real_main(cli: Cli) -> Result<ExitCode> {
     let (args, mode, bless) = match cli.cmd {
         Cmd::Run(a) => (a, Mode::Model, false),
         Cmd::Cosim(a) => (a, Mode::Lockstep, false),
         Cmd::Bless(a) => (a, Mode::Lockstep, true),
     };
-    let files = vector::collect(&args.paths)?;
-    if files.is_empty() {
+    let walk = vector::walk(&args.paths)?;
+    for n in &walk.notes {
+        eprintln!("{n}");
+    }
+    if walk.found.is_empty() {
         anyhow::bail!("no *.json vectors under {:?}", args.paths);
     }
+    let plans = plan(&args, mode, &walk.found)?;
+    prepare_outputs(&args, plans.len() > 1)?;
     let mut tlp_log = match &args.tlp_log {
         Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
         )),
         None => None,
     };
     let started = Instant::now();
-    let bar = ProgressBar::with_draw_target(Some(files.len() as u64), ProgressDrawTarget::hidden());
+    let bar = ProgressBar::with_draw_target(Some(plans.len() as u64), ProgressDrawTarget::hidden());
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
             .expect("static template")
@@ -136,72 +174,24 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
     );
     let mut worst = Verdict::Pass;
     let (mut passed, mut failed) = (0usize, 0usize);
-    for file in &files {
+    for p in &plans {
         // Only runs longer than a second get a bar.
         if started.elapsed() > Duration::from_secs(1) && bar.is_hidden() {
             bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        bar.set_message(file.display().to_string());
+        bar.set_message(p.file.display().to_string());
         let t0 = Instant::now();
-        let v = match Vector::load(file) {
-            Ok(v) => v,
-            Err(e) => {
-                bar.suspend(|| emit_error(args.json, file, &e.to_string()));
-                worst = worst.max(Verdict::Error);
-                failed += 1;
-                bar.inc(1);
-                continue;
+        let verdict = match run_one(p, &args, mode, bless, tlp_log.as_mut())? {
+            Outcome::Error(e) => {
+                bar.suspend(|| emit_error(args.json, &p.file, &e));
+                Verdict::Error
+            }
+            Outcome::Ran(r, verdict, notes) => {
+                let secs = t0.elapsed().as_secs_f64();
+                bar.suspend(|| emit(args.json, &p.file, mode, &r, verdict, &notes, secs, bless));
+                verdict
             }
         };
-        let opts = RunOpts {
-            vcd_dir: args.vcd.as_ref().map(|d| d.join(&v.name)),
-            vcd_window: args.vcd_window,
-        };
-        let report = match scenario::run(&v, mode, &opts) {
-            Ok(r) => r,
-            Err(e) => {
-                bar.suspend(|| emit_error(args.json, file, &e));
-                worst = worst.max(Verdict::Error);
-                failed += 1;
-                bar.inc(1);
-                continue;
-            }
-        };
-        if let Some(w) = tlp_log.as_mut() {
-            writeln!(w, "# {}", file.display())?;
-            for e in &report.tlp_log {
-                writeln!(w, "{e}")?;
-            }
-        }
-        if let Some(p) = &args.pcap {
-            let path = if files.len() == 1 {
-                p.clone()
-            } else {
-                std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
-                p.join(format!("{}.pcap", v.name))
-            };
-            rnic_testbench::pcap::write_run(&path, &report.tx_frames)
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        if let Some(p) = &args.plot {
-            let path = if files.len() == 1 {
-                p.clone()
-            } else {
-                std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
-                p.join(format!("{}.svg", v.name))
-            };
-            let trace = scenario::cc_trace(&v).map_err(anyhow::Error::msg)?;
-            rnic_testbench::plot::draw_svg(&trace, &v.name, &path).map_err(anyhow::Error::msg)?;
-        }
-        let (verdict, notes) = judge(&v, &report, bless);
-        if bless && report.clean() {
-            let mut nv = v.clone();
-            nv.expect = Some(report.to_expect());
-            std::fs::write(file, nv.to_json())
-                .with_context(|| format!("writing {}", file.display()))?;
-        }
-        let secs = t0.elapsed().as_secs_f64();
-        bar.suspend(|| emit(args.json, file, mode, &report, verdict, &notes, secs, bless));
         worst = worst.max(verdict);
         if verdict == Verdict::Pass {
             passed += 1;
@@ -219,6 +209,175 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Verdict::Mismatch | Verdict::Diverged => ExitCode::from(1),
         Verdict::Error => ExitCode::from(2),
     })
+}
+
+/// The output files of every vector, named after where the vector file
+/// was found (never after its `name`, which is free text), and refused
+/// when two runs would write the same file.
+fn plan(args: &RunArgs, mode: Mode, found: &[vector::Found]) -> Result<Vec<Plan>> {
+    let many = found.len() > 1;
+    let mut owner: HashMap<PathBuf, &Path> = HashMap::new();
+    let mut plans = Vec::new();
+    for f in found {
+        let name = plain(&f.out_name, &f.path)?;
+        let plan = Plan {
+            file: f.path.clone(),
+            vcd: args.vcd.as_ref().map(|d| d.join(name)),
+            divergence_vcd: (mode == Mode::Lockstep).then(|| Path::new(DEFAULT_VCD_DIR).join(name)),
+            pcap: args
+                .pcap
+                .as_ref()
+                .map(|p| per_vector(p, name, "pcap", many)),
+            plot: args.plot.as_ref().map(|p| per_vector(p, name, "svg", many)),
+        };
+        for out in plan.outputs() {
+            if let Some(other) = owner.insert(out.clone(), &f.path) {
+                anyhow::bail!(
+                    "{} and {} would both write {}; nothing was run (give them under \
+                     one directory, whose layout keeps them apart, or rename one)",
+                    other.display(),
+                    f.path.display(),
+                    out.display()
+                );
+            }
+        }
+        plans.push(plan);
+    }
+    Ok(plans)
+}
+
+/// `name` if it stays inside the directory it is joined to. The walk only
+/// makes such names; this is the last guard before anything is written.
+fn plain<'a>(name: &'a Path, file: &Path) -> Result<&'a Path> {
+    let normal = |c: Component| matches!(c, Component::Normal(_));
+    if name.as_os_str().is_empty() || !name.components().all(normal) {
+        anyhow::bail!(
+            "{}: output name {} would leave the output directory",
+            file.display(),
+            name.display()
+        );
+    }
+    Ok(name)
+}
+
+/// `FILE` itself for a single vector, else `FILE/<name>.<ext>`.
+fn per_vector(p: &Path, name: &Path, ext: &str, many: bool) -> PathBuf {
+    if !many {
+        return p.to_path_buf();
+    }
+    // Appended, not `with_extension`: `a.b.json` is `a.b.pcap`, not `a.pcap`.
+    let mut file = p.join(name).into_os_string();
+    file.push(".");
+    file.push(ext);
+    PathBuf::from(file)
+}
+
+/// Creates the output directories before the first run, so that a path
+/// that cannot be written stops the invocation before any time is spent.
+fn prepare_outputs(args: &RunArgs, many: bool) -> Result<()> {
+    let mut dirs: Vec<&Path> = args.vcd.iter().map(PathBuf::as_path).collect();
+    for p in args.pcap.iter().chain(&args.plot) {
+        match (many, p.parent()) {
+            (true, _) => dirs.push(p),
+            (false, Some(parent)) if !parent.as_os_str().is_empty() => dirs.push(parent),
+            _ => {}
+        }
+    }
+    for d in dirs {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    Ok(())
+}
+
+enum Outcome {
+    /// The vector did not load or its environment could not be built.
+    Error(String),
+    Ran(Box<Report>, Verdict, Vec<String>),
+}
+
+/// Runs one vector and writes its outputs. A file that cannot be written
+/// makes the vector's verdict an error; `Err` is for what stops the whole
+/// invocation (a vector `--plot` cannot draw, a blessed vector not saved).
+fn run_one(
+    p: &Plan,
+    args: &RunArgs,
+    mode: Mode,
+    bless: bool,
+    tlp_log: Option<&mut impl Write>,
+) -> Result<Outcome> {
+    let v = match Vector::load(&p.file) {
+        Ok(v) => v,
+        Err(e) => return Ok(Outcome::Error(e.to_string())),
+    };
+    let opts = RunOpts {
+        vcd_dir: p.vcd.clone(),
+        divergence_vcd_dir: p.divergence_vcd.clone(),
+        vcd_window: args.vcd_window,
+    };
+    let report = match scenario::run(&v, mode, &opts) {
+        Ok(r) => r,
+        Err(e) => return Ok(Outcome::Error(e)),
+    };
+    let mut unwritten: Vec<String> = report.vcd_error.iter().cloned().collect();
+    if let Some(w) = tlp_log {
+        let path = args.tlp_log.as_deref().expect("a log only with --tlp-log");
+        let log = write_tlps(w, &p.file, &report);
+        unwritten.extend(log.err().map(|e| cannot_write(path, e)));
+    }
+    if let Some(path) = &p.pcap {
+        let w = write_output(path, |f| {
+            rnic_testbench::pcap::write_run(f, &report.tx_frames)
+        });
+        unwritten.extend(w.err());
+    }
+    if let Some(path) = &p.plot {
+        let trace = scenario::cc_trace(&v).map_err(anyhow::Error::msg)?;
+        unwritten.extend(draw_plot(path, &trace, &v.name).err());
+    }
+    let (mut verdict, mut notes) = judge(&v, &report, bless);
+    if !unwritten.is_empty() {
+        verdict = Verdict::Error;
+        notes.extend(unwritten);
+    }
+    if bless && report.clean() && verdict != Verdict::Error {
+        let mut nv = v.clone();
+        nv.expect = Some(report.to_expect());
+        std::fs::write(&p.file, nv.to_json())
+            .with_context(|| format!("writing {}", p.file.display()))?;
+    }
+    Ok(Outcome::Ran(Box::new(report), verdict, notes))
+}
+
+fn write_tlps(w: &mut impl Write, file: &Path, r: &Report) -> std::io::Result<()> {
+    writeln!(w, "# {}", file.display())?;
+    for e in &r.tlp_log {
+        writeln!(w, "{e}")?;
+    }
+    // Flushed per vector, so a full disk is blamed on the vector it hit.
+    w.flush()
+}
+
+fn cannot_write(path: &Path, e: std::io::Error) -> String {
+    format!("cannot write {}: {e}", path.display())
+}
+
+/// Writes `path` (and the directories of a nested output name) with `write`.
+fn write_output(
+    path: &Path,
+    write: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let parent = path.parent().filter(|d| !d.as_os_str().is_empty());
+    parent
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| write(path))
+        .map_err(|e| cannot_write(path, e))
+}
+
+fn draw_plot(path: &Path, trace: &CcTrace, title: &str) -> Result<(), String> {
+    // Creating the file first gets the OS's reason when it cannot be
+    // written; the plotting library's own errors are vaguer.
+    write_output(path, |f| std::fs::File::create(f).map(drop))?;
+    rnic_testbench::plot::draw_svg(trace, title, path)
 }
 
 /// Verdict and the reasons behind it.

@@ -38,8 +38,13 @@ pub enum Mode {
 
 #[derive(Debug, Clone, Default)]
 pub struct RunOpts {
-    /// Write `model.vcd` and `rtl.vcd` here (also done on divergence).
+    /// Trace every run into `model.vcd` (and `rtl.vcd` when the RTL runs)
+    /// here, whatever its outcome.
     pub vcd_dir: Option<PathBuf>,
+    /// Where a divergence is traced when `vcd_dir` is not set. `None`:
+    /// `out/vcd/<the vector's name, sanitized>`; the CLI passes a directory
+    /// named after the vector's file instead, as the name is free text.
+    pub divergence_vcd_dir: Option<PathBuf>,
     /// Cycles before the divergence that the VCDs cover.
     pub vcd_window: Option<u64>,
 }
@@ -75,6 +80,9 @@ pub struct Report {
     pub tlp_log: Vec<TlpLogEntry>,
     /// Files written: model.vcd and rtl.vcd.
     pub vcd: Vec<PathBuf>,
+    /// Why the VCDs asked for could not be written (the path and the OS
+    /// reason).
+    pub vcd_error: Option<String>,
 }
 
 impl Report {
@@ -106,7 +114,11 @@ pub fn status_name(s: u8) -> &'static str {
     }
 }
 
-/// Drives one or both DUTs; on divergence, replays with VCD tracing.
+/// The VCD files written, or why they could not be (path and OS reason).
+type Traced = Result<Vec<PathBuf>, String>;
+
+/// Drives one or both DUTs; on divergence, or when asked, replays with VCD
+/// tracing.
 fn drive<M, T, E>(
     mode: Mode,
     mk_model: impl Fn() -> M,
@@ -116,7 +128,7 @@ fn drive<M, T, E>(
     max_cycles: u64,
     opts: &RunOpts,
     name: &str,
-) -> (E, Finished, Option<Box<Divergence>>, Vec<PathBuf>)
+) -> (E, Finished, Option<Box<Divergence>>, Traced)
 where
     M: Dut<In = T::In, Out = T::Out>,
     T: RtlTop,
@@ -144,64 +156,110 @@ where
             }
         }
     };
-    let mut vcd = Vec::new();
-    let want_vcd = opts.vcd_dir.is_some() || div.is_some();
-    if want_vcd && mode == Mode::Lockstep {
-        let dir = opts
-            .vcd_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out/vcd").join(name));
-        let window = opts.vcd_window.unwrap_or(VCD_WINDOW);
-        let end = fin.cycles;
-        let from = end.saturating_sub(window);
-        match trace_window::<M, T, E>(&mk_model, &mk_env, from, end, &dir) {
-            Ok(files) => vcd = files,
-            Err(e) => tracing::warn!("could not write VCDs to {}: {e}", dir.display()),
+    let vcd = match vcd_dir(opts, div.is_some(), name) {
+        Some(dir) => {
+            let end = fin.cycles;
+            let from = end.saturating_sub(opts.vcd_window.unwrap_or(VCD_WINDOW));
+            tracing::debug!(
+                "replaying cycles 0..={end}, tracing {from}.. into {}",
+                dir.display()
+            );
+            trace_window::<M, T, E>(mode, &mk_model, &mk_env, from, end, &dir)
         }
-    }
+        None => Ok(Vec::new()),
+    };
     (env, fin, div, vcd)
 }
 
-/// Replays cycles `0..=to` deterministically with both sides traced from
-/// cycle `from` on.
+/// Where this run is traced, if it is.
+fn vcd_dir(opts: &RunOpts, diverged: bool, name: &str) -> Option<PathBuf> {
+    match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
+        (Some(d), _) => Some(d.clone()),
+        (None, _) if !diverged => None,
+        (None, Some(d)) => Some(d.clone()),
+        (None, None) => Some(Path::new("out/vcd").join(safe_file_name(name))),
+    }
+}
+
+/// `name` as one file name that stays where it is put: only
+/// `[A-Za-z0-9_.-]` (anything else becomes `_`), no leading dot (so never
+/// `.` or `..`), never empty.
+pub fn safe_file_name(name: &str) -> String {
+    let keep = |c: char| c.is_ascii_alphanumeric() || "_.-".contains(c);
+    let s: String = name
+        .chars()
+        .map(|c| if keep(c) { c } else { '_' })
+        .collect();
+    let dots = s.len() - s.trim_start_matches('.').len();
+    let s = "_".repeat(dots) + &s[dots..];
+    if s.is_empty() {
+        "vector".into()
+    } else {
+        s
+    }
+}
+
+/// Replays cycles `0..=to` deterministically on the sides `mode` runs,
+/// tracing them from cycle `from` on. Errors name the file and the reason.
 fn trace_window<M, T, E>(
+    mode: Mode,
     mk_model: &impl Fn() -> M,
     mk_env: &impl Fn() -> E,
     from: u64,
     to: u64,
     dir: &Path,
-) -> std::io::Result<Vec<PathBuf>>
+) -> Traced
 where
     M: Dut<In = T::In, Out = T::Out>,
     T: RtlTop,
     E: Env<In = T::In, Out = T::Out>,
 {
-    std::fs::create_dir_all(dir)?;
+    let at = |p: &Path| {
+        let p = p.to_path_buf();
+        move |e: std::io::Error| format!("cannot write {}: {e}", p.display())
+    };
+    std::fs::create_dir_all(dir).map_err(at(dir))?;
     let (mp, rp) = (dir.join("model.vcd"), dir.join("rtl.vcd"));
-    let mut model = mk_model();
-    let mut rtl = Rtl::<T>::new();
+    let with_model = mode != Mode::Rtl;
+    let with_rtl = mode != Mode::Model;
+    let mut model = with_model.then(mk_model);
+    let mut rtl = with_rtl.then(Rtl::<T>::new);
     let mut env = mk_env();
-    let mut out_m = model.reset();
-    rtl.reset();
+    let rtl_out = rtl.as_mut().map(|r| r.reset());
+    let mut out = match model.as_mut() {
+        Some(m) => m.reset(),
+        None => rtl_out.expect("the RTL runs"),
+    };
     let mut mv: Option<ModelVcd<T::In, T::Out>> = None;
     for c in 0..=to {
         if c == from {
-            rtl.try_trace_open(&rp)?;
-            mv = Some(ModelVcd::create(&mp, T::NAME)?);
+            if let Some(r) = rtl.as_mut() {
+                r.try_trace_open(&rp).map_err(at(&rp))?;
+            }
+            if model.is_some() {
+                mv = Some(ModelVcd::create(&mp, T::NAME).map_err(at(&mp))?);
+            }
         }
-        let i = env.step(c, &out_m);
-        let next = model.tick(&i);
-        rtl.tick(&i);
+        let i = env.step(c, &out);
+        // The environment follows the model when both run, as in lockstep.
+        let rtl_out = rtl.as_mut().map(|r| r.tick(&i));
+        let next = match model.as_mut() {
+            Some(m) => m.tick(&i),
+            None => rtl_out.expect("the RTL runs"),
+        };
         if let Some(v) = mv.as_mut() {
-            v.cycle(c, &i, &out_m, &next)?;
+            v.cycle(c, &i, &out, &next).map_err(at(&mp))?;
         }
-        out_m = next;
+        out = next;
     }
-    rtl.trace_close();
+    if let Some(r) = rtl.as_mut() {
+        r.trace_close();
+    }
     if let Some(v) = mv {
-        v.finish()?;
+        v.finish().map_err(at(&mp))?;
     }
-    Ok(vec![mp, rp])
+    let written = [(with_model, mp), (with_rtl, rp)];
+    Ok(written.into_iter().filter(|w| w.0).map(|w| w.1).collect())
 }
 
 /// Runs `v` in `mode`. Errors only for a vector the environment cannot be
@@ -221,6 +279,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
         divergence: None,
         tlp_log: Vec::new(),
         vcd: Vec::new(),
+        vcd_error: None,
     };
     match v.top {
         Top::DmaRd => {
@@ -334,13 +393,16 @@ fn finish_report(
     report: &mut Report,
     fin: Finished,
     div: Option<Box<Divergence>>,
-    vcd: Vec<PathBuf>,
+    vcd: Traced,
     common: common::Common,
 ) {
     report.cycles = fin.cycles;
     report.completed = fin.completed;
     report.divergence = div;
-    report.vcd = vcd;
+    match vcd {
+        Ok(files) => report.vcd = files,
+        Err(e) => report.vcd_error = Some(e),
+    }
     report.failures = common.failures;
     report.tlp_log = common.rc.log().to_vec();
 }
@@ -461,4 +523,24 @@ pub fn cc_trace(v: &Vector) -> Result<crate::plot::CcTrace, String> {
         out = model.tick(&i);
     }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vector_name_cannot_lead_out_of_the_vcd_directory() {
+        assert_eq!(safe_file_name("rd_64k"), "rd_64k");
+        assert_eq!(safe_file_name("../../x"), "___.._x");
+        assert_eq!(safe_file_name("a/b c"), "a_b_c");
+        assert_eq!(safe_file_name(".."), "__");
+        assert_eq!(safe_file_name(""), "vector");
+        let opts = RunOpts::default();
+        assert_eq!(vcd_dir(&opts, false, "x"), None);
+        assert_eq!(
+            vcd_dir(&opts, true, "../../x"),
+            Some(PathBuf::from("out/vcd/___.._x"))
+        );
+    }
 }

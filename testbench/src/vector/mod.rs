@@ -20,9 +20,11 @@ use thiserror::Error;
 pub use crate::env::FaultKind;
 
 pub mod limits;
+pub mod paths;
 pub mod rx;
 mod shape;
 pub mod tx;
+pub use paths::{collect, walk, CollectError, Found, Walk};
 pub use rx::{CcSpec, PeerSpec, RxFault, RxFrame, RxSpec};
 pub use tx::*;
 
@@ -610,42 +612,6 @@ impl Vector {
         s.push('\n');
         s
     }
-}
-
-/// Every `*.json` under the given files or directories, sorted.
-pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, VectorError> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut stack = vec![p.clone()];
-            while let Some(d) = stack.pop() {
-                let rd = std::fs::read_dir(&d).map_err(|source| VectorError::Io {
-                    file: d.clone(),
-                    source,
-                })?;
-                for ent in rd.flatten() {
-                    let path = ent.path();
-                    if path.is_dir() {
-                        stack.push(path);
-                    } else if path.extension().is_some_and(|x| x == "json") {
-                        out.push(path);
-                    }
-                }
-            }
-        } else if p.exists() {
-            out.push(p.clone());
-        } else {
-            return Err(VectorError::Io {
-                file: p.clone(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "no such file or directory",
-                ),
-            });
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 #[cfg(test)]
