@@ -132,7 +132,10 @@ fn class1_every_known_opcode_builds_as_data_and_runs_clean() {
     let r = run_clean(&rx(Value::Array(frames)));
     // 16 READ responses, data and the like count as data; one is an ACK.
     assert_eq!(r.counters["rx_frames"], 30);
-    assert_eq!(r.counters["rx_ack"], 1, "0x11 (ACKNOWLEDGE) counts as an ACK");
+    assert_eq!(
+        r.counters["rx_ack"], 1,
+        "0x11 (ACKNOWLEDGE) counts as an ACK"
+    );
     assert_eq!(r.counters["rx_data"], 29);
 }
 
@@ -174,7 +177,9 @@ fn class2_resource_limits() {
 
 #[test]
 fn class2_files_that_never_end_or_are_too_big() {
-    let e = Vector::load(Path::new("/dev/zero")).unwrap_err().to_string();
+    let e = Vector::load(Path::new("/dev/zero"))
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "/dev/zero: (file): is not a regular file (a vector is a JSON file)"
@@ -185,7 +190,10 @@ fn class2_files_that_never_end_or_are_too_big() {
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(limits::MAX_FILE_BYTES + 1).unwrap(); // sparse: no disk used
     let e = Vector::load(&big).unwrap_err().to_string();
-    assert!(e.ends_with("(file): larger than the 64 MiB a vector may be"), "{e}");
+    assert!(
+        e.ends_with("(file): larger than the 64 MiB a vector may be"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -235,7 +243,10 @@ fn class5_values_that_do_not_fit_are_errors_not_masked() {
     let cnp = json!({"cnp": {"qp": 0}});
     for (fault, words) in [
         (json!({"tver": 16}), "tver 16 does not fit in 4 bits"),
-        (json!({"dest_qp": 1 << 24}), "dest_qp 16777216 does not fit in 24 bits"),
+        (
+            json!({"dest_qp": 1 << 24}),
+            "dest_qp 16777216 does not fit in 24 bits",
+        ),
     ] {
         let v = rx(json!([{"frame": cnp.clone(), "fault": fault}]));
         assert_error(&v, "rx[0].fault", words);
@@ -289,7 +300,11 @@ fn class7_messages_a_user_can_act_on() {
         "wqes",
         json!([{"qp": 0, "opcode": 300, "wr_id": 1, "len": 8}]),
     );
-    assert_error(&v, "wqes[0].opcode", "raw opcode 300 does not fit in a byte");
+    assert_error(
+        &v,
+        "wqes[0].opcode",
+        "raw opcode 300 does not fit in a byte",
+    );
     let both = json!({"ipv4": {"src": "10.0.0.1", "dst": "10.0.0.2"},
                       "ipv6": {"src": "fd00::1", "dst": "fd00::2"}});
     let v = with(base(), "qps.0.ip", both);
@@ -308,7 +323,8 @@ fn class7_messages_a_user_can_act_on() {
     let v = rx(json!([{"frame": {"pfc": {"quanta": {"1": 1}}}, "fault": {"udp_dport": 4792}}]));
     let e = error(&v);
     assert!(
-        e.starts_with("v.json: rx[0].fault: udp_dport 4792 damages a RoCE header") && !e.contains("Some("),
+        e.starts_with("v.json: rx[0].fault: udp_dport 4792 damages a RoCE header")
+            && !e.contains("Some("),
         "{e}"
     );
     let v = with(base(), "mrs.0.index", json!(20));
@@ -367,7 +383,8 @@ fn class9_padding_and_padcnt_follow_the_documented_rules() {
     // the packet), and PadCnt is not checked: both are data.
     let v = rx(json!([{"frame": {"data": {"qp": 0, "psn": 1, "len": 8}}}]));
     let vec = parse(&v).unwrap();
-    let mut b = rnic_testbench::vector::rx::build_frame(&vec.rx[0].frame, &vec.qps, &vec.cc).unwrap();
+    let mut b =
+        rnic_testbench::vector::rx::build_frame(&vec.rx[0].frame, &vec.qps, &vec.cc).unwrap();
     assert_eq!(b.len(), 66);
     let mut padded = b.clone();
     padded.resize(80, 0);
