@@ -2,14 +2,14 @@
 //! their names, labels and `-G` arguments.
 
 use crate::util::fail;
-use crate::{Variant, RESERVED, TOPS, VARIANTS};
+use crate::{Variant, RESERVED, VARIANTS};
 
-/// Every unit: the tops of [`TOPS`] (their own name, no overrides), then the
+/// Every unit: the `tops` of hw/tops.txt (their own name, no overrides), then the
 /// [`VARIANTS`], checked: names of `[a-z][a-z0-9_]*`, distinct (also in CamelCase),
-/// not reserved; a variant's top in [`TOPS`]; parameters named by identifiers,
+/// not reserved; a variant's top among `tops`; parameters named by identifiers,
 /// each at most once, with non-empty values.
-pub fn units() -> Vec<Variant> {
-    let mut units: Vec<Variant> = TOPS
+pub fn units(tops: &[&'static str]) -> Vec<Variant> {
+    let mut units: Vec<Variant> = tops
         .iter()
         .map(|&top| Variant {
             name: top,
@@ -18,9 +18,9 @@ pub fn units() -> Vec<Variant> {
         })
         .collect();
     for v in VARIANTS {
-        if !TOPS.contains(&v.top) {
+        if !tops.contains(&v.top) {
             fail(format!(
-                "variant {:?}: its top {:?} is not in TOPS (testbench/build.rs)",
+                "variant {:?}: its top {:?} is not in hw/tops.txt",
                 v.name, v.top
             ));
         }
