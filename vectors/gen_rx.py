@@ -229,15 +229,17 @@ def drop_vectors():
             rxs.append(f)
             rxs.append(rx(f["at"] + 40, good))
         write("rx", "drop_" + name, dict(
-            description="Dropped and counted as %s: %s; each followed by a valid ACK, which "
-                        "must still be taken (no state corrupted)" % (name.upper(), what),
+            description="Dropped and counted as %s: %s; each followed by a well-formed ACK, "
+                        "which must still be received (no state corrupted; QP 1 has sent "
+                        "nothing, so ack_tracker counts it in ack_invalid)" % (name.upper(), what),
             qps=qps, wqes=[], rx=rxs))
     every = []
     for _, _, frames in cases:
         every += [dict(f, at=0) for f in frames]
     write("rx", "drop_all_back_to_back", dict(
-        description="One frame of every drop reason, each followed by a valid ACK, all back to "
-                    "back (no idle cycle): each lands in its own counter",
+        description="One frame of every drop reason, each followed by a well-formed ACK (for "
+                    "QP 1, which has sent nothing: ack_invalid), all back to back (no idle "
+                    "cycle): each lands in its own counter",
         qps=qps, wqes=[],
         rx=[x for f in every for x in (f, rx(0, {"ack": {"qp": 1, "psn": 0}}))]))
 
