@@ -1,22 +1,40 @@
 //! Constrained-random block-level lockstep of `ack_tracker`.
 //!
-//! The environment plays tx_engine (completions held until taken: UC and RC
-//! QPs, successes whose last PSNs advance per QP by 1 .. 4 with 24-bit
-//! wraps, errors and flushes that use no PSN; in some cases it stops
-//! offering completions of a QP whose `full` is set, as tx_sched would),
-//! rx_parser (ACKs that cover some of the QP's outstanding PSNs, so
-//! coalesced, plus duplicates, old ones, NAKs, RNR NAKs and reserved
-//! syndromes, with random credit bits) and cq_writer (random `out_ready`).
+//! The environment plays
+//! - csr: in the first cycles it sets most QPs' PSN (`psn_set_*`), the
+//!   others keep the reset window [0, 0); later, now and then, it restarts
+//!   the window of a QP with nothing queued at a new PSN (near the 24-bit
+//!   wrap or anywhere), and sometimes "restarts" the QP whose packet is
+//!   reported in the same cycle (the report wins, the restart is lost);
+//! - tx_engine: request packets reported on `snd_*` (each one 1 .. 4 PSNs,
+//!   as a READ REQUEST takes its response span; reports with no completion
+//!   are unsignaled messages or packets before a message's last), and
+//!   completions held until taken: UC and RC QPs, a success's last PSN
+//!   reported in the cycle it is first offered, errors and flushes using no
+//!   PSN; in some cases it stops offering completions of a QP whose `full`
+//!   is set, as tx_sched would;
+//! - rx_parser: ACKs a peer would send (cumulative over what was reported,
+//!   so coalesced, some for a packet reported in that very cycle), repeats,
+//!   old ones, and PSNs around the window: one before una, una, nxt - 1,
+//!   nxt, beyond nxt, exactly 2^23 ahead of una and 2^23 +- 1, anything;
+//!   NAKs and RNR NAKs at una - 1, una, inside, nxt, nxt + 1, 2^23 ahead,
+//!   anything; reserved syndromes; random credit bits; now and then for a
+//!   QP that never sent anything;
+//! - cq_writer: random `out_ready`.
 //!
-//! Independent checks, from a predictor written here from docs/rx_cc.md:
+//! Independent checks, from a predictor written here from the rule in
+//! docs/rx_cc.md (`ack_tracker`), which keeps each QP's window [una, nxt):
+//! - `ev_ack` / `ev_dup` / `ev_nak` / `ev_ack_invalid` the cycle after each
+//!   ACK, judged against the window before that cycle's report and restart:
+//!   an ACK inside [una, nxt - 1] is taken (una := PSN + 1), one 1 .. 2^23 - 1
+//!   before una is a duplicate, any other names a PSN never sent; a NAK is
+//!   counted inside [una, nxt], else it is invalid; reserved syndromes
+//!   show nothing;
 //! - UC completions come out in arrival order, unchanged;
 //! - each QP's RC completions come out in arrival order, unchanged, none
-//!   lost or duplicated; a success only once an ACK covering its last PSN
-//!   was on the input at least 3 cycles before (so errors and flushes wait
-//!   behind their QP's unacknowledged successes);
-//! - `ev_ack` / `ev_dup` / `ev_nak` the cycle after each ACK, as the
-//!   contract's window rules (first ACK taken, newer = 1 .. 2^23 - 1 ahead)
-//!   predict;
+//!   lost or duplicated; a success only once una had passed its last PSN
+//!   (one of the 2^23 PSNs before una) at least 3 cycles before, so errors
+//!   and flushes wait behind their QP's unacknowledged successes;
 //! - `full[q]` only when QP q has at least DEPTH - 2 completions in the
 //!   tracker, and always when it has DEPTH or more;
 //! - at the end every completion came out.
@@ -24,7 +42,8 @@
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or `RNIC_RANDOM_CASES`. With
 //! at least the default case count the test asserts that
-//! [`MIN_TOTAL_CYCLES`] lockstep cycles ran.
+//! [`MIN_TOTAL_CYCLES`] lockstep cycles ran and that every kind of ACK
+//! above was seen often enough.
 
 mod common;
 
@@ -40,6 +59,17 @@ const DEFAULT_SEED: u64 = 0x6163_6B5F_7472_6B72; // "ack_trkr"
 /// Lockstep cycles the default run must reach in total.
 const MIN_TOTAL_CYCLES: u64 = 2_000_000;
 const M24: u32 = 0xFF_FFFF;
+const HALF: u32 = 1 << 23;
+
+/// `to` is this many PSNs after `from`, modulo 2^24.
+fn ahead(from: u32, to: u32) -> u32 {
+    to.wrapping_sub(from) & M24
+}
+
+/// `p + k` modulo 2^24 (k may be "negative" as 2^24 - k).
+fn psn_add(p: u32, k: u32) -> u32 {
+    p.wrapping_add(k) & M24
+}
 
 /// A completion as it must come out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +88,10 @@ struct Cpl {
 /// PSN, success or not.
 type Rc = (Cpl, u32, bool);
 
+/// What the contract says an ACK / NAK does: (ev_ack, ev_nak, ev_dup,
+/// ev_ack_invalid).
+type Events = (bool, bool, bool, bool);
+
 struct Case {
     uc: [bool; QPS],
     /// QPs in use: 0 .. used.
@@ -65,12 +99,17 @@ struct Case {
     /// Completions to generate.
     total: u32,
     cpl_pct: u8,
+    /// Reports of packets without a completion.
+    snd_pct: u8,
     ack_pct: u8,
     out_rdy: u8,
     /// Percent of completions that are errors / flushes.
     err_pct: u8,
     /// Do not offer a completion of a QP whose `full` is set.
     obey_full: bool,
+    /// QPs whose PSN software sets at the start.
+    set_at_start: [bool; QPS],
+    restart_pct: u8,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -79,11 +118,16 @@ fn gen_case(r: &mut SplitMix64) -> Case {
     for u in uc.iter_mut() {
         *u = r.percent(uc_pct);
     }
+    let mut set_at_start = [false; QPS];
+    for s in set_at_start.iter_mut() {
+        *s = r.percent(80);
+    }
     Case {
         uc,
         used: [1, 2, 4, QPS][r.below(4) as usize],
         total: 50 + r.below(400) as u32,
         cpl_pct: [20, 60, 100][r.below(3) as usize],
+        snd_pct: [0, 10, 40][r.below(3) as usize],
         ack_pct: [2, 10, 40, 90][r.below(4) as usize],
         out_rdy: if r.percent(30) {
             100
@@ -92,64 +136,86 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         },
         err_pct: [0, 10, 30][r.below(3) as usize],
         obey_full: r.percent(50),
+        set_at_start,
+        restart_pct: [0, 1, 5][r.below(3) as usize],
     }
+}
+
+/// A PSN to start from: near the 24-bit wrap or anywhere.
+fn start_psn(r: &mut SplitMix64) -> u32 {
+    if r.percent(50) {
+        M24 - r.below(20) as u32
+    } else {
+        r.below(1 << 24) as u32
+    }
+}
+
+/// Coverage counters (see the test's report).
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    uc_out: u64,
+    rc_out: u64,
+    taken: u64,
+    dup: u64,
+    invalid: u64,
+    invalid_half: u64,
+    nak: u64,
+    nak_invalid: u64,
+    invalid_unsent_qp: u64,
+    same_cycle_invalid: u64,
+    reports: u64,
+    restarts: u64,
+    restarts_lost: u64,
+    full_cycles: u64,
+    refused: u64,
 }
 
 struct AckEnv {
     r: SplitMix64,
     c: Case,
-    // tx_engine
+    // ---- stimulus ----
+    // tx_engine: the completion offered, until taken.
     offered: Option<(Cpl, bool, u32)>,
     generated: u32,
     wr_id: u64,
-    /// Per QP: next PSN to use, and the last PSN used (an ACK the peer can
-    /// send goes up to it).
+    /// Per QP: the next PSN tx_engine uses.
     next_psn: [u32; QPS],
-    // rx_parser's peer: the highest PSN it has acknowledged so far.
+    /// The peer: the last PSN it acknowledged per QP.
     peer_acked: [u32; QPS],
-    // Predictor.
+    // ---- predictor ----
+    /// Per QP: the window [una, nxt).
+    una: [u32; QPS],
+    nxt: [u32; QPS],
     uc_q: VecDeque<Cpl>,
     rc_q: Vec<VecDeque<Rc>>,
-    /// Acknowledged PSN and "an ACK was taken" per QP, and the history of
-    /// (input cycle, acknowledged PSN) updates.
-    acked: [u32; QPS],
-    seen: [bool; QPS],
-    ack_log: Vec<Vec<(u64, u32)>>,
-    /// Events the outputs must show this cycle: (ack, nak, dup).
-    ev_due: (bool, bool, bool),
+    /// Per QP: (input cycle, una) each time una changed.
+    una_log: Vec<Vec<(u64, u32)>>,
+    /// Events the outputs must show this cycle.
+    ev_due: Events,
     out_count: u64,
-    stats: [u64; 8],
+    stats: Stats,
 }
 
 impl AckEnv {
     fn new(seed: u64) -> Self {
         let mut r = SplitMix64::new(seed);
         let c = gen_case(&mut r);
-        let mut next_psn = [0; QPS];
-        for p in next_psn.iter_mut() {
-            *p = if r.percent(50) {
-                M24 - r.below(20) as u32
-            } else {
-                r.below(1 << 24) as u32
-            };
-        }
-        let peer_acked = next_psn.map(|p| p.wrapping_sub(1) & M24);
         AckEnv {
             r,
             c,
             offered: None,
             generated: 0,
             wr_id: 0,
-            next_psn,
-            peer_acked,
+            next_psn: [0; QPS],
+            peer_acked: [M24; QPS],
+            una: [0; QPS],
+            nxt: [0; QPS],
             uc_q: VecDeque::new(),
             rc_q: vec![VecDeque::new(); QPS],
-            acked: [0; QPS],
-            seen: [false; QPS],
-            ack_log: vec![Vec::new(); QPS],
-            ev_due: (false, false, false),
+            una_log: vec![Vec::new(); QPS],
+            ev_due: (false, false, false, false),
             out_count: 0,
-            stats: [0; 8],
+            stats: Stats::default(),
         }
     }
 
@@ -162,8 +228,9 @@ impl AckEnv {
         }
     }
 
-    /// A new completion for a random QP in use.
-    fn gen_cpl(&mut self, o: &AckTrackerOut) -> Option<(Cpl, bool, u32)> {
+    /// A new completion for a random QP in use, and (a success) the next
+    /// PSN after its message, reported sent in the same cycle.
+    fn gen_cpl(&mut self, o: &AckTrackerOut) -> Option<((Cpl, bool, u32), Option<u32>)> {
         let q = self.r.below(self.c.used as u64) as usize;
         if self.c.obey_full && o.full >> q & 1 == 1 {
             return None;
@@ -175,10 +242,12 @@ impl AckEnv {
             0
         };
         let mut psn = 0;
+        let mut sent = None;
         if status == 0 {
             let span = 1 + self.r.below(4) as u32;
-            psn = (self.next_psn[q] + span - 1) & M24;
-            self.next_psn[q] = (psn + 1) & M24;
+            psn = psn_add(self.next_psn[q], span - 1);
+            self.next_psn[q] = psn_add(psn, 1);
+            sent = Some(self.next_psn[q]);
         }
         self.wr_id += 1;
         self.generated += 1;
@@ -194,41 +263,33 @@ impl AckEnv {
             qp: q as u8,
             cq: self.r.below(4) as u8,
         };
-        Some((c, uc, psn))
+        Some(((c, uc, psn), sent))
     }
 
-    /// The contract's ACK rules, on the predictor's state.
-    fn predict_ack(&mut self, cycle: u64, q: usize, p: u32, syn: u8) {
+    /// The contract's rule for an ACK / NAK on QP q's window as it is.
+    fn judge(&self, q: usize, p: u32, syn: u8) -> Events {
+        let (una, nxt) = (self.una[q], self.nxt[q]);
+        let sent = ahead(una, p) < ahead(una, nxt);
+        // Before una by 1 .. 2^23 - 1 (2^23 before is also 2^23 ahead).
+        let before = (1..HALF).contains(&ahead(p, una));
         match syn >> 5 {
-            0b000 => {
-                let d = p.wrapping_sub(self.acked[q]) & M24;
-                if !self.seen[q] || (1..1 << 23).contains(&d) {
-                    self.acked[q] = p;
-                    self.seen[q] = true;
-                    self.ack_log[q].push((cycle, p));
-                    self.ev_due.0 = true;
-                    self.stats[2] += 1;
-                } else {
-                    self.ev_due.2 = true;
-                    self.stats[3] += 1;
-                }
-            }
-            0b011 | 0b001 => {
-                self.ev_due.1 = true;
-                self.stats[4] += 1;
-            }
-            _ => {}
+            0b000 if sent => (true, false, false, false),
+            0b000 if before => (false, false, true, false),
+            0b000 => (false, false, false, true),
+            // A responder's NAK names the PSN it expected: una .. nxt.
+            0b011 | 0b001 if ahead(una, p) <= ahead(una, nxt) => (false, true, false, false),
+            0b011 | 0b001 => (false, false, false, true),
+            _ => (false, false, false, false),
         }
     }
 
-    /// Some acknowledged PSN taken from an ACK on the input at `cycle - 3`
-    /// or earlier covers `psn` (the latest one need not: an entry may wait
-    /// in the output stages, and an ACK at the window's edge may move the
-    /// acknowledged PSN 2^23 - 1 on).
+    /// Some una from an update on the input at `cycle - 3` or earlier had
+    /// passed `psn` (the latest need not: an entry may wait in the output
+    /// stages).
     fn covered_by(&self, q: usize, cycle: u64, psn: u32) -> bool {
-        self.ack_log[q]
+        self.una_log[q]
             .iter()
-            .any(|&(c, a)| c + 3 <= cycle && a.wrapping_sub(psn) & M24 < 1 << 23)
+            .any(|&(c, u)| c + 3 <= cycle && (1..=HALF).contains(&ahead(psn, u)))
     }
 
     fn check_out(&mut self, cycle: u64, o: &AckTrackerOut) {
@@ -246,7 +307,7 @@ impl AckEnv {
         if self.c.uc[q] {
             let exp = self.uc_q.pop_front();
             assert_eq!(Some(got), exp, "cycle {cycle}: UC completion out of order");
-            self.stats[0] += 1;
+            self.stats.uc_out += 1;
         } else {
             let (exp, psn, ok) = self.rc_q[q]
                 .pop_front()
@@ -258,14 +319,69 @@ impl AckEnv {
             if ok {
                 assert!(
                     self.covered_by(q, cycle, psn),
-                    "cycle {cycle}: QP {q}: success PSN {psn:#x} out before an ACK covered it \
-                     (ACKs taken: {:x?})",
-                    self.ack_log[q]
+                    "cycle {cycle}: QP {q}: success PSN {psn:#x} out before una passed it \
+                     (una history: {:x?})",
+                    self.una_log[q]
                 );
             }
-            self.stats[1] += 1;
+            self.stats.rc_out += 1;
         }
         self.out_count += 1;
+    }
+
+    /// An ACK / NAK for QP q (its PSN and syndrome), as a peer or a broken
+    /// one would send it.
+    fn gen_ack(&mut self, q: usize) -> (u32, u8) {
+        let credits = self.r.below(32) as u8;
+        let (una, nxt) = (self.una[q], self.nxt[q]);
+        let sent_end = self.next_psn[q];
+        let r = &mut self.r;
+        let nak = |r: &mut SplitMix64| [0x60u8, 0x20][r.below(2) as usize] | credits;
+        match r.below(24) {
+            // Cumulative ACK of some (or all) PSNs reported so far (this
+            // cycle's report included).
+            0..=9 => {
+                let out = ahead(self.peer_acked[q], psn_add(sent_end, M24));
+                let k = r.below(out as u64 + 1) as u32;
+                let p = psn_add(self.peer_acked[q], k);
+                self.peer_acked[q] = p;
+                (p, credits)
+            }
+            // A repeat, or an old one.
+            10 => (self.peer_acked[q], credits),
+            11 => (
+                psn_add(self.peer_acked[q], M24 + 1 - r.below(100) as u32),
+                credits,
+            ),
+            // The window's edges and beyond.
+            12 => (psn_add(una, M24), credits),
+            13 => (una, credits),
+            14 => (psn_add(nxt, M24), credits),
+            15 => (psn_add(nxt, r.below(3) as u32), credits),
+            16 => (psn_add(nxt, 3 + r.below(5000) as u32), credits),
+            // Exactly 2^23 ahead of una, and one either side.
+            17 | 18 => (psn_add(una, HALF + M24 + r.below(3) as u32), credits),
+            // NAKs: before una, at una, inside, at nxt, after nxt, 2^23 ahead.
+            19 => {
+                let p = match r.below(6) {
+                    0 => psn_add(una, M24),
+                    1 => una,
+                    2 => psn_add(una, r.below(ahead(una, nxt) as u64 + 1) as u32),
+                    3 => nxt,
+                    4 => psn_add(nxt, 1),
+                    _ => psn_add(una, HALF),
+                };
+                (p, nak(r))
+            }
+            20 => (r.below(1 << 24) as u32, nak(r)),
+            // Reserved syndromes.
+            21 => (
+                r.below(1 << 24) as u32,
+                [0x40, 0x80, 0xA0, 0xC0, 0xE0][r.below(5) as usize] | credits,
+            ),
+            // Anything.
+            _ => (r.below(1 << 24) as u32, credits),
+        }
     }
 }
 
@@ -277,11 +393,11 @@ impl Env for AckEnv {
         let mut i = AckTrackerIn::default();
         // ---- events due from last cycle's ACK ----
         assert_eq!(
-            (o.ev_ack, o.ev_nak, o.ev_dup),
+            (o.ev_ack, o.ev_nak, o.ev_dup, o.ev_ack_invalid),
             self.ev_due,
-            "cycle {cycle}: ev_ack / ev_nak / ev_dup"
+            "cycle {cycle}: ev_ack / ev_nak / ev_dup / ev_ack_invalid"
         );
-        self.ev_due = (false, false, false);
+        self.ev_due = (false, false, false, false);
         // ---- full ----
         for q in 0..QPS {
             let n = self.held(q);
@@ -303,10 +419,32 @@ impl Env for AckEnv {
             self.check_out(cycle, o);
         }
 
-        // ---- tx_engine: a completion is held until taken ----
-        if self.offered.is_none() && self.generated < self.c.total && self.r.percent(self.c.cpl_pct)
-        {
-            self.offered = self.gen_cpl(o);
+        // ---- csr at the start: software sets the PSN of most QPs ----
+        let starting = cycle < QPS as u64;
+        let mut set: Option<(usize, u32)> = None;
+        if starting && self.c.set_at_start[cycle as usize] {
+            set = Some((cycle as usize, start_psn(&mut self.r)));
+        }
+
+        // ---- tx_engine: packet reports and completions ----
+        let mut snd: Option<(usize, u32)> = None;
+        if !starting {
+            if self.offered.is_none()
+                && self.generated < self.c.total
+                && self.r.percent(self.c.cpl_pct)
+            {
+                if let Some((c, sent)) = self.gen_cpl(o) {
+                    snd = sent.map(|n| (c.0.qp as usize, n));
+                    self.offered = Some(c);
+                }
+            }
+            if snd.is_none() && self.r.percent(self.c.snd_pct) {
+                // A packet with no completion (an unsignaled message, or
+                // one before a message's last).
+                let q = self.r.below(self.c.used as u64) as usize;
+                self.next_psn[q] = psn_add(self.next_psn[q], 1 + self.r.below(4) as u32);
+                snd = Some((q, self.next_psn[q]));
+            }
         }
         if let Some((c, uc, psn)) = self.offered {
             i.cpl_valid = true;
@@ -334,52 +472,109 @@ impl Env for AckEnv {
             i.cpl_uc = self.r.percent(50);
             i.cpl_psn = self.r.next_u64() as u32 & M24;
         }
+        match snd {
+            Some((q, n)) => {
+                (i.snd_valid, i.snd_qp, i.snd_nxt) = (true, q as u8, n);
+                self.stats.reports += 1;
+            }
+            None => {
+                i.snd_qp = self.r.below(QPS as u64) as u8;
+                i.snd_nxt = self.r.next_u64() as u32 & M24;
+            }
+        }
+
+        // ---- csr later: restarts of idle QPs ----
+        if !starting && self.r.percent(self.c.restart_pct) {
+            let busy = |e: &Self, q: usize| {
+                !e.rc_q[q].is_empty() || e.offered.is_some_and(|c| c.0.qp as usize == q)
+            };
+            match snd {
+                // The QP whose packet is reported now: the restart is lost.
+                Some((q, _)) if self.r.percent(30) => {
+                    set = Some((q, start_psn(&mut self.r)));
+                }
+                _ => {
+                    let q = self.r.below(self.c.used as u64) as usize;
+                    if !busy(self, q) && snd.is_none_or(|s| s.0 != q) {
+                        set = Some((q, start_psn(&mut self.r)));
+                    }
+                }
+            }
+        }
+        match set {
+            Some((q, p)) => {
+                (i.psn_set_valid, i.psn_set_qp, i.psn_set_psn) = (true, q as u8, p);
+            }
+            None => {
+                i.psn_set_qp = self.r.below(QPS as u64) as u8;
+                i.psn_set_psn = self.r.next_u64() as u32 & M24;
+            }
+        }
 
         // ---- rx_parser ----
+        let mut acked = None;
         if self.r.percent(self.c.ack_pct) {
-            let q = self.r.below(self.c.used as u64) as usize;
-            let sent = self.next_psn[q].wrapping_sub(1) & M24;
-            let outstanding = sent.wrapping_sub(self.peer_acked[q]) & M24;
-            let credits = self.r.below(32) as u8;
-            let (p, syn) = match self.r.below(20) {
-                // Cumulative ACK of some (or all) outstanding PSNs.
-                0..=11 => {
-                    let k = self.r.below(outstanding as u64 + 1) as u32;
-                    let p = (self.peer_acked[q] + k) & M24;
-                    self.peer_acked[q] = p;
-                    (p, credits)
-                }
-                // Duplicate or old.
-                12 | 13 => (self.peer_acked[q], credits),
-                // At the window's edge: 2^23 - 1 ahead is newer, 2^23 is
-                // not (a bogus ACK, but the rule must hold).
-                16 => (
-                    (self.acked[q] + (1 << 23) - self.r.below(2) as u32) & M24,
-                    credits,
-                ),
-                14 | 15 => (
-                    self.peer_acked[q].wrapping_sub(self.r.below(100) as u32) & M24,
-                    credits,
-                ),
-                // NAK, RNR NAK, reserved syndromes.
-                _ => (
-                    self.r.next_u64() as u32 & M24,
-                    [0x60, 0x20, 0x40, 0x80, 0xA0, 0xC0, 0xE0][self.r.below(7) as usize] | credits,
-                ),
+            // Mostly QPs in use; now and then any QP (one that may never
+            // have sent anything, its window [0, 0) or where software set it).
+            let q = if self.r.percent(90) {
+                self.r.below(self.c.used as u64) as usize
+            } else {
+                self.r.below(QPS as u64) as usize
             };
-            i.ack_valid = true;
-            i.ack_qp = q as u8;
-            i.ack_psn = p;
-            i.ack_syndrome = syn;
-            self.predict_ack(cycle, q, p, syn);
+            let (p, syn) = self.gen_ack(q);
+            (i.ack_valid, i.ack_qp, i.ack_psn, i.ack_syndrome) = (true, q as u8, p, syn);
+            let ev = self.judge(q, p, syn);
+            self.ev_due = ev;
+            let s = &mut self.stats;
+            let is_nak = syn >> 5 == 0b011 || syn >> 5 == 0b001;
+            s.taken += ev.0 as u64;
+            s.dup += ev.2 as u64;
+            s.nak += ev.1 as u64;
+            s.invalid += (ev.3 && !is_nak) as u64;
+            s.nak_invalid += (ev.3 && is_nak) as u64;
+            s.invalid_half += (ev.3 && ahead(self.una[q], p) == HALF) as u64;
+            s.invalid_unsent_qp += (ev.3 && self.una[q] == self.nxt[q]) as u64;
+            s.same_cycle_invalid += (ev.3
+                && !is_nak
+                && snd.is_some_and(|(sq, n)| {
+                    sq == q && ahead(self.una[q], p) < ahead(self.una[q], n)
+                })) as u64;
+            if ev.0 {
+                acked = Some((q, psn_add(p, 1)));
+            }
         } else {
             i.ack_qp = self.r.below(QPS as u64) as u8;
             i.ack_psn = self.r.next_u64() as u32 & M24;
             i.ack_syndrome = self.r.next_u64() as u8;
         }
+
+        // ---- the predictor's windows after this cycle ----
+        // A report wins over a restart of its QP; a restart over an ACK.
+        let lost = matches!((set, snd), (Some((a, _)), Some((b, _))) if a == b);
+        if let Some((q, u)) = acked {
+            if set.is_none_or(|(sq, _)| sq != q || lost) {
+                self.una[q] = u;
+                self.una_log[q].push((cycle, u));
+            }
+        }
+        if let Some((q, n)) = snd {
+            self.nxt[q] = n;
+        }
+        if let Some((q, p)) = set {
+            if lost {
+                self.stats.restarts_lost += 1;
+            } else {
+                self.una[q] = p;
+                self.nxt[q] = p;
+                self.una_log[q].push((cycle, p));
+                self.next_psn[q] = p;
+                self.peer_acked[q] = psn_add(p, M24);
+                self.stats.restarts += !starting as u64;
+            }
+        }
         // Coverage: cycles with some QP full, with a completion refused.
-        self.stats[5] += (o.full != 0) as u64;
-        self.stats[6] += (i.cpl_valid && !o.cpl_ready) as u64;
+        self.stats.full_cycles += (o.full != 0) as u64;
+        self.stats.refused += (i.cpl_valid && !o.cpl_ready) as u64;
         i
     }
 
@@ -394,7 +589,7 @@ impl Env for AckEnv {
 #[test]
 fn ack_tracker_random_lockstep() {
     let mut total = 0u64;
-    let mut stats = [0u64; 8];
+    let mut s = Stats::default();
     let mut outs = 0u64;
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = AckEnv::new(seed);
@@ -409,21 +604,64 @@ fn ack_tracker_random_lockstep() {
         assert_eq!(env.out_count, env.c.total as u64, "completions out");
         total += fin.cycles;
         outs += env.out_count;
-        for (a, b) in stats.iter_mut().zip(env.stats) {
-            *a += b;
-        }
+        let e = env.stats;
+        s.uc_out += e.uc_out;
+        s.rc_out += e.rc_out;
+        s.taken += e.taken;
+        s.dup += e.dup;
+        s.invalid += e.invalid;
+        s.invalid_half += e.invalid_half;
+        s.nak += e.nak;
+        s.nak_invalid += e.nak_invalid;
+        s.invalid_unsent_qp += e.invalid_unsent_qp;
+        s.same_cycle_invalid += e.same_cycle_invalid;
+        s.reports += e.reports;
+        s.restarts += e.restarts;
+        s.restarts_lost += e.restarts_lost;
+        s.full_cycles += e.full_cycles;
+        s.refused += e.refused;
     });
     eprintln!(
         "ack_tracker lockstep: {} cases, {total} cycles, {outs} completions ({} UC, {} RC); \
-         ACKs {} taken, {} duplicate; {} NAKs; {} cycles with a QP full, {} with a \
-         completion refused",
-        run.cases, stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6]
+         {} packet reports, {} window restarts ({} lost to a report); ACKs {} taken, {} \
+         duplicate, {} invalid ({} exactly 2^23 ahead of una, {} on an empty window, {} for a \
+         packet reported that cycle); NAKs {} counted, {} invalid; {} cycles with a QP full, \
+         {} with a completion refused",
+        run.cases,
+        s.uc_out,
+        s.rc_out,
+        s.reports,
+        s.restarts,
+        s.restarts_lost,
+        s.taken,
+        s.dup,
+        s.invalid,
+        s.invalid_half,
+        s.invalid_unsent_qp,
+        s.same_cycle_invalid,
+        s.nak,
+        s.nak_invalid,
+        s.full_cycles,
+        s.refused
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
-        assert!(stats[0] > 1000 && stats[1] > 1000 && stats[3] > 1000 && stats[4] > 100);
+        assert!(s.uc_out > 1000 && s.rc_out > 1000 && s.taken > 1000 && s.dup > 1000);
         assert!(
-            stats[5] > 1000 && stats[6] > 1000,
+            s.invalid > 1000 && s.invalid_half > 100 && s.invalid_unsent_qp > 100,
+            "invalid ACK coverage"
+        );
+        assert!(
+            s.same_cycle_invalid > 10,
+            "ACKs of a packet reported that cycle"
+        );
+        assert!(s.nak > 100 && s.nak_invalid > 100, "NAK coverage");
+        assert!(
+            s.restarts > 100 && s.restarts_lost > 10,
+            "window restart coverage"
+        );
+        assert!(
+            s.full_cycles > 1000 && s.refused > 1000,
             "full / refusal coverage"
         );
     }

@@ -9,7 +9,7 @@
 //! and on the same QP as an MMIO write of that field), events and dma_rd's
 //! counters. Every cycle the environment predicts the next cycle's outputs
 //! (read responses, doorbells, cfg_*, every lookup port, every QP's PCP on
-//! `qp_pcp_all`) and compares.
+//! `qp_pcp_all`, the software PSN writes on `psn_set_*`) and compares.
 //!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases ([`CYCLES_PER_CASE`] each) or
@@ -138,7 +138,7 @@ const CC_REGS: [(u16, u32, u32); 13] = [
 ];
 
 /// Each receive-path counter's address and whether this cycle's inputs count it.
-fn rx_events(i: &CsrIn) -> [(u16, bool); 19] {
+fn rx_events(i: &CsrIn) -> [(u16, bool); 20] {
     let drop = |r: u8| i.ev_drop && i.ev_drop_reason == r;
     [
         (map::CNT_RX_FRAMES_ADDR, i.ev_rx_frame),
@@ -160,6 +160,7 @@ fn rx_events(i: &CsrIn) -> [(u16, bool); 19] {
         (map::CNT_NAK_ADDR, i.ev_nak),
         (map::CNT_CNP_SENT_ADDR, i.ev_cnp_sent),
         (map::CNT_CE_SUPPRESSED_ADDR, i.ev_ce_suppressed),
+        (map::CNT_ACK_INVALID_ADDR, i.ev_ack_invalid),
     ]
 }
 
@@ -408,6 +409,9 @@ struct CsrEnv {
     doorbells: u64,
     /// Cycles after which `qp_pcp_all` changed.
     pcp_changes: u64,
+    /// Software PSN writes shown on `psn_set_*`, and ones psn_wr overrode.
+    psn_sets: u64,
+    psn_overridden: u64,
 }
 
 impl CsrEnv {
@@ -429,6 +433,8 @@ impl CsrEnv {
             reads: 0,
             doorbells: 0,
             pcp_changes: 0,
+            psn_sets: 0,
+            psn_overridden: 0,
         }
     }
 
@@ -549,6 +555,7 @@ impl CsrEnv {
         i.ev_ack_new = self.rng.percent(10);
         i.ev_ack_dup = self.rng.percent(10);
         i.ev_nak = self.rng.percent(10);
+        i.ev_ack_invalid = self.rng.percent(10);
         i.ev_cnp_sent = self.rng.percent(10);
         i.ev_ce_suppressed = self.rng.percent(10);
         let mut word = || self.rng.next_u64() as u32;
@@ -619,6 +626,24 @@ impl Env for CsrEnv {
             e.db_sq_log = self.r.get(qp_addr(q, map::QP_SQ_LOG_OFF)) as u8 & 0x1F;
             self.doorbells += 1;
         }
+        // A write of a present QP's PSN word shows on psn_set_* unless
+        // psn_wr wrote that QP's PSN in the same cycle (hardware wins).
+        let rel = i.mmio_wr_addr.wrapping_sub(map::QP_BASE);
+        let psn_q = (rel / map::QP_STRIDE) as usize;
+        if i.mmio_wr_valid
+            && i.mmio_wr_addr >= map::QP_BASE
+            && psn_q < QPS
+            && rel % map::QP_STRIDE == map::QP_PSN_OFF
+        {
+            if i.psn_wr_valid && i.psn_wr_qp as usize == psn_q {
+                self.psn_overridden += 1;
+            } else {
+                e.psn_set_valid = true;
+                e.psn_set_qp = psn_q as u8;
+                e.psn_set_psn = i.mmio_wr_data & 0xFF_FFFF;
+                self.psn_sets += 1;
+            }
+        }
         self.reads += i.mmio_rd_valid as u64;
         self.expect = Some(e);
         self.cycles = cycle + 1;
@@ -633,6 +658,7 @@ impl Env for CsrEnv {
 #[test]
 fn random_csr_lockstep() {
     let (mut total, mut reads, mut doorbells, mut pcp_changes) = (0, 0, 0, 0);
+    let (mut psn_sets, mut psn_overridden) = (0, 0);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = CsrEnv::new(seed);
         let mut model = Csr::new();
@@ -644,11 +670,18 @@ fn random_csr_lockstep() {
         reads += env.reads;
         doorbells += env.doorbells;
         pcp_changes += env.pcp_changes;
+        psn_sets += env.psn_sets;
+        psn_overridden += env.psn_overridden;
     });
     println!(
         "csr: {} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells, \
-         {pcp_changes} PCP changes",
+         {pcp_changes} PCP changes, {psn_sets} PSN writes shown ({psn_overridden} overridden \
+         by psn_wr)",
         run.cases
+    );
+    assert!(
+        !run.full || (psn_sets >= 100 && psn_overridden >= 10),
+        "psn_set_* barely exercised ({psn_sets} shown, {psn_overridden} overridden)"
     );
     assert!(
         !run.full || pcp_changes >= 100,

@@ -164,13 +164,33 @@ fn case_vector(seed: u64) -> Vector {
     parse(&v)
 }
 
+/// More PSNs than QP `q` of `v` can send: one per MTU of every WQE's length,
+/// at least one per WQE.
+fn psn_bound(v: &Value, q: u64) -> u64 {
+    let mtu = v["qps"][q as usize]["mtu"].as_u64().unwrap();
+    v["wqes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["qp"].as_u64() == Some(q))
+        .map(|w| w["len"].as_u64().unwrap().div_ceil(mtu).max(1))
+        .sum()
+}
+
 /// The receive side of a case: some QPs under DCQCN (rates bounded below so
 /// that a case ends in time), and a random mix of frames on `rx_*`: PFC on
 /// random priorities and quanta, CNPs, CE-marked and plain data, ACKs and
-/// NAKs (explicit ones only without the ACKing peer, whose ACKs they would
-/// race), each one damaged now and then for a drop reason. The CNP interval
+/// NAKs, each one damaged now and then for a drop reason. The CNP interval
 /// is longer than a case, so that which CE packets must answer does not
 /// depend on how long a CNP waits for the link.
+///
+/// The vector's own ACKs and NAKs name PSNs the QP never sends (beyond all
+/// it can send, exactly 2^23 ahead of its first PSN, before it, anywhere in
+/// between), so they must change nothing and race nothing; or, late in the
+/// case (after any pause has ended and the QP's first packet has surely
+/// left), the QP's first PSN, as a real peer could. A random PSN could name
+/// one the QP sends before it was sent, which no peer does and which the
+/// reference (from the vector alone) cannot date.
 fn add_rx(r: &mut SplitMix64, v: &mut Value, nqps: u32) {
     for q in v["qps"].as_array_mut().unwrap() {
         if r.percent(40) {
@@ -183,16 +203,21 @@ fn add_rx(r: &mut SplitMix64, v: &mut Value, nqps: u32) {
         "r_min_mbps": 20000.0, "burst_bytes": 8192 + r.below(16384),
         "cnp_interval_cycles": 1_000_000
     });
-    let auto = v["peer"]["auto_ack"].as_bool().unwrap();
     let mut rx = Vec::new();
     for _ in 0..r.below(24) {
         let q = r.below(nqps as u64);
-        let at = r.below(8000);
-        // A peer ACKs what it received: PSNs from the QP's first one on,
-        // growing with time (now and then a stale one).
+        let mut at = r.below(8000);
         let base = v["qps"][q as usize]["psn"].as_u64().unwrap();
-        let ack_psn = (base + at / 400 + (1 << 24) - if r.percent(20) { 5 } else { 0 }) & 0xFF_FFFF;
-        let frame = match r.below(if auto { 5 } else { 7 }) {
+        // Past the last PSN the QP can send (its next PSN at the end
+        // included, which a NAK may name).
+        let past = psn_bound(v, q) + 1;
+        let unsent = match r.below(4) {
+            0 => base + past + r.below(1000),
+            1 => base + (1 << 23),
+            2 => base + (1 << 24) - 1 - r.below(5),
+            _ => base + past + r.below((1 << 24) - past - 6),
+        } & 0xFF_FFFF;
+        let frame = match r.below(8) {
             0 => {
                 let mut quanta = serde_json::Map::new();
                 for _ in 0..1 + r.below(3) {
@@ -205,8 +230,13 @@ fn add_rx(r: &mut SplitMix64, v: &mut Value, nqps: u32) {
             2 | 3 => json!({"data": {"qp": q, "psn": r.below(1 << 24), "len": r.below(2000),
                                       "ce": r.percent(50)}}),
             4 => json!({"hex": "ffffffffffff0200000000010806000108000604000102000000000100000000"}),
-            5 => json!({"ack": {"qp": q, "psn": ack_psn}}),
-            _ => json!({"nak": {"qp": q, "psn": r.below(1 << 24), "rnr": r.percent(50)}}),
+            5 => json!({"ack": {"qp": q, "psn": unsent}}),
+            6 => json!({"nak": {"qp": q, "psn": unsent, "rnr": r.percent(50)}}),
+            _ => {
+                // PFC pauses end by 8000 + 1920 cycles.
+                at = 12_000 + r.below(2000);
+                json!({"ack": {"qp": q, "psn": base}})
+            }
         };
         let mut e = json!({"at": at, "frame": frame});
         // Header faults need a RoCE frame; PFC gets an FCS error or a cut,
@@ -263,6 +293,7 @@ fn tx_random_lockstep() {
             v.to_json()
         );
         env.finish_checks(fin.cycles);
+        rnic_testbench::scenario::rx_reference::check_ack_counters(&mut env, fin.cycles);
         assert!(
             env.common.failures.is_empty(),
             "{}\nvector:\n{}",

@@ -163,6 +163,26 @@ def ack_vectors():
               for q in (0, 1) for k, (op, n) in enumerate(
                   [("send", 0), ("send_imm", 100), ("write", 5000), ("write_imm", 2048), ("send", 4097)])],
         peer={"auto_ack": True, "ack_delay": 80}))
+    # PSN 7..14: eight signaled 1 KiB WRITEs; the fifth one's payload read
+    # fails, so its frame (PSN 11) is dropped and the peer ACKs 7..10 only,
+    # NAKs 11 at the gap and stops: WRITEs 5..8 stay outstanding (PSN 11..14).
+    gap = [wqe(0, "write", 1024, off=0x1000 * k) for k in range(8)]
+    write("rx", "ack_beyond_window", dict(
+        description="Eight RC WRITEs (PSN 7..14) to an ACKing peer; the fifth one's payload "
+                    "read fails (UR), so its frame is dropped and the peer acknowledges 7..10, "
+                    "NAKs 11 and stops: four signaled WRITEs stay outstanding (PSN 11..14). "
+                    "Then an ACK far beyond anything sent (PSN 1011), an ACK exactly 2^23 ahead "
+                    "of the first outstanding PSN (11 + 2^23) and a NAK outside the window "
+                    "(PSN 111): none names a PSN that was sent, so each is ignored and counted "
+                    "in ack_invalid; four CQEs, the outstanding WRITEs never complete",
+        qps=[qp(0, "rc", psn=7)], wqes=gap,
+        root_complex={"latency": 100, "rcb": 64, "cpl_size": 256, "split": "aligned",
+                      "reorder": False, "seed": 1, "rq_ready_percent": 100,
+                      "faults": [{"addr": hex(gen_tx.PHYS + 0x4000), "len": 16, "kind": "ur"}]},
+        rx=[rx(5000, {"ack": {"qp": 0, "psn": 7 + 4 + 1000}}),
+            rx(5100, {"ack": {"qp": 0, "psn": 7 + 4 + (1 << 23)}}),
+            rx(5200, {"nak": {"qp": 0, "psn": 7 + 4 + 100}})],
+        peer={"auto_ack": True}))
 
 
 def drop_vectors():
@@ -209,15 +229,17 @@ def drop_vectors():
             rxs.append(f)
             rxs.append(rx(f["at"] + 40, good))
         write("rx", "drop_" + name, dict(
-            description="Dropped and counted as %s: %s; each followed by a valid ACK, which "
-                        "must still be taken (no state corrupted)" % (name.upper(), what),
+            description="Dropped and counted as %s: %s; each followed by a well-formed ACK, "
+                        "which must still be received (no state corrupted; QP 1 has sent "
+                        "nothing, so ack_tracker counts it in ack_invalid)" % (name.upper(), what),
             qps=qps, wqes=[], rx=rxs))
     every = []
     for _, _, frames in cases:
         every += [dict(f, at=0) for f in frames]
     write("rx", "drop_all_back_to_back", dict(
-        description="One frame of every drop reason, each followed by a valid ACK, all back to "
-                    "back (no idle cycle): each lands in its own counter",
+        description="One frame of every drop reason, each followed by a well-formed ACK (for "
+                    "QP 1, which has sent nothing: ack_invalid), all back to back (no idle "
+                    "cycle): each lands in its own counter",
         qps=qps, wqes=[],
         rx=[x for f in every for x in (f, rx(0, {"ack": {"qp": 1, "psn": 0}}))]))
 

@@ -3,17 +3,28 @@
 //
 // UC completions (cpl_uc) pass through a FIFO in arrival order. RC ones
 // (success, error, flush) queue per QP in order; a QP's head may leave when
-// it is an error / flush, or a success whose last PSN is covered by the QP's
-// acknowledged PSN. ACKs move the acknowledged PSN forward (24-bit modular
-// window, duplicates counted and ignored, the first ACK of a QP since reset
-// always taken); NAK and RNR NAK are only counted.
+// it is an error / flush, or a success whose last PSN is before the QP's
+// oldest unacknowledged PSN (una).
+//
+// Per QP the tracker keeps the requester's window [una, nxt): the PSNs sent
+// and not yet acknowledged. A software write of the QP's PSN (psn_set_*)
+// restarts it empty at that PSN; every request packet tx_engine commits
+// (snd_*, its PSN write-back) moves nxt to the PSN after it (a READ's whole
+// response span at once). An ACK with PSN p is taken when p is in
+// [una, nxt - 1] (una := p + 1), a duplicate when p is 1 .. 2^23 - 1 before
+// una, and otherwise (a PSN never sent, 2^23 ahead included) ignored and
+// counted (ev_ack_invalid); a NAK / RNR NAK counts as ev_nak when its PSN is
+// in [una, nxt], else as ev_ack_invalid. All modulo 2^24.
 //
 // Storage: the RC entries' bulk fields in one RAM (QPS * DEPTH entries at
 // qp * DEPTH + slot, one write port, registered read); every entry's last
 // PSN and success bit in flops (every QP's head is looked at each cycle);
 // per-QP head / tail pointers of DW + 1 bits. UC FIFO: DEPTH entries, flops.
-// Per-QP and per-entry flops are flattened vectors (QP q's pointer at
-// [PW*q +: PW]) so that Yosys keeps them as registers, not memories.
+// una is in flops too (every head is compared with it every cycle); nxt is
+// read at one index (ack_qp) and written at two (snd_qp, psn_set_qp), kept
+// in flops with a reset so that a QP never configured has the empty window
+// [0, 0). Per-QP and per-entry flops are flattened vectors (QP q's pointer
+// at [PW*q +: PW]) so that Yosys keeps them as registers, not memories.
 //
 // Pipeline: stage A selects the UC FIFO's head if any, else the first ready
 // RC head at or after rr_q (rr_q then moves past it), reading the RAM into
@@ -22,6 +33,8 @@
 //
 // Timing: completion transferred at n, nothing ahead, PSN covered -> out_*
 // at n+3; an ACK at n covering a waiting head -> out_* at n+3; ev_* at n+1.
+// The window an ACK at n is judged against is the one after cycle n-1's
+// updates (a packet reported at n is not yet sent for it).
 // cpl_ready: while a completion waits untaken, room in its own queue; else
 // room in every queue. full[q]: QP q's queue holds DEPTH - 2 or more.
 module ack_tracker #(
@@ -47,6 +60,12 @@ module ack_tracker #(
   input  logic [QPW-1:0]       ack_qp,
   input  logic [23:0]          ack_psn,
   input  logic [7:0]           ack_syndrome,
+  input  logic                 snd_valid,
+  input  logic [QPW-1:0]       snd_qp,
+  input  logic [23:0]          snd_nxt,
+  input  logic                 psn_set_valid,
+  input  logic [QPW-1:0]       psn_set_qp,
+  input  logic [23:0]          psn_set_psn,
   output logic                 out_valid,
   input  logic                 out_ready,
   output logic                 out_wait_frame,
@@ -60,7 +79,8 @@ module ack_tracker #(
   output logic [QPS-1:0]       full,
   output logic                 ev_ack,
   output logic                 ev_nak,
-  output logic                 ev_dup
+  output logic                 ev_dup,
+  output logic                 ev_ack_invalid
 );
   localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
   localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
@@ -96,8 +116,8 @@ module ack_tracker #(
   // which is not handled yet, so it never leaves (and holds its QP's queue).
   logic [N-1:0]      m_rd_q;
   logic [PW*QPS-1:0] head_q, tail_q;
-  logic [24*QPS-1:0] acked_q;
-  logic [QPS-1:0] seen_q;
+  // The window [una, nxt) per QP, QP q's at [24*q +: 24].
+  logic [24*QPS-1:0] una_q, nxt_q;
   logic [QPW-1:0] rr_q;
   logic [EW-1:0]  rd_data_q;      // the RAM's read register
   logic           b_valid_q, b_uc_q;
@@ -106,7 +126,7 @@ module ack_tracker #(
   logic           out_valid_q;
   logic [UW-1:0]  out_q;
   logic [QPS-1:0] full_q;
-  logic           ev_ack_q, ev_nak_q, ev_dup_q;
+  logic           ev_ack_q, ev_nak_q, ev_dup_q, ev_ack_invalid_q;
 
   // ------------------------------------------------------------------
   // Head readiness per QP
@@ -119,15 +139,15 @@ module ack_tracker #(
     logic [24*DEPTH-1:0] psns;
     logic [DEPTH-1:0]    oks, rds;
     logic [DW-1:0]       slot;
-    logic [23:0]         d;   // acknowledged PSN - the head's last PSN
+    logic [23:0]         d;   // last acknowledged PSN (una - 1) - the head's last PSN
     always_comb begin
       psns   = m_psn_q[24*DEPTH*g +: 24*DEPTH];
       oks    = m_ok_q[DEPTH*g +: DEPTH];
       rds    = m_rd_q[DEPTH*g +: DEPTH];
       slot   = head_q[PW*g +: DW];
-      d      = acked_q[24*g +: 24] - psns[24*slot +: 24];
-      // An error / flush, or a success covered: (a - l) mod 2^24 < 2^23.
-      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || (!rds[slot] && seen_q[g] && d < 24'h80_0000));
+      d      = una_q[24*g +: 24] - 24'd1 - psns[24*slot +: 24];
+      // An error / flush, or a success covered: (una - 1 - l) mod 2^24 < 2^23.
+      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || (!rds[slot] && d < 24'h80_0000));
     end
   end
 
@@ -165,8 +185,8 @@ module ack_tracker #(
   logic [EW-1:0] e;
   logic [AW-1:0] wr_addr, rd_addr;
   logic [2:0]    syn;
-  logic [23:0]   ack_d;
-  logic          is_ack, ack_new;
+  logic [23:0]   una_a, off_a, win_a;
+  logic          is_ack, is_nak, in_win, in_nak, behind, ack_take;
   logic          syn_low_unused;  // syndrome bits 4:0 (credit count / NAK code)
 
   always_comb begin
@@ -179,9 +199,18 @@ module ack_tracker #(
     syn     = ack_syndrome[7:5];
     syn_low_unused = ^ack_syndrome[4:0];
     is_ack  = ack_valid && syn == 3'b000;
-    ack_d   = ack_psn - acked_q[24*ack_qp +: 24];
-    // Newer: (p - a) mod 2^24 in 1 .. 2^23 - 1; the first ACK is taken.
-    ack_new = !seen_q[ack_qp] || (ack_d != 24'd0 && !ack_d[23]);
+    is_nak  = ack_valid && (syn == 3'b011 || syn == 3'b001);
+    // The ACK against its QP's window: how far p is past una, and how many
+    // PSNs are outstanding.
+    una_a   = una_q[24*ack_qp +: 24];
+    off_a   = ack_psn - una_a;
+    win_a   = nxt_q[24*ack_qp +: 24] - una_a;
+    in_win  = off_a < win_a;          // p in [una, nxt - 1]
+    in_nak  = off_a <= win_a;         // p in [una, nxt]
+    // p 1 .. 2^23 - 1 before una: off in 2^23 + 1 .. 2^24 - 1. Exactly
+    // 2^23 either way is not before una: never sent, ignored.
+    behind  = off_a > 24'h80_0000;
+    ack_take = is_ack && in_win;
   end
 
   // ------------------------------------------------------------------
@@ -247,8 +276,8 @@ module ack_tracker #(
       uc_cnt_q    <= '0;
       head_q      <= '0;
       tail_q      <= '0;
-      acked_q     <= '0;
-      seen_q      <= '0;
+      una_q       <= '0;
+      nxt_q       <= '0;
       rr_q        <= '0;
       b_valid_q   <= 1'b0;
       b_uc_q      <= 1'b0;
@@ -260,6 +289,7 @@ module ack_tracker #(
       ev_ack_q    <= 1'b0;
       ev_nak_q    <= 1'b0;
       ev_dup_q    <= 1'b0;
+      ev_ack_invalid_q <= 1'b0;
     end else begin
       cpl_ready_q <= cpl_ready_d;
       full_q      <= full_d;
@@ -271,14 +301,28 @@ module ack_tracker #(
       if (a_rc) rr_q <= rc_sel + 1'b1;
 
       // ---- ACK / NAK ----
-      ev_ack_q <= is_ack && ack_new;
-      ev_dup_q <= is_ack && !ack_new;
-      // NAK (011) and RNR NAK (001): counted only; reserved syndromes: nothing.
-      ev_nak_q <= ack_valid && (syn == 3'b011 || syn == 3'b001);
+      ev_ack_q <= ack_take;
+      ev_dup_q <= is_ack && !in_win && behind;
+      // NAK (011) and RNR NAK (001) inside [una, nxt]: counted only;
+      // reserved syndromes: nothing.
+      ev_nak_q <= is_nak && in_nak;
+      ev_ack_invalid_q <= (is_ack && !in_win && !behind) || (is_nak && !in_nak);
+
+      // ---- the windows ----
+      // A packet's report wins over a software restart of its QP in the
+      // same cycle (as in csr, where psn_wr wins over the MMIO write); a
+      // restart wins over an ACK.
       for (int q = 0; q < QPS; q++) begin
-        if (is_ack && ack_new && ack_qp == q[QPW-1:0]) begin
-          acked_q[24*q +: 24] <= ack_psn;
-          seen_q[q]           <= 1'b1;
+        if (snd_valid && snd_qp == q[QPW-1:0]) begin
+          nxt_q[24*q +: 24] <= snd_nxt;
+        end else if (psn_set_valid && psn_set_qp == q[QPW-1:0]) begin
+          nxt_q[24*q +: 24] <= psn_set_psn;
+        end
+        if (psn_set_valid && psn_set_qp == q[QPW-1:0]
+            && !(snd_valid && snd_qp == q[QPW-1:0])) begin
+          una_q[24*q +: 24] <= psn_set_psn;
+        end else if (ack_take && ack_qp == q[QPW-1:0]) begin
+          una_q[24*q +: 24] <= ack_psn + 24'd1;
         end
       end
 
@@ -313,4 +357,5 @@ module ack_tracker #(
   assign ev_ack         = ev_ack_q;
   assign ev_nak         = ev_nak_q;
   assign ev_dup         = ev_dup_q;
+  assign ev_ack_invalid = ev_ack_invalid_q;
 endmodule

@@ -74,6 +74,7 @@ package addr_map_pkg;
   localparam logic [15:0] CNT_DCQCN_AI_ADDR = 16'h0188;
   localparam logic [15:0] CNT_DCQCN_HAI_ADDR = 16'h018C;
   localparam logic [15:0] CNT_DCQCN_ALPHA_ADDR = 16'h0190;
+  localparam logic [15:0] CNT_ACK_INVALID_ADDR = 16'h0194;
 
   // CC registers at 0x0200
   localparam logic [15:0] CC_DCQCN_G_ADDR = 16'h0200;

@@ -25,6 +25,8 @@
 //   flops: no lookup, so a write at n is on it at n+1).
 // Hardware writes (psn_wr, err_a, err_b) win over an MMIO write to the same
 // field in the same cycle; the MMIO write's other fields still apply.
+// An MMIO write of a QP's PSN that takes effect shows on psn_set_* at n+1
+// (ack_tracker restarts the QP's window of unacknowledged PSNs there).
 module csr #(
   parameter int QPS = 16,
   parameter int MRS = 16,
@@ -86,6 +88,9 @@ module csr #(
   input  logic                   psn_wr_valid,
   input  logic [$clog2(QPS)-1:0] psn_wr_qp,
   input  logic [23:0]            psn_wr_psn,
+  output logic                   psn_set_valid,
+  output logic [$clog2(QPS)-1:0] psn_set_qp,
+  output logic [23:0]            psn_set_psn,
   input  logic                   err_a_valid,
   input  logic [$clog2(QPS)-1:0] err_a_qp,
   input  logic                   err_b_valid,
@@ -130,6 +135,7 @@ module csr #(
   input  logic                   ev_ack_new,
   input  logic                   ev_ack_dup,
   input  logic                   ev_nak,
+  input  logic                   ev_ack_invalid,
   input  logic                   ev_cnp_sent,
   input  logic                   ev_ce_suppressed,
   // dcqcn's own counters and the STAT_QP QP's state, read as they are.
@@ -270,6 +276,12 @@ module csr #(
   logic [31:0]  cnt_tx_frames_q, cnt_wqe_fetched_q, cnt_cqe_written_q, cnt_prot_err_q;
   logic [31:0]  cnt_flush_q, cnt_fetch_err_q, cnt_dma_err_q;
   logic [63:0]  cnt_tx_bytes_q;
+  // ACKs / NAKs for PSNs never sent: after the dcqcn counters in the map,
+  // not one of the consecutive event words below.
+  logic [31:0]  cnt_ack_invalid_q;
+  logic         psn_set_valid_q;
+  logic [QPW-1:0] psn_set_qp_q;
+  logic [23:0]  psn_set_psn_q;
   // The one-bit event counters of the receive path, in the order of their
   // CNT registers (RX_FRAMES .. CE_SUPPRESSED, consecutive words).
   localparam int NEV = 19;
@@ -379,6 +391,12 @@ module csr #(
     for (int w = 0; w < MR_WORDS; w++) mr_wrd_oh[w] = wr_mr_wrd == (MR_SL-2)'(w);
     for (int e = 0; e < CQS; e++) cq_ent_oh[e] = wr_cq_hit && wr_cq_ent == CQW'(e);
     for (int w = 0; w < CQ_WORDS; w++) cq_wrd_oh[w] = wr_cq_wrd == (CQ_SL-2)'(w);
+  end
+
+  // A software write of a QP's PSN field that psn_wr does not override.
+  logic psn_sw;
+  always_comb begin
+    psn_sw = wr_qp_hit && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_PSN_WORD) && !psn_hit[wr_qp_ent];
   end
 
   for (genvar w = 0; w < QP_WORDS; w++) begin : g_qp_w
@@ -601,6 +619,7 @@ module csr #(
         addr_map_pkg::CNT_DCQCN_AI_ADDR:       rd_data = dcqcn_cnt_ai;
         addr_map_pkg::CNT_DCQCN_HAI_ADDR:      rd_data = dcqcn_cnt_hai;
         addr_map_pkg::CNT_DCQCN_ALPHA_ADDR:    rd_data = dcqcn_cnt_alpha;
+        addr_map_pkg::CNT_ACK_INVALID_ADDR:    rd_data = cnt_ack_invalid_q;
         addr_map_pkg::CC_STAT_RC_ADDR:         rd_data = stat_rc;
         addr_map_pkg::CC_STAT_RT_ADDR:         rd_data = stat_rt;
         addr_map_pkg::CC_STAT_ALPHA_ADDR:
@@ -626,6 +645,10 @@ module csr #(
       cnt_flush_q       <= '0;
       cnt_fetch_err_q   <= '0;
       cnt_dma_err_q     <= '0;
+      cnt_ack_invalid_q <= '0;
+      psn_set_valid_q   <= 1'b0;
+      psn_set_qp_q      <= '0;
+      psn_set_psn_q     <= '0;
       rd_resp_valid_q   <= 1'b0;
       rd_resp_data_q    <= '0;
       db_valid_q        <= 1'b0;
@@ -649,6 +672,12 @@ module csr #(
       cnt_flush_q       <= cnt_flush_q + {31'd0, ev_flush};
       cnt_fetch_err_q   <= cnt_fetch_err_q + {31'd0, ev_fetch_err};
       cnt_dma_err_q     <= cnt_dma_err_q + {31'd0, ev_dma_err};
+      cnt_ack_invalid_q <= cnt_ack_invalid_q + {31'd0, ev_ack_invalid};
+      psn_set_valid_q   <= psn_sw;
+      if (psn_sw) begin
+        psn_set_qp_q  <= wr_qp_ent;
+        psn_set_psn_q <= 24'(mmio_wr_data >> addr_map_pkg::QP_PSN_PSN_LSB);
+      end
       rd_resp_valid_q   <= mmio_rd_valid;
       if (mmio_rd_valid) rd_resp_data_q <= rd_data;
       db_valid_q <= db_hit;
@@ -755,6 +784,9 @@ module csr #(
   assign cfg_mps         = pcie_cfg_q[addr_map_pkg::GLOBAL_PCIE_CFG_MPS_LSB +: addr_map_pkg::GLOBAL_PCIE_CFG_MPS_W];
   assign cfg_req_id      = pcie_cfg_q[addr_map_pkg::GLOBAL_PCIE_CFG_REQ_ID_LSB +: addr_map_pkg::GLOBAL_PCIE_CFG_REQ_ID_W];
   assign cfg_cpl_timeout = cpl_timeout_q[addr_map_pkg::GLOBAL_CPL_TIMEOUT_CYCLES_LSB +: addr_map_pkg::GLOBAL_CPL_TIMEOUT_CYCLES_W];
+  assign psn_set_valid   = psn_set_valid_q;
+  assign psn_set_qp      = psn_set_qp_q;
+  assign psn_set_psn     = psn_set_psn_q;
   assign db_valid        = db_valid_q;
   assign db_qp           = db_qp_q;
   assign db_pi           = db_pi_q;

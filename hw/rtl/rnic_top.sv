@@ -215,7 +215,11 @@ module rnic_top #(
   logic [23:0]  ack_psn;
   logic [7:0]   ack_syndrome;
   logic         ev_rx_frame, ev_drop, ev_rx_ce, ev_ce_suppressed, ev_cnp_sent;
-  logic         ev_ack_new, ev_ack_dup, ev_nak;
+  logic         ev_ack_new, ev_ack_dup, ev_nak, ev_ack_invalid;
+  // Software set a QP's PSN (csr): ack_tracker restarts its window there.
+  logic         psn_set_valid;
+  logic [QPW-1:0] psn_set_qp;
+  logic [23:0]  psn_set_psn;
   logic [2:0]   ev_drop_reason;
   logic [32*QPS-1:0] dc_rc, dc_rt;
   logic [11*QPS-1:0] dc_alpha;
@@ -250,6 +254,7 @@ module rnic_top #(
     .mr_valid, .mr_key, .mr_va, .mr_len, .mr_pbase, .mr_access, .mr_pd,
     .cq_idx, .cq_base, .cq_log,
     .psn_wr_valid, .psn_wr_qp, .psn_wr_psn,
+    .psn_set_valid, .psn_set_qp, .psn_set_psn,
     .err_a_valid(te_err_valid), .err_a_qp(te_err_qp),
     .err_b_valid(sqf_err_valid), .err_b_qp(sqf_err_qp),
     .ev_tx_frame, .ev_tx_len, .ev_wqe_n, .ev_cqe, .ev_prot_err, .ev_flush,
@@ -263,7 +268,7 @@ module rnic_top #(
     .qp_state_all, .qp_cc_en_all,
     .ev_rx_frame, .ev_rx_pfc(pfc_valid), .ev_rx_cnp(rxp_cnp_valid), .ev_rx_ack(ack_valid),
     .ev_rx_data(data_valid), .ev_rx_ce, .ev_drop, .ev_drop_reason, .ev_ack_new, .ev_ack_dup,
-    .ev_nak, .ev_cnp_sent, .ev_ce_suppressed,
+    .ev_nak, .ev_ack_invalid, .ev_cnp_sent, .ev_ce_suppressed,
     .dcqcn_cnt_cnp(dc_cnt_cnp), .dcqcn_cnt_cut(dc_cnt_cut), .dcqcn_cnt_fr(dc_cnt_fr),
     .dcqcn_cnt_ai(dc_cnt_ai), .dcqcn_cnt_hai(dc_cnt_hai), .dcqcn_cnt_alpha(dc_cnt_alpha),
     .stat_rc(dc_rc[32*cfg_stat_qp +: 32]), .stat_rt(dc_rt[32*cfg_stat_qp +: 32]),
@@ -324,11 +329,15 @@ module rnic_top #(
     .cpl_len(te_cpl_len), .cpl_imm(te_cpl_imm), .cpl_qp(te_cpl_qp), .cpl_cq(te_cpl_cq),
     .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn),
     .ack_valid, .ack_qp, .ack_psn, .ack_syndrome,
+    // The PSNs sent: tx_engine's PSN write-back after every request packet
+    // it commits (a READ REQUEST's covers its whole response span).
+    .snd_valid(psn_wr_valid), .snd_qp(psn_wr_qp), .snd_nxt(psn_wr_psn),
+    .psn_set_valid, .psn_set_qp, .psn_set_psn,
     .out_valid(cpl_valid), .out_ready(cpl_ready), .out_wait_frame(cpl_wait_frame),
     .out_wr_id(cpl_wr_id), .out_status(cpl_status), .out_opcode(cpl_opcode),
     .out_len(cpl_len), .out_imm(cpl_imm), .out_qp(cpl_qp), .out_cq(cpl_cq),
     .full(ack_full),
-    .ev_ack(ev_ack_new), .ev_nak, .ev_dup(ev_ack_dup)
+    .ev_ack(ev_ack_new), .ev_nak, .ev_dup(ev_ack_dup), .ev_ack_invalid
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (

@@ -5,17 +5,26 @@
 //! through a FIFO in arrival order (cq_writer pairs wait_frame completions
 //! with frames in that order). RC ones (success, error, flush) queue per QP
 //! in order; a QP's head may leave when it is an error / flush, or a success
-//! whose last PSN (`cpl_psn`) is covered by the QP's acknowledged PSN.
-//! ACKs from rx_parser move the acknowledged PSN forward (24-bit modular
-//! window, duplicates counted and ignored, the first ACK of a QP since reset
-//! always taken); NAK and RNR NAK are only counted.
+//! whose last PSN (`cpl_psn`) is before the QP's oldest unacknowledged PSN.
+//!
+//! Per QP the tracker knows the requester's window `[una, nxt)`: the PSNs
+//! sent and not yet acknowledged. Software setting the QP's PSN
+//! (`psn_set_*`, from csr) restarts it empty at that PSN; each request
+//! packet tx_engine commits (`snd_*`, its PSN write-back) moves `nxt` past
+//! the packet (a READ REQUEST past its whole response span). ACKs from
+//! rx_parser are judged against it, modulo 2^24: PSN p in `[una, nxt - 1]`
+//! acknowledges up to p (`una := p + 1`, `ev_ack`); p 1 .. 2^23 - 1 before
+//! `una` is a duplicate (`ev_dup`); anything else names a PSN never sent
+//! (exactly 2^23 ahead included) and is ignored (`ev_ack_invalid`). A NAK or
+//! RNR NAK is counted (`ev_nak`) when its PSN is in `[una, nxt]` (a
+//! responder names the PSN it expected), else it is `ev_ack_invalid` too.
 //!
 //! Storage: the RC entries' bulk fields (wait_frame, wr_id, status, opcode,
 //! len, imm, cq) in one RAM of `QPS * DEPTH` entries at address
 //! `qp * DEPTH + slot` (one write port, registered read); the last PSN and a
 //! "success" bit of every entry in flops (every QP's head is looked at every
 //! cycle); per QP head and tail pointers of `DW + 1` bits (count = tail -
-//! head). The UC FIFO holds `DEPTH` entries in flops.
+//! head), `una` and `nxt`. The UC FIFO holds `DEPTH` entries in flops.
 //!
 //! Pipeline (one completion per cycle):
 //! - stage A (select): the UC FIFO's head if there is one, else the first
@@ -27,13 +36,15 @@
 //!
 //! Timing: a completion transferred at n, with nothing ahead of it and (RC
 //! success) its PSN already covered, is visible on `out_*` at n+3; an ACK at
-//! n that covers a waiting head: visible at n+3. `cpl_ready` (registered)
-//! is high when the completion it will take has room: while a completion
-//! waits untaken (`cpl_valid` and not ready, so the same one is offered
-//! next cycle) it is its own queue's room; otherwise (the next one is
-//! unknown) every queue must have room. `full[q]` (registered) = QP q's
-//! queue holds `DEPTH - 2` entries or more after this cycle. Pulses
-//! `ev_ack`, `ev_nak`, `ev_dup` are visible the cycle after the ACK.
+//! n that covers a waiting head: visible at n+3. An ACK is judged against
+//! the window as it is before cycle n's own reports and restarts.
+//! `cpl_ready` (registered) is high when the completion it will take has
+//! room: while a completion waits untaken (`cpl_valid` and not ready, so the
+//! same one is offered next cycle) it is its own queue's room; otherwise
+//! (the next one is unknown) every queue must have room. `full[q]`
+//! (registered) = QP q's queue holds `DEPTH - 2` entries or more after this
+//! cycle. Pulses `ev_ack`, `ev_nak`, `ev_dup`, `ev_ack_invalid` are visible
+//! the cycle after the ACK.
 
 use crate::dut::Dut;
 use crate::ports;
@@ -63,6 +74,15 @@ ports! {
         pub ack_qp: u8 = 4 if ack_valid,
         pub ack_psn: u32 = 24 if ack_valid,
         pub ack_syndrome: u8 = 8 if ack_valid,
+        /// tx_engine committed a request packet of QP `snd_qp`; the QP's
+        /// next PSN is now `snd_nxt`.
+        pub snd_valid: bool = 1,
+        pub snd_qp: u8 = 4 if snd_valid,
+        pub snd_nxt: u32 = 24 if snd_valid,
+        /// Software wrote QP `psn_set_qp`'s PSN: its window restarts empty.
+        pub psn_set_valid: bool = 1,
+        pub psn_set_qp: u8 = 4 if psn_set_valid,
+        pub psn_set_psn: u32 = 24 if psn_set_valid,
         pub out_ready: bool = 1,
     }
 }
@@ -84,6 +104,7 @@ ports! {
         pub ev_ack: bool = 1,
         pub ev_nak: bool = 1,
         pub ev_dup: bool = 1,
+        pub ev_ack_invalid: bool = 1,
     }
 }
 
@@ -123,9 +144,9 @@ pub struct AckTracker {
     m_rd_q: [bool; QPS * DEPTH],
     head_q: [u8; QPS],
     tail_q: [u8; QPS],
-    /// Per QP: the acknowledged PSN, valid once `seen_q` bit q is set.
-    acked_q: [u32; QPS],
-    seen_q: u16,
+    /// Per QP: the oldest unacknowledged PSN and the next PSN to be sent.
+    una_q: [u32; QPS],
+    nxt_q: [u32; QPS],
     rr_q: u8,
     // Stage B: the RAM's read register, or the UC entry.
     rd_data_q: Entry,
@@ -140,6 +161,7 @@ pub struct AckTracker {
     ev_ack_q: bool,
     ev_nak_q: bool,
     ev_dup_q: bool,
+    ev_ack_invalid_q: bool,
 }
 
 impl Default for AckTracker {
@@ -156,8 +178,8 @@ impl Default for AckTracker {
             m_rd_q: [false; QPS * DEPTH],
             head_q: [0; QPS],
             tail_q: [0; QPS],
-            acked_q: [0; QPS],
-            seen_q: 0,
+            una_q: [0; QPS],
+            nxt_q: [0; QPS],
             rr_q: 0,
             rd_data_q: Entry::default(),
             b_valid_q: false,
@@ -170,6 +192,7 @@ impl Default for AckTracker {
             ev_ack_q: false,
             ev_nak_q: false,
             ev_dup_q: false,
+            ev_ack_invalid_q: false,
         }
     }
 }
@@ -206,11 +229,13 @@ impl AckTracker {
             ev_ack: self.ev_ack_q,
             ev_nak: self.ev_nak_q,
             ev_dup: self.ev_dup_q,
+            ev_ack_invalid: self.ev_ack_invalid_q,
         }
     }
 
     /// QP q's head may leave: an error / flush, or a success whose last PSN
-    /// l is covered by the acknowledged PSN a: `(a - l) mod 2^24 < 2^23`.
+    /// l is covered, i.e. one of the 2^23 PSNs before `una`:
+    /// `(una - 1 - l) mod 2^24 < 2^23`.
     fn head_ready(&self, q: usize) -> bool {
         if count(self.head_q[q], self.tail_q[q]) == 0 {
             return false;
@@ -222,8 +247,8 @@ impl AckTracker {
         if self.m_rd_q[k] {
             return false;
         }
-        let d = self.acked_q[q].wrapping_sub(self.m_psn_q[k]) & PSN_MASK;
-        self.seen_q >> q & 1 == 1 && d < 1 << 23
+        let d = self.una_q[q].wrapping_sub(1).wrapping_sub(self.m_psn_q[k]) & PSN_MASK;
+        d < 1 << 23
     }
 }
 
@@ -268,28 +293,48 @@ impl Dut for AckTracker {
         self.ev_ack_q = false;
         self.ev_nak_q = false;
         self.ev_dup_q = false;
+        self.ev_ack_invalid_q = false;
+        // The window before this cycle's updates, as the RTL's registers.
+        let mut una_d = self.una_q;
         if i.ack_valid {
             let q = i.ack_qp as usize & (QPS - 1);
             let p = i.ack_psn & PSN_MASK;
+            let una = self.una_q[q];
+            // How far p is past una, and how many PSNs are outstanding.
+            let off = p.wrapping_sub(una) & PSN_MASK;
+            let win = self.nxt_q[q].wrapping_sub(una) & PSN_MASK;
+            // 1 .. 2^23 - 1 before una (exactly 2^23 either way is not).
+            let behind = off > 1 << 23;
             match i.ack_syndrome >> 5 {
-                0b000 => {
-                    let d = p.wrapping_sub(self.acked_q[q]) & PSN_MASK;
-                    // Newer: (p - a) mod 2^24 in 1 .. 2^23 - 1; the first
-                    // ACK of the QP is always taken.
-                    if self.seen_q >> q & 1 == 0 || (d != 0 && d < 1 << 23) {
-                        self.acked_q[q] = p;
-                        self.seen_q |= 1 << q;
-                        self.ev_ack_q = true;
-                    } else {
-                        self.ev_dup_q = true;
-                    }
+                0b000 if off < win => {
+                    una_d[q] = (p + 1) & PSN_MASK;
+                    self.ev_ack_q = true;
                 }
-                // NAK and RNR NAK: counted only (retransmission is a later
-                // issue). Other (reserved) syndromes: nothing.
-                0b011 | 0b001 => self.ev_nak_q = true,
+                0b000 if behind => self.ev_dup_q = true,
+                0b000 => self.ev_ack_invalid_q = true,
+                // NAK and RNR NAK name the PSN the responder expected, at
+                // most nxt: counted only (retransmission is a later issue).
+                0b011 | 0b001 if off <= win => self.ev_nak_q = true,
+                0b011 | 0b001 => self.ev_ack_invalid_q = true,
+                // Reserved syndromes: nothing.
                 _ => {}
             }
         }
+        // A packet's report wins over a software restart of its QP in the
+        // same cycle (csr keeps psn_wr's PSN over the MMIO write's); a
+        // restart wins over the ACK.
+        let snd_q = i.snd_valid.then_some(i.snd_qp as usize & (QPS - 1));
+        if let Some(q) = snd_q {
+            self.nxt_q[q] = i.snd_nxt & PSN_MASK;
+        }
+        if i.psn_set_valid {
+            let q = i.psn_set_qp as usize & (QPS - 1);
+            if snd_q != Some(q) {
+                self.nxt_q[q] = i.psn_set_psn & PSN_MASK;
+                una_d[q] = i.psn_set_psn & PSN_MASK;
+            }
+        }
+        self.una_q = una_d;
 
         // ---- output register ----
         if b_move {
@@ -385,6 +430,7 @@ mod tests {
         acks: u32,
         naks: u32,
         dups: u32,
+        invalid: u32,
         /// out_ready low.
         hold: bool,
     }
@@ -401,6 +447,7 @@ mod tests {
                 acks: 0,
                 naks: 0,
                 dups: 0,
+                invalid: 0,
                 hold: false,
             }
         }
@@ -427,6 +474,7 @@ mod tests {
             self.acks += o.ev_ack as u32;
             self.naks += o.ev_nak as u32;
             self.dups += o.ev_dup as u32;
+            self.invalid += o.ev_ack_invalid as u32;
             let took = i.cpl_valid && o.cpl_ready;
             self.o = self.m.tick(&i);
             self.cycle += 1;
@@ -457,7 +505,52 @@ mod tests {
         fn wr_ids(&self) -> Vec<u64> {
             self.outs.iter().map(|(_, e)| e.wr_id).collect()
         }
+
+        /// (ev_ack, ev_dup, ev_nak, ev_ack_invalid) counted so far.
+        fn events(&self) -> (u32, u32, u32, u32) {
+            (self.acks, self.dups, self.naks, self.invalid)
+        }
+
+        /// One ACK / NAK, then a cycle for its event to show.
+        fn ack_ev(&mut self, qp: u8, psn: u32, syndrome: u8) -> (u32, u32, u32, u32) {
+            let before = self.events();
+            self.step(ack(qp, psn, syndrome));
+            self.idle(1);
+            let e = self.events();
+            (
+                e.0 - before.0,
+                e.1 - before.1,
+                e.2 - before.2,
+                e.3 - before.3,
+            )
+        }
     }
+
+    /// tx_engine committed packets of `qp` up to (not including) `nxt`.
+    fn snd(qp: u8, nxt: u32) -> AckTrackerIn {
+        AckTrackerIn {
+            snd_valid: true,
+            snd_qp: qp,
+            snd_nxt: nxt,
+            ..Default::default()
+        }
+    }
+
+    /// Software set `qp`'s PSN.
+    fn set(qp: u8, psn: u32) -> AckTrackerIn {
+        AckTrackerIn {
+            psn_set_valid: true,
+            psn_set_qp: qp,
+            psn_set_psn: psn,
+            ..Default::default()
+        }
+    }
+
+    const NEW: (u32, u32, u32, u32) = (1, 0, 0, 0);
+    const DUP: (u32, u32, u32, u32) = (0, 1, 0, 0);
+    const NAK: (u32, u32, u32, u32) = (0, 0, 1, 0);
+    const INVALID: (u32, u32, u32, u32) = (0, 0, 0, 1);
+    const NOTHING: (u32, u32, u32, u32) = (0, 0, 0, 0);
 
     fn cpl(uc: bool, qp: u8, wr_id: u64, status: u8, psn: u32) -> AckTrackerIn {
         AckTrackerIn {
@@ -527,6 +620,8 @@ mod tests {
     fn rc_success_waits_for_the_ack_of_its_last_psn() {
         let mut h = H::new();
         h.idle(1);
+        h.step(set(2, 9));
+        h.step(snd(2, 11));
         h.push(cpl(false, 2, 1, 0, 10));
         h.idle(20);
         h.step(ack(2, 9, 0));
@@ -552,6 +647,7 @@ mod tests {
             ..cpl(false, 1, 1, 0, 5)
         });
         h.push(cpl(false, 1, 2, 5, 0));
+        h.step(snd(1, 101));
         h.idle(5);
         h.step(ack(1, 100, 0));
         h.idle(50);
@@ -570,6 +666,7 @@ mod tests {
         h.push(cpl(false, 1, 2, 4, 0)); // protection error
         h.push(cpl(false, 1, 3, 5, 0)); // flush
         h.push(cpl(false, 7, 4, 5, 0)); // another QP's flush: nothing ahead
+        h.step(snd(1, 6));
         h.idle(10);
         assert_eq!(h.wr_ids(), vec![4]);
         let a = h.cycle;
@@ -585,6 +682,7 @@ mod tests {
     fn coalesced_ack_releases_every_covered_message() {
         let mut h = H::new();
         h.idle(1);
+        h.step(snd(3, 9));
         for (k, psn) in [1u32, 2, 7, 8].into_iter().enumerate() {
             h.push(cpl(false, 3, k as u64, 0, psn));
         }
@@ -597,34 +695,157 @@ mod tests {
     }
 
     #[test]
-    fn ack_windows_duplicates_and_naks() {
+    fn window_rule_literal_cases() {
         let mut h = H::new();
         h.idle(1);
-        // First ACK of a QP: taken whatever its PSN.
-        h.step(ack(0, 100, 0));
-        h.step(ack(0, 100, 0)); // same: duplicate
-        h.step(ack(0, 99, 0)); // older: duplicate
-        h.step(ack(0, 100 + 0x7F_FFFF, 0)); // 2^23 - 1 ahead: newer
-        h.step(ack(0, 100 + 0x7F_FFFF + 0x80_0000, 0)); // 2^23 ahead: duplicate
-        h.idle(2);
-        assert_eq!((h.acks, h.dups), (2, 3));
-        // Across the wrap: 0x80_0063 -> 0x10 is 0x7F_FFAD ahead.
-        h.step(ack(0, 0x10, 0));
-        h.idle(2);
-        assert_eq!((h.acks, h.dups), (3, 3));
-        // A success with last PSN 0xFF_FFFE is covered by 0x10.
-        h.push(cpl(false, 0, 9, 0, 0xFF_FFFE));
-        // And one with 0x11 is not.
-        h.push(cpl(false, 0, 10, 0, 0x11));
+        // QP 0 at PSN 100, four PSNs sent: the window is [100, 104).
+        h.step(set(0, 100));
+        h.step(snd(0, 101));
+        h.step(snd(0, 104));
+        h.idle(1);
+        assert_eq!(h.ack_ev(0, 99, 0), DUP, "1 before una");
+        assert_eq!(h.ack_ev(0, 104, 0), INVALID, "nxt: never sent");
+        assert_eq!(h.ack_ev(0, 105, 0), INVALID, "beyond nxt");
+        assert_eq!(
+            h.ack_ev(0, 100 + 0x80_0000, 0),
+            INVALID,
+            "exactly 2^23 ahead"
+        );
+        assert_eq!(h.ack_ev(0, 100 + 0x7F_FFFF, 0), INVALID, "2^23 - 1 ahead");
+        assert_eq!(
+            h.ack_ev(0, 100 + 0x80_0001, 0),
+            DUP,
+            "2^23 + 1 ahead = 2^23 - 1 before"
+        );
+        assert_eq!(h.ack_ev(0, 101, 0x1F), NEW, "inside, any credit bits");
+        assert_eq!(h.ack_ev(0, 101, 0), DUP, "the same again");
+        assert_eq!(h.ack_ev(0, 100, 0), DUP, "older");
+        // The window is [102, 104): NAKs name a PSN in [una, nxt].
+        assert_eq!(h.ack_ev(0, 101, 0x60), INVALID, "NAK before una");
+        assert_eq!(h.ack_ev(0, 102, 0x60), NAK, "NAK at una");
+        assert_eq!(h.ack_ev(0, 104, 0x61), NAK, "NAK at nxt");
+        assert_eq!(h.ack_ev(0, 105, 0x60), INVALID, "NAK beyond nxt");
+        assert_eq!(h.ack_ev(0, 103, 0x20), NAK, "RNR NAK inside");
+        assert_eq!(
+            h.ack_ev(0, 102 + 0x80_0000, 0x20),
+            INVALID,
+            "RNR NAK 2^23 ahead"
+        );
+        assert_eq!(h.ack_ev(0, 103, 0x40), NOTHING, "reserved syndrome");
+        assert_eq!(h.ack_ev(0, 103, 0xE0), NOTHING, "reserved syndrome");
+        // The edge: nxt - 1 empties the window; then nothing is valid but a
+        // NAK at nxt.
+        assert_eq!(h.ack_ev(0, 103, 0), NEW, "nxt - 1");
+        assert_eq!(h.ack_ev(0, 104, 0), INVALID, "empty window");
+        assert_eq!(h.ack_ev(0, 103, 0), DUP);
+        assert_eq!(h.ack_ev(0, 104, 0x60), NAK);
+        // The other QPs never changed: their windows are [0, 0).
+        assert_eq!(h.ack_ev(5, 0, 0), INVALID, "a QP that sent nothing");
+        assert_eq!(h.ack_ev(5, 0xFF_FFFF, 0), DUP, "1 before its una 0");
+        assert_eq!(h.ack_ev(5, 0, 0x60), NAK, "NAK at its nxt 0");
+        assert_eq!(h.ack_ev(5, 1, 0x60), INVALID);
+    }
+
+    #[test]
+    fn exactly_2_23_ahead_of_the_outstanding_work_releases_nothing() {
+        let mut h = H::new();
+        h.idle(1);
+        // PSN 7..14, eight signaled WRITEs; 7..10 acknowledged.
+        h.step(set(0, 7));
+        h.step(snd(0, 15));
+        for k in 0..8u32 {
+            h.push(cpl(false, 0, k as u64, 0, 7 + k));
+        }
+        assert_eq!(h.ack_ev(0, 10, 0), NEW);
         h.idle(8);
-        assert_eq!(h.wr_ids(), vec![9]);
-        // NAK (011), RNR NAK (001): counted only; reserved (010): nothing.
-        h.step(ack(0, 0x11, 0x60));
-        h.step(ack(0, 0x11, 0x20));
-        h.step(ack(0, 0x11, 0x40));
+        assert_eq!(h.wr_ids(), vec![0, 1, 2, 3]);
+        // The first outstanding PSN is 11: 2^23 ahead of it, 2^23 ahead of
+        // the last acknowledged one, far beyond, a NAK beyond nxt.
+        assert_eq!(h.ack_ev(0, 11 + 0x80_0000, 0), INVALID);
+        assert_eq!(
+            h.ack_ev(0, 10 + 0x80_0000, 0),
+            INVALID,
+            "2^23 ahead of the last acknowledged PSN"
+        );
+        assert_eq!(h.ack_ev(0, 12 + 0x80_0000, 0), DUP, "2^23 - 1 before una");
+        assert_eq!(h.ack_ev(0, 1011, 0), INVALID);
+        assert_eq!(h.ack_ev(0, 111, 0x60), INVALID);
+        h.idle(20);
+        assert_eq!(h.wr_ids(), vec![0, 1, 2, 3], "nothing released");
+        // The real ACK still works.
+        assert_eq!(h.ack_ev(0, 14, 0), NEW);
+        h.idle(10);
+        assert_eq!(h.wr_ids(), (0..8).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn window_across_the_psn_wrap() {
+        let mut h = H::new();
+        h.idle(1);
+        // PSN 0xFFFFFE, 0xFFFFFF, 0, 1 sent; successes end at 0xFFFFFF and 1.
+        h.step(set(0, 0xFF_FFFE));
+        h.step(snd(0, 0));
+        h.step(snd(0, 2));
+        h.push(cpl(false, 0, 1, 0, 0xFF_FFFF));
+        h.push(cpl(false, 0, 2, 0, 1));
+        assert_eq!(h.ack_ev(0, 2, 0), INVALID, "nxt");
+        assert_eq!(h.ack_ev(0, 0xFF_FFFD, 0), DUP);
+        assert_eq!(h.ack_ev(0, 0, 0), NEW);
         h.idle(8);
-        assert_eq!((h.acks, h.dups, h.naks), (3, 3, 2));
-        assert_eq!(h.wr_ids(), vec![9]);
+        assert_eq!(h.wr_ids(), vec![1]);
+        assert_eq!(h.ack_ev(0, 0xFF_FFFF, 0), DUP);
+        assert_eq!(h.ack_ev(0, 1, 0), NEW);
+        h.idle(8);
+        assert_eq!(h.wr_ids(), vec![1, 2]);
+    }
+
+    #[test]
+    fn same_cycle_report_restart_and_ack() {
+        let mut h = H::new();
+        h.idle(1);
+        // A packet's report and its ACK in one cycle: not sent yet.
+        h.step(AckTrackerIn {
+            snd_valid: true,
+            snd_qp: 2,
+            snd_nxt: 1,
+            ..ack(2, 0, 0)
+        });
+        h.idle(1);
+        assert_eq!(h.events(), INVALID);
+        assert_eq!(h.ack_ev(2, 0, 0), NEW);
+        // A report wins over a restart of the same QP: the window is
+        // [1, 5), not [500, 500).
+        h.step(AckTrackerIn {
+            snd_valid: true,
+            snd_qp: 2,
+            snd_nxt: 5,
+            ..set(2, 500)
+        });
+        assert_eq!(h.ack_ev(2, 500, 0x60), INVALID);
+        assert_eq!(h.ack_ev(2, 3, 0), NEW);
+        // A report for another QP does not stop the restart.
+        h.step(AckTrackerIn {
+            snd_valid: true,
+            snd_qp: 3,
+            snd_nxt: 9,
+            ..set(2, 500)
+        });
+        assert_eq!(h.ack_ev(2, 499, 0), DUP);
+        assert_eq!(h.ack_ev(2, 500, 0x60), NAK);
+        assert_eq!(h.ack_ev(3, 8, 0), NEW);
+        // A restart wins over an ACK of the same cycle (which still counts).
+        h.step(snd(2, 510));
+        let acks = h.acks;
+        h.step(AckTrackerIn {
+            psn_set_valid: true,
+            psn_set_qp: 2,
+            psn_set_psn: 600,
+            ..ack(2, 505, 0)
+        });
+        h.idle(1);
+        assert_eq!(h.acks, acks + 1, "judged against [500, 510)");
+        assert_eq!(h.ack_ev(2, 506, 0), DUP, "the window is [600, 600)");
+        assert_eq!(h.ack_ev(2, 600, 0), INVALID);
     }
 
     #[test]
@@ -635,6 +856,8 @@ mod tests {
         h.push(cpl(false, 1, 12, 0, 2));
         h.push(cpl(false, 2, 21, 0, 1));
         h.push(cpl(false, 2, 22, 0, 2));
+        h.step(snd(1, 3));
+        h.step(snd(2, 3));
         h.step(ack(2, 2, 0)); // QP 2 alone first: rr moves to 3
         h.step(ack(1, 2, 0));
         h.idle(10);
@@ -660,6 +883,7 @@ mod tests {
         let mut h = H::new();
         h.idle(1);
         // QP 4: successes PSN 0.. never acknowledged: DEPTH fit.
+        h.step(snd(4, 100));
         let mut taken = 0;
         let mut full_at = None;
         for _ in 0..40 {

@@ -21,7 +21,9 @@
 //! Hardware writes (`psn_wr`, `err_a`, `err_b`) win over an MMIO write of the
 //! same field in the same cycle; the MMIO write's other fields still apply
 //! (an MMIO CTRL write in the cycle `err_a` hits the same QP keeps its UC,
-//! MTU, ... bits and the state becomes ERROR).
+//! MTU, ... bits and the state becomes ERROR). An MMIO write of a QP's PSN
+//! that takes effect shows on `psn_set_*` at n+1: ack_tracker restarts the
+//! QP's window of unacknowledged PSNs at the new PSN.
 
 use crate::csr_map as map;
 use crate::dut::Dut;
@@ -81,6 +83,7 @@ ports! {
         pub ev_ack_new: bool = 1,
         pub ev_ack_dup: bool = 1,
         pub ev_nak: bool = 1,
+        pub ev_ack_invalid: bool = 1,
         pub ev_cnp_sent: bool = 1,
         pub ev_ce_suppressed: bool = 1,
         pub dcqcn_cnt_cnp: u32 = 32,
@@ -161,6 +164,11 @@ ports! {
         pub cfg_cnp_becn: bool = 1,
         pub cfg_cnp_interval: u32 = 24,
         pub cfg_stat_qp: u8 = 4,
+        /// One-cycle pulse: software wrote QP `psn_set_qp`'s PSN (and no
+        /// `psn_wr` of that QP overrode it in the same cycle).
+        pub psn_set_valid: bool = 1,
+        pub psn_set_qp: u8 = 4 if psn_set_valid,
+        pub psn_set_psn: u32 = 24 if psn_set_valid,
     }
 }
 
@@ -260,6 +268,12 @@ pub struct Csr {
     cnt_flush_q: u32,
     cnt_fetch_err_q: u32,
     cnt_dma_err_q: u32,
+    /// ACKs / NAKs for PSNs never sent: placed after the dcqcn counters in
+    /// the map, so not one of the consecutive event words.
+    cnt_ack_invalid_q: u32,
+    psn_set_valid_q: bool,
+    psn_set_qp_q: u8,
+    psn_set_psn_q: u32,
     cnt_ev_q: [u32; NEV],
     cc_q: [u32; NCC],
     rd_resp_valid_q: bool,
@@ -317,6 +331,10 @@ impl Default for Csr {
             cnt_flush_q: 0,
             cnt_fetch_err_q: 0,
             cnt_dma_err_q: 0,
+            cnt_ack_invalid_q: 0,
+            psn_set_valid_q: false,
+            psn_set_qp_q: 0,
+            psn_set_psn_q: 0,
             cnt_ev_q: [0; NEV],
             cc_q: CC_RESETS,
             rd_resp_valid_q: false,
@@ -442,6 +460,9 @@ impl Csr {
             cfg_cnp_becn: field(self.cc_q[10], map::CC_CNP_CFG_BECN_LSB, 1) != 0,
             cfg_cnp_interval: field(self.cc_q[11], map::CC_CNP_INTERVAL_CYCLES_LSB, 24),
             cfg_stat_qp: field(self.cc_q[12], map::CC_STAT_QP_QP_LSB, QPW) as u8,
+            psn_set_valid: self.psn_set_valid_q,
+            psn_set_qp: self.psn_set_qp_q,
+            psn_set_psn: self.psn_set_psn_q,
         }
     }
 
@@ -520,6 +541,7 @@ impl Csr {
             map::CNT_DCQCN_AI_ADDR => i.dcqcn_cnt_ai,
             map::CNT_DCQCN_HAI_ADDR => i.dcqcn_cnt_hai,
             map::CNT_DCQCN_ALPHA_ADDR => i.dcqcn_cnt_alpha,
+            map::CNT_ACK_INVALID_ADDR => self.cnt_ack_invalid_q,
             map::CC_STAT_RC_ADDR => i.stat_rc,
             map::CC_STAT_RT_ADDR => i.stat_rt,
             map::CC_STAT_ALPHA_ADDR => (i.stat_alpha & 0x7FF) as u32,
@@ -608,10 +630,15 @@ impl Dut for Csr {
         let db_hit = wr && addr == map::GLOBAL_DOORBELL_ADDR && db_field_qp < QPS;
 
         // ---- Tables: the MMIO write, then hardware's writes over it. ----
+        let mut psn_sw = None;
         if wr {
             if let Some((e, w)) = table_hit(addr, map::QP_BASE, map::QP_STRIDE, QPS, map::QP_WORDS)
             {
                 self.qp_q[e][w] = data & map::QP_MASKS[w];
+                let hw = i.psn_wr_valid && i.psn_wr_qp as usize % QPS == e;
+                if w == map::QP_PSN_WORD && !hw {
+                    psn_sw = Some(e);
+                }
             }
             if let Some((e, w)) = table_hit(addr, map::MR_BASE, map::MR_STRIDE, MRS, map::MR_WORDS)
             {
@@ -658,6 +685,12 @@ impl Dut for Csr {
         self.cnt_flush_q = self.cnt_flush_q.wrapping_add(i.ev_flush as u32);
         self.cnt_fetch_err_q = self.cnt_fetch_err_q.wrapping_add(i.ev_fetch_err as u32);
         self.cnt_dma_err_q = self.cnt_dma_err_q.wrapping_add(i.ev_dma_err as u32);
+        self.cnt_ack_invalid_q = self.cnt_ack_invalid_q.wrapping_add(i.ev_ack_invalid as u32);
+        self.psn_set_valid_q = psn_sw.is_some();
+        if let Some(e) = psn_sw {
+            self.psn_set_qp_q = e as u8;
+            self.psn_set_psn_q = field(data, map::QP_PSN_PSN_LSB, map::QP_PSN_PSN_W);
+        }
         let ev = ev_bits(i);
         for (k, c) in self.cnt_ev_q.iter_mut().enumerate() {
             *c = c.wrapping_add(ev >> k & 1);

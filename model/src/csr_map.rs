@@ -53,6 +53,7 @@
 //! | 0x0188 | CNT_DCQCN_AI | RO | [31:0] VALUE 0 |
 //! | 0x018C | CNT_DCQCN_HAI | RO | [31:0] VALUE 0 |
 //! | 0x0190 | CNT_DCQCN_ALPHA | RO | [31:0] VALUE 0 |
+//! | 0x0194 | CNT_ACK_INVALID | RO | [31:0] VALUE 0 |
 //! | 0x0200 | CC_DCQCN_G | RW | [3:0] G_SHIFT 8, [15:8] F 5 |
 //! | 0x0204 | CC_DCQCN_K | RW | [23:0] CYCLES 13750 |
 //! | 0x0208 | CC_DCQCN_T_INC | RW | [23:0] CYCLES 75000 |
@@ -266,15 +267,15 @@ pub const CNT_DROP_OPCODE_RESET: u32 = 0x00000000;
 pub const CNT_DROP_QP_ADDR: u16 = 0x0164;
 pub const CNT_DROP_QP_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DROP_QP_RESET: u32 = 0x00000000;
-/// RO: ACKs that moved a QP's acknowledged PSN forward
+/// RO: ACKs of a PSN sent and not yet acknowledged (they move the QP's window forward)
 pub const CNT_ACK_NEW_ADDR: u16 = 0x0168;
 pub const CNT_ACK_NEW_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_ACK_NEW_RESET: u32 = 0x00000000;
-/// RO: Duplicate or stale ACKs (ignored)
+/// RO: Duplicate or stale ACKs: 1 .. 2^23 - 1 PSNs before the oldest unacknowledged one (ignored)
 pub const CNT_ACK_DUP_ADDR: u16 = 0x016C;
 pub const CNT_ACK_DUP_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_ACK_DUP_RESET: u32 = 0x00000000;
-/// RO: NAKs and RNR NAKs received (counted only, retransmission is not built yet)
+/// RO: NAKs and RNR NAKs naming a PSN from the oldest unacknowledged to the next to send (counted only, retransmission is not built yet)
 pub const CNT_NAK_ADDR: u16 = 0x0170;
 pub const CNT_NAK_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_NAK_RESET: u32 = 0x00000000;
@@ -310,6 +311,10 @@ pub const CNT_DCQCN_HAI_RESET: u32 = 0x00000000;
 pub const CNT_DCQCN_ALPHA_ADDR: u16 = 0x0190;
 pub const CNT_DCQCN_ALPHA_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DCQCN_ALPHA_RESET: u32 = 0x00000000;
+/// RO: ACKs, NAKs and RNR NAKs naming a PSN the QP has not sent (ignored)
+pub const CNT_ACK_INVALID_ADDR: u16 = 0x0194;
+pub const CNT_ACK_INVALID_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_ACK_INVALID_RESET: u32 = 0x00000000;
 
 // CC registers at 0x0200.
 /// RW: DCQCN gain and stage threshold

@@ -294,6 +294,7 @@ impl RnicTop {
             ev_ack_new: at.ev_ack,
             ev_ack_dup: at.ev_dup,
             ev_nak: at.ev_nak,
+            ev_ack_invalid: at.ev_ack_invalid,
             ev_cnp_sent: cg.ev_cnp,
             ev_ce_suppressed: cg.ev_ce_suppressed,
             dcqcn_cnt_cnp: dc.cnt_cnp,
@@ -555,6 +556,14 @@ impl RnicTop {
             ack_qp: rxp.ack_qp,
             ack_psn: rxp.ack_psn,
             ack_syndrome: rxp.ack_syndrome,
+            // The PSNs sent: tx_engine's PSN write-back after every request
+            // packet it commits (a READ REQUEST's covers its response span).
+            snd_valid: te.psn_wr_valid,
+            snd_qp: te.psn_wr_qp,
+            snd_nxt: te.psn_wr_psn,
+            psn_set_valid: c.psn_set_valid,
+            psn_set_qp: c.psn_set_qp,
+            psn_set_psn: c.psn_set_psn,
             out_ready: cqw.cpl_ready,
         };
         Ins {

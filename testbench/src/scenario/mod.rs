@@ -348,6 +348,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
             );
             if div.is_none() {
                 env.finish_checks(fin.cycles);
+                rx_reference::check_ack_counters(&mut env, fin.cycles);
             }
             report.frames = env.frame_results();
             report.cqes = env

@@ -54,6 +54,7 @@ pub const RX_COUNTERS: &[(&str, u16)] = &[
     ("ack_new", CNT_ACK_NEW_ADDR),
     ("ack_dup", CNT_ACK_DUP_ADDR),
     ("nak", CNT_NAK_ADDR),
+    ("ack_invalid", CNT_ACK_INVALID_ADDR),
     ("cnp_sent", CNT_CNP_SENT_ADDR),
     ("ce_suppressed", CNT_CE_SUPPRESSED_ADDR),
     ("dcqcn_cnp", CNT_DCQCN_CNP_ADDR),

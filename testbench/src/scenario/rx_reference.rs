@@ -230,3 +230,72 @@ pub fn cnps(ce: &[(u32, u64)], interval: u64) -> Vec<u32> {
     }
     out
 }
+
+/// The counters of `ack_tracker` (`ack_new`, `ack_dup`, `nak`,
+/// `ack_invalid`) the ACKs and NAKs sent must leave: every frame of `sent`
+/// (the vector's and the peer's, in the order they went out) that reaches
+/// `ack_tracker` ([`class`] `rx_ack`; a peer frame always does), judged in
+/// that order against its QP's window by
+/// [`PsnRange::effect`](super::tx_reference::PsnRange::effect): the window
+/// starts empty at the PSN the vector configures and its end is the PSN
+/// after the last one the QP sends (`exp.psns`). Exact when an ACK or NAK
+/// naming a PSN the QP sends arrives after that PSN was sent, as one from a
+/// real peer does.
+pub fn ack_counters(
+    v: &Vector,
+    exp: &super::tx_reference::Expected,
+    sent: &[(Option<usize>, &[u8])],
+) -> BTreeMap<&'static str, u64> {
+    use super::tx_reference::{ack_fields, AckEffect};
+    let mut c: BTreeMap<&'static str, u64> = ["ack_new", "ack_dup", "nak", "ack_invalid"]
+        .into_iter()
+        .map(|n| (n, 0))
+        .collect();
+    let mut acked = [0u32; QPS as usize];
+    for &(spec, bytes) in sent {
+        if let Some(k) = spec {
+            let r = &v.rx[k];
+            if class(v, &r.frame, r.fault, bytes) != "rx_ack" {
+                continue;
+            }
+        }
+        let Some((qp, psn, syndrome)) = ack_fields(bytes) else {
+            continue;
+        };
+        let q = qp as usize;
+        let name = match exp.psns[q].effect(acked[q], psn, syndrome) {
+            AckEffect::New(a) => {
+                acked[q] = a;
+                "ack_new"
+            }
+            AckEffect::Dup => "ack_dup",
+            AckEffect::Nak => "nak",
+            AckEffect::Invalid => "ack_invalid",
+            AckEffect::Nothing => continue,
+        };
+        *c.get_mut(name).expect("listed above") += 1;
+    }
+    c
+}
+
+/// Checks the `ack_tracker` counters read back (when the run reads the RX
+/// counters) against [`ack_counters`].
+pub fn check_ack_counters(env: &mut super::RnicTopEnv, cycle: u64) {
+    let sent: Vec<(Option<usize>, &[u8])> =
+        env.rx.sent.iter().map(|s| (s.spec, &s.bytes[..])).collect();
+    let want = ack_counters(&env.vector, &env.expected, &sent);
+    let mut bad = Vec::new();
+    for (name, exp) in want {
+        let Some(got) = env.counters.iter().find(|(n, _)| n == name).map(|x| x.1) else {
+            continue;
+        };
+        if got as u64 != exp {
+            bad.push(format!(
+                "{name} = {got}, the ACKs and NAKs sent call for {exp}"
+            ));
+        }
+    }
+    for b in bad {
+        env.common.fail(cycle, b);
+    }
+}

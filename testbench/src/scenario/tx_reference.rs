@@ -66,6 +66,62 @@ pub struct Expected {
     /// In the order each QP produces them (per-QP order is fixed; the order
     /// between QPs sharing a CQ is not).
     pub cqes: Vec<ExpCqe>,
+    /// Per QP index (0..QPS), the PSNs it sends over the whole run (a QP
+    /// not in the vector: none from 0).
+    pub psns: Vec<PsnRange>,
+}
+
+/// The PSNs a QP sends: `count` of them from `first`, the PSN software
+/// configured (modulo 2^24; dropped frames' PSNs and READ REQUESTs' whole
+/// response spans included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PsnRange {
+    pub first: u32,
+    pub count: u32,
+}
+
+/// What an ACK or NAK does, by the requester's window rule of docs/rx_cc.md
+/// (`ack_tracker`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckEffect {
+    /// Acknowledges every PSN up to its own: `acked` becomes the offset
+    /// after it.
+    New(u32),
+    Dup,
+    Nak,
+    /// Names a PSN never sent: changes nothing, counted apart.
+    Invalid,
+    /// A reserved syndrome.
+    Nothing,
+}
+
+const PSN_MOD: u32 = 1 << 24;
+
+/// `to` is this many PSNs after `from`, modulo 2^24.
+fn psn_dist(from: u32, to: u32) -> u32 {
+    to.wrapping_sub(from) % PSN_MOD
+}
+
+impl PsnRange {
+    /// An ACK / NAK with `psn` and `syndrome` for this QP when the first
+    /// `acked` of its PSNs are acknowledged, once every PSN it sends has
+    /// been sent. The window of unacknowledged PSNs is then
+    /// [first + acked, first + count): an ACK inside it acknowledges up to
+    /// its PSN; one 1 .. 2^23 - 1 PSNs before the window is a duplicate;
+    /// any other names a PSN never sent. A NAK names the PSN the responder
+    /// expected, from the window's first to the one after its last.
+    pub fn effect(&self, acked: u32, psn: u32, syndrome: u8) -> AckEffect {
+        let una = (self.first + acked) % PSN_MOD;
+        let at = psn_dist(self.first, psn);
+        match syndrome >> 5 {
+            0b000 if (acked..self.count).contains(&at) => AckEffect::New(at + 1),
+            0b000 if (1..1 << 23).contains(&psn_dist(psn, una)) => AckEffect::Dup,
+            0b000 => AckEffect::Invalid,
+            0b011 | 0b001 if psn_dist(una, psn) <= self.count - acked => AckEffect::Nak,
+            0b011 | 0b001 => AckEffect::Invalid,
+            _ => AckEffect::Nothing,
+        }
+    }
 }
 
 impl Expected {
@@ -106,24 +162,19 @@ fn mr_allows(mr: &MrSpec, qp: &QpSpec, w: &WqeSpec) -> bool {
 /// ack_tracker's DEPTH - 2 (rnic_top's ACK_DEPTH = 8).
 pub const ACK_STALL: usize = 6;
 
-/// `a` acknowledges PSN `l`: `l` is at or before `a` in the 2^23 window.
-pub fn covers(a: u32, l: u32) -> bool {
-    (a.wrapping_sub(l) & 0xFF_FFFF) < 1 << 23
-}
-
-/// The acknowledged PSN of QP `q` after every ACK of the vector's `rx`
-/// (in the order they go out) and, with `peer.auto_ack`, the peer's ACKs
-/// of `pkts`: the first ACK is taken, a later one only when newer (docs/rx_cc.md,
-/// ack_tracker). Damaged ACKs and ACKs for a QP in RESET are dropped.
-/// A success is expected when this final PSN covers it: exact as long as
-/// the ACKs of a QP never move forward by 2^23 or more past one that
-/// already covered it (a peer acknowledges PSNs it received, in order).
-fn acked_psn(v: &Vector, q: &QpSpec, pkts: &[ExpPacket]) -> Option<u32> {
-    let mut a: Option<u32> = None;
-    let mut take = |p: u32| {
-        let newer = |a: u32| (1..1 << 23).contains(&(p.wrapping_sub(a) & 0xFF_FFFF));
-        if a.is_none_or(newer) {
-            a = Some(p);
+/// How many of QP `q`'s PSNs (from its first one) are acknowledged at the
+/// end: by the peer's ACKs of `pkts` (with `peer.auto_ack`) and every ACK
+/// of the vector's `rx` that reaches the QP, each judged by
+/// [`PsnRange::effect`] on `range`. Exact when every ACK of the vector
+/// that names a PSN the QP sends arrives after that PSN was sent (a peer
+/// acknowledges what it received); then an ACK either names a PSN sent or
+/// changes nothing whatever its arrival time, and the order of the ACKs
+/// does not matter.
+fn acked_count(v: &Vector, q: &QpSpec, pkts: &[ExpPacket], range: PsnRange) -> u32 {
+    let mut acked = 0;
+    let mut take = |psn: u32| {
+        if let AckEffect::New(a) = range.effect(acked, psn, 0) {
+            acked = acked.max(a);
         }
     };
     if v.peer.auto_ack {
@@ -145,23 +196,48 @@ fn acked_psn(v: &Vector, q: &QpSpec, pkts: &[ExpPacket]) -> Option<u32> {
             }
         }
     }
-    if q.state != QpState::Reset {
-        let mut acks: Vec<(u64, u32)> = Vec::new();
-        for r in &v.rx {
-            if let (crate::vector::RxFrame::Ack { qp, psn, .. }, None) = (&r.frame, r.fault) {
-                if *qp == q.qp {
-                    for n in 0..r.count as u64 {
-                        acks.push((r.at + n * r.every, *psn & 0xFF_FFFF));
-                    }
-                }
-            }
-        }
-        acks.sort_by_key(|x| x.0);
-        for (_, p) in acks {
-            take(p);
+    for (dest, psn, syndrome) in rx_acks(v) {
+        if dest == q.qp && syndrome >> 5 == 0 {
+            take(psn);
         }
     }
-    a
+    acked
+}
+
+/// Every ACK / NAK frame of the vector's `rx` that reaches `ack_tracker`
+/// (not dropped by the receive path, `rx_reference::class`), in the
+/// vector's order, as (DestQP after any fault, PSN, AETH syndrome).
+pub fn rx_acks(v: &Vector) -> Vec<(u32, u32, u8)> {
+    use crate::vector::{rx, RxFrame};
+    let mut out = Vec::new();
+    for r in &v.rx {
+        if !matches!(r.frame, RxFrame::Ack { .. } | RxFrame::Nak { .. }) {
+            continue;
+        }
+        let Some(bytes) = rx::build_frame(&r.frame, &v.qps, &v.cc)
+            .ok()
+            .and_then(|f| rx::apply_fault(f, r.fault).ok())
+            .map(|(f, _)| f)
+        else {
+            continue;
+        };
+        if super::rx_reference::class(v, &r.frame, r.fault, &bytes) != "rx_ack" {
+            continue;
+        }
+        if let Some(a) = ack_fields(&bytes) {
+            for _ in 0..r.count {
+                out.push(a);
+            }
+        }
+    }
+    out
+}
+
+/// (DestQP, PSN, AETH syndrome) of a well-formed ACK frame's bytes.
+pub fn ack_fields(bytes: &[u8]) -> Option<(u32, u32, u8)> {
+    let r = crate::wire::roce::RoceRepr::parse_bytes(bytes).ok()?;
+    let a = r.aeth?;
+    Some((r.bth.dest_qp, r.bth.psn & 0xFF_FFFF, a.syndrome))
 }
 
 /// Works out every packet and completion of `v` (an `rnic_top` vector).
@@ -169,6 +245,7 @@ pub fn expected(v: &Vector) -> Expected {
     let mut out = Expected {
         packets: vec![Vec::new(); crate::vector::QPS as usize],
         cqes: Vec::new(),
+        psns: vec![PsnRange::default(); crate::vector::QPS as usize],
     };
     for q in &v.qps {
         let mut err = q.state == QpState::Error;
@@ -179,6 +256,8 @@ pub fn expected(v: &Vector) -> Expected {
         // RC completions wait in order for their ACK: (CQE, the message's
         // last PSN for a success; None for an error or flush).
         let mut rc_queue: Vec<(ExpCqe, Option<u32>)> = Vec::new();
+        // Per WQE that uses PSNs: (its index, the PSN after it).
+        let mut psn_ends: Vec<(usize, u32)> = Vec::new();
         let mut complete = |c: ExpCqe, last: Option<u32>| {
             if uc {
                 out.cqes.push(c);
@@ -240,6 +319,7 @@ pub fn expected(v: &Vector) -> Expected {
                     pay_len: 0,
                 });
                 psn = (psn + w.len.div_ceil(mtu).max(1)) & 0xFF_FFFF;
+                psn_ends.push((k, psn));
                 // A READ completes with its response data, which is not
                 // handled yet: it never completes and holds the CQEs behind it.
                 if w.signaled {
@@ -295,6 +375,7 @@ pub fn expected(v: &Vector) -> Expected {
                 });
                 psn = (psn + 1) & 0xFF_FFFF;
             }
+            psn_ends.push((k, psn));
             if uc && w.signaled {
                 complete(
                     if payload_failed {
@@ -313,25 +394,54 @@ pub fn expected(v: &Vector) -> Expected {
                 );
             }
         }
-        let a = acked_psn(v, q, &out.packets[q.qp as usize]);
-        let ready = |last: Option<u32>| match last {
-            None => true,
-            Some(u32::MAX) => false,
-            Some(l) => a.is_some_and(|a| covers(a, l)),
-        };
         // ack_tracker holds an RC QP's completions in order; from the first
         // one that never becomes ready, none leaves. Once ACK_STALL of those
         // are queued the QP starts no new WQE (tx_engine's wqe_block), so
         // the WQEs after the one that queued the ACK_STALL-th are never
-        // sent nor completed.
-        let stuck_from = rc_queue.iter().position(|(_, l)| !ready(*l));
-        if let Some(f) = stuck_from {
-            if let Some((c, _)) = rc_queue.get(f + ACK_STALL - 1) {
-                let last_wqe = c.wqe;
-                out.packets[q.qp as usize].retain(|p| p.wqe <= last_wqe);
-                rc_queue.retain(|(c, _)| c.wqe <= last_wqe);
+        // sent nor completed. What is sent decides which ACKs count, and
+        // the ACKs what is sent: from everything, cut until nothing changes
+        // (a cut only ever removes ACKs that counted, so it only grows).
+        let qpi = q.qp as usize;
+        let mut last_wqe = usize::MAX;
+        let acked = loop {
+            let end = psn_ends
+                .iter()
+                .rev()
+                .find(|(k, _)| *k <= last_wqe)
+                .map_or(q.psn, |x| x.1);
+            let range = PsnRange {
+                first: q.psn,
+                count: psn_dist(q.psn, end),
+            };
+            out.psns[qpi] = range;
+            let pkts: Vec<ExpPacket> = out.packets[qpi]
+                .iter()
+                .filter(|p| p.wqe <= last_wqe)
+                .cloned()
+                .collect();
+            let acked = acked_count(v, q, &pkts, range);
+            let ready = |last: Option<u32>| match last {
+                None => true,
+                Some(u32::MAX) => false,
+                Some(l) => psn_dist(q.psn, l) < acked,
+            };
+            let cut = rc_queue
+                .iter()
+                .position(|(_, l)| !ready(*l))
+                .and_then(|f| rc_queue.get(f + ACK_STALL - 1))
+                .map_or(usize::MAX, |(c, _)| c.wqe);
+            if cut == last_wqe {
+                break acked;
             }
-        }
+            last_wqe = cut;
+        };
+        out.packets[qpi].retain(|p| p.wqe <= last_wqe);
+        rc_queue.retain(|(c, _)| c.wqe <= last_wqe);
+        let ready = |last: Option<u32>| match last {
+            None => true,
+            Some(u32::MAX) => false,
+            Some(l) => psn_dist(q.psn, l) < acked,
+        };
         for (c, last) in rc_queue {
             if !ready(last) {
                 break;
