@@ -234,7 +234,7 @@ pub fn cnps(ce: &[(u32, u64)], interval: u64) -> Vec<u32> {
 /// The counters of `ack_tracker` (`ack_new`, `ack_dup`, `nak`,
 /// `ack_invalid`) the ACKs and NAKs sent must leave: every frame of `sent`
 /// (the vector's and the peer's, in the order they went out) that reaches
-/// `ack_tracker` ([`class`] `rx_ack`; a peer frame always does), judged in
+/// `ack_tracker` ([`classify`] says ACK; a peer frame always does), judged in
 /// that order against its QP's window by
 /// [`PsnRange::effect`](super::tx_reference::PsnRange::effect): the window
 /// starts empty at the PSN the vector configures and its end is the PSN
@@ -244,22 +244,20 @@ pub fn cnps(ce: &[(u32, u64)], interval: u64) -> Vec<u32> {
 pub fn ack_counters(
     v: &Vector,
     exp: &super::tx_reference::Expected,
-    sent: &[(Option<usize>, &[u8])],
+    sent: &[(&[u8], bool)],
 ) -> BTreeMap<&'static str, u64> {
-    use super::tx_reference::{ack_fields, AckEffect};
+    use super::tx_reference::AckEffect;
+    let live = live_qps(v);
     let mut c: BTreeMap<&'static str, u64> = ["ack_new", "ack_dup", "nak", "ack_invalid"]
         .into_iter()
         .map(|n| (n, 0))
         .collect();
     let mut acked = [0u32; QPS as usize];
-    for &(spec, bytes) in sent {
-        if let Some(k) = spec {
-            let r = &v.rx[k];
-            if class(v, &r.frame, r.fault, bytes) != "rx_ack" {
-                continue;
-            }
-        }
-        let Some((qp, psn, syndrome)) = ack_fields(bytes) else {
+    for &(bytes, fcs) in sent {
+        let RxEvent::Ack {
+            qp, psn, syndrome, ..
+        } = classify(bytes, fcs, &live)
+        else {
             continue;
         };
         let q = qp as usize;
@@ -281,8 +279,7 @@ pub fn ack_counters(
 /// Checks the `ack_tracker` counters read back (when the run reads the RX
 /// counters) against [`ack_counters`].
 pub fn check_ack_counters(env: &mut super::RnicTopEnv, cycle: u64) {
-    let sent: Vec<(Option<usize>, &[u8])> =
-        env.rx.sent.iter().map(|s| (s.spec, &s.bytes[..])).collect();
+    let sent: Vec<(&[u8], bool)> = env.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs)).collect();
     let want = ack_counters(&env.vector, &env.expected, &sent);
     let mut bad = Vec::new();
     for (name, exp) in want {

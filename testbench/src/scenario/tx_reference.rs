@@ -204,40 +204,32 @@ fn acked_count(v: &Vector, q: &QpSpec, pkts: &[ExpPacket], range: PsnRange) -> u
     acked
 }
 
-/// Every ACK / NAK frame of the vector's `rx` that reaches `ack_tracker`
-/// (not dropped by the receive path, `rx_reference::class`), in the
-/// vector's order, as (DestQP after any fault, PSN, AETH syndrome).
+/// Every frame of the vector's `rx` that reaches `ack_tracker` as an ACK
+/// or NAK, judged by its bytes alone (`rx_reference::classify`: a hex frame
+/// or a data frame with the ACKNOWLEDGE opcode counts like a symbolic ACK),
+/// in the vector's order, as (DestQP, PSN, AETH syndrome).
 pub fn rx_acks(v: &Vector) -> Vec<(u32, u32, u8)> {
-    use crate::vector::{rx, RxFrame};
+    use super::rx_reference::{classify, live_qps, RxEvent};
+    use crate::vector::rx;
+    let live = live_qps(v);
     let mut out = Vec::new();
     for r in &v.rx {
-        if !matches!(r.frame, RxFrame::Ack { .. } | RxFrame::Nak { .. }) {
-            continue;
-        }
-        let Some(bytes) = rx::build_frame(&r.frame, &v.qps, &v.cc)
+        let Some((bytes, fcs)) = rx::build_frame(&r.frame, &v.qps, &v.cc)
             .ok()
             .and_then(|f| rx::apply_fault(f, r.fault).ok())
-            .map(|(f, _)| f)
         else {
             continue;
         };
-        if super::rx_reference::class(v, &r.frame, r.fault, &bytes) != "rx_ack" {
-            continue;
-        }
-        if let Some(a) = ack_fields(&bytes) {
+        if let RxEvent::Ack {
+            qp, psn, syndrome, ..
+        } = classify(&bytes, fcs, &live)
+        {
             for _ in 0..r.count {
-                out.push(a);
+                out.push((qp, psn, syndrome));
             }
         }
     }
     out
-}
-
-/// (DestQP, PSN, AETH syndrome) of a well-formed ACK frame's bytes.
-pub fn ack_fields(bytes: &[u8]) -> Option<(u32, u32, u8)> {
-    let r = crate::wire::roce::RoceRepr::parse_bytes(bytes).ok()?;
-    let a = r.aeth?;
-    Some((r.bth.dest_qp, r.bth.psn & 0xFF_FFFF, a.syndrome))
 }
 
 /// Works out every packet and completion of `v` (an `rnic_top` vector).
