@@ -400,3 +400,29 @@ fn class9_padding_and_padcnt_follow_the_documented_rules() {
     assert_eq!(r.counters["rx_data"], 2);
     assert_eq!(r.counters["drop_not_roce"], 0);
 }
+
+#[test]
+fn class9_a_hex_ack_completes_rc_work_like_a_symbolic_one() {
+    // One signaled RC WRITE (PSN 100) on QP 0, acknowledged by an ACK
+    // written symbolically or as its bytes: the reference expects the CQE
+    // either way, and the design writes it.
+    let v = with(
+        with(
+            with(
+                base(),
+                "wqes",
+                json!([{"qp": 0, "opcode": "write", "wr_id": "0x77", "len": 64,
+                        "laddr": "0x100000", "lkey": "0x101", "raddr": "0x9000", "rkey": 5}]),
+            ),
+            "doorbells",
+            json!([{"at": 0, "qp": 0, "wqes": 1}]),
+        ),
+        "rx",
+        json!([{"at": 3000, "frame": {"ack": {"qp": 0, "psn": 100}}}]),
+    );
+    let sym = run_clean(&v);
+    let hex = run_clean(&as_hex(&v));
+    assert_eq!(sym.cqes.len(), 1);
+    assert_eq!(sym.cqes, hex.cqes);
+    assert_eq!(hex.counters["ack_new"], 1);
+}
