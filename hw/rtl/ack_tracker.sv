@@ -38,8 +38,8 @@
 // cpl_ready: while a completion waits untaken, room in its own queue; else
 // room in every queue. full[q]: QP q's queue holds DEPTH - 2 or more.
 module ack_tracker #(
-  parameter int QPS   = 16,
-  parameter int CQS   = 4,
+  parameter int QPS   = rnic_pkg::QPS,
+  parameter int CQS   = rnic_pkg::CQS,
   parameter int DEPTH = 8
 ) (
   input  logic                 clk,
@@ -258,8 +258,8 @@ module ack_tracker #(
     always_ff @(posedge clk) begin
       if (push_rc && wr_addr == AW'(k)) begin
         m_psn_q[24*k +: 24] <= cpl_psn;
-        m_ok_q[k]           <= cpl_status == 8'd0;
-        m_rd_q[k]           <= cpl_opcode == 8'd4;
+        m_ok_q[k]           <= cpl_status == rnic_pkg::CQE_SUCCESS;
+        m_rd_q[k]           <= cpl_opcode == rnic_pkg::WQE_READ;
       end
     end
   end

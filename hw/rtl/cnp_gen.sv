@@ -15,7 +15,7 @@
 // take moves the pointer to cnp_qp + 1. A CE at n is offered at n+1 when
 // the output is free.
 module cnp_gen #(
-  parameter int QPS = 16
+  parameter int QPS = rnic_pkg::QPS
 ) (
   input  logic                   clk,
   input  logic                   rst,

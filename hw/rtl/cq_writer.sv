@@ -15,8 +15,8 @@
 // and wr_data_valid at n+3; both taken at m -> next pop possible at m+1.
 // wr_done_valid at n -> irq_valid / ev_cqe at n+1.
 module cq_writer #(
-  parameter int QPS       = 16,
-  parameter int CQS       = 4,
+  parameter int QPS       = rnic_pkg::QPS,
+  parameter int CQS       = rnic_pkg::CQS,
   parameter int CPL_DEPTH = 16
 ) (
   input  logic                 clk,
@@ -54,8 +54,6 @@ module cq_writer #(
   localparam int IRQ_DEPTH = 4;
   localparam int CPL_W     = 1 + 64 + 8 + 8 + 32 + 32 + QPW + CQW;
 
-  localparam logic [7:0] ST_SUCCESS     = 8'd0;
-  localparam logic [7:0] ST_GENERAL_ERR = 8'd21;
 
   if (QPS < 2 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
     $error("cq_writer: QPS must be a power of two >= 2");
@@ -157,7 +155,7 @@ module cq_writer #(
     fd_pop   = pop && head_wait;
     // A dropped frame (its payload read failed) fails the completion that
     // waited for it; an error CQE has no length.
-    fail     = head_wait && fd_out_err && head_status == ST_SUCCESS;
+    fail     = head_wait && fd_out_err && head_status == rnic_pkg::CQE_SUCCESS;
     irq_pop  = wr_done_valid && irq_out_valid;
     irq_push = state_q == S_USE;
   end
@@ -215,7 +213,7 @@ module cq_writer #(
       ev_cqe_q    <= irq_pop;
       if (pop) begin
         h_wr_id_q  <= head_wr_id;
-        h_status_q <= fail ? ST_GENERAL_ERR : head_status;
+        h_status_q <= fail ? rnic_pkg::CQE_GENERAL_ERR : head_status;
         h_opcode_q <= head_opcode;
         h_len_q    <= fail ? 32'd0 : head_len;
         h_imm_q    <= head_imm;

@@ -28,9 +28,9 @@
 // An MMIO write of a QP's PSN that takes effect shows on psn_set_* at n+1
 // (ack_tracker restarts the QP's window of unacknowledged PSNs there).
 module csr #(
-  parameter int QPS = 16,
-  parameter int MRS = 16,
-  parameter int CQS = 4
+  parameter int QPS = rnic_pkg::QPS,
+  parameter int MRS = rnic_pkg::MRS,
+  parameter int CQS = rnic_pkg::CQS
 ) (
   input  logic                   clk,
   input  logic                   rst,
@@ -170,7 +170,6 @@ module csr #(
   localparam logic [15:0] QP_SPAN = 16'(QPS * addr_map_pkg::QP_STRIDE);
   localparam logic [15:0] MR_SPAN = 16'(MRS * addr_map_pkg::MR_STRIDE);
   localparam logic [15:0] CQ_SPAN = 16'(CQS * addr_map_pkg::CQ_STRIDE);
-  localparam logic [1:0]  ST_ERROR = 2'd2;
 
   if (QPS < 2 || (QPS & (QPS - 1)) != 0 || QPS > addr_map_pkg::QP_MAX) begin : g_bad_qps
     $error("csr: QPS must be a power of two in 2..QP_MAX (the map's QP table)");
@@ -418,7 +417,7 @@ module csr #(
         // err_a/err_b win over an MMIO write of STATE (not of CTRL's other fields).
         always_comb begin
           d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (err_hit[e]) d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+          if (err_hit[e]) d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = rnic_pkg::QP_ERROR;
         end
       end else begin : g_mmio
         always_comb begin
@@ -493,7 +492,7 @@ module csr #(
     db_qp_d      = db_field_qp[QPW-1:0];
     db_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], db_qp_d);
     if (err_hit[db_qp_d]) begin
-      db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = ST_ERROR;
+      db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = rnic_pkg::QP_ERROR;
     end
     db_sq_lo_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_LO_WORD +: QP_CW], db_qp_d);
     db_sq_hi_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_HI_WORD +: QP_CW], db_qp_d);

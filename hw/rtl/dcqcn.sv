@@ -31,7 +31,7 @@
 // 4. A QP without cc_en is held at rc = rt = cfg_r_max, alpha =
 //    cfg_alpha_init << 10, everything else 0.
 module dcqcn #(
-  parameter int QPS = 16
+  parameter int QPS = rnic_pkg::QPS
 ) (
   input  logic                   clk,
   input  logic                   rst,

@@ -8,7 +8,7 @@
 // counter != 0. So a frame seen at n with quanta Q pauses from n+1 for
 // exactly ceil(Q * 512 / BITS_PER_CYCLE) cycles.
 module pfc #(
-  parameter int BITS_PER_CYCLE = 400
+  parameter int BITS_PER_CYCLE = rnic_pkg::BITS_PER_CYCLE
 ) (
   input  logic         clk,
   input  logic         rst,

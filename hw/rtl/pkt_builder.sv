@@ -23,7 +23,7 @@
 // priority that has not become visible by m. Frames already started finish;
 // CNPs are never held. The frames behind a held one wait too (one FIFO).
 module pkt_builder #(
-  parameter int QPS        = 16,
+  parameter int QPS        = rnic_pkg::QPS,
   parameter int DESC_DEPTH = 32,
   parameter int PAY_BEATS  = 256
 ) (

@@ -14,7 +14,7 @@
 // empty bucket, far more than the frames in flight between rate_ok and the
 // charge) stays representable.
 module rate_limiter #(
-  parameter int QPS = 16
+  parameter int QPS = rnic_pkg::QPS
 ) (
   input  logic                                  clk,
   input  logic                                  rst,

@@ -10,13 +10,13 @@
 // and adds no cycle. See docs/tx_datapath.md and docs/rx_cc.md for the
 // contracts between the blocks.
 module rnic_top #(
-  parameter int QPS            = 16,
-  parameter int MRS            = 16,
-  parameter int CQS            = 4,
+  parameter int QPS            = rnic_pkg::QPS,
+  parameter int MRS            = rnic_pkg::MRS,
+  parameter int CQS            = rnic_pkg::CQS,
   parameter int TAGS           = 64,
   parameter int BUF_LINES      = 512,
   // Link bits per clock cycle (100 Gb/s at 250 MHz), for PFC pause times.
-  parameter int BITS_PER_CYCLE = 400,
+  parameter int BITS_PER_CYCLE = rnic_pkg::BITS_PER_CYCLE,
   // Completions ack_tracker holds per QP.
   parameter int ACK_DEPTH      = 8
 ) (

@@ -20,7 +20,7 @@
 // good frame leaves the CRC-32 residue, times x^(8k) for the k zeroed bytes
 // after the IP packet's end in its last beat (RESIDUE_K).
 module rx_parser #(
-  parameter int QPS = 16
+  parameter int QPS = rnic_pkg::QPS
 ) (
   input  logic                   clk,
   input  logic                   rst,
@@ -337,7 +337,7 @@ module rx_parser #(
     op_bad   = !((opcode <= 8'h11) || (opcode >= 8'h20 && opcode <= 8'h2B) || (opcode == 8'h81))
             || (hu[8*31 + 0 +: 4] != 4'd0);
     qstate   = qp_state_all[2*dqp[QPW-1:0] +: 2];
-    qp_bad   = (dqp >= 24'(QPS)) || (qstate == 2'd0);
+    qp_bad   = (dqp >= 24'(QPS)) || (qstate == rnic_pkg::QP_RESET);
   end
 
   always_comb begin

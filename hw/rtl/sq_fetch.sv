@@ -18,7 +18,7 @@
 // are dropped and err_valid pulses. The WQE buffer is one RAM (one write
 // port, one registered read port): a pop reads it into wqe_data.
 module sq_fetch #(
-  parameter int QPS   = 16,
+  parameter int QPS   = rnic_pkg::QPS,
   parameter int SLOTS = 4,
   parameter int BATCH = 4,
   parameter int INFL  = 4

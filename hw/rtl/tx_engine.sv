@@ -24,9 +24,9 @@
 //                    no WQE in progress whose wqe_block is high)
 //   last transfer of the step at m -> grant_ready at m+1
 module tx_engine #(
-  parameter int QPS = 16,
-  parameter int MRS = 16,
-  parameter int CQS = 4
+  parameter int QPS = rnic_pkg::QPS,
+  parameter int MRS = rnic_pkg::MRS,
+  parameter int CQS = rnic_pkg::CQS
 ) (
   input  logic                 clk,
   input  logic                 rst,
@@ -134,14 +134,6 @@ module tx_engine #(
   localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
   localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
 
-  localparam logic [7:0] OP_SEND_IMM  = 8'd1;
-  localparam logic [7:0] OP_WRITE_IMM = 8'd3;
-  localparam logic [7:0] OP_READ      = 8'd4;
-  localparam logic [1:0] QPS_ERROR    = 2'd2;
-  localparam logic [7:0] ST_SUCCESS   = 8'd0;
-  localparam logic [7:0] ST_QP_OP_ERR = 8'd2;
-  localparam logic [7:0] ST_PROT_ERR  = 8'd4;
-  localparam logic [7:0] ST_FLUSH     = 8'd5;
 
   if (QPS < 2 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
     $error("tx_engine: QPS must be a power of two >= 2");
@@ -258,9 +250,9 @@ module tx_engine #(
     mr_end    = {1'b0, mr_va} + {1'b0, mr_len};
     w_paddr   = mr_pbase + (w_laddr_q - mr_va);
     mr_ok     = mr_valid && mr_key == w_lkey_q && mr_pd == qp_pd && w_laddr_q >= mr_va
-                && w_end <= mr_end && (w_opcode_q != OP_READ || mr_access[0]);
-    is_flush  = qp_state == QPS_ERROR;
-    is_bad_op = w_opcode_q > OP_READ || (w_opcode_q == OP_READ && qp_uc);
+                && w_end <= mr_end && (w_opcode_q != rnic_pkg::WQE_READ || mr_access[0]);
+    is_flush  = qp_state == rnic_pkg::QP_ERROR;
+    is_bad_op = w_opcode_q > rnic_pkg::WQE_READ || (w_opcode_q == rnic_pkg::WQE_READ && qp_uc);
     chk_pkt   = !is_flush && !is_bad_op && (w_len_q == 32'd0 || mr_ok);
   end
 
@@ -315,9 +307,9 @@ module tx_engine #(
     mtu_code = (qp_mtu == 3'd0) ? 3'd1 : ((qp_mtu > 3'd5) ? 3'd5 : qp_mtu);
     mtu_log  = 4'd7 + {1'b0, mtu_code};
     mtu      = 13'd128 << mtu_code;
-    is_read  = s_opcode == OP_READ[2:0];
-    is_send  = s_opcode == 3'd0 || s_opcode == OP_SEND_IMM[2:0];
-    has_imm  = s_opcode == OP_SEND_IMM[2:0] || s_opcode == OP_WRITE_IMM[2:0];
+    is_read  = s_opcode == rnic_pkg::WQE_READ[2:0];
+    is_send  = s_opcode == 3'd0 || s_opcode == rnic_pkg::WQE_SEND_IMM[2:0];
+    has_imm  = s_opcode == rnic_pkg::WQE_SEND_IMM[2:0] || s_opcode == rnic_pkg::WQE_WRITE_IMM[2:0];
     // A READ REQUEST is one packet whatever the length.
     last     = is_read || s_left <= {19'd0, mtu};
     pay      = is_read ? 13'd0 : (last ? s_left[12:0] : mtu);
@@ -513,11 +505,11 @@ module tx_engine #(
         cpl_valid_q      <= 1'b1;
         cpl_wait_frame_q <= 1'b0;
         cpl_wr_id_q      <= w_wr_id_q;
-        cpl_status_q     <= is_flush ? ST_FLUSH : (is_bad_op ? ST_QP_OP_ERR : ST_PROT_ERR);
+        cpl_status_q     <= is_flush ? rnic_pkg::CQE_WR_FLUSH_ERR : (is_bad_op ? rnic_pkg::CQE_LOC_QP_OP_ERR : rnic_pkg::CQE_LOC_PROT_ERR);
         cpl_opcode_q     <= w_opcode_q;
         cpl_len_q        <= '0;
         // The CQE carries the immediate of the +Imm opcodes only.
-        cpl_imm_q        <= (w_opcode_q == OP_SEND_IMM || w_opcode_q == OP_WRITE_IMM)
+        cpl_imm_q        <= (w_opcode_q == rnic_pkg::WQE_SEND_IMM || w_opcode_q == rnic_pkg::WQE_WRITE_IMM)
                             ? w_imm_q : 32'd0;
         cpl_qp_q         <= qp_idx_q;
         cpl_cq_q         <= qp_cq;
@@ -548,7 +540,7 @@ module tx_engine #(
         desc_udp_sport_q <= qp_udp_sport;
         desc_opcode_q    <= rc_op | (qp_uc ? 8'h20 : 8'h00);
         // SE only on the last packet of SEND (+Imm) and WRITE_IMM messages.
-        desc_se_q        <= last && s_flags[1] && (is_send || s_opcode == OP_WRITE_IMM[2:0]);
+        desc_se_q        <= last && s_flags[1] && (is_send || s_opcode == rnic_pkg::WQE_WRITE_IMM[2:0]);
         desc_pkey_q      <= qp_pkey;
         desc_dest_qp_q   <= qp_remote_qpn;
         desc_ack_req_q   <= last && !qp_uc;
@@ -576,7 +568,7 @@ module tx_engine #(
           cpl_valid_q      <= 1'b1;
           cpl_wait_frame_q <= qp_uc;
           cpl_wr_id_q      <= s_wr_id;
-          cpl_status_q     <= ST_SUCCESS;
+          cpl_status_q     <= rnic_pkg::CQE_SUCCESS;
           cpl_opcode_q     <= {5'd0, s_opcode};
           cpl_len_q        <= s_len;
           cpl_imm_q        <= has_imm ? s_imm : 32'd0;

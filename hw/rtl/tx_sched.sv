@@ -15,7 +15,7 @@
 // already starts from the moved pointer, so a taken QP is not named again
 // while others wait.
 module tx_sched #(
-  parameter int QPS = 16
+  parameter int QPS = rnic_pkg::QPS
 ) (
   input  logic                   clk,
   input  logic                   rst,

@@ -49,10 +49,11 @@
 use crate::dut::Dut;
 use crate::ports;
 
-/// QPs (QPW = 4).
-pub const QPS: usize = 16;
 /// CQs (CQW = 2).
-pub const CQS: usize = 4;
+pub use crate::params::CQS;
+/// QPs (QPW = 4).
+pub use crate::params::QPS;
+use crate::params::{cqe_status, wqe_op};
 /// Entries per RC queue, and of the UC FIFO (DW = 3).
 pub const DEPTH: usize = 8;
 
@@ -383,8 +384,8 @@ impl Dut for AckTracker {
             let k = slot(cq_, self.tail_q[cq_]);
             self.mem_q[k] = Entry { qp: 0, ..e };
             self.m_psn_q[k] = i.cpl_psn & PSN_MASK;
-            self.m_ok_q[k] = i.cpl_status == 0;
-            self.m_rd_q[k] = i.cpl_opcode == 4;
+            self.m_ok_q[k] = i.cpl_status == cqe_status::SUCCESS;
+            self.m_rd_q[k] = i.cpl_opcode == wqe_op::READ;
             self.tail_q[cq_] = (self.tail_q[cq_] + 1) & PTR_MASK;
         }
         self.uc_cnt_q = uc_cnt;

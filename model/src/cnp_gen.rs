@@ -20,7 +20,7 @@ use crate::dut::Dut;
 use crate::ports;
 
 /// QPs (`QPS`); QP numbers are 4 bits.
-pub const QPS: usize = 16;
+pub use crate::params::QPS;
 
 ports! {
     /// Inputs of `cnp_gen` (all but `clk`/`rst`).

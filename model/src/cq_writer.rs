@@ -20,10 +20,10 @@ use crate::ports;
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
 
-/// QPs (the width of `cpl_qp`).
-pub const QPS: usize = 16;
 /// Completion queues.
-pub const CQS: usize = 4;
+pub use crate::params::CQS;
+/// QPs (the width of `cpl_qp`).
+pub use crate::params::QPS;
 /// Completions the queue holds.
 pub const CPL_DEPTH: usize = 16;
 /// frame_done results held: more than the frames whose completion can be
@@ -32,14 +32,8 @@ pub const FD_DEPTH: usize = 2 * CPL_DEPTH;
 /// CQ ids of CQEs sent to dma_wr and not yet reported by `wr_done`.
 pub const IRQ_DEPTH: usize = 4;
 
-/// CQE status values (ibv_wc_status numbering).
-pub mod status {
-    pub const SUCCESS: u8 = 0;
-    pub const LOC_QP_OP_ERR: u8 = 2;
-    pub const LOC_PROT_ERR: u8 = 4;
-    pub const WR_FLUSH_ERR: u8 = 5;
-    pub const GENERAL_ERR: u8 = 21;
-}
+/// CQE status values.
+pub use crate::params::cqe_status as status;
 
 ports! {
     /// Inputs of `cq_writer` (all but `clk`/`rst`).

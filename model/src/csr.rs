@@ -31,17 +31,12 @@ use crate::ports;
 
 /// Table sizes (the RTL parameters' defaults; the port widths below are
 /// fixed for them: `QPW = 4`, `MRW = 4`, `CQW = 2`).
-pub const QPS: usize = 16;
-pub const MRS: usize = 16;
-pub const CQS: usize = 4;
-pub const QPW: u32 = QPS.trailing_zeros();
-pub const MRW: u32 = MRS.trailing_zeros();
-pub const CQW: u32 = CQS.trailing_zeros();
+pub use crate::params::{CQS, CQW, MRS, MRW, QPS, QPW};
 
 /// QP states (CTRL.STATE).
-pub const QP_STATE_RESET: u8 = 0;
-pub const QP_STATE_RTS: u8 = 1;
-pub const QP_STATE_ERROR: u8 = 2;
+pub use crate::params::qp_state::{
+    ERROR as QP_STATE_ERROR, RESET as QP_STATE_RESET, RTS as QP_STATE_RTS,
+};
 
 ports! {
     /// Inputs of `csr` (all but `clk`/`rst`).

@@ -46,7 +46,7 @@ use crate::ports;
 use crate::ports::Beat;
 
 /// QPs (`QPS`); QP numbers are 4 bits.
-pub const QPS: usize = 16;
+pub use crate::params::QPS;
 
 ports! {
     /// Inputs of `dcqcn` (all but `clk`/`rst`).

@@ -15,6 +15,7 @@ pub mod dma_rd;
 pub mod dma_wr;
 pub mod dut;
 pub mod icrc;
+pub mod params;
 pub mod pcie;
 pub mod pfc;
 pub mod pkt_builder;

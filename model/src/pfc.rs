@@ -12,7 +12,7 @@ use crate::dut::Dut;
 use crate::ports;
 
 /// The RTL parameter's default: 100 Gb/s at 250 MHz.
-pub const BITS_PER_CYCLE: u32 = 400;
+pub use crate::params::BITS_PER_CYCLE;
 
 ports! {
     /// Inputs of `pfc` (all but `clk`/`rst`).

@@ -15,7 +15,7 @@ use crate::ports;
 use crate::ports::Beat;
 
 /// QPs (`QPS`); QP numbers are 4 bits.
-pub const QPS: usize = 16;
+pub use crate::params::QPS;
 /// Token register width: the cap is below 2^44 and cap + rate below 2^45;
 /// the rest is room for debt (over a thousand maximal frames charged past an
 /// empty bucket, far more than can be in flight between `rate_ok` and the

@@ -2,6 +2,7 @@
 //! and flow control) behind the top-level ports of ARCHITECTURE.md. Model
 //! of `hw/rtl/rnic_top.sv`.
 
+use crate::params::QPS;
 use crate::ports;
 use crate::ports::Beat;
 
@@ -76,7 +77,6 @@ pub const DMA_RD_PARAMS: DmaRdParams = DmaRdParams {
 };
 /// Byte offset of the lkey in a WQE: the MR lookup is addressed from it.
 const WQE_LKEY: usize = 0x18;
-const QPS: usize = 16;
 
 /// Every block and, for each, the outputs it shows this cycle (the registers
 /// the RTL's wires carry between instances).

@@ -28,8 +28,8 @@ use crate::ports;
 use crate::ports::Beat;
 
 /// QPs (`QPS` of the RTL); QP numbers are [`QPW`] bits.
-pub const QPS: usize = 16;
-pub const QPW: u32 = 4;
+pub use crate::params::QPS;
+pub use crate::params::QPW;
 
 ports! {
     /// Inputs of `rx_parser` (all but `clk`/`rst`).

@@ -16,7 +16,7 @@ use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
 
 /// QPs (`QPS`); QP numbers are 4 bits.
-pub const QPS: usize = 16;
+pub use crate::params::QPS;
 /// WQE buffer entries per QP (`SLOTS`).
 pub const SLOTS: usize = 4;
 /// At most this many WQEs per read (`BATCH`).

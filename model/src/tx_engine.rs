@@ -37,28 +37,9 @@ use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
 
-/// QPs (QPW = 4).
-pub const QPS: usize = 16;
-/// MRs: the lkey's MR index is `lkey mod MRS`, applied in rnic_top.
-pub const MRS: usize = 16;
-/// CQs (CQW = 2).
-pub const CQS: usize = 4;
-
-/// WQE opcodes (byte 0x08 of the WQE).
-pub mod wqe_op {
-    pub const SEND: u8 = 0;
-    pub const SEND_IMM: u8 = 1;
-    pub const WRITE: u8 = 2;
-    pub const WRITE_IMM: u8 = 3;
-    pub const READ: u8 = 4;
-}
-
-/// QP states of csr's `qp_state`.
-pub mod qp_state {
-    pub const RESET: u8 = 0;
-    pub const RTS: u8 = 1;
-    pub const ERROR: u8 = 2;
-}
+/// The table sizes and encodings (the lkey's MR index is `lkey mod MRS`,
+/// applied in rnic_top).
+pub use crate::params::{qp_state, wqe_op, CQS, MRS, QPS};
 
 ports! {
     /// Inputs of `tx_engine` (all but `clk`/`rst`).
@@ -399,7 +380,7 @@ impl TxEngine {
     ) {
         let cq = i.qp_cq;
         self.cpl_valid_q = true;
-        self.cpl_wait_frame_q = status == 0 && i.qp_uc;
+        self.cpl_wait_frame_q = status == crate::params::cqe_status::SUCCESS && i.qp_uc;
         self.cpl_uc_q = i.qp_uc;
         self.cpl_psn_q = psn;
         self.cpl_wr_id_q = wr_id;

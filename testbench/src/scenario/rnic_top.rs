@@ -104,7 +104,7 @@ fn readback_plan(v: &Vector) -> VecDeque<Readback> {
 }
 
 /// Link bits per clock cycle of `rnic_top` as built (100 Gb/s at 250 MHz).
-pub const PFC_BITS_PER_CYCLE: u64 = 400;
+pub const PFC_BITS_PER_CYCLE: u64 = rnic_model::params::BITS_PER_CYCLE as u64;
 
 /// Cycles with nothing left to send before the counters are read: any frame
 /// or CQE the reference does not expect would show up in this window.

@@ -7,13 +7,7 @@
 use crate::vector::{Access, MrSpec, QpSpec, QpState, QpType, Vector, WqeOpcode, WqeSpec, MRS};
 
 /// CQE status values (ibv_wc_status numbering).
-pub mod cqe_status {
-    pub const SUCCESS: u8 = 0;
-    pub const LOC_QP_OP_ERR: u8 = 2;
-    pub const LOC_PROT_ERR: u8 = 4;
-    pub const WR_FLUSH_ERR: u8 = 5;
-    pub const GENERAL_ERR: u8 = 21;
-}
+pub use rnic_model::params::cqe_status;
 
 /// The payload read of `[addr, addr + len)` fails: one of its MRds touches a
 /// fault range whose answer is an error (all but a stray completion, which

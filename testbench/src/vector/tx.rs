@@ -401,9 +401,9 @@ fn check_ring(path: &str, r: Ring, entry: u64) -> Result<(), (String, String)> {
 }
 
 /// Table sizes of `rnic_top` as built (the RTL's default parameters).
-pub const QPS: u32 = 16;
-pub const MRS: u32 = 16;
-pub const CQS: u32 = 4;
+pub const QPS: u32 = rnic_model::params::QPS as u32;
+pub const MRS: u32 = rnic_model::params::MRS as u32;
+pub const CQS: u32 = rnic_model::params::CQS as u32;
 
 impl super::Vector {
     /// Checks of the `rnic_top` sections: every reference resolves, every

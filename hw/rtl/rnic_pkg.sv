@@ -1,0 +1,41 @@
+// One home for the numbers every block shares: the table sizes of rnic_top
+// as built (the parameters' defaults), the link rate, and the encodings
+// software and hardware agree on. The model's home for the same numbers is
+// model/src/params.rs; the register map's is hw/csr/csr_map.txt.
+package rnic_pkg;
+
+  // Each block uses some of these, none uses all: the one waiver here is
+  // for this package's constants only.
+  /* verilator lint_off UNUSEDPARAM */
+
+  // Queue pairs, memory regions (a key selects entry key mod MRS),
+  // completion queues.
+  localparam int QPS = 16;
+  localparam int MRS = 16;
+  localparam int CQS = 4;
+
+  // Link bits per core clock cycle: 100 Gb/s at 250 MHz.
+  localparam int BITS_PER_CYCLE = 400;
+
+  // QP states (QP CTRL.STATE).
+  localparam logic [1:0] QP_RESET = 2'd0;
+  localparam logic [1:0] QP_RTS   = 2'd1;
+  localparam logic [1:0] QP_ERROR = 2'd2;
+
+  // WQE opcodes (byte 8 of the WQE).
+  localparam logic [7:0] WQE_SEND      = 8'd0;
+  localparam logic [7:0] WQE_SEND_IMM  = 8'd1;
+  localparam logic [7:0] WQE_WRITE     = 8'd2;
+  localparam logic [7:0] WQE_WRITE_IMM = 8'd3;
+  localparam logic [7:0] WQE_READ      = 8'd4;
+
+  // CQE status (ibv_wc_status numbering).
+  localparam logic [7:0] CQE_SUCCESS       = 8'd0;
+  localparam logic [7:0] CQE_LOC_QP_OP_ERR = 8'd2;
+  localparam logic [7:0] CQE_LOC_PROT_ERR  = 8'd4;
+  localparam logic [7:0] CQE_WR_FLUSH_ERR  = 8'd5;
+  localparam logic [7:0] CQE_GENERAL_ERR   = 8'd21;
+
+  /* verilator lint_on UNUSEDPARAM */
+
+endpackage

@@ -1,0 +1,48 @@
+//! One home for the numbers every block shares: the table sizes of
+//! `rnic_top` as built (the RTL parameters' defaults), the link rate, and
+//! the encodings software and hardware agree on (QP states, WQE opcodes,
+//! CQE status). The RTL's home for the same numbers is `hw/rtl/rnic_pkg.sv`;
+//! the register map's is `hw/csr/csr_map.txt`.
+//!
+//! Port widths in `ports!` are written for these sizes (QP numbers of
+//! `QPW` bits, per-QP bitmaps of `QPS` bits).
+
+/// Queue pairs.
+pub const QPS: usize = 16;
+/// Memory regions: an lkey or rkey selects entry `key mod MRS`.
+pub const MRS: usize = 16;
+/// Completion queues.
+pub const CQS: usize = 4;
+/// Bits of a QP, MR and CQ number.
+pub const QPW: u32 = QPS.trailing_zeros();
+pub const MRW: u32 = MRS.trailing_zeros();
+pub const CQW: u32 = CQS.trailing_zeros();
+
+/// Link bits per core clock cycle: 100 Gb/s at 250 MHz (`pfc`'s
+/// `BITS_PER_CYCLE` parameter).
+pub const BITS_PER_CYCLE: u32 = 400;
+
+/// QP states (csr's QP CTRL.STATE, `qp_state`).
+pub mod qp_state {
+    pub const RESET: u8 = 0;
+    pub const RTS: u8 = 1;
+    pub const ERROR: u8 = 2;
+}
+
+/// WQE opcodes (byte 8 of the WQE, docs/tx_datapath.md).
+pub mod wqe_op {
+    pub const SEND: u8 = 0;
+    pub const SEND_IMM: u8 = 1;
+    pub const WRITE: u8 = 2;
+    pub const WRITE_IMM: u8 = 3;
+    pub const READ: u8 = 4;
+}
+
+/// CQE status values (`ibv_wc_status` numbering, docs/protocol.md section 6).
+pub mod cqe_status {
+    pub const SUCCESS: u8 = 0;
+    pub const LOC_QP_OP_ERR: u8 = 2;
+    pub const LOC_PROT_ERR: u8 = 4;
+    pub const WR_FLUSH_ERR: u8 = 5;
+    pub const GENERAL_ERR: u8 = 21;
+}
