@@ -162,7 +162,7 @@ def main():
         "UC: unsignaled messages write no CQE, signaled ones do, in order",
         [qp(0, "uc")],
         [wqe(0, "write", 100 * k + 1, off=0x400 * k, signaled=(k % 3 == 0)) for k in range(9)])
-    # Protection faults (SPEC section 6): error CQE, QP to error, the rest flushed.
+    # Protection faults (docs/protocol.md section 6): error CQE, QP to error, the rest flushed.
     faults = [
         ("bad_key", "an lkey whose entry holds another key", dict(lkey=KEY0 + 16)),
         ("invalid_mr", "an lkey selecting an invalid MR", dict(lkey=0x21)),

@@ -1,4 +1,4 @@
-// DCQCN reaction point of every QP (SPEC section 3, docs/rx_cc.md "dcqcn").
+// DCQCN reaction point of every QP (docs/protocol.md section 3, docs/rx_cc.md "dcqcn").
 // Model: model/src/dcqcn.rs (same register names).
 //
 // Per QP: current rate rc, target rate rt (rate units, 2^-20 byte per

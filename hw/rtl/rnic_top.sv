@@ -1,4 +1,4 @@
-// The RNIC datapath behind the top-level ports of ARCHITECTURE.md: the
+// The RNIC datapath behind the top-level ports of docs/architecture.md: the
 // transmit path, the receive path (RX parser, ACK tracking, PFC) and
 // congestion control (CNP generation, DCQCN, rate limiters).
 // Model: model/src/rnic_top.rs (same instance and wire names).

@@ -1,4 +1,4 @@
-//! `dcqcn`: the DCQCN reaction point of every QP (SPEC section 3,
+//! `dcqcn`: the DCQCN reaction point of every QP (docs/protocol.md section 3,
 //! docs/rx_cc.md "dcqcn"). Model of `hw/rtl/dcqcn.sv` (default parameters).
 //!
 //! Per QP registers: current rate `rc`, target rate `rt` (rate units, 2^-20
@@ -13,7 +13,7 @@
 //! 1. A CNP for a QP with `cc_en` takes it, the cycle it arrives (the cut is
 //!    visible the next cycle): `rt := rc`, `rc := max(r_min, rc - (rc *
 //!    alpha >> 21))`, `alpha := alpha - ceil(alpha / 2^g) + (2^20 >> g)`
-//!    (floor((1 - g) alpha) + g: SPEC's rounding toward zero), and
+//!    (floor((1 - g) alpha) + g: the rounding toward zero of docs/protocol.md section 3), and
 //!    `t`, `bc`, `bcnt`, both timers and both flags := 0 (bytes sent in that
 //!    cycle are not counted). Nothing else is served in that cycle.
 //! 2. Otherwise the first QP at or after the round-robin pointer that has
@@ -187,7 +187,7 @@ impl Dcqcn {
 
 /// `floor((1 - 2^-g) * alpha)` = `alpha - ceil(alpha / 2^g)`: the ceiling
 /// is `alpha >> g` plus one if any bit shifted out was set (rounding toward
-/// zero, SPEC section 3).
+/// zero, docs/protocol.md section 3).
 fn alpha_keep(alpha: u32, g: u8) -> u32 {
     let lost = alpha & ((1u32 << g) - 1) != 0;
     alpha - (alpha >> g) - lost as u32

@@ -1,4 +1,4 @@
-//! The RoCEv2 invariant CRC (SPEC section 1) as plain functions, for the
+//! The RoCEv2 invariant CRC (docs/protocol.md section 1) as plain functions, for the
 //! model, the testbench's frame checks and anyone else who needs it.
 //!
 //! ICRC = CRC-32 (reflected polynomial 0xEDB88320, initial value all ones,

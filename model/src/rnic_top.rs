@@ -1,5 +1,5 @@
 //! `rnic_top`: every block of the datapath (transmit, receive, congestion
-//! and flow control) behind the top-level ports of ARCHITECTURE.md. Model
+//! and flow control) behind the top-level ports of docs/architecture.md. Model
 //! of `hw/rtl/rnic_top.sv`.
 
 use crate::params::QPS;

@@ -1,4 +1,4 @@
-//! The model against SPEC section 5, rule by rule, with a minimal completer
+//! The model against docs/protocol.md section 5, rule by rule, with a minimal completer
 //! written here (the testbench's root complex is independent of this one).
 
 use rnic_model::dma_rd::{status, DmaRd, DmaRdIn, DmaRdOut, DmaRdParams};

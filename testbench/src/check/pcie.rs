@@ -1,4 +1,4 @@
-//! Independent checker of the NIC's PCIe traffic against SPEC section 5.
+//! Independent checker of the NIC's PCIe traffic against docs/protocol.md section 5.
 //!
 //! Every NIC-to-host TLP goes through [`PcieChecker::check_request`], every
 //! host-to-NIC completion through [`PcieChecker::check_completion`] (or both

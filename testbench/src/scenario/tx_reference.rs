@@ -1,5 +1,5 @@
 //! What a vector's WQEs must produce, worked out here from the vector alone
-//! (SPEC sections 1 and 6, docs/tx_datapath.md), independently of both DUTs:
+//! (docs/protocol.md sections 1 and 6, docs/tx_datapath.md), independently of both DUTs:
 //! each WQE's outcome, every packet each QP must send, in order, and every
 //! completion. The environment compares the frames and CQEs the DUTs
 //! produced against this.
@@ -124,7 +124,7 @@ impl Expected {
     }
 }
 
-/// RC opcode base values (SPEC section 1); UC = RC | 0x20.
+/// RC opcode base values (docs/protocol.md section 1); UC = RC | 0x20.
 mod op {
     pub const SEND_FIRST: u8 = 0x00;
     pub const SEND_MIDDLE: u8 = 0x01;

@@ -230,7 +230,7 @@ pub fn units_to_gbps(units: u32) -> f64 {
     units as f64 * 8.0 * CLOCK_MHZ / (1u64 << 20) as f64 / 1000.0
 }
 
-/// The PFC frame of SPEC section 4 (60 bytes, no FCS) pausing each listed
+/// The PFC frame of docs/protocol.md section 4 (60 bytes, no FCS) pausing each listed
 /// priority for its quanta, from the peer's MAC 02:00:00:00:00:fe.
 pub fn pfc_frame(quanta: &BTreeMap<u8, u16>) -> Vec<u8> {
     let mut r = crate::wire::pfc::Repr {

@@ -1,4 +1,4 @@
-//! IEEE 802.1Qbb priority flow control frames (SPEC section 4), in the
+//! IEEE 802.1Qbb priority flow control frames (docs/protocol.md section 4), in the
 //! style of [`super::roce`]: a [`Header`] view over the bytes with a
 //! [`field`] module of byte ranges, and a [`Repr`] with `parse`/`emit`.
 //!
