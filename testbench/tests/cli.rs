@@ -488,3 +488,95 @@ fn no_colour_codes_on_stderr_that_is_not_a_terminal() {
         assert!(!err.contains("\x1b["), "ANSI escape on stderr: {err:?}");
     }
 }
+
+// ---- regressions that scale out: --jobs (issue 10) ----
+
+/// Copies `vectors/<src>.json` to `dst`, optionally changing it first.
+fn put_edited(src: &str, dst: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../vectors/{src}.json"));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    std::fs::write(dst, v.to_string()).unwrap();
+}
+
+/// Small vectors of all three tops, in a directory `v` under `root`.
+fn small_regression(root: &Path) -> Vec<String> {
+    let srcs = [
+        "dma/rd_fault_ur",
+        "dma/rd_fault_ca",
+        "dma/wr_mps_512",
+        "dma/rd_above_4g",
+        "tx/tx_qp_in_error",
+        "tx/tx_zero_length",
+        "rx/drop_all_back_to_back",
+    ];
+    let mut names = Vec::new();
+    for s in srcs {
+        let name = format!("v/{s}.json");
+        put_edited(s, &root.join(&name), |_| {});
+        names.push(name);
+    }
+    names.sort();
+    names
+}
+
+/// JSON lines without their wall time, which is all that may differ.
+fn without_wall_time(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| {
+            let mut j: serde_json::Value = serde_json::from_str(l).unwrap();
+            j.as_object_mut().unwrap().remove("wall_seconds");
+            j
+        })
+        .collect()
+}
+
+#[test]
+fn jobs_run_in_parallel_and_report_in_path_order() {
+    let t = tempfile::tempdir().unwrap();
+    let names = small_regression(t.path());
+    let (code, one, err) = rnic_in(t.path(), &["cosim", "v", "--json", "--jobs", "1"], &[]);
+    assert_eq!(code, 0, "{one}{err}");
+    let one = without_wall_time(&one);
+    let order: Vec<&str> = one.iter().map(|j| j["vector"].as_str().unwrap()).collect();
+    assert_eq!(order, names);
+    // More threads than cores, so that runs overlap and finish out of
+    // order: the same lines, in the same order, and the same TLP log.
+    for jobs in ["3", "7"] {
+        let args = ["cosim", "v", "--json", "--jobs", jobs, "--tlp-log", "t.log"];
+        let (code, many, err) = rnic_in(t.path(), &args, &[]);
+        assert_eq!(code, 0, "{many}{err}");
+        assert_eq!(without_wall_time(&many), one, "--jobs {jobs}");
+        let log = std::fs::read_to_string(t.path().join("t.log")).unwrap();
+        let heads: Vec<&str> = log.lines().filter(|l| l.starts_with("# ")).collect();
+        let want: Vec<String> = names.iter().map(|n| format!("# {n}")).collect();
+        assert_eq!(heads, want);
+    }
+    let (code, out, _) = rnic_in(t.path(), &["run", "v", "--jobs", "4"], &[]);
+    assert_eq!(code, 0);
+    assert!(out.ends_with("7 passed, 0 failed\n"), "{out}");
+    let (code, _, err) = rnic_in(t.path(), &["run", "v", "--jobs", "0"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--jobs"), "{err}");
+}
+
+#[test]
+fn bless_with_jobs_writes_each_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    let names = small_regression(t.path());
+    for n in &names {
+        let f = t.path().join(n);
+        let mut j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        j.as_object_mut().unwrap().remove("expect");
+        std::fs::write(&f, j.to_string()).unwrap();
+    }
+    let (code, out, err) = rnic_in(t.path(), &["bless", "v", "--jobs", "3"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("BLESSED").count(), names.len(), "{out}");
+    let (code, out, err) = rnic_in(t.path(), &["cosim", "v", "--jobs", "3"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("7 passed, 0 failed\n"), "{out}");
+}

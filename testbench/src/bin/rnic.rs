@@ -4,9 +4,21 @@
 //! Exit status: 0 every vector passed, 1 a divergence or a result mismatch,
 //! 2 bad input (a path or vector that does not load, outputs that clash or
 //! cannot be written).
+//!
+//! Vectors run on `--jobs` worker threads, each run with its own model and
+//! its own Verilated model (each with its own `VerilatedContext`; see
+//! `rtl_shim.h`). Everything whose order shows (the lines on stdout, the
+//! TLP log) and every write to a vector file (`bless`) happens on the main
+//! thread, in the order of the sorted vector list.
+
+// Beside this file, not in src/bin/ itself, where Cargo would take each
+// file for a binary of its own.
+#[path = "rnic/pool.rs"]
+mod pool;
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -74,6 +86,10 @@ struct RunArgs {
     /// One JSON object per vector on stdout instead of text.
     #[arg(long)]
     json: bool,
+    /// Run N vectors at a time, each on its own thread (default: the
+    /// number of cores). Results are printed in path order regardless.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -165,6 +181,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         )),
         None => None,
     };
+    let jobs = match args.jobs {
+        Some(j) => j as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let started = Instant::now();
     let bar = ProgressBar::with_draw_target(Some(plans.len() as u64), ProgressDrawTarget::hidden());
     bar.set_style(
@@ -174,33 +194,55 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
     );
     let mut worst = Verdict::Pass;
     let (mut passed, mut failed) = (0usize, 0usize);
-    for p in &plans {
-        // Only runs longer than a second get a bar.
-        if started.elapsed() > Duration::from_secs(1) && bar.is_hidden() {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
-        }
-        bar.set_message(p.file.display().to_string());
-        let t0 = Instant::now();
-        let verdict = match run_one(p, &args, mode, bless, tlp_log.as_mut())? {
-            Outcome::Error(e) => {
-                bar.suspend(|| emit_error(args.json, &p.file, &e));
-                Verdict::Error
+    let flow = pool::run(
+        plans.len(),
+        jobs,
+        |i| {
+            let t0 = Instant::now();
+            let outcome = run_one(&plans[i], &args, mode, bless);
+            (outcome, t0.elapsed().as_secs_f64())
+        },
+        |finished, next| {
+            // Only runs longer than a second get a bar.
+            if started.elapsed() > Duration::from_secs(1) && bar.is_hidden() {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
             }
-            Outcome::Ran(r, verdict, notes) => {
-                let secs = t0.elapsed().as_secs_f64();
-                bar.suspend(|| emit(args.json, &p.file, mode, &r, verdict, &notes, secs, bless));
-                verdict
+            bar.set_position(finished as u64);
+            // The vector the output waits for.
+            if let Some(p) = plans.get(next) {
+                bar.set_message(p.file.display().to_string());
             }
-        };
-        worst = worst.max(verdict);
-        if verdict == Verdict::Pass {
-            passed += 1;
-        } else {
-            failed += 1;
-        }
-        bar.inc(1);
-    }
+        },
+        |i, (outcome, secs)| {
+            let p = &plans[i];
+            let verdict = match finish(p, &args, bless, outcome, tlp_log.as_mut()) {
+                Ok(Outcome::Error(msg)) => {
+                    bar.suspend(|| emit_error(args.json, &p.file, &msg));
+                    Verdict::Error
+                }
+                Ok(Outcome::Ran(r)) => {
+                    bar.suspend(|| {
+                        emit(
+                            args.json, &p.file, mode, &r.report, r.verdict, &r.notes, secs, bless,
+                        )
+                    });
+                    r.verdict
+                }
+                Err(e) => return ControlFlow::Break(e),
+            };
+            worst = worst.max(verdict);
+            if verdict == Verdict::Pass {
+                passed += 1;
+            } else {
+                failed += 1;
+            }
+            ControlFlow::Continue(())
+        },
+    );
     bar.finish_and_clear();
+    if let ControlFlow::Break(e) = flow {
+        return Err(e);
+    }
     if !args.json {
         println!("{passed} passed, {failed} failed");
     }
@@ -292,19 +334,23 @@ fn prepare_outputs(args: &RunArgs, many: bool) -> Result<()> {
 enum Outcome {
     /// The vector did not load or its environment could not be built.
     Error(String),
-    Ran(Box<Report>, Verdict, Vec<String>),
+    Ran(Box<Ran>),
 }
 
-/// Runs one vector and writes its outputs. A file that cannot be written
-/// makes the vector's verdict an error; `Err` is for what stops the whole
-/// invocation (a vector `--plot` cannot draw, a blessed vector not saved).
-fn run_one(
-    p: &Plan,
-    args: &RunArgs,
-    mode: Mode,
-    bless: bool,
-    tlp_log: Option<&mut impl Write>,
-) -> Result<Outcome> {
+struct Ran {
+    report: Report,
+    verdict: Verdict,
+    notes: Vec<String>,
+    /// `bless`: the vector with its new `expect`, to be written if the
+    /// TLP log (written later, in order) does not turn the verdict.
+    blessed: Option<String>,
+}
+
+/// Runs one vector and writes its own outputs (waveforms, pcap, plot):
+/// on a worker thread. A file that cannot be written makes the vector's
+/// verdict an error; `Err` is for what stops the whole invocation (a
+/// vector `--plot` cannot draw).
+fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome> {
     let v = match Vector::load(&p.file) {
         Ok(v) => v,
         Err(e) => return Ok(Outcome::Error(e.to_string())),
@@ -319,11 +365,6 @@ fn run_one(
         Err(e) => return Ok(Outcome::Error(e)),
     };
     let mut unwritten: Vec<String> = report.vcd_error.iter().cloned().collect();
-    if let Some(w) = tlp_log {
-        let path = args.tlp_log.as_deref().expect("a log only with --tlp-log");
-        let log = write_tlps(w, &p.file, &report);
-        unwritten.extend(log.err().map(|e| cannot_write(path, e)));
-    }
     if let Some(path) = &p.pcap {
         let w = write_output(path, |f| {
             rnic_testbench::pcap::write_run(f, &report.tx_frames)
@@ -339,13 +380,47 @@ fn run_one(
         verdict = Verdict::Error;
         notes.extend(unwritten);
     }
-    if bless && report.clean() && verdict != Verdict::Error {
+    let blessed = (bless && report.clean() && verdict != Verdict::Error).then(|| {
         let mut nv = v.clone();
         nv.expect = Some(report.to_expect());
-        std::fs::write(&p.file, nv.to_json())
-            .with_context(|| format!("writing {}", p.file.display()))?;
+        nv.to_json()
+    });
+    Ok(Outcome::Ran(Box::new(Ran {
+        report,
+        verdict,
+        notes,
+        blessed,
+    })))
+}
+
+/// The rest of a run, on the main thread in vector order: its part of the
+/// TLP log and, for `bless`, the vector file. `Err` stops the invocation
+/// (a blessed vector not saved).
+fn finish(
+    p: &Plan,
+    args: &RunArgs,
+    bless: bool,
+    outcome: Result<Outcome>,
+    tlp_log: Option<&mut impl Write>,
+) -> Result<Outcome> {
+    let mut r = match outcome? {
+        Outcome::Ran(r) => r,
+        error => return Ok(error),
+    };
+    if let Some(w) = tlp_log {
+        let path = args.tlp_log.as_deref().expect("a log only with --tlp-log");
+        if let Err(e) = write_tlps(w, &p.file, &r.report) {
+            r.verdict = Verdict::Error;
+            r.notes.push(cannot_write(path, e));
+        }
     }
-    Ok(Outcome::Ran(Box::new(report), verdict, notes))
+    if bless && r.verdict != Verdict::Error {
+        if let Some(text) = &r.blessed {
+            std::fs::write(&p.file, text)
+                .with_context(|| format!("writing {}", p.file.display()))?;
+        }
+    }
+    Ok(Outcome::Ran(r))
 }
 
 fn write_tlps(w: &mut impl Write, file: &Path, r: &Report) -> std::io::Result<()> {
@@ -425,13 +500,12 @@ fn emit(
     secs: f64,
     bless: bool,
 ) {
-    let repro = format!("rnic cosim {} --vcd out/vcd", file.display());
     if json {
         let div = r.divergence.as_ref().map(|d| {
             json!({
                 "block": d.block, "cycle": d.cycle, "port": d.diff.port, "detail": d.diff.detail,
                 "model": d.diff.model, "rtl": d.diff.rtl, "history": d.history,
-                "vcd": r.vcd, "reproduce": repro,
+                "vcd": r.vcd, "reproduce": repro(file),
             })
         });
         println!(
@@ -461,14 +535,27 @@ fn emit(
         file.display(),
         r.cycles
     );
+    print!("{}", details(file, r, notes, "         "));
+}
+
+/// What follows a verdict line: the notes (each line after `indent`), or
+/// the divergence report with its waveforms and the command that
+/// reproduces it.
+fn details(file: &Path, r: &Report, notes: &[String], indent: &str) -> String {
+    let mut s = String::new();
     for n in notes {
-        println!("         {n}");
+        s.push_str(&format!("{indent}{n}\n"));
     }
     if let Some(d) = &r.divergence {
-        print!("{d}");
+        s.push_str(&d.to_string());
         for p in &r.vcd {
-            println!("  waveform: {}", p.display());
+            s.push_str(&format!("  waveform: {}\n", p.display()));
         }
-        println!("  reproduce: {repro}");
+        s.push_str(&format!("  reproduce: {}\n", repro(file)));
     }
+    s
+}
+
+fn repro(file: &Path) -> String {
+    format!("rnic cosim {} --vcd out/vcd", file.display())
 }
