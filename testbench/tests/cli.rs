@@ -489,7 +489,7 @@ fn no_colour_codes_on_stderr_that_is_not_a_terminal() {
     }
 }
 
-// ---- regressions that scale out: --jobs (issue 10) ----
+// ---- regressions that scale out: --jobs, --shard (issue 10) ----
 
 /// Copies `vectors/<src>.json` to `dst`, optionally changing it first.
 fn put_edited(src: &str, dst: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
@@ -560,6 +560,62 @@ fn jobs_run_in_parallel_and_report_in_path_order() {
     let (code, _, err) = rnic_in(t.path(), &["run", "v", "--jobs", "0"], &[]);
     assert_eq!(code, 2);
     assert!(err.contains("--jobs"), "{err}");
+}
+
+#[test]
+fn the_shards_together_run_every_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    let names = small_regression(t.path());
+    for n in 1..=4usize {
+        let mut union = Vec::new();
+        for k in 1..=n {
+            let shard = format!("{k}/{n}");
+            let (code, out, err) =
+                rnic_in(t.path(), &["run", "v", "--json", "--shard", &shard], &[]);
+            assert_eq!(code, 0, "{out}{err}");
+            let got = vectors_run(&out);
+            // Vector i of the sorted list is shard (i mod N) + 1's.
+            let want: Vec<String> = names
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % n == k - 1)
+                .map(|(_, s)| s.clone())
+                .collect();
+            assert_eq!(got, want, "--shard {shard}");
+            assert!(
+                err.contains(&format!("note: shard {shard}: {} of 7 vectors", want.len())),
+                "{err}"
+            );
+            union.extend(got);
+        }
+        union.sort();
+        assert_eq!(union, names, "{n} shards");
+    }
+    // More shards than vectors: the empty ones pass.
+    let (code, out, _) = rnic_in(t.path(), &["run", "v", "--shard", "9/9"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "0 passed, 0 failed\n");
+}
+
+#[test]
+fn a_bad_shard_is_bad_input_that_says_why() {
+    for (shard, why) in [
+        ("0/4", "K must be between 1 and N (4)"),
+        ("5/4", "K must be between 1 and N (4)"),
+        ("1/0", "N must be at least 1"),
+        ("2", "expected K/N"),
+        ("a/4", "K (a) is not a whole number"),
+        ("1/-4", "N (-4) is not a whole number"),
+    ] {
+        let (code, out, err) = rnic(&["run", GOOD, "--shard", shard]);
+        assert_eq!(code, 2, "--shard {shard}: {out}{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+        assert!(
+            err.contains(&format!("invalid value '{shard}' for '--shard <K/N>'"))
+                && err.contains(why),
+            "--shard {shard}: {err}"
+        );
+    }
 }
 
 #[test]

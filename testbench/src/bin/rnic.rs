@@ -90,6 +90,43 @@ struct RunArgs {
     /// number of cores). Results are printed in path order regardless.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
+    /// Run only shard K of N (1 <= K <= N): the vectors whose index in the
+    /// sorted list, counted from 0, is K-1 modulo N. The N shards together
+    /// run every vector once.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<Shard>,
+}
+
+/// `--shard K/N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shard {
+    k: usize,
+    n: usize,
+}
+
+impl Shard {
+    /// Whether vector `i` (0-based, of the sorted list) is this shard's.
+    fn has(self, i: usize) -> bool {
+        i % self.n == self.k - 1
+    }
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| "expected K/N, shard K of N, e.g. 1/4".to_string())?;
+    let num = |x: &str, what: &str| {
+        x.parse::<usize>()
+            .map_err(|_| format!("{what} ({x}) is not a whole number; expected K/N, e.g. 1/4"))
+    };
+    let (k, n) = (num(k, "K")?, num(n, "N")?);
+    if n == 0 {
+        return Err("N must be at least 1".into());
+    }
+    if !(1..=n).contains(&k) {
+        return Err(format!("K must be between 1 and N ({n})"));
+    }
+    Ok(Shard { k, n })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -173,8 +210,29 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
     if walk.found.is_empty() {
         anyhow::bail!("no *.json vectors under {:?}", args.paths);
     }
-    let plans = plan(&args, mode, &walk.found)?;
-    prepare_outputs(&args, plans.len() > 1)?;
+    // Planned over every vector, not the shard: the output names (and
+    // the clashes between them) do not depend on how CI splits the list.
+    let all = plan(&args, mode, &walk.found)?;
+    let many = all.len() > 1;
+    let plans: Vec<Plan> = match args.shard {
+        None => all,
+        Some(sh) => {
+            let total = all.len();
+            let mine: Vec<Plan> = all
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, p)| sh.has(i).then_some(p))
+                .collect();
+            eprintln!(
+                "note: shard {}/{}: {} of {total} vectors",
+                sh.k,
+                sh.n,
+                mine.len()
+            );
+            mine
+        }
+    };
+    prepare_outputs(&args, many)?;
     let mut tlp_log = match &args.tlp_log {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
