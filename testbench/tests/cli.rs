@@ -489,7 +489,7 @@ fn no_colour_codes_on_stderr_that_is_not_a_terminal() {
     }
 }
 
-// ---- regressions that scale out: --jobs, --shard (issue 10) ----
+// ---- regressions that scale out: --jobs, --shard, --junit (issue 10) ----
 
 /// Copies `vectors/<src>.json` to `dst`, optionally changing it first.
 fn put_edited(src: &str, dst: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
@@ -615,6 +615,101 @@ fn a_bad_shard_is_bad_input_that_says_why() {
                 && err.contains(why),
             "--shard {shard}: {err}"
         );
+    }
+}
+
+/// The attribute `name` of `n` as a number.
+fn count(n: roxmltree::Node, name: &str) -> usize {
+    n.attribute(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn junit_reports_passes_failures_and_bad_input() {
+    let t = tempfile::tempdir().unwrap();
+    let v = t.path().join("v");
+    put_edited("dma/rd_fault_ur", &v.join("good.json"), |_| {});
+    put_edited("dma/rd_fault_ca", &v.join("mismatch.json"), |j| {
+        let c = j["expect"]["cycles"].as_u64().unwrap();
+        j["expect"]["cycles"] = (c + 1).into();
+    });
+    // A name full of markup, and a field that does not load.
+    let bad = r#"x & <y> "z" 'w'.json"#;
+    put_edited("tx/tx_zero_length", &v.join(bad), |j| {
+        j["max_cycles"] = "<lots>".into();
+    });
+    let args = ["cosim", "v", "--jobs", "2", "--junit", "out/ci/junit-1.xml"];
+    let (code, out, err) = rnic_in(t.path(), &args, &[]);
+    assert_eq!(code, 2, "the worst is bad input: {out}{err}");
+    assert!(out.ends_with("1 passed, 2 failed\n"), "{out}");
+    let dir = t.path().join("out/ci");
+    assert_eq!(files_under(&dir), ["junit-1.xml"], "no temporary file left");
+    let xml = std::fs::read_to_string(dir.join("junit-1.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(count(suite, "tests"), 3, "{xml}");
+    assert_eq!(count(suite, "failures"), 1, "{xml}");
+    assert_eq!(count(suite, "errors"), 1, "{xml}");
+    assert!(suite.attribute("time").unwrap().parse::<f64>().unwrap() > 0.0);
+    let cases: Vec<_> = suite.children().filter(|n| n.is_element()).collect();
+    let names: Vec<_> = cases.iter().map(|c| c.attribute("name").unwrap()).collect();
+    let bad_path = format!("v/{bad}");
+    assert_eq!(names, ["v/good.json", "v/mismatch.json", &bad_path]);
+    let classes: Vec<_> = cases
+        .iter()
+        .map(|c| c.attribute("classname").unwrap())
+        .collect();
+    assert_eq!(classes, ["dma_rd", "dma_rd", "rnic_top"]);
+    assert!(
+        cases[0].first_element_child().is_none(),
+        "a pass is a bare testcase"
+    );
+    let failure = cases[1].first_element_child().unwrap();
+    assert!(failure.has_tag_name("failure"));
+    assert_eq!(failure.attribute("type"), Some("mismatch"));
+    assert!(
+        failure
+            .attribute("message")
+            .unwrap()
+            .starts_with("cycles: expected "),
+        "{xml}"
+    );
+    let error = cases[2].first_element_child().unwrap();
+    assert!(error.has_tag_name("error"));
+    let msg = error.attribute("message").unwrap();
+    assert!(
+        msg.contains(&bad_path) && msg.contains("max_cycles"),
+        "{msg}"
+    );
+    assert_eq!(error.text(), Some(msg));
+}
+
+#[test]
+fn a_junit_file_that_cannot_be_written_stops_before_the_first_run() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("f"), "").unwrap();
+    for (junit, why) in [
+        ("f/sub/r.xml", "f/sub: Not a directory"),
+        (".", "not a file name"),
+    ] {
+        let (code, out, err) = rnic_in(
+            t.path(),
+            &[
+                "run",
+                &format!("{}/{GOOD}", env!("CARGO_MANIFEST_DIR")),
+                "--junit",
+                junit,
+            ],
+            &[],
+        );
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+        assert!(err.contains(why), "{err}");
     }
 }
 

@@ -8,11 +8,13 @@
 //! Vectors run on `--jobs` worker threads, each run with its own model and
 //! its own Verilated model (each with its own `VerilatedContext`; see
 //! `rtl_shim.h`). Everything whose order shows (the lines on stdout, the
-//! TLP log) and every write to a vector file (`bless`) happens on the main
-//! thread, in the order of the sorted vector list.
+//! TLP log, the JUnit report) and every write to a vector file (`bless`)
+//! happens on the main thread, in the order of the sorted vector list.
 
 // Beside this file, not in src/bin/ itself, where Cargo would take each
 // file for a binary of its own.
+#[path = "rnic/junit.rs"]
+mod junit;
 #[path = "rnic/pool.rs"]
 mod pool;
 
@@ -95,6 +97,10 @@ struct RunArgs {
     /// run every vector once.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<Shard>,
+    /// Also write the results as JUnit XML to FILE (atomically: a
+    /// temporary file in FILE's directory, renamed at the end).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 /// `--shard K/N`.
@@ -198,10 +204,10 @@ impl Plan {
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode> {
-    let (args, mode, bless) = match cli.cmd {
-        Cmd::Run(a) => (a, Mode::Model, false),
-        Cmd::Cosim(a) => (a, Mode::Lockstep, false),
-        Cmd::Bless(a) => (a, Mode::Lockstep, true),
+    let (args, mode, bless, cmd) = match cli.cmd {
+        Cmd::Run(a) => (a, Mode::Model, false, "run"),
+        Cmd::Cosim(a) => (a, Mode::Lockstep, false, "cosim"),
+        Cmd::Bless(a) => (a, Mode::Lockstep, true, "bless"),
     };
     let walk = vector::walk(&args.paths)?;
     for n in &walk.notes {
@@ -233,6 +239,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         }
     };
     prepare_outputs(&args, many)?;
+    let junit_out = args.junit.as_deref().map(junit::Out::create).transpose()?;
     let mut tlp_log = match &args.tlp_log {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
@@ -252,6 +259,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
     );
     let mut worst = Verdict::Pass;
     let (mut passed, mut failed) = (0usize, 0usize);
+    let mut cases = Vec::new();
     let flow = pool::run(
         plans.len(),
         jobs,
@@ -273,10 +281,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         },
         |i, (outcome, secs)| {
             let p = &plans[i];
-            let verdict = match finish(p, &args, bless, outcome, tlp_log.as_mut()) {
-                Ok(Outcome::Error(msg)) => {
+            let (verdict, case) = match finish(p, &args, bless, outcome, tlp_log.as_mut()) {
+                Ok(Outcome::Error { msg, top }) => {
                     bar.suspend(|| emit_error(args.json, &p.file, &msg));
-                    Verdict::Error
+                    (Verdict::Error, error_case(p, top, secs, msg))
                 }
                 Ok(Outcome::Ran(r)) => {
                     bar.suspend(|| {
@@ -284,10 +292,17 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                             args.json, &p.file, mode, &r.report, r.verdict, &r.notes, secs, bless,
                         )
                     });
-                    r.verdict
+                    (r.verdict, ran_case(p, &r, secs))
                 }
-                Err(e) => return ControlFlow::Break(e),
+                Err(e) => {
+                    // Stops the invocation, as it stops the CI job: the
+                    // report says where.
+                    let case = error_case(p, top_of(&p.file), secs, format!("{e:#}"));
+                    cases.push(case);
+                    return ControlFlow::Break(e);
+                }
             };
+            cases.push(case);
             worst = worst.max(verdict);
             if verdict == Verdict::Pass {
                 passed += 1;
@@ -298,6 +313,14 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         },
     );
     bar.finish_and_clear();
+    if let Some(out) = junit_out {
+        let mut suite = format!("rnic {cmd}");
+        if let Some(sh) = args.shard {
+            suite.push_str(&format!(" (shard {}/{})", sh.k, sh.n));
+        }
+        let xml = junit::render(&suite, &cases, started.elapsed().as_secs_f64());
+        out.commit(&xml)?;
+    }
     if let ControlFlow::Break(e) = flow {
         return Err(e);
     }
@@ -391,7 +414,11 @@ fn prepare_outputs(args: &RunArgs, many: bool) -> Result<()> {
 
 enum Outcome {
     /// The vector did not load or its environment could not be built.
-    Error(String),
+    Error {
+        msg: String,
+        /// The vector's `top` as far as it can be read (JUnit's classname).
+        top: String,
+    },
     Ran(Box<Ran>),
 }
 
@@ -399,6 +426,7 @@ struct Ran {
     report: Report,
     verdict: Verdict,
     notes: Vec<String>,
+    top: &'static str,
     /// `bless`: the vector with its new `expect`, to be written if the
     /// TLP log (written later, in order) does not turn the verdict.
     blessed: Option<String>,
@@ -411,8 +439,15 @@ struct Ran {
 fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome> {
     let v = match Vector::load(&p.file) {
         Ok(v) => v,
-        Err(e) => return Ok(Outcome::Error(e.to_string())),
+        Err(e) => {
+            let top = top_of(&p.file);
+            return Ok(Outcome::Error {
+                msg: e.to_string(),
+                top,
+            });
+        }
     };
+    let top = v.top.name();
     let opts = RunOpts {
         vcd_dir: p.vcd.clone(),
         divergence_vcd_dir: p.divergence_vcd.clone(),
@@ -420,7 +455,12 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
     };
     let report = match scenario::run(&v, mode, &opts) {
         Ok(r) => r,
-        Err(e) => return Ok(Outcome::Error(e)),
+        Err(msg) => {
+            return Ok(Outcome::Error {
+                msg,
+                top: top.into(),
+            })
+        }
     };
     let mut unwritten: Vec<String> = report.vcd_error.iter().cloned().collect();
     if let Some(path) = &p.pcap {
@@ -447,6 +487,7 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         report,
         verdict,
         notes,
+        top,
         blessed,
     })))
 }
@@ -479,6 +520,50 @@ fn finish(
         }
     }
     Ok(Outcome::Ran(r))
+}
+
+/// The `top` field of a vector that did not load, if it has one.
+fn top_of(file: &Path) -> String {
+    std::fs::read(file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("top")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn error_case(p: &Plan, top: String, secs: f64, msg: String) -> junit::Case {
+    junit::Case {
+        name: p.file.display().to_string(),
+        classname: top,
+        seconds: secs,
+        status: junit::Status::Error {
+            message: msg.clone(),
+            text: msg,
+        },
+    }
+}
+
+fn ran_case(p: &Plan, r: &Ran, secs: f64) -> junit::Case {
+    let text = details(&p.file, &r.report, &r.notes, "");
+    let first = text.lines().next().unwrap_or_default().to_string();
+    let status = match r.verdict {
+        Verdict::Pass => junit::Status::Pass,
+        Verdict::Mismatch | Verdict::Diverged => junit::Status::Failure {
+            kind: r.verdict.name(),
+            message: first,
+            text,
+        },
+        Verdict::Error => junit::Status::Error {
+            message: first,
+            text,
+        },
+    };
+    junit::Case {
+        name: p.file.display().to_string(),
+        classname: r.top.into(),
+        seconds: secs,
+        status,
+    }
 }
 
 fn write_tlps(w: &mut impl Write, file: &Path, r: &Report) -> std::io::Result<()> {
