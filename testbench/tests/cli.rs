@@ -488,3 +488,246 @@ fn no_colour_codes_on_stderr_that_is_not_a_terminal() {
         assert!(!err.contains("\x1b["), "ANSI escape on stderr: {err:?}");
     }
 }
+
+// ---- regressions that scale out: --jobs, --shard, --junit (issue 10) ----
+
+/// Copies `vectors/<src>.json` to `dst`, optionally changing it first.
+fn put_edited(src: &str, dst: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../vectors/{src}.json"));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    std::fs::write(dst, v.to_string()).unwrap();
+}
+
+/// Small vectors of all three tops, in a directory `v` under `root`.
+fn small_regression(root: &Path) -> Vec<String> {
+    let srcs = [
+        "dma/rd_fault_ur",
+        "dma/rd_fault_ca",
+        "dma/wr_mps_512",
+        "dma/rd_above_4g",
+        "tx/tx_qp_in_error",
+        "tx/tx_zero_length",
+        "rx/drop_all_back_to_back",
+    ];
+    let mut names = Vec::new();
+    for s in srcs {
+        let name = format!("v/{s}.json");
+        put_edited(s, &root.join(&name), |_| {});
+        names.push(name);
+    }
+    names.sort();
+    names
+}
+
+/// JSON lines without their wall time, which is all that may differ.
+fn without_wall_time(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| {
+            let mut j: serde_json::Value = serde_json::from_str(l).unwrap();
+            j.as_object_mut().unwrap().remove("wall_seconds");
+            j
+        })
+        .collect()
+}
+
+#[test]
+fn jobs_run_in_parallel_and_report_in_path_order() {
+    let t = tempfile::tempdir().unwrap();
+    let names = small_regression(t.path());
+    let (code, one, err) = rnic_in(t.path(), &["cosim", "v", "--json", "--jobs", "1"], &[]);
+    assert_eq!(code, 0, "{one}{err}");
+    let one = without_wall_time(&one);
+    let order: Vec<&str> = one.iter().map(|j| j["vector"].as_str().unwrap()).collect();
+    assert_eq!(order, names);
+    // More threads than cores, so that runs overlap and finish out of
+    // order: the same lines, in the same order, and the same TLP log.
+    for jobs in ["3", "7"] {
+        let args = ["cosim", "v", "--json", "--jobs", jobs, "--tlp-log", "t.log"];
+        let (code, many, err) = rnic_in(t.path(), &args, &[]);
+        assert_eq!(code, 0, "{many}{err}");
+        assert_eq!(without_wall_time(&many), one, "--jobs {jobs}");
+        let log = std::fs::read_to_string(t.path().join("t.log")).unwrap();
+        let heads: Vec<&str> = log.lines().filter(|l| l.starts_with("# ")).collect();
+        let want: Vec<String> = names.iter().map(|n| format!("# {n}")).collect();
+        assert_eq!(heads, want);
+    }
+    let (code, out, _) = rnic_in(t.path(), &["run", "v", "--jobs", "4"], &[]);
+    assert_eq!(code, 0);
+    assert!(out.ends_with("7 passed, 0 failed\n"), "{out}");
+    let (code, _, err) = rnic_in(t.path(), &["run", "v", "--jobs", "0"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--jobs"), "{err}");
+}
+
+#[test]
+fn the_shards_together_run_every_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    let names = small_regression(t.path());
+    for n in 1..=4usize {
+        let mut union = Vec::new();
+        for k in 1..=n {
+            let shard = format!("{k}/{n}");
+            let (code, out, err) =
+                rnic_in(t.path(), &["run", "v", "--json", "--shard", &shard], &[]);
+            assert_eq!(code, 0, "{out}{err}");
+            let got = vectors_run(&out);
+            // Vector i of the sorted list is shard (i mod N) + 1's.
+            let want: Vec<String> = names
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % n == k - 1)
+                .map(|(_, s)| s.clone())
+                .collect();
+            assert_eq!(got, want, "--shard {shard}");
+            assert!(
+                err.contains(&format!("note: shard {shard}: {} of 7 vectors", want.len())),
+                "{err}"
+            );
+            union.extend(got);
+        }
+        union.sort();
+        assert_eq!(union, names, "{n} shards");
+    }
+    // More shards than vectors: the empty ones pass.
+    let (code, out, _) = rnic_in(t.path(), &["run", "v", "--shard", "9/9"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "0 passed, 0 failed\n");
+}
+
+#[test]
+fn a_bad_shard_is_bad_input_that_says_why() {
+    for (shard, why) in [
+        ("0/4", "K must be between 1 and N (4)"),
+        ("5/4", "K must be between 1 and N (4)"),
+        ("1/0", "N must be at least 1"),
+        ("2", "expected K/N"),
+        ("a/4", "K (a) is not a whole number"),
+        ("1/-4", "N (-4) is not a whole number"),
+    ] {
+        let (code, out, err) = rnic(&["run", GOOD, "--shard", shard]);
+        assert_eq!(code, 2, "--shard {shard}: {out}{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+        assert!(
+            err.contains(&format!("invalid value '{shard}' for '--shard <K/N>'"))
+                && err.contains(why),
+            "--shard {shard}: {err}"
+        );
+    }
+}
+
+/// The attribute `name` of `n` as a number.
+fn count(n: roxmltree::Node, name: &str) -> usize {
+    n.attribute(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn junit_reports_passes_failures_and_bad_input() {
+    let t = tempfile::tempdir().unwrap();
+    let v = t.path().join("v");
+    put_edited("dma/rd_fault_ur", &v.join("good.json"), |_| {});
+    put_edited("dma/rd_fault_ca", &v.join("mismatch.json"), |j| {
+        let c = j["expect"]["cycles"].as_u64().unwrap();
+        j["expect"]["cycles"] = (c + 1).into();
+    });
+    // A name full of markup, and a field that does not load.
+    let bad = r#"x & <y> "z" 'w'.json"#;
+    put_edited("tx/tx_zero_length", &v.join(bad), |j| {
+        j["max_cycles"] = "<lots>".into();
+    });
+    let args = ["cosim", "v", "--jobs", "2", "--junit", "out/ci/junit-1.xml"];
+    let (code, out, err) = rnic_in(t.path(), &args, &[]);
+    assert_eq!(code, 2, "the worst is bad input: {out}{err}");
+    assert!(out.ends_with("1 passed, 2 failed\n"), "{out}");
+    let dir = t.path().join("out/ci");
+    assert_eq!(files_under(&dir), ["junit-1.xml"], "no temporary file left");
+    let xml = std::fs::read_to_string(dir.join("junit-1.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(count(suite, "tests"), 3, "{xml}");
+    assert_eq!(count(suite, "failures"), 1, "{xml}");
+    assert_eq!(count(suite, "errors"), 1, "{xml}");
+    assert!(suite.attribute("time").unwrap().parse::<f64>().unwrap() > 0.0);
+    let cases: Vec<_> = suite.children().filter(|n| n.is_element()).collect();
+    let names: Vec<_> = cases.iter().map(|c| c.attribute("name").unwrap()).collect();
+    let bad_path = format!("v/{bad}");
+    assert_eq!(names, ["v/good.json", "v/mismatch.json", &bad_path]);
+    let classes: Vec<_> = cases
+        .iter()
+        .map(|c| c.attribute("classname").unwrap())
+        .collect();
+    assert_eq!(classes, ["dma_rd", "dma_rd", "rnic_top"]);
+    assert!(
+        cases[0].first_element_child().is_none(),
+        "a pass is a bare testcase"
+    );
+    let failure = cases[1].first_element_child().unwrap();
+    assert!(failure.has_tag_name("failure"));
+    assert_eq!(failure.attribute("type"), Some("mismatch"));
+    assert!(
+        failure
+            .attribute("message")
+            .unwrap()
+            .starts_with("cycles: expected "),
+        "{xml}"
+    );
+    let error = cases[2].first_element_child().unwrap();
+    assert!(error.has_tag_name("error"));
+    let msg = error.attribute("message").unwrap();
+    assert!(
+        msg.contains(&bad_path) && msg.contains("max_cycles"),
+        "{msg}"
+    );
+    assert_eq!(error.text(), Some(msg));
+}
+
+#[test]
+fn a_junit_file_that_cannot_be_written_stops_before_the_first_run() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("f"), "").unwrap();
+    for (junit, why) in [
+        ("f/sub/r.xml", "f/sub: Not a directory"),
+        (".", "not a file name"),
+    ] {
+        let (code, out, err) = rnic_in(
+            t.path(),
+            &[
+                "run",
+                &format!("{}/{GOOD}", env!("CARGO_MANIFEST_DIR")),
+                "--junit",
+                junit,
+            ],
+            &[],
+        );
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+        assert!(err.contains(why), "{err}");
+    }
+}
+
+#[test]
+fn bless_with_jobs_writes_each_vector_once() {
+    let t = tempfile::tempdir().unwrap();
+    let names = small_regression(t.path());
+    for n in &names {
+        let f = t.path().join(n);
+        let mut j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        j.as_object_mut().unwrap().remove("expect");
+        std::fs::write(&f, j.to_string()).unwrap();
+    }
+    let (code, out, err) = rnic_in(t.path(), &["bless", "v", "--jobs", "3"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("BLESSED").count(), names.len(), "{out}");
+    let (code, out, err) = rnic_in(t.path(), &["cosim", "v", "--jobs", "3"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("7 passed, 0 failed\n"), "{out}");
+}

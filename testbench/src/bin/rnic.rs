@@ -4,9 +4,23 @@
 //! Exit status: 0 every vector passed, 1 a divergence or a result mismatch,
 //! 2 bad input (a path or vector that does not load, outputs that clash or
 //! cannot be written).
+//!
+//! Vectors run on `--jobs` worker threads, each run with its own model and
+//! its own Verilated model (each with its own `VerilatedContext`; see
+//! `rtl_shim.h`). Everything whose order shows (the lines on stdout, the
+//! TLP log, the JUnit report) and every write to a vector file (`bless`)
+//! happens on the main thread, in the order of the sorted vector list.
+
+// Beside this file, not in src/bin/ itself, where Cargo would take each
+// file for a binary of its own.
+#[path = "rnic/junit.rs"]
+mod junit;
+#[path = "rnic/pool.rs"]
+mod pool;
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -74,6 +88,51 @@ struct RunArgs {
     /// One JSON object per vector on stdout instead of text.
     #[arg(long)]
     json: bool,
+    /// Run N vectors at a time, each on its own thread (default: the
+    /// number of cores). Results are printed in path order regardless.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// Run only shard K of N (1 <= K <= N): the vectors whose index in the
+    /// sorted list, counted from 0, is K-1 modulo N. The N shards together
+    /// run every vector once.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<Shard>,
+    /// Also write the results as JUnit XML to FILE (atomically: a
+    /// temporary file in FILE's directory, renamed at the end).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+/// `--shard K/N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shard {
+    k: usize,
+    n: usize,
+}
+
+impl Shard {
+    /// Whether vector `i` (0-based, of the sorted list) is this shard's.
+    fn has(self, i: usize) -> bool {
+        i % self.n == self.k - 1
+    }
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| "expected K/N, shard K of N, e.g. 1/4".to_string())?;
+    let num = |x: &str, what: &str| {
+        x.parse::<usize>()
+            .map_err(|_| format!("{what} ({x}) is not a whole number; expected K/N, e.g. 1/4"))
+    };
+    let (k, n) = (num(k, "K")?, num(n, "N")?);
+    if n == 0 {
+        return Err("N must be at least 1".into());
+    }
+    if !(1..=n).contains(&k) {
+        return Err(format!("K must be between 1 and N ({n})"));
+    }
+    Ok(Shard { k, n })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -145,10 +204,10 @@ impl Plan {
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode> {
-    let (args, mode, bless) = match cli.cmd {
-        Cmd::Run(a) => (a, Mode::Model, false),
-        Cmd::Cosim(a) => (a, Mode::Lockstep, false),
-        Cmd::Bless(a) => (a, Mode::Lockstep, true),
+    let (args, mode, bless, cmd) = match cli.cmd {
+        Cmd::Run(a) => (a, Mode::Model, false, "run"),
+        Cmd::Cosim(a) => (a, Mode::Lockstep, false, "cosim"),
+        Cmd::Bless(a) => (a, Mode::Lockstep, true, "bless"),
     };
     let walk = vector::walk(&args.paths)?;
     for n in &walk.notes {
@@ -157,13 +216,39 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
     if walk.found.is_empty() {
         anyhow::bail!("no *.json vectors under {:?}", args.paths);
     }
-    let plans = plan(&args, mode, &walk.found)?;
-    prepare_outputs(&args, plans.len() > 1)?;
+    // Planned over every vector, not the shard: the output names (and
+    // the clashes between them) do not depend on how CI splits the list.
+    let all = plan(&args, mode, &walk.found)?;
+    let many = all.len() > 1;
+    let plans: Vec<Plan> = match args.shard {
+        None => all,
+        Some(sh) => {
+            let total = all.len();
+            let mine: Vec<Plan> = all
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, p)| sh.has(i).then_some(p))
+                .collect();
+            eprintln!(
+                "note: shard {}/{}: {} of {total} vectors",
+                sh.k,
+                sh.n,
+                mine.len()
+            );
+            mine
+        }
+    };
+    prepare_outputs(&args, many)?;
+    let junit_out = args.junit.as_deref().map(junit::Out::create).transpose()?;
     let mut tlp_log = match &args.tlp_log {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
         )),
         None => None,
+    };
+    let jobs = match args.jobs {
+        Some(j) => j as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let started = Instant::now();
     let bar = ProgressBar::with_draw_target(Some(plans.len() as u64), ProgressDrawTarget::hidden());
@@ -174,33 +259,71 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
     );
     let mut worst = Verdict::Pass;
     let (mut passed, mut failed) = (0usize, 0usize);
-    for p in &plans {
-        // Only runs longer than a second get a bar.
-        if started.elapsed() > Duration::from_secs(1) && bar.is_hidden() {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
-        }
-        bar.set_message(p.file.display().to_string());
-        let t0 = Instant::now();
-        let verdict = match run_one(p, &args, mode, bless, tlp_log.as_mut())? {
-            Outcome::Error(e) => {
-                bar.suspend(|| emit_error(args.json, &p.file, &e));
-                Verdict::Error
+    let mut cases = Vec::new();
+    let flow = pool::run(
+        plans.len(),
+        jobs,
+        |i| {
+            let t0 = Instant::now();
+            let outcome = run_one(&plans[i], &args, mode, bless);
+            (outcome, t0.elapsed().as_secs_f64())
+        },
+        |finished, next| {
+            // Only runs longer than a second get a bar.
+            if started.elapsed() > Duration::from_secs(1) && bar.is_hidden() {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
             }
-            Outcome::Ran(r, verdict, notes) => {
-                let secs = t0.elapsed().as_secs_f64();
-                bar.suspend(|| emit(args.json, &p.file, mode, &r, verdict, &notes, secs, bless));
-                verdict
+            bar.set_position(finished as u64);
+            // The vector the output waits for.
+            if let Some(p) = plans.get(next) {
+                bar.set_message(p.file.display().to_string());
             }
-        };
-        worst = worst.max(verdict);
-        if verdict == Verdict::Pass {
-            passed += 1;
-        } else {
-            failed += 1;
-        }
-        bar.inc(1);
-    }
+        },
+        |i, (outcome, secs)| {
+            let p = &plans[i];
+            let (verdict, case) = match finish(p, &args, bless, outcome, tlp_log.as_mut()) {
+                Ok(Outcome::Error { msg, top }) => {
+                    bar.suspend(|| emit_error(args.json, &p.file, &msg));
+                    (Verdict::Error, error_case(p, top, secs, msg))
+                }
+                Ok(Outcome::Ran(r)) => {
+                    bar.suspend(|| {
+                        emit(
+                            args.json, &p.file, mode, &r.report, r.verdict, &r.notes, secs, bless,
+                        )
+                    });
+                    (r.verdict, ran_case(p, &r, secs))
+                }
+                Err(e) => {
+                    // Stops the invocation, as it stops the CI job: the
+                    // report says where.
+                    let case = error_case(p, top_of(&p.file), secs, format!("{e:#}"));
+                    cases.push(case);
+                    return ControlFlow::Break(e);
+                }
+            };
+            cases.push(case);
+            worst = worst.max(verdict);
+            if verdict == Verdict::Pass {
+                passed += 1;
+            } else {
+                failed += 1;
+            }
+            ControlFlow::Continue(())
+        },
+    );
     bar.finish_and_clear();
+    if let Some(out) = junit_out {
+        let mut suite = format!("rnic {cmd}");
+        if let Some(sh) = args.shard {
+            suite.push_str(&format!(" (shard {}/{})", sh.k, sh.n));
+        }
+        let xml = junit::render(&suite, &cases, started.elapsed().as_secs_f64());
+        out.commit(&xml)?;
+    }
+    if let ControlFlow::Break(e) = flow {
+        return Err(e);
+    }
     if !args.json {
         println!("{passed} passed, {failed} failed");
     }
@@ -291,24 +414,40 @@ fn prepare_outputs(args: &RunArgs, many: bool) -> Result<()> {
 
 enum Outcome {
     /// The vector did not load or its environment could not be built.
-    Error(String),
-    Ran(Box<Report>, Verdict, Vec<String>),
+    Error {
+        msg: String,
+        /// The vector's `top` as far as it can be read (JUnit's classname).
+        top: String,
+    },
+    Ran(Box<Ran>),
 }
 
-/// Runs one vector and writes its outputs. A file that cannot be written
-/// makes the vector's verdict an error; `Err` is for what stops the whole
-/// invocation (a vector `--plot` cannot draw, a blessed vector not saved).
-fn run_one(
-    p: &Plan,
-    args: &RunArgs,
-    mode: Mode,
-    bless: bool,
-    tlp_log: Option<&mut impl Write>,
-) -> Result<Outcome> {
+struct Ran {
+    report: Report,
+    verdict: Verdict,
+    notes: Vec<String>,
+    top: &'static str,
+    /// `bless`: the vector with its new `expect`, to be written if the
+    /// TLP log (written later, in order) does not turn the verdict.
+    blessed: Option<String>,
+}
+
+/// Runs one vector and writes its own outputs (waveforms, pcap, plot):
+/// on a worker thread. A file that cannot be written makes the vector's
+/// verdict an error; `Err` is for what stops the whole invocation (a
+/// vector `--plot` cannot draw).
+fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome> {
     let v = match Vector::load(&p.file) {
         Ok(v) => v,
-        Err(e) => return Ok(Outcome::Error(e.to_string())),
+        Err(e) => {
+            let top = top_of(&p.file);
+            return Ok(Outcome::Error {
+                msg: e.to_string(),
+                top,
+            });
+        }
     };
+    let top = v.top.name();
     let opts = RunOpts {
         vcd_dir: p.vcd.clone(),
         divergence_vcd_dir: p.divergence_vcd.clone(),
@@ -316,14 +455,14 @@ fn run_one(
     };
     let report = match scenario::run(&v, mode, &opts) {
         Ok(r) => r,
-        Err(e) => return Ok(Outcome::Error(e)),
+        Err(msg) => {
+            return Ok(Outcome::Error {
+                msg,
+                top: top.into(),
+            })
+        }
     };
     let mut unwritten: Vec<String> = report.vcd_error.iter().cloned().collect();
-    if let Some(w) = tlp_log {
-        let path = args.tlp_log.as_deref().expect("a log only with --tlp-log");
-        let log = write_tlps(w, &p.file, &report);
-        unwritten.extend(log.err().map(|e| cannot_write(path, e)));
-    }
     if let Some(path) = &p.pcap {
         let w = write_output(path, |f| {
             rnic_testbench::pcap::write_run(f, &report.tx_frames)
@@ -339,13 +478,92 @@ fn run_one(
         verdict = Verdict::Error;
         notes.extend(unwritten);
     }
-    if bless && report.clean() && verdict != Verdict::Error {
+    let blessed = (bless && report.clean() && verdict != Verdict::Error).then(|| {
         let mut nv = v.clone();
         nv.expect = Some(report.to_expect());
-        std::fs::write(&p.file, nv.to_json())
-            .with_context(|| format!("writing {}", p.file.display()))?;
+        nv.to_json()
+    });
+    Ok(Outcome::Ran(Box::new(Ran {
+        report,
+        verdict,
+        notes,
+        top,
+        blessed,
+    })))
+}
+
+/// The rest of a run, on the main thread in vector order: its part of the
+/// TLP log and, for `bless`, the vector file. `Err` stops the invocation
+/// (a blessed vector not saved).
+fn finish(
+    p: &Plan,
+    args: &RunArgs,
+    bless: bool,
+    outcome: Result<Outcome>,
+    tlp_log: Option<&mut impl Write>,
+) -> Result<Outcome> {
+    let mut r = match outcome? {
+        Outcome::Ran(r) => r,
+        error => return Ok(error),
+    };
+    if let Some(w) = tlp_log {
+        let path = args.tlp_log.as_deref().expect("a log only with --tlp-log");
+        if let Err(e) = write_tlps(w, &p.file, &r.report) {
+            r.verdict = Verdict::Error;
+            r.notes.push(cannot_write(path, e));
+        }
     }
-    Ok(Outcome::Ran(Box::new(report), verdict, notes))
+    if bless && r.verdict != Verdict::Error {
+        if let Some(text) = &r.blessed {
+            std::fs::write(&p.file, text)
+                .with_context(|| format!("writing {}", p.file.display()))?;
+        }
+    }
+    Ok(Outcome::Ran(r))
+}
+
+/// The `top` field of a vector that did not load, if it has one.
+fn top_of(file: &Path) -> String {
+    std::fs::read(file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("top")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn error_case(p: &Plan, top: String, secs: f64, msg: String) -> junit::Case {
+    junit::Case {
+        name: p.file.display().to_string(),
+        classname: top,
+        seconds: secs,
+        status: junit::Status::Error {
+            message: msg.clone(),
+            text: msg,
+        },
+    }
+}
+
+fn ran_case(p: &Plan, r: &Ran, secs: f64) -> junit::Case {
+    let text = details(&p.file, &r.report, &r.notes, "");
+    let first = text.lines().next().unwrap_or_default().to_string();
+    let status = match r.verdict {
+        Verdict::Pass => junit::Status::Pass,
+        Verdict::Mismatch | Verdict::Diverged => junit::Status::Failure {
+            kind: r.verdict.name(),
+            message: first,
+            text,
+        },
+        Verdict::Error => junit::Status::Error {
+            message: first,
+            text,
+        },
+    };
+    junit::Case {
+        name: p.file.display().to_string(),
+        classname: r.top.into(),
+        seconds: secs,
+        status,
+    }
 }
 
 fn write_tlps(w: &mut impl Write, file: &Path, r: &Report) -> std::io::Result<()> {
@@ -425,13 +643,12 @@ fn emit(
     secs: f64,
     bless: bool,
 ) {
-    let repro = format!("rnic cosim {} --vcd out/vcd", file.display());
     if json {
         let div = r.divergence.as_ref().map(|d| {
             json!({
                 "block": d.block, "cycle": d.cycle, "port": d.diff.port, "detail": d.diff.detail,
                 "model": d.diff.model, "rtl": d.diff.rtl, "history": d.history,
-                "vcd": r.vcd, "reproduce": repro,
+                "vcd": r.vcd, "reproduce": repro(file),
             })
         });
         println!(
@@ -461,14 +678,27 @@ fn emit(
         file.display(),
         r.cycles
     );
+    print!("{}", details(file, r, notes, "         "));
+}
+
+/// What follows a verdict line: the notes (each line after `indent`), or
+/// the divergence report with its waveforms and the command that
+/// reproduces it.
+fn details(file: &Path, r: &Report, notes: &[String], indent: &str) -> String {
+    let mut s = String::new();
     for n in notes {
-        println!("         {n}");
+        s.push_str(&format!("{indent}{n}\n"));
     }
     if let Some(d) = &r.divergence {
-        print!("{d}");
+        s.push_str(&d.to_string());
         for p in &r.vcd {
-            println!("  waveform: {}", p.display());
+            s.push_str(&format!("  waveform: {}\n", p.display()));
         }
-        println!("  reproduce: {repro}");
+        s.push_str(&format!("  reproduce: {}\n", repro(file)));
     }
+    s
+}
+
+fn repro(file: &Path) -> String {
+    format!("rnic cosim {} --vcd out/vcd", file.display())
 }
