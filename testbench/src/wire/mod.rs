@@ -1,13 +1,16 @@
-//! Bytes on the wire: TLP encoding ([`tlp`]), RoCEv2 frames ([`roce`]) and
-//! the beat framing used on the 512-bit `rq_*`/`rc_*` streams.
+//! Bytes on the wire: TLP encoding ([`tlp`]), RoCEv2 frames ([`roce`]), PFC
+//! frames ([`pfc`]), the host-memory WQE and CQE layouts ([`wqe`], [`cqe`])
+//! and the beat framing used on the 512-bit `rq_*`/`rc_*` streams.
 //!
 //! Link convention: a TLP starts at byte 0 of a beat with `sop`; byte `i` of
 //! a beat is `data.0[i]`; `keep` (bit `i` = byte `i` valid) is contiguous from
 //! byte 0, all ones on every beat but the last, and the last beat has `eop`.
 
+pub mod cqe;
 pub mod pfc;
 pub mod roce;
 pub mod tlp;
+pub mod wqe;
 
 pub use roce::{RoceError, RoceFrame, RoceRepr};
 pub use tlp::{CplStatus, Tlp, TlpError, TlpKind, TlpRepr};
