@@ -35,24 +35,13 @@ use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlAckTracker;
 
+use common::cpl::Cpl;
+
 const DEFAULT_CASES: u64 = 1000;
 const DEFAULT_SEED: u64 = 0x6163_6B5F_7472_6B72; // "ack_trkr"
 /// Lockstep cycles the default run must reach in total.
 const MIN_TOTAL_CYCLES: u64 = 2_000_000;
 const M24: u32 = 0xFF_FFFF;
-
-/// A completion as it must come out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Cpl {
-    wait_frame: bool,
-    wr_id: u64,
-    status: u8,
-    opcode: u8,
-    len: u32,
-    imm: u32,
-    qp: u8,
-    cq: u8,
-}
 
 /// An RC completion waiting in the predictor: the completion, its last
 /// PSN, success or not.

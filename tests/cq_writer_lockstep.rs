@@ -34,21 +34,11 @@ use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlCqWriter;
 use rnic_testbench::wire::cqe;
 
+use common::cpl::Cpl;
+
 const DEFAULT_CASES: u64 = 400;
 const DEFAULT_SEED: u64 = 0x6371_5F77_7269_7465; // "cq_write"
 const MIN_TOTAL_CYCLES: u64 = 400_000;
-
-#[derive(Debug, Clone, Copy)]
-struct Cpl {
-    wait: bool,
-    wr_id: u64,
-    status: u8,
-    opcode: u8,
-    len: u32,
-    imm: u32,
-    qp: u8,
-    cq: u8,
-}
 
 struct CqEnv {
     r: SplitMix64,
@@ -97,7 +87,7 @@ impl CqEnv {
                 [0, 2, 4, 5, 5, 5][r.below(6) as usize]
             };
             cpls.push(Cpl {
-                wait,
+                wait_frame: wait,
                 wr_id: r.next_u64(),
                 status,
                 opcode: r.below(256) as u8,
@@ -161,7 +151,7 @@ impl CqEnv {
     /// The reference CQE of completion `c` (taken in order).
     fn expect(&mut self, c: &Cpl) {
         let (mut status, mut len) = (c.status, c.len);
-        if c.wait {
+        if c.wait_frame {
             let err = self.frame_errs.pop_front().unwrap();
             if err && status == cqe::STATUS_SUCCESS {
                 status = cqe::STATUS_GENERAL_ERR;
@@ -229,14 +219,14 @@ impl Env for CqEnv {
         // ---- tx_engine ----
         if !self.offering && self.next_cpl < self.cpls.len() && self.r.percent(self.cpl_pct) {
             self.offering = true;
-            if self.cpls[self.next_cpl].wait {
+            if self.cpls[self.next_cpl].wait_frame {
                 self.wait_offered += 1;
             }
         }
         if self.offering {
             let c = self.cpls[self.next_cpl];
             i.cpl_valid = true;
-            i.cpl_wait_frame = c.wait;
+            i.cpl_wait_frame = c.wait_frame;
             i.cpl_wr_id = c.wr_id;
             i.cpl_status = c.status;
             i.cpl_opcode = c.opcode;
@@ -265,7 +255,7 @@ impl Env for CqEnv {
             if self.written + self.exp.len() >= self.next_cpl {
                 break;
             }
-            if c.wait && self.frame_errs.is_empty() {
+            if c.wait_frame && self.frame_errs.is_empty() {
                 break;
             }
             self.expect(&c);
