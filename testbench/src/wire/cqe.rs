@@ -14,8 +14,6 @@
 //! The reserved bytes and bits must be zero; [`Repr::parse`] reads past
 //! them and [`Cqe::reserved_zero`] says whether they are.
 
-use thiserror::Error;
-
 pub mod field {
     use super::super::roce::Field;
     pub const WR_ID: Field = 0x00..0x08;
@@ -44,50 +42,26 @@ pub const STATUS_WR_FLUSH_ERR: u8 = 5;
 /// The payload's PCIe read failed.
 pub const STATUS_GENERAL_ERR: u8 = 21;
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-#[error("CQE truncated: {0} bytes, it needs {CQE_LEN}")]
-pub struct Truncated(pub usize);
-
-/// A view of a CQE's bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cqe<T: AsRef<[u8]>> {
-    buffer: T,
-}
-
-fn le<const N: usize>(b: &[u8]) -> [u8; N] {
-    b.try_into().unwrap()
-}
+le_view!(
+    /// A view of a CQE's bytes.
+    Cqe,
+    "CQE",
+    CQE_LEN
+);
 
 impl<T: AsRef<[u8]>> Cqe<T> {
-    /// Wraps bytes without checking; accessors may panic on short buffers.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-    /// Wraps bytes that hold at least a whole CQE.
-    pub fn new_checked(buffer: T) -> Result<Self, Truncated> {
-        match buffer.as_ref().len() {
-            n if n < CQE_LEN => Err(Truncated(n)),
-            _ => Ok(Self { buffer }),
-        }
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-    fn b(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
     pub fn wr_id(&self) -> u64 {
-        u64::from_le_bytes(le(&self.b()[field::WR_ID]))
+        self.u64_at(field::WR_ID)
     }
     /// The byte length.
     pub fn length(&self) -> u32 {
-        u32::from_le_bytes(le(&self.b()[field::LEN]))
+        self.u32_at(field::LEN)
     }
     pub fn imm(&self) -> u32 {
-        u32::from_le_bytes(le(&self.b()[field::IMM]))
+        self.u32_at(field::IMM)
     }
     pub fn qp(&self) -> u32 {
-        u32::from_le_bytes(le(&self.b()[field::QP]))
+        self.u32_at(field::QP)
     }
     pub fn opcode(&self) -> u8 {
         self.b()[field::OPCODE]
@@ -108,20 +82,17 @@ impl<T: AsRef<[u8]>> Cqe<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Cqe<T> {
-    fn bm(&mut self) -> &mut [u8] {
-        self.buffer.as_mut()
-    }
     pub fn set_wr_id(&mut self, v: u64) {
-        self.bm()[field::WR_ID].copy_from_slice(&v.to_le_bytes());
+        self.put(field::WR_ID, &v.to_le_bytes());
     }
     pub fn set_length(&mut self, v: u32) {
-        self.bm()[field::LEN].copy_from_slice(&v.to_le_bytes());
+        self.put(field::LEN, &v.to_le_bytes());
     }
     pub fn set_imm(&mut self, v: u32) {
-        self.bm()[field::IMM].copy_from_slice(&v.to_le_bytes());
+        self.put(field::IMM, &v.to_le_bytes());
     }
     pub fn set_qp(&mut self, v: u32) {
-        self.bm()[field::QP].copy_from_slice(&v.to_le_bytes());
+        self.put(field::QP, &v.to_le_bytes());
     }
     pub fn set_opcode(&mut self, v: u8) {
         self.bm()[field::OPCODE] = v;
@@ -179,6 +150,7 @@ impl Repr {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Truncated;
     use super::*;
 
     /// A first-pass (owner 1) success of a SEND_IMM on QP 3, every field
@@ -240,6 +212,13 @@ mod tests {
             assert!(!c.reserved_zero(), "byte {at:#x} {v:#x}");
             assert!(c.owner());
         }
-        assert_eq!(Cqe::new_checked(&SEND_IMM_OK[..31]), Err(Truncated(31)));
+        assert_eq!(
+            Cqe::new_checked(&SEND_IMM_OK[..31]),
+            Err(Truncated {
+                layout: "CQE",
+                len: 31,
+                need: 32
+            })
+        );
     }
 }

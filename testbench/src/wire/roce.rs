@@ -93,37 +93,11 @@ fn need(layer: &'static str, len: usize, need: usize) -> Result<()> {
     Ok(())
 }
 
-/// The struct of a header view and the constructors every view shares.
+/// A `byte_view!` (see `wire/mod.rs`) over a header of `$len` bytes or
+/// more; a shorter buffer is [`RoceError::Truncated`].
 macro_rules! header_view {
     ($(#[$m:meta])* $name:ident, $layer:literal, $len:expr) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Eq)]
-        pub struct $name<T: AsRef<[u8]>> {
-            buffer: T,
-        }
-        impl<T: AsRef<[u8]>> $name<T> {
-            /// Wraps bytes without checking; accessors may panic on short buffers.
-            pub fn new_unchecked(buffer: T) -> Self {
-                Self { buffer }
-            }
-            /// Wraps bytes that hold at least the fixed header.
-            pub fn new_checked(buffer: T) -> super::Result<Self> {
-                super::need($layer, buffer.as_ref().len(), $len)?;
-                Ok(Self { buffer })
-            }
-            pub fn into_inner(self) -> T {
-                self.buffer
-            }
-            fn b(&self) -> &[u8] {
-                self.buffer.as_ref()
-            }
-        }
-        impl<T: AsRef<[u8]> + AsMut<[u8]>> $name<T> {
-            #[allow(dead_code)]
-            fn bm(&mut self) -> &mut [u8] {
-                self.buffer.as_mut()
-            }
-        }
+        byte_view!($(#[$m])* $name, super::RoceError, |len| super::need($layer, len, $len));
     };
 }
 

@@ -15,8 +15,6 @@
 //! Any 64 bytes are a WQE: an opcode above 4 and set reserved bits are for
 //! the NIC to judge (or ignore), so the view reads them as they are.
 
-use thiserror::Error;
-
 pub mod field {
     use super::super::roce::Field;
     pub const WR_ID: Field = 0x00..0x08;
@@ -45,40 +43,16 @@ pub const OP_RDMA_READ: u8 = 4;
 pub const FLAG_SIGNALED: u8 = 1;
 pub const FLAG_SOLICITED: u8 = 2;
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-#[error("WQE truncated: {0} bytes, it needs {WQE_LEN}")]
-pub struct Truncated(pub usize);
-
-/// A view of a WQE's bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wqe<T: AsRef<[u8]>> {
-    buffer: T,
-}
-
-fn le<const N: usize>(b: &[u8]) -> [u8; N] {
-    b.try_into().unwrap()
-}
+le_view!(
+    /// A view of a WQE's bytes.
+    Wqe,
+    "WQE",
+    WQE_LEN
+);
 
 impl<T: AsRef<[u8]>> Wqe<T> {
-    /// Wraps bytes without checking; accessors may panic on short buffers.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-    /// Wraps bytes that hold at least a whole WQE.
-    pub fn new_checked(buffer: T) -> Result<Self, Truncated> {
-        match buffer.as_ref().len() {
-            n if n < WQE_LEN => Err(Truncated(n)),
-            _ => Ok(Self { buffer }),
-        }
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-    fn b(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
     pub fn wr_id(&self) -> u64 {
-        u64::from_le_bytes(le(&self.b()[field::WR_ID]))
+        self.u64_at(field::WR_ID)
     }
     pub fn opcode(&self) -> u8 {
         self.b()[field::OPCODE]
@@ -95,31 +69,28 @@ impl<T: AsRef<[u8]>> Wqe<T> {
     }
     /// The message length in bytes.
     pub fn length(&self) -> u32 {
-        u32::from_le_bytes(le(&self.b()[field::LEN]))
+        self.u32_at(field::LEN)
     }
     pub fn laddr(&self) -> u64 {
-        u64::from_le_bytes(le(&self.b()[field::LADDR]))
+        self.u64_at(field::LADDR)
     }
     pub fn lkey(&self) -> u32 {
-        u32::from_le_bytes(le(&self.b()[field::LKEY]))
+        self.u32_at(field::LKEY)
     }
     pub fn imm(&self) -> u32 {
-        u32::from_le_bytes(le(&self.b()[field::IMM]))
+        self.u32_at(field::IMM)
     }
     pub fn raddr(&self) -> u64 {
-        u64::from_le_bytes(le(&self.b()[field::RADDR]))
+        self.u64_at(field::RADDR)
     }
     pub fn rkey(&self) -> u32 {
-        u32::from_le_bytes(le(&self.b()[field::RKEY]))
+        self.u32_at(field::RKEY)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Wqe<T> {
-    fn bm(&mut self) -> &mut [u8] {
-        self.buffer.as_mut()
-    }
     pub fn set_wr_id(&mut self, v: u64) {
-        self.bm()[field::WR_ID].copy_from_slice(&v.to_le_bytes());
+        self.put(field::WR_ID, &v.to_le_bytes());
     }
     pub fn set_opcode(&mut self, v: u8) {
         self.bm()[field::OPCODE] = v;
@@ -129,22 +100,22 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Wqe<T> {
         self.bm()[field::FLAGS] = v;
     }
     pub fn set_length(&mut self, v: u32) {
-        self.bm()[field::LEN].copy_from_slice(&v.to_le_bytes());
+        self.put(field::LEN, &v.to_le_bytes());
     }
     pub fn set_laddr(&mut self, v: u64) {
-        self.bm()[field::LADDR].copy_from_slice(&v.to_le_bytes());
+        self.put(field::LADDR, &v.to_le_bytes());
     }
     pub fn set_lkey(&mut self, v: u32) {
-        self.bm()[field::LKEY].copy_from_slice(&v.to_le_bytes());
+        self.put(field::LKEY, &v.to_le_bytes());
     }
     pub fn set_imm(&mut self, v: u32) {
-        self.bm()[field::IMM].copy_from_slice(&v.to_le_bytes());
+        self.put(field::IMM, &v.to_le_bytes());
     }
     pub fn set_raddr(&mut self, v: u64) {
-        self.bm()[field::RADDR].copy_from_slice(&v.to_le_bytes());
+        self.put(field::RADDR, &v.to_le_bytes());
     }
     pub fn set_rkey(&mut self, v: u32) {
-        self.bm()[field::RKEY].copy_from_slice(&v.to_le_bytes());
+        self.put(field::RKEY, &v.to_le_bytes());
     }
 }
 
@@ -204,6 +175,7 @@ impl Repr {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Truncated;
     use super::*;
 
     /// A signaled, solicited RDMA_WRITE_IMM, every field from the table of
@@ -255,6 +227,13 @@ mod tests {
         assert_eq!(e[field::FLAGS], FLAG_SOLICITED);
         assert!(e[field::RESERVED_0A].iter().all(|&x| x == 0));
         assert!(e[field::RESERVED_2C].iter().all(|&x| x == 0));
-        assert_eq!(Wqe::new_checked(&b[..63]), Err(Truncated(63)));
+        assert_eq!(
+            Wqe::new_checked(&b[..63]),
+            Err(Truncated {
+                layout: "WQE",
+                len: 63,
+                need: 64
+            })
+        );
     }
 }

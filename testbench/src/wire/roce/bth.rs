@@ -124,6 +124,8 @@ pub fn pad_cnt(len: usize) -> u8 {
 
 #[cfg(test)]
 mod tests {
+    // A BTH Repr with P_Key ffff and every flag clear.
+    use super::super::testdata::bth as repr;
     use super::*;
 
     /// RC RDMA WRITE ONLY with Immediate: SE, PadCnt 3; P_Key ffff; DestQP
@@ -139,20 +141,6 @@ mod tests {
     const CNP: [u8; 12] = [
         0x81, 0x00, 0xFF, 0xFF, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00,
     ];
-
-    fn repr(opcode: u8, dest_qp: u32, psn: u32) -> Repr {
-        Repr {
-            opcode,
-            se: false,
-            migreq: false,
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: false,
-            dest_qp,
-            ack_req: false,
-            psn,
-        }
-    }
 
     #[test]
     fn headers_parse_and_emit() {
