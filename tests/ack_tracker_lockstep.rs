@@ -54,6 +54,8 @@ use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlAckTracker;
 
+use common::cpl::Cpl;
+
 const DEFAULT_CASES: u64 = 1000;
 const DEFAULT_SEED: u64 = 0x6163_6B5F_7472_6B72; // "ack_trkr"
 /// Lockstep cycles the default run must reach in total.
@@ -69,19 +71,6 @@ fn ahead(from: u32, to: u32) -> u32 {
 /// `p + k` modulo 2^24 (k may be "negative" as 2^24 - k).
 fn psn_add(p: u32, k: u32) -> u32 {
     p.wrapping_add(k) & M24
-}
-
-/// A completion as it must come out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Cpl {
-    wait_frame: bool,
-    wr_id: u64,
-    status: u8,
-    opcode: u8,
-    len: u32,
-    imm: u32,
-    qp: u8,
-    cq: u8,
 }
 
 /// An RC completion waiting in the predictor: the completion, its last

@@ -32,22 +32,13 @@ use rnic_model::cq_writer::{CqWriter, CqWriterIn, CqWriterOut, CQS, QPS};
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlCqWriter;
+use rnic_testbench::wire::cqe;
+
+use common::cpl::Cpl;
 
 const DEFAULT_CASES: u64 = 400;
 const DEFAULT_SEED: u64 = 0x6371_5F77_7269_7465; // "cq_write"
 const MIN_TOTAL_CYCLES: u64 = 400_000;
-
-#[derive(Debug, Clone, Copy)]
-struct Cpl {
-    wait: bool,
-    wr_id: u64,
-    status: u8,
-    opcode: u8,
-    len: u32,
-    imm: u32,
-    qp: u8,
-    cq: u8,
-}
 
 struct CqEnv {
     r: SplitMix64,
@@ -70,7 +61,7 @@ struct CqEnv {
     frames_sent: usize,
     cq_read: (u64, u8),
     // reference
-    exp: VecDeque<(u64, [u8; 32], u8)>,
+    exp: VecDeque<(u64, [u8; cqe::CQE_LEN], u8)>,
     frame_errs: VecDeque<bool>,
     pi: [u64; CQS],
     reqs: VecDeque<u64>,
@@ -96,7 +87,7 @@ impl CqEnv {
                 [0, 2, 4, 5, 5, 5][r.below(6) as usize]
             };
             cpls.push(Cpl {
-                wait,
+                wait_frame: wait,
                 wr_id: r.next_u64(),
                 status,
                 opcode: r.below(256) as u8,
@@ -160,10 +151,10 @@ impl CqEnv {
     /// The reference CQE of completion `c` (taken in order).
     fn expect(&mut self, c: &Cpl) {
         let (mut status, mut len) = (c.status, c.len);
-        if c.wait {
+        if c.wait_frame {
             let err = self.frame_errs.pop_front().unwrap();
-            if err && status == 0 {
-                status = 21;
+            if err && status == cqe::STATUS_SUCCESS {
+                status = cqe::STATUS_GENERAL_ERR;
                 len = 0;
             }
         }
@@ -174,18 +165,20 @@ impl CqEnv {
         // A 16-bit producer index: rings of 2^16 entries or more never wrap
         // it into the owner bit.
         let (slot, owner) = if log >= 16 {
-            (pi, 1)
+            (pi, true)
         } else {
-            (pi % (1 << log), (1 - (pi >> log) % 2) as u8)
+            (pi % (1 << log), (pi >> log) & 1 == 0)
         };
-        let mut b = [0u8; 32];
-        b[..8].copy_from_slice(&c.wr_id.to_le_bytes());
-        b[8..12].copy_from_slice(&len.to_le_bytes());
-        b[12..16].copy_from_slice(&c.imm.to_le_bytes());
-        b[16] = c.qp;
-        b[20] = c.opcode;
-        b[21] = status;
-        b[23] = owner;
+        let b = cqe::Repr {
+            wr_id: c.wr_id,
+            len,
+            imm: c.imm,
+            qp: c.qp as u32,
+            opcode: c.opcode,
+            status,
+            owner,
+        }
+        .to_bytes();
         self.exp.push_back((base.wrapping_add(32 * slot), b, c.cq));
     }
 
@@ -198,9 +191,14 @@ impl CqEnv {
                 .pop_front()
                 .unwrap_or_else(|| panic!("cycle {cycle}: a CQE nobody completed"));
             assert_eq!(addr, ea, "cycle {cycle}: CQE {} address", self.written);
-            assert_eq!(data[..32], eb, "cycle {cycle}: CQE {} bytes", self.written);
+            assert_eq!(
+                data[..cqe::CQE_LEN],
+                eb,
+                "cycle {cycle}: CQE {} bytes",
+                self.written
+            );
             assert!(
-                data[32..].iter().all(|&x| x == 0),
+                data[cqe::CQE_LEN..].iter().all(|&x| x == 0),
                 "cycle {cycle}: bytes past the CQE"
             );
             self.written += 1;
@@ -221,14 +219,14 @@ impl Env for CqEnv {
         // ---- tx_engine ----
         if !self.offering && self.next_cpl < self.cpls.len() && self.r.percent(self.cpl_pct) {
             self.offering = true;
-            if self.cpls[self.next_cpl].wait {
+            if self.cpls[self.next_cpl].wait_frame {
                 self.wait_offered += 1;
             }
         }
         if self.offering {
             let c = self.cpls[self.next_cpl];
             i.cpl_valid = true;
-            i.cpl_wait_frame = c.wait;
+            i.cpl_wait_frame = c.wait_frame;
             i.cpl_wr_id = c.wr_id;
             i.cpl_status = c.status;
             i.cpl_opcode = c.opcode;
@@ -257,7 +255,7 @@ impl Env for CqEnv {
             if self.written + self.exp.len() >= self.next_cpl {
                 break;
             }
-            if c.wait && self.frame_errs.is_empty() {
+            if c.wait_frame && self.frame_errs.is_empty() {
                 break;
             }
             self.expect(&c);

@@ -18,6 +18,10 @@
 
 use std::path::Path;
 
+mod common;
+
+use common::vector_json::{doorbell_json, mr_json, uc_qp_json, write_wqe_json, MR_VA};
+
 use rnic_model::csr_map::CC_STAT_RC_ADDR;
 use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
 use rnic_testbench::lockstep::{self, Env};
@@ -30,14 +34,7 @@ const CE_TO_CNP_MAX: u64 = 16;
 const CNP_TO_CUT_MAX: u64 = 4;
 
 fn qp(n: u32, extra: &str) -> String {
-    format!(
-        r#"{{"qp":{n},"type":"uc","remote_qpn":{rq},"psn":0,"mtu":256,"pd":1,"cq":0,
-            "dst_mac":"02:00:00:00:01:0{n}","src_mac":"02:00:00:00:00:0{n}",
-            "ip":{{"ipv4":{{"src":"10.0.0.1","dst":"10.0.1.{n}"}}}},
-            "sq":{{"base":"{sq:#x}","log_size":6}}{extra}}}"#,
-        rq = 0x100 + n,
-        sq = 0x1000_0000u64 + 0x1_0000 * n as u64
-    )
+    uc_qp_json(n, 256, extra)
 }
 
 /// A vector of `qps` (JSON objects), one 64 KiB WRITE per entry of `writes`
@@ -46,27 +43,22 @@ fn vector(qps: &[String], writes: &[(u32, u64)], rx: &str, extra: &str) -> Vecto
     let wqes: Vec<String> = writes
         .iter()
         .enumerate()
-        .map(|(k, &(q, _))| {
-            format!(
-                r#"{{"qp":{q},"opcode":"write","wr_id":{k},"len":65536,"laddr":"{la:#x}","lkey":"0x10",
-                    "raddr":"0x1000","rkey":"0x1","signaled":false}}"#,
-                la = 0x7F00_0000_0000u64 + k as u64 * 0x1_0000
-            )
-        })
+        .map(|(k, &(q, _))| write_wqe_json(q, k as u32, 65536, MR_VA + k as u64 * 0x1_0000))
         .collect();
     let dbs: Vec<String> = writes
         .iter()
-        .map(|&(q, at)| format!(r#"{{"at":{at},"qp":{q},"wqes":1}}"#))
+        .map(|&(q, at)| doorbell_json(at, q, 1))
         .collect();
     let text = format!(
         r#"{{"format":1,"name":"figure","description":"figure","checked_against":"tests/rx_cc_figures.rs",
         "top":"rnic_top",
         "memory":[{{"addr":"0x1000000","len":1048576,"seed":3}}],
         "qps":[{}],
-        "mrs":[{{"index":0,"key":"0x10","va":"0x7f0000000000","len":"0x100000","pbase":"0x1000000","pd":1}}],
+        "mrs":[{}],
         "cqs":[{{"cq":0,"ring":{{"base":"0x20000000","log_size":4}}}}],
         "wqes":[{}], "doorbells":[{}], "rx":[{rx}]{extra}, "max_cycles":400000}}"#,
         qps.join(","),
+        mr_json("0x100000"),
         wqes.join(","),
         dbs.join(",")
     );

@@ -46,6 +46,7 @@ use rnic_model::sq_fetch::{SqFetch, SqFetchIn, SqFetchOut, BATCH, INFL, QPS, SLO
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlSqFetch;
+use rnic_testbench::wire::wqe;
 
 const DEFAULT_CASES: u64 = 64;
 const DEFAULT_SEED: u64 = 0x7371_5F66_6574_6368; // "sq_fetch"
@@ -216,7 +217,8 @@ impl FetchEnv {
                 *b = self.rng.next_u64() as u8;
             }
             self.wr_seq += 1;
-            w[..8].copy_from_slice(&(self.wr_seq << 8 | q as u64).to_le_bytes());
+            // Random bytes but a wr_id that names the WQE.
+            wqe::Wqe::new_unchecked(&mut w[..]).set_wr_id(self.wr_seq << 8 | q as u64);
             let qp = &mut self.qps[q];
             let slot = qp.pi as u64 & (qp.size() as u64 - 1);
             let addr = qp.base + 64 * slot;

@@ -59,6 +59,7 @@ use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlTxEngine;
 use rnic_testbench::wire::roce::{bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, RoceRepr};
+use rnic_testbench::wire::wqe;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 const DEFAULT_CASES: u64 = 300;
@@ -123,15 +124,17 @@ impl Wqe {
         for (k, x) in b.iter_mut().enumerate() {
             *x = (self.junk >> (8 * (k % 8))) as u8 ^ k as u8;
         }
-        b[0..8].copy_from_slice(&self.wr_id.to_le_bytes());
-        b[8] = self.op;
-        b[9] = self.flags;
-        b[0x0C..0x10].copy_from_slice(&self.len.to_le_bytes());
-        b[0x10..0x18].copy_from_slice(&self.laddr.to_le_bytes());
-        b[0x18..0x1C].copy_from_slice(&self.lkey.to_le_bytes());
-        b[0x1C..0x20].copy_from_slice(&self.imm.to_le_bytes());
-        b[0x20..0x28].copy_from_slice(&self.rva.to_le_bytes());
-        b[0x28..0x2C].copy_from_slice(&self.rkey.to_le_bytes());
+        // The fields over the junk; op and flags as drawn, reserved bits too.
+        let mut w = wqe::Wqe::new_unchecked(&mut b[..]);
+        w.set_wr_id(self.wr_id);
+        w.set_opcode(self.op);
+        w.set_flags(self.flags);
+        w.set_length(self.len);
+        w.set_laddr(self.laddr);
+        w.set_lkey(self.lkey);
+        w.set_imm(self.imm);
+        w.set_raddr(self.rva);
+        w.set_rkey(self.rkey);
         b
     }
 }
@@ -257,7 +260,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
         for k in 0..n {
             let (first, last) = (k == 0, k == n - 1);
             let pay = if last { w.len - (k as u32) * mtu } else { mtu };
-            // RC opcode numbers of SPEC section 1.
+            // RC opcode numbers of docs/protocol.md section 1.
             let opcode = match (w.op, first, last) {
                 (0 | 1, true, false) => 0x00,
                 (0 | 1, false, false) => 0x01,
@@ -1002,7 +1005,7 @@ impl Env for TxEnv {
         i.mr_access = m.access;
         i.mr_pd = m.pd;
         self.qp_read = qp_of(&self.qp_tab, o.qp_idx);
-        let lkey = u32::from_le_bytes(i.wqe_data[0x18..0x1C].try_into().unwrap());
+        let lkey = wqe::Wqe::new_unchecked(&i.wqe_data[..]).lkey();
         self.mr_read = self.c.mrs[lkey as usize % MRS];
         if o.psn_wr_valid {
             self.qp_tab[o.psn_wr_qp as usize].psn = o.psn_wr_psn;

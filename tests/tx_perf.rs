@@ -19,6 +19,9 @@
 //!
 //! `cargo test --release --test tx_perf -- --nocapture` prints the table.
 
+mod common;
+
+use common::vector_json::{doorbell_json, mr_json, uc_qp_json, write_wqe_json, MR_VA};
 use rnic_model::rnic_top::RnicTop;
 use rnic_testbench::lockstep;
 use rnic_testbench::rtl::RtlRnicTop;
@@ -29,33 +32,17 @@ const LATENCY: u32 = 500;
 const MSG: u32 = 65536;
 const REQUIRED_PERCENT: u64 = 95;
 
-fn qp_json(n: u32, mtu: u32) -> String {
-    format!(
-        r#"{{"qp":{n},"type":"uc","remote_qpn":{rq},"psn":0,"mtu":{mtu},"pd":1,"cq":0,
-            "dst_mac":"02:00:00:00:01:0{n}","src_mac":"02:00:00:00:00:0{n}",
-            "ip":{{"ipv4":{{"src":"10.0.0.1","dst":"10.0.1.{n}"}}}},
-            "sq":{{"base":"{sq:#x}","log_size":6}}}}"#,
-        rq = 0x100 + n,
-        sq = 0x1000_0000u64 + 0x1_0000 * n as u64
-    )
-}
-
 /// `msgs` 64 KiB unsignaled WRITEs per QP, `qps` QPs, all posted at once.
 fn stream(mtu: u32, cpl_size: u32, qps: u32, msgs: u32, latency: u32, len: u32) -> Vector {
     let mut wqes = Vec::new();
     for k in 0..msgs {
         for q in 0..qps {
-            wqes.push(format!(
-                r#"{{"qp":{q},"opcode":"write","wr_id":{k},"len":{len},"laddr":"{la:#x}","lkey":"0x10",
-                    "raddr":"0x1000","rkey":"0x1","signaled":false}}"#,
-                la = 0x7F00_0000_0000u64 + (k * qps + q) as u64 * MSG as u64
-            ));
+            let la = MR_VA + (k * qps + q) as u64 * MSG as u64;
+            wqes.push(write_wqe_json(q, k, len, la));
         }
     }
-    let qs: Vec<String> = (0..qps).map(|n| qp_json(n, mtu)).collect();
-    let dbs: Vec<String> = (0..qps)
-        .map(|q| format!(r#"{{"at":0,"qp":{q},"wqes":{msgs}}}"#))
-        .collect();
+    let qs: Vec<String> = (0..qps).map(|n| uc_qp_json(n, mtu, "")).collect();
+    let dbs: Vec<String> = (0..qps).map(|q| doorbell_json(0, q, msgs)).collect();
     let total = (msgs * qps) as u64 * MSG as u64;
     let text = format!(
         r#"{{"format":1,"name":"tx_stream","description":"stream","checked_against":"tests/tx_perf.rs",
@@ -63,10 +50,11 @@ fn stream(mtu: u32, cpl_size: u32, qps: u32, msgs: u32, latency: u32, len: u32) 
         "root_complex":{{"latency":{latency},"rcb":64,"cpl_size":{cpl_size}}},
         "memory":[{{"addr":"0x1000000","len":{total},"seed":3}}],
         "qps":[{}],
-        "mrs":[{{"index":0,"key":"0x10","va":"0x7f0000000000","len":"{total:#x}","pbase":"0x1000000","pd":1}}],
+        "mrs":[{}],
         "cqs":[{{"cq":0,"ring":{{"base":"0x20000000","log_size":4}}}}],
         "wqes":[{}], "doorbells":[{}], "max_cycles":400000}}"#,
         qs.join(","),
+        mr_json(&format!("{total:#x}")),
         wqes.join(","),
         dbs.join(",")
     );

@@ -18,12 +18,18 @@
 //!
 //! The stimulus generator is `rnic_testbench::env::SplitMix64` (written out
 //! there, so a seed means the same stream whatever crate versions change).
+//!
+//! Fixtures that several tests share: [`cpl::Cpl`], a completion on the
+//! `cpl_*` interface, and [`vector_json`], pieces of `rnic_top` vectors.
 
 // Each test uses only part of this module (dma_random has its own proptest
 // runner and takes only the seed and case count).
 #![allow(dead_code)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub mod cpl;
+pub mod vector_json;
 
 /// The seed variable, the same for every random test.
 pub const SEED_VAR: &str = "RNIC_RANDOM_SEED";

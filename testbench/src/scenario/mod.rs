@@ -363,7 +363,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
                     status: w.cqe.status,
                     len: w.cqe.len,
                     imm: Hex(w.cqe.imm as u64),
-                    owner: w.cqe.owner,
+                    owner: w.cqe.owner as u8,
                 })
                 .collect();
             report.counters = env

@@ -15,6 +15,7 @@ use crate::env::SplitMix64;
 use crate::lockstep::Env;
 use crate::vector::{QpSpec, Vector, WqeSpec};
 use crate::wire::roce::{RoceFrame, RoceRepr};
+use crate::wire::{cqe, wqe};
 // Register addresses: the generated map, the one table the RTL and model share.
 use rnic_model::csr_map::*;
 
@@ -115,19 +116,21 @@ pub fn is_cnp(f: &[u8]) -> bool {
     RoceRepr::parse_bytes(f).is_ok_and(|r| r.bth.opcode == crate::wire::roce::OPCODE_CNP)
 }
 
-/// The 64-byte WQE of docs/tx_datapath.md, little-endian fields.
-pub fn encode_wqe(w: &WqeSpec) -> [u8; 64] {
-    let mut b = [0u8; 64];
-    b[0..8].copy_from_slice(&w.wr_id.0.to_le_bytes());
-    b[8] = w.opcode.code();
-    b[9] = w.signaled as u8 | (w.solicited as u8) << 1;
-    b[12..16].copy_from_slice(&w.len.to_le_bytes());
-    b[16..24].copy_from_slice(&w.laddr.0.to_le_bytes());
-    b[24..28].copy_from_slice(&(w.lkey.0 as u32).to_le_bytes());
-    b[28..32].copy_from_slice(&(w.imm.0 as u32).to_le_bytes());
-    b[32..40].copy_from_slice(&w.raddr.0.to_le_bytes());
-    b[40..44].copy_from_slice(&(w.rkey.0 as u32).to_le_bytes());
-    b
+/// The 64-byte WQE of docs/tx_datapath.md ([`wqe`]) for a vector's WQE.
+pub fn encode_wqe(w: &WqeSpec) -> [u8; wqe::WQE_LEN] {
+    wqe::Repr {
+        wr_id: w.wr_id.0,
+        opcode: w.opcode.code(),
+        signaled: w.signaled,
+        solicited: w.solicited,
+        len: w.len,
+        laddr: w.laddr.0,
+        lkey: w.lkey.0 as u32,
+        imm: w.imm.0 as u32,
+        raddr: w.raddr.0,
+        rkey: w.rkey.0 as u32,
+    }
+    .to_bytes()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -487,31 +490,6 @@ impl Env for RnicTopEnv {
     }
 }
 
-/// A CQE read back from host memory (docs/tx_datapath.md, CQE layout).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cqe {
-    pub wr_id: u64,
-    pub len: u32,
-    pub imm: u32,
-    pub qp: u32,
-    pub opcode: u8,
-    pub status: u8,
-    pub owner: u8,
-}
-
-pub fn decode_cqe(b: &[u8]) -> Cqe {
-    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
-    Cqe {
-        wr_id: u64::from_le_bytes(b[0..8].try_into().unwrap()),
-        len: u32_at(8),
-        imm: u32_at(12),
-        qp: u32_at(16),
-        opcode: b[20],
-        status: b[21],
-        owner: b[23],
-    }
-}
-
 /// One CQE write seen on `rq_*`.
 #[derive(Debug, Clone)]
 pub struct CqeWrite {
@@ -520,7 +498,7 @@ pub struct CqeWrite {
     /// Producer index: the k-th CQE written to this CQ.
     pub index: u32,
     pub addr: u64,
-    pub cqe: Cqe,
+    pub cqe: cqe::Repr,
     pub raw: Vec<u8>,
 }
 
@@ -550,14 +528,14 @@ impl RnicTopEnv {
             });
             let payload = t.payload();
             match ring {
-                Some(c) if payload.len() == 32 => {
+                Some(c) if payload.len() == cqe::CQE_LEN => {
                     let k = &mut count[c.cq as usize];
                     out.push(CqeWrite {
                         cycle: e.cycle,
                         cq: c.cq,
                         index: *k,
                         addr,
-                        cqe: decode_cqe(payload),
+                        cqe: cqe::Repr::parse(&cqe::Cqe::new_unchecked(payload)),
                         raw: payload.to_vec(),
                     });
                     *k += 1;
@@ -597,12 +575,13 @@ impl RnicTopEnv {
                     format!("{at}: written to {:#x}, expected {want_addr:#x}", w.addr),
                 );
             }
-            if w.cqe.owner != owner || w.raw[22] != 0 || w.raw[24..32].iter().any(|&b| b != 0) {
+            if w.cqe.owner as u8 != owner || !cqe::Cqe::new_unchecked(&w.raw).reserved_zero() {
                 self.common.fail(
                     cycle,
                     format!(
                         "{at}: owner {:#x} (expected {owner}) or reserved bytes set: {:02x?}",
-                        w.cqe.owner, w.raw
+                        w.raw[cqe::field::OWNER],
+                        w.raw
                     ),
                 );
             }
@@ -682,7 +661,7 @@ impl RnicTopEnv {
         })
     }
 
-    /// The CNP QP `qp`'s notification point sends (SPEC section 1: DestQP =
+    /// The CNP QP `qp`'s notification point sends (docs/protocol.md section 1: DestQP =
     /// the remote QP, PSN 0, BECN, 16 zero bytes; its own DSCP and priority,
     /// not ECN-capable).
     pub fn expected_cnp(&self, qp: u32) -> Vec<u8> {

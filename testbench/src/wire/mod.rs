@@ -1,19 +1,98 @@
-//! Bytes on the wire: TLP encoding ([`tlp`]), RoCEv2 frames ([`roce`]) and
-//! the beat framing used on the 512-bit `rq_*`/`rc_*` streams.
+//! Bytes on the wire: TLP encoding ([`tlp`]), RoCEv2 frames ([`roce`]), PFC
+//! frames ([`pfc`]), the host-memory WQE and CQE layouts ([`wqe`], [`cqe`])
+//! and the beat framing used on the 512-bit `rq_*`/`rc_*` streams.
 //!
 //! Link convention: a TLP starts at byte 0 of a beat with `sop`; byte `i` of
 //! a beat is `data.0[i]`; `keep` (bit `i` = byte `i` valid) is contiguous from
 //! byte 0, all ones on every beat but the last, and the last beat has `eop`.
 
+use rnic_model::ports::Beat;
+use thiserror::Error;
+
+/// Bytes too short for one of the host-memory layouts ([`wqe`], [`cqe`]).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{layout} truncated: {len} bytes, it needs {need}")]
+pub struct Truncated {
+    pub layout: &'static str,
+    pub len: usize,
+    pub need: usize,
+}
+
+impl Truncated {
+    fn check(layout: &'static str, len: usize, need: usize) -> Result<(), Truncated> {
+        if len < need {
+            return Err(Truncated { layout, len, need });
+        }
+        Ok(())
+    }
+}
+
+/// The struct of a typed view over bytes and the constructors every view
+/// shares: `new_checked` binds the buffer's length to `$n` and fails with
+/// what `$check` returns.
+macro_rules! byte_view {
+    ($(#[$m:meta])* $name:ident, $err:ty, |$n:ident| $check:expr) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name<T: AsRef<[u8]>> {
+            buffer: T,
+        }
+        impl<T: AsRef<[u8]>> $name<T> {
+            /// Wraps bytes without checking; accessors may panic on short buffers.
+            pub fn new_unchecked(buffer: T) -> Self {
+                Self { buffer }
+            }
+            /// Wraps bytes long enough for every accessor.
+            pub fn new_checked(buffer: T) -> core::result::Result<Self, $err> {
+                let $n = buffer.as_ref().len();
+                $check?;
+                Ok(Self { buffer })
+            }
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+            fn b(&self) -> &[u8] {
+                self.buffer.as_ref()
+            }
+        }
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> $name<T> {
+            #[allow(dead_code)]
+            fn bm(&mut self) -> &mut [u8] {
+                self.buffer.as_mut()
+            }
+        }
+    };
+}
+
+/// A `byte_view!` over a host-memory layout of `$len` bytes, with the
+/// helpers its little-endian accessors share.
+macro_rules! le_view {
+    ($(#[$m:meta])* $name:ident, $layout:literal, $len:expr) => {
+        byte_view!($(#[$m])* $name, super::Truncated, |len| super::Truncated::check($layout, len, $len));
+        impl<T: AsRef<[u8]>> $name<T> {
+            fn u32_at(&self, f: core::ops::Range<usize>) -> u32 {
+                u32::from_le_bytes(self.b()[f].try_into().unwrap())
+            }
+            fn u64_at(&self, f: core::ops::Range<usize>) -> u64 {
+                u64::from_le_bytes(self.b()[f].try_into().unwrap())
+            }
+        }
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> $name<T> {
+            fn put(&mut self, f: core::ops::Range<usize>, v: &[u8]) {
+                self.bm()[f].copy_from_slice(v);
+            }
+        }
+    };
+}
+
+pub mod cqe;
 pub mod pfc;
 pub mod roce;
 pub mod tlp;
+pub mod wqe;
 
 pub use roce::{RoceError, RoceFrame, RoceRepr};
 pub use tlp::{CplStatus, Tlp, TlpError, TlpKind, TlpRepr};
-
-use rnic_model::ports::Beat;
-use thiserror::Error;
 
 /// Bytes per beat of the 512-bit stream.
 pub const BEAT_BYTES: usize = 64;
