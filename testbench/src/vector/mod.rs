@@ -21,6 +21,7 @@ pub use crate::env::FaultKind;
 
 pub mod limits;
 pub mod paths;
+pub mod qp_frame;
 pub mod rx;
 mod shape;
 pub mod tx;

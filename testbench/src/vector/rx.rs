@@ -13,10 +13,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::limits::MAX_FRAME_BYTES;
+use super::qp_frame::{self, ecn_of, emit, From};
 use super::{Hex, QpSpec};
-use crate::wire::roce::{
-    aeth, bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, Payload, RoceFrame, RoceRepr, ICRC_LEN,
-};
+use crate::wire::roce::{aeth, bth, reth, udp, Payload, RoceFrame, RoceRepr, ICRC_LEN};
 
 /// One frame (or a train of identical frames) on `rx_*`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,67 +246,14 @@ pub fn pfc_frame(quanta: &BTreeMap<u8, u16>) -> Vec<u8> {
 
 /// What QP `q`'s peer sends it, with these BTH fields and extension headers.
 fn peer_repr(q: &QpSpec, bth: bth::Repr, aeth: Option<aeth::Repr>, dscp: u8, ecn: u8) -> RoceRepr {
-    use crate::vector::IpPair;
-    let ip = match q.ip {
-        IpPair::Ipv4 { src, dst } => IpRepr::V4(ipv4::Repr {
-            src: dst,
-            dst: src,
-            dscp,
-            ecn,
-            ident: 0,
-            dont_frag: true,
-            ttl: 64,
-        }),
-        IpPair::Ipv6 { src, dst } => IpRepr::V6(ipv6::Repr {
-            src: dst,
-            dst: src,
-            dscp,
-            ecn,
-            flow_label: 0,
-            hop_limit: 64,
-        }),
-    };
     RoceRepr {
-        eth: ethernet::Repr {
-            dst: q.src_mac.to_u64(),
-            src: q.dst_mac.to_u64(),
-            vlan: q.vlan.map(|v| ethernet::VlanTag {
-                pcp: v.pcp,
-                dei: false,
-                vid: v.vid,
-            }),
-        },
-        ip,
-        udp: udp::Repr {
-            src_port: q.udp_sport,
-            checksum: 0,
-        },
-        bth,
-        reth: None,
         aeth,
-        imm: None,
-        payload: Vec::new(),
+        ..qp_frame::repr(q, From::Peer, bth, dscp, ecn)
     }
 }
 
 fn bth_for(q: &QpSpec, opcode: u8, psn: u32) -> bth::Repr {
-    bth::Repr {
-        opcode,
-        se: false,
-        migreq: false,
-        pkey: q.pkey,
-        fecn: false,
-        becn: false,
-        dest_qp: q.qp,
-        ack_req: false,
-        psn: psn & 0xFF_FFFF,
-    }
-}
-
-fn emit(r: &RoceRepr) -> Vec<u8> {
-    let mut buf = vec![0u8; r.buffer_len()];
-    r.emit(&mut RoceFrame::new_unchecked(&mut buf[..]));
-    buf
+    qp_frame::bth(q, From::Peer, opcode, psn)
 }
 
 /// Why a frame cannot be built: the field under `frame` (e.g.
@@ -350,7 +296,6 @@ pub fn build_frame(frame: &RxFrame, qps: &[QpSpec], cc: &CcSpec) -> Result<Vec<u
             )
         })
     };
-    let ecn_of = |q: &QpSpec| if q.ecn { 0b10 } else { 0 };
     Ok(match frame {
         RxFrame::Pfc { quanta } => {
             if let Some(p) = quanta.keys().find(|&&p| p > 7) {

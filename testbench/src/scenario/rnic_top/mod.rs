@@ -1,0 +1,279 @@
+//! Environment of `rnic_top`: the host (MMIO configuration from the vector's
+//! tables, WQEs written into the SQ rings, doorbells), the root complex on
+//! `rq_*`/`rc_*`, and the MAC on `tx_*`. It collects every frame and, at the
+//! end, reads the counters over MMIO; the checks against the independent
+//! reference of [`super::tx_reference`] run in [`RnicTopEnv::finish_checks`].
+//!
+//! This file is the cycle loop; the rest is split by job: [`program`] (what
+//! the host writes over MMIO and into the SQ rings, and reads back),
+//! [`expect`] (the frames the reference calls for) and [`checks`] (the
+//! end-of-run checks).
+
+use std::collections::VecDeque;
+
+use rnic_model::rnic_top::{RnicTopIn, RnicTopOut};
+
+use super::common::Common;
+use super::rx_wire::RxWire;
+use super::tx_reference::{self, Expected};
+use crate::env::SplitMix64;
+use crate::lockstep::Env;
+use crate::vector::Vector;
+use crate::wire::roce::RoceRepr;
+use rnic_model::csr_map::GLOBAL_DOORBELL_ADDR;
+
+mod checks;
+mod expect;
+mod program;
+
+pub use checks::CqeWrite;
+use program::{config_writes, readback_plan, Readback};
+pub use program::{encode_wqe, COUNTERS, RX_COUNTERS};
+
+/// Link bits per clock cycle of `rnic_top` as built (100 Gb/s at 250 MHz).
+pub const PFC_BITS_PER_CYCLE: u64 = rnic_model::params::BITS_PER_CYCLE as u64;
+
+/// Cycles with nothing left to send before the counters are read: any frame
+/// or CQE the reference does not expect would show up in this window.
+pub const DRAIN_CYCLES: u64 = 256;
+
+/// A well-formed RoCE frame with BTH opcode 0x81 (CNP).
+pub fn is_cnp(f: &[u8]) -> bool {
+    RoceRepr::parse_bytes(f).is_ok_and(|r| r.bth.opcode == crate::wire::roce::OPCODE_CNP)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Writing the tables.
+    Config,
+    /// Doorbells; waiting for every expected frame and completion.
+    Run,
+    /// Quiet period.
+    Drain {
+        until: u64,
+    },
+    /// Reading the counters back.
+    Counters,
+    Done,
+}
+
+pub struct RnicTopEnv {
+    pub common: Common,
+    pub vector: Vector,
+    pub expected: Expected,
+    phase: Phase,
+    config: VecDeque<(u16, u32)>,
+    config_done: u64,
+    next_db: usize,
+    /// Per QP: the vector's WQE indices in posting order, and how many are posted.
+    qp_wqes: Vec<Vec<usize>>,
+    posted: Vec<usize>,
+    tready_rng: SplitMix64,
+    tready_pct: u8,
+    cur_frame: Vec<u8>,
+    /// Cycle the current frame's first beat was first offered (tvalid), if it is.
+    offered: Option<u64>,
+    /// (cycle its first beat was first offered, bytes) of every frame: the
+    /// frame has started then, taken or not (a valid beat is never withdrawn).
+    pub frames: Vec<(u64, Vec<u8>)>,
+    /// Cycle of each frame's last beat.
+    pub frame_ends: Vec<u64>,
+    pub irqs: Vec<(u64, u8)>,
+    /// Cycle of each doorbell write.
+    pub doorbell_cycles: Vec<u64>,
+    counter_reads: VecDeque<Readback>,
+    awaiting: VecDeque<String>,
+    pub counters: Vec<(String, u32)>,
+    /// The wire into `rx_*` and the peer.
+    pub rx: RxWire,
+    /// Frames on `tx_*` that are not CNPs.
+    data_frames: usize,
+    /// CQE writes seen, filled by the end-of-run checks.
+    pub cqe_log: Vec<CqeWrite>,
+}
+
+impl RnicTopEnv {
+    pub fn new(v: &Vector) -> Result<Self, String> {
+        let common = Common::new(v)?;
+        let mut qp_wqes = vec![Vec::new(); crate::vector::QPS as usize];
+        for (k, w) in v.wqes.iter().enumerate() {
+            qp_wqes[w.qp as usize].push(k);
+        }
+        Ok(RnicTopEnv {
+            common,
+            vector: v.clone(),
+            expected: tx_reference::expected(v),
+            phase: Phase::Config,
+            config: config_writes(v).into(),
+            config_done: 0,
+            next_db: 0,
+            qp_wqes,
+            posted: vec![0; crate::vector::QPS as usize],
+            tready_rng: SplitMix64::new(v.mac.seed ^ 0x7478_5F72_6479),
+            tready_pct: v.mac.tready_percent,
+            cur_frame: Vec::new(),
+            offered: None,
+            frames: Vec::new(),
+            frame_ends: Vec::new(),
+            irqs: Vec::new(),
+            doorbell_cycles: Vec::new(),
+            counter_reads: readback_plan(v),
+            awaiting: VecDeque::new(),
+            counters: Vec::new(),
+            rx: RxWire::new(v)?,
+            data_frames: 0,
+            cqe_log: Vec::new(),
+        })
+    }
+
+    fn all_done(&self, cycle: u64) -> bool {
+        cycle >= self.config_done + self.vector.min_cycles
+            && self.next_db >= self.vector.doorbells.len()
+            && self.data_frames >= self.expected.total_packets()
+            && self.irqs.len() >= self.expected.cqes.len()
+            && self.rx.idle()
+    }
+
+    pub fn step(&mut self, cycle: u64, o: &RnicTopOut) -> RnicTopIn {
+        let mut i = RnicTopIn {
+            rq_ready: self.common.rc_out.rq_ready,
+            rc_valid: self.common.rc_out.rc_valid,
+            rc_data: self.common.rc_out.rc_data,
+            rc_keep: self.common.rc_out.rc_keep,
+            rc_sop: self.common.rc_out.rc_sop,
+            rc_eop: self.common.rc_out.rc_eop,
+            ..RnicTopIn::default()
+        };
+        // This cycle's tready: a beat moves at this cycle's edge if tvalid is high too.
+        i.tx_tready = self.tready_pct >= 100 || self.tready_rng.percent(self.tready_pct);
+        self.collect_tx(cycle, o, i.tx_tready);
+        let b = self.rx.beat(cycle);
+        (i.rx_tvalid, i.rx_tdata, i.rx_tkeep, i.rx_tlast, i.rx_tuser) =
+            (b.valid, b.data, b.keep, b.last, b.user);
+        if o.irq_valid {
+            self.irqs.push((cycle, o.irq_cq));
+        }
+        if o.mmio_rd_resp_valid {
+            match self.awaiting.pop_front() {
+                Some(name) => self.counters.push((name, o.mmio_rd_resp_data)),
+                None => self
+                    .common
+                    .fail(cycle, "MMIO read response with no read outstanding".into()),
+            }
+        }
+        match self.phase {
+            Phase::Config => {
+                if let Some((a, d)) = self.config.pop_front() {
+                    (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
+                }
+                if self.config.is_empty() {
+                    self.config_done = cycle + 1;
+                    self.rx.start(self.config_done);
+                    self.phase = Phase::Run;
+                }
+            }
+            Phase::Run => {
+                if let Some(d) = self.vector.doorbells.get(self.next_db) {
+                    if cycle >= self.config_done + d.at {
+                        let (qp, n) = (d.qp, d.wqes);
+                        let data = self.post(qp, n);
+                        (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) =
+                            (true, GLOBAL_DOORBELL_ADDR, data);
+                        self.doorbell_cycles.push(cycle);
+                        self.next_db += 1;
+                    }
+                }
+                if self.all_done(cycle) {
+                    self.phase = Phase::Drain {
+                        until: cycle + DRAIN_CYCLES,
+                    };
+                }
+            }
+            Phase::Drain { until } => {
+                // The quiet window restarts while a read is in flight (a
+                // WQE prefetch for a QP that sends nothing more may take
+                // several round trips), so the run ends only after
+                // DRAIN_CYCLES with no read outstanding.
+                if self.common.rc.outstanding() > 0 {
+                    self.phase = Phase::Drain {
+                        until: cycle + DRAIN_CYCLES,
+                    };
+                } else if cycle >= until {
+                    self.phase = Phase::Counters;
+                }
+            }
+            Phase::Counters => match self.counter_reads.pop_front() {
+                Some(Readback::Read(name, a)) => {
+                    (i.mmio_rd_valid, i.mmio_rd_addr) = (true, a);
+                    self.awaiting.push_back(name);
+                }
+                Some(Readback::Write(a, d)) => {
+                    (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
+                }
+                None if self.awaiting.is_empty() => self.phase = Phase::Done,
+                None => {}
+            },
+            Phase::Done => {}
+        }
+        self.common.step_link(
+            cycle, o.rq_valid, o.rq_data, o.rq_keep, o.rq_sop, o.rq_eop, o.rc_ready,
+        );
+        i
+    }
+
+    /// Frames on `tx_*`: a frame, once started (its first beat offered),
+    /// must not pause (tvalid low) before its last beat; keep must be
+    /// contiguous from lane 0, full on every beat but the last.
+    fn collect_tx(&mut self, cycle: u64, o: &RnicTopOut, tready: bool) {
+        let in_frame = !self.cur_frame.is_empty() || self.offered.is_some();
+        if in_frame && !o.tx_tvalid {
+            self.common
+                .fail(cycle, "tx_tvalid dropped inside a frame".into());
+        }
+        if o.tx_tvalid && self.offered.is_none() {
+            self.offered = Some(cycle);
+        }
+        if !(o.tx_tvalid && tready) {
+            return;
+        }
+        let keep = o.tx_tkeep;
+        let n = keep.trailing_ones() as usize;
+        if n == 0 || (n < 64 && keep >> n != 0) {
+            self.common.fail(
+                cycle,
+                format!("tx_tkeep {keep:#x} is not contiguous from lane 0"),
+            );
+        }
+        if n < 64 && !o.tx_tlast {
+            self.common
+                .fail(cycle, format!("partial beat (keep {keep:#x}) before tlast"));
+        }
+        self.cur_frame.extend_from_slice(&o.tx_tdata[..n]);
+        if o.tx_tlast {
+            let f = std::mem::take(&mut self.cur_frame);
+            let start = self.offered.take().expect("offered before taken");
+            let repr = RoceRepr::parse_bytes(&f).ok();
+            self.rx.on_tx_frame(cycle, repr.as_ref());
+            if repr.is_none_or(|r| r.bth.opcode != crate::wire::roce::OPCODE_CNP) {
+                self.data_frames += 1;
+            }
+            self.frames.push((start, f));
+            self.frame_ends.push(cycle);
+        }
+    }
+
+    pub fn finished(&self) -> bool {
+        self.phase == Phase::Done
+    }
+}
+
+impl Env for RnicTopEnv {
+    type In = RnicTopIn;
+    type Out = RnicTopOut;
+    fn step(&mut self, cycle: u64, out: &RnicTopOut) -> RnicTopIn {
+        RnicTopEnv::step(self, cycle, out)
+    }
+    fn finished(&self) -> bool {
+        RnicTopEnv::finished(self)
+    }
+}
