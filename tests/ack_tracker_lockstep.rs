@@ -53,6 +53,9 @@ use rnic_model::ack_tracker::{AckTracker, AckTrackerIn, AckTrackerOut, DEPTH, QP
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlAckTracker;
+use rnic_testbench::wire::cqe::{
+    STATUS_LOC_PROT_ERR, STATUS_LOC_QP_OP_ERR, STATUS_SUCCESS, STATUS_WR_FLUSH_ERR,
+};
 
 use common::cpl::Cpl;
 
@@ -226,13 +229,17 @@ impl AckEnv {
         }
         let uc = self.c.uc[q];
         let status = if self.r.percent(self.c.err_pct) {
-            [2, 4, 5][self.r.below(3) as usize]
+            [
+                STATUS_LOC_QP_OP_ERR,
+                STATUS_LOC_PROT_ERR,
+                STATUS_WR_FLUSH_ERR,
+            ][self.r.below(3) as usize]
         } else {
-            0
+            STATUS_SUCCESS
         };
         let mut psn = 0;
         let mut sent = None;
-        if status == 0 {
+        if status == STATUS_SUCCESS {
             let span = 1 + self.r.below(4) as u32;
             psn = psn_add(self.next_psn[q], span - 1);
             self.next_psn[q] = psn_add(psn, 1);
@@ -241,12 +248,12 @@ impl AckEnv {
         self.wr_id += 1;
         self.generated += 1;
         let c = Cpl {
-            wait_frame: uc && status == 0,
+            wait_frame: uc && status == STATUS_SUCCESS,
             wr_id: self.wr_id,
             status,
             // Successes are never RDMA READ here: a READ success never
             // leaves (model unit test read_success_never_leaves).
-            opcode: self.r.below(if status == 0 { 4 } else { 5 }) as u8,
+            opcode: self.r.below(if status == STATUS_SUCCESS { 4 } else { 5 }) as u8,
             len: self.r.next_u64() as u32,
             imm: self.r.next_u64() as u32,
             qp: q as u8,
@@ -452,7 +459,7 @@ impl Env for AckEnv {
                 if uc {
                     self.uc_q.push_back(c);
                 } else {
-                    self.rc_q[c.qp as usize].push_back((c, psn, c.status == 0));
+                    self.rc_q[c.qp as usize].push_back((c, psn, c.status == STATUS_SUCCESS));
                 }
             }
         } else {

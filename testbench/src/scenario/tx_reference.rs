@@ -6,8 +6,7 @@
 
 use crate::vector::{Access, MrSpec, QpSpec, QpState, QpType, Vector, WqeOpcode, WqeSpec, MRS};
 
-/// CQE status values (ibv_wc_status numbering).
-pub use rnic_model::params::cqe_status;
+use crate::wire::cqe;
 
 /// The payload read of `[addr, addr + len)` fails: one of its MRds touches a
 /// fault range whose answer is an error (all but a stray completion, which
@@ -268,11 +267,11 @@ pub fn expected(v: &Vector) -> Expected {
                 imm,
             };
             if err {
-                complete(cqe(cqe_status::WR_FLUSH_ERR, 0), None);
+                complete(cqe(cqe::STATUS_WR_FLUSH_ERR, 0), None);
                 continue;
             }
             if code > 4 || (uc && w.opcode == WqeOpcode::Read) {
-                complete(cqe(cqe_status::LOC_QP_OP_ERR, 0), None);
+                complete(cqe(cqe::STATUS_LOC_QP_OP_ERR, 0), None);
                 err = true;
                 continue;
             }
@@ -284,7 +283,7 @@ pub fn expected(v: &Vector) -> Expected {
                 _ if w.len == 0 => 0,
                 Some(m) if mr_allows(m, q, w) => m.pbase.0.wrapping_add(w.laddr.0 - m.va.0),
                 _ => {
-                    complete(cqe(cqe_status::LOC_PROT_ERR, 0), None);
+                    complete(cqe(cqe::STATUS_LOC_PROT_ERR, 0), None);
                     err = true;
                     continue;
                 }
@@ -309,7 +308,7 @@ pub fn expected(v: &Vector) -> Expected {
                 // A READ completes with its response data, which is not
                 // handled yet: it never completes and holds the CQEs behind it.
                 if w.signaled {
-                    complete(cqe(cqe_status::SUCCESS, w.len), Some(u32::MAX));
+                    complete(cqe(cqe::STATUS_SUCCESS, w.len), Some(u32::MAX));
                 }
                 continue;
             }
@@ -365,9 +364,9 @@ pub fn expected(v: &Vector) -> Expected {
             if uc && w.signaled {
                 complete(
                     if payload_failed {
-                        cqe(cqe_status::GENERAL_ERR, 0)
+                        cqe(cqe::STATUS_GENERAL_ERR, 0)
                     } else {
-                        cqe(cqe_status::SUCCESS, w.len)
+                        cqe(cqe::STATUS_SUCCESS, w.len)
                     },
                     None,
                 );
@@ -375,7 +374,7 @@ pub fn expected(v: &Vector) -> Expected {
                 // RC: success once acknowledged. A dropped last frame is
                 // never acknowledged by a real peer (nothing is retransmitted yet).
                 complete(
-                    cqe(cqe_status::SUCCESS, w.len),
+                    cqe(cqe::STATUS_SUCCESS, w.len),
                     Some((psn + 0xFF_FFFF) & 0xFF_FFFF),
                 );
             }
