@@ -8,6 +8,9 @@
 //! buffer write and tag done, claim and buffer read, realignment, output
 //! register).
 
+mod common;
+use common::figures::Table;
+
 use std::path::Path;
 
 use rnic_model::dma_rd::{DmaRd, DmaRdIn, DmaRdOut, DmaRdParams};
@@ -43,7 +46,15 @@ impl Env for Probe {
 
 #[test]
 fn read_latency_is_pcie_latency_plus_at_most_8_cycles() {
-    println!("latency  request->data  engine share");
+    let mut t = Table::new(
+        "dma_rd_latency",
+        &[
+            "PCIe latency L",
+            "request accepted to first data beat",
+            "engine's share",
+            "contract",
+        ],
+    );
     for latency in [1u64, 100, 500] {
         let text = format!(
             r#"{{"format":1,"name":"lat","description":"d","checked_against":"c","top":"dma_rd",
@@ -73,10 +84,16 @@ fn read_latency_is_pcie_latency_plus_at_most_8_cycles() {
         );
         let total = p.first_beat.unwrap() - p.accepted.unwrap();
         let share = total - latency;
-        println!("{latency:>7} {total:>14} {share:>13}");
+        t.row(&[
+            latency.to_string(),
+            total.to_string(),
+            share.to_string(),
+            "≤ L + 8".to_string(),
+        ]);
         assert!(
             share <= 8,
             "latency {latency}: the engine adds {share} cycles"
         );
     }
+    t.finish();
 }

@@ -19,6 +19,7 @@
 use std::path::Path;
 
 mod common;
+use common::figures;
 
 use common::vector_json::{doorbell_json, mr_json, uc_qp_json, write_wqe_json, MR_VA};
 
@@ -28,6 +29,10 @@ use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlRnicTop;
 use rnic_testbench::scenario::RnicTopEnv;
 use rnic_testbench::vector::Vector;
+
+/// The README's table of these figures (one row per test).
+const TABLE: &str = "rx_cc_figures";
+const HEADER: &[&str] = &["figure", "contract", "measured"];
 
 const PFC_REACTION_MAX: u64 = 4;
 const CE_TO_CNP_MAX: u64 = 16;
@@ -128,6 +133,16 @@ fn pfc_pause_is_in_force_within_4_cycles() {
         "PFC reaction: pause in force {worst} cycles after the PFC frame's last beat \
          (worst of 16 phases; {tight} phases had a frame start at n + 3)"
     );
+    figures::row(
+        TABLE,
+        HEADER,
+        "1",
+        &[
+            "PFC frame to pause in force (no frame of that priority starts from n + k on), worst of 16 phases of a 256-byte-packet stream".into(),
+            format!("k ≤ {PFC_REACTION_MAX}"),
+            format!("{worst} ({tight} of 16 phases had a frame start at n + {})", worst.saturating_sub(1)),
+        ],
+    );
     assert!(worst <= PFC_REACTION_MAX, "PFC reaction {worst} cycles");
     assert!(
         tight > 0,
@@ -155,6 +170,16 @@ fn ce_to_cnp_within_16_cycles_on_an_idle_link() {
         println!("CE last beat -> CNP first beat ({name}): {} cycles", f - n);
         worst = worst.max(f - n);
     }
+    figures::row(
+        TABLE,
+        HEADER,
+        "2",
+        &[
+            "CE-marked packet to the first beat of its CNP, idle link (IPv4, IPv6 + VLAN)".into(),
+            format!("≤ {CE_TO_CNP_MAX}"),
+            worst.to_string(),
+        ],
+    );
     assert!(worst <= CE_TO_CNP_MAX, "CE to CNP {worst} cycles");
 }
 
@@ -229,6 +254,16 @@ fn cnp_to_rate_cut_within_4_cycles() {
         "CNP last beat -> rate cut in force (STAT_RC): {} cycles",
         m - n
     );
+    figures::row(
+        TABLE,
+        HEADER,
+        "3",
+        &[
+            "CNP to the rate cut in force (the cut rate in dcqcn's output, read back through STAT_RC every cycle)".into(),
+            format!("≤ {CNP_TO_CUT_MAX}"),
+            (m - n).to_string(),
+        ],
+    );
     assert!(m - n <= CNP_TO_CUT_MAX, "CNP to rate cut {} cycles", m - n);
 }
 
@@ -273,6 +308,26 @@ fn rx_line_rate_back_to_back_zero_drops() {
              {taken} taken, {dropped} dropped",
             sent.last().unwrap().last - sent[0].first + 1
         );
+        let what = if beats_each == 1 {
+            format!(
+                "RX line rate: {frames} back-to-back one-beat frames (60-byte PFC, 62-byte ACK)"
+            )
+        } else {
+            format!("RX line rate: {frames} back-to-back {beats_each}-beat RoCE packets")
+        };
+        figures::row(
+            TABLE,
+            HEADER,
+            &format!("4{beats_each:03}"),
+            &[
+                what,
+                "zero drops".into(),
+                format!(
+                    "{frames} frames in {} cycles, {dropped} dropped",
+                    sent.last().unwrap().last - sent[0].first + 1
+                ),
+            ],
+        );
         assert_eq!((c("rx_frames"), taken, dropped), (frames, frames, 0));
     }
 }
@@ -299,6 +354,16 @@ fn a_paused_priority_leaves_another_at_full_rate() {
     let (with, without) = (span(&paused, 0), span(&alone, 0));
     println!(
         "Priority 0 while priority 3 is paused: {with:.2} B/cycle; alone: {without:.2} B/cycle"
+    );
+    figures::row(
+        TABLE,
+        HEADER,
+        "5",
+        &[
+            "priority 0 streaming while priority 3 is paused for 5000 quanta".into(),
+            "full rate".into(),
+            format!("{with:.2} B/cycle vs {without:.2} alone"),
+        ],
     );
     assert!(
         with >= without * 0.99,

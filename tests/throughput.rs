@@ -26,6 +26,9 @@
 //!
 //! `cargo test --test throughput -- --nocapture` prints the table.
 
+mod common;
+use common::figures::Table;
+
 use std::path::Path;
 
 use rnic_model::dma_rd::{DmaRd, DmaRdIn, DmaRdOut, DmaRdParams};
@@ -275,6 +278,28 @@ fn read_throughput_meets_the_bound() {
             pct(x.p.rc_busy),
         );
     }
+    let mut t = Table::new(
+        "dma_rd_throughput",
+        &[
+            "tags (buffer lines)",
+            "completion size",
+            "B/cycle",
+            "bound (limit)",
+            "% of bound",
+            "Gb/s at 250 MHz",
+        ],
+    );
+    for x in &points {
+        t.row(&[
+            format!("{} ({})", x.tags, x.tags * MRRS as usize / 64),
+            x.cpl.to_string(),
+            format!("{:.2}", x.measured.f()),
+            format!("{:.2} ({})", x.bound.f(), x.limit),
+            format!("{:.1}", 100.0 * x.measured.f() / x.bound.f()),
+            format!("{:.1}", x.measured.f() * 8.0 * 0.25),
+        ]);
+    }
+    t.finish();
     let short: Vec<String> = points
         .iter()
         // measured >= 95 % of bound, exactly: 100 * b/c >= 95 * n/d.

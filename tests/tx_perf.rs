@@ -20,6 +20,7 @@
 //! `cargo test --release --test tx_perf -- --nocapture` prints the table.
 
 mod common;
+use common::figures::Table;
 
 use common::vector_json::{doorbell_json, mr_json, uc_qp_json, write_wqe_json, MR_VA};
 use rnic_model::rnic_top::RnicTop;
@@ -93,10 +94,19 @@ fn bound_milli(mtu: u32, cpl_size: u32) -> (u64, u64) {
 
 #[test]
 fn tx_throughput_meets_95_percent_of_the_bound() {
-    println!(
-        "| QPs | MTU | cpl size | MAC bound | rc bound | measured B/cycle | % of bound | Gb/s |"
+    let mut t = Table::new(
+        "tx_throughput",
+        &[
+            "QPs",
+            "path MTU",
+            "completion size",
+            "MAC bound",
+            "rc bound",
+            "B/cycle",
+            "% of bound",
+            "Gb/s",
+        ],
     );
-    println!("|---|---|---|---|---|---|---|---|");
     let mut points = Vec::new();
     for mtu in [1024, 2048, 4096] {
         for cpl in [64, 256, 512] {
@@ -116,25 +126,36 @@ fn tx_throughput_meets_95_percent_of_the_bound() {
         let bound = mac.min(rc);
         let got_milli = bytes * 1000 / cycles;
         let pct_tenths = got_milli * 1000 / bound;
-        println!(
-            "| {qps} | {mtu} | {cpl} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
-            mac as f64 / 1000.0,
-            rc as f64 / 1000.0,
-            got_milli as f64 / 1000.0,
-            pct_tenths as f64 / 10.0,
-            got_milli as f64 * 8.0 * 0.25 / 1000.0
-        );
+        t.row(&[
+            qps.to_string(),
+            mtu.to_string(),
+            cpl.to_string(),
+            format!("{:.2}", mac as f64 / 1000.0),
+            format!("{:.2}", rc as f64 / 1000.0),
+            format!("{:.2}", got_milli as f64 / 1000.0),
+            format!("{:.1}", pct_tenths as f64 / 10.0),
+            format!("{:.1}", got_milli as f64 * 8.0 * 0.25 / 1000.0),
+        ]);
         if got_milli * 100 < bound * REQUIRED_PERCENT {
             failures.push(format!(
                 "{qps} QPs MTU {mtu} cpl {cpl}: {got_milli}/1000 B/cycle < 95 % of {bound}/1000"
             ));
         }
     }
+    t.finish();
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
 #[test]
 fn doorbell_to_first_byte_is_at_most_two_round_trips_plus_32() {
+    let mut t = Table::new(
+        "doorbell_to_wire",
+        &[
+            "PCIe round trip L",
+            "doorbell to first frame beat",
+            "contract",
+        ],
+    );
     for latency in [100, 500] {
         let v = stream(1024, 256, 1, 1, latency, 64);
         let env = run(&v);
@@ -145,9 +166,15 @@ fn doorbell_to_first_byte_is_at_most_two_round_trips_plus_32() {
             "latency {latency}: doorbell at {db}, first byte at {first}: {took} cycles = 2L + {}",
             took as i64 - 2 * latency as i64
         );
+        t.row(&[
+            latency.to_string(),
+            format!("{took} = 2 L + {}", took as i64 - 2 * latency as i64),
+            format!("≤ 2 L + 32 = {}", 2 * latency + 32),
+        ]);
         assert!(
             took <= 2 * latency as u64 + 32,
             "{took} > 2 x {latency} + 32"
         );
     }
+    t.finish();
 }

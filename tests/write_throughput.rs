@@ -5,6 +5,9 @@
 //! (128 -> 42.67, 256 -> 51.2, 512 -> 56.89, 4096 -> 63.02). The rate is
 //! measured over the whole run, start-up included: total bytes / cycles.
 
+mod common;
+use common::figures::Table;
+
 use std::path::Path;
 
 use rnic_testbench::scenario::{self, Mode, RunOpts};
@@ -32,7 +35,17 @@ fn stream(mps: u32) -> Vector {
 
 #[test]
 fn write_throughput_meets_the_rq_bound() {
-    println!("  MPS  cycles  B/cycle  bound  % bound  Gb/s@250MHz");
+    let mut t = Table::new(
+        "dma_wr_throughput",
+        &[
+            "MPS",
+            "cycles",
+            "B/cycle",
+            "bound",
+            "% of bound",
+            "Gb/s at 250 MHz",
+        ],
+    );
     for mps in [128u64, 256, 512, 4096] {
         let v = stream(mps as u32);
         let r = scenario::run(&v, Mode::Lockstep, &RunOpts::default()).unwrap();
@@ -50,11 +63,14 @@ fn write_throughput_meets_the_rq_bound() {
         );
         let rate = bytes as f64 / r.cycles as f64;
         let bound = mps as f64 / beats_per_mwr as f64;
-        println!(
-            "{mps:>5} {:>7} {rate:>8.2} {bound:>6.2} {:>8.2} {:>12.1}",
-            r.cycles,
-            100.0 * rate / bound,
-            rate * 8.0 * 0.25
-        );
+        t.row(&[
+            mps.to_string(),
+            r.cycles.to_string(),
+            format!("{rate:.2}"),
+            format!("{bound:.2}"),
+            format!("{:.1}", 100.0 * rate / bound),
+            format!("{:.1}", rate * 8.0 * 0.25),
+        ]);
     }
+    t.finish();
 }

@@ -20,7 +20,8 @@
 //! there, so a seed means the same stream whatever crate versions change).
 //!
 //! Fixtures that several tests share: [`cpl::Cpl`], a completion on the
-//! `cpl_*` interface, and [`vector_json`], pieces of `rnic_top` vectors.
+//! `cpl_*` interface, [`vector_json`], pieces of `rnic_top` vectors, and
+//! [`figures`], the README's measured tables.
 
 // Each test uses only part of this module (dma_random has its own proptest
 // runner and takes only the seed and case count).
@@ -29,6 +30,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub mod cpl;
+pub mod figures;
 pub mod vector_json;
 
 /// The seed variable, the same for every random test.
