@@ -1,5 +1,6 @@
 //! Bytes on the wire: TLP encoding ([`tlp`]), RoCEv2 frames ([`roce`]), PFC
-//! frames ([`pfc`]), the host-memory WQE and CQE layouts ([`wqe`], [`cqe`])
+//! frames ([`pfc`]), the host-memory WQE, RECV WQE and CQE layouts ([`wqe`],
+//! [`rqe`], [`cqe`])
 //! and the beat framing used on the 512-bit `rq_*`/`rc_*` streams.
 //!
 //! Link convention: a TLP starts at byte 0 of a beat with `sop`; byte `i` of
@@ -88,6 +89,7 @@ macro_rules! le_view {
 pub mod cqe;
 pub mod pfc;
 pub mod roce;
+pub mod rqe;
 pub mod tlp;
 pub mod wqe;
 
