@@ -5,6 +5,7 @@
 pub mod common;
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod resp_reference;
 pub mod rnic_top;
 pub mod rx_reference;
 pub mod rx_wire;
