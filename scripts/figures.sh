@@ -5,7 +5,12 @@
 # README's `<!-- figure:NAME -->` markers. The figures are exact cycle
 # counts, so a rerun changes the README only when the design changed.
 #
-# usage: scripts/figures.sh
+# With --bench it also runs the criterion simulator-speed benchmarks
+# (benches/sim_speed.rs, several minutes) and writes their table; without
+# it the README's speed table is left as it is. Speeds depend on the
+# machine and its load; cycle counts do not.
+#
+# usage: scripts/figures.sh [--bench]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=target/figures
@@ -15,4 +20,11 @@ export RNIC_FIGURES_DIR="$PWD/$dir"
 cargo test --release \
     --test throughput --test read_latency --test write_throughput \
     --test tx_perf --test rx_cc_figures
-python3 scripts/splice_figures.py "$dir" README.md
+if [ "${1:-}" = "--bench" ]; then
+    cargo bench --bench sim_speed
+    python3 scripts/criterion_table.py target/criterion "$dir/sim_speed.md"
+    python3 scripts/splice_figures.py "$dir" README.md
+else
+    # Keep the README's speed table: only the cycle figures are rewritten.
+    python3 scripts/splice_figures.py --keep sim_speed "$dir" README.md
+fi

@@ -8,21 +8,24 @@ come from several tests). A marker with no figure in DIR is an error, and so
 is a figure in DIR that FILE has no marker for: nothing measured is silently
 left out, nothing stale silently kept.
 
-usage: splice_figures.py DIR FILE
+A figure named with --keep NAME (repeatable) is left as FILE has it when
+DIR has none (e.g. the simulator speeds, measured only on request).
+
+usage: splice_figures.py [--keep NAME]... DIR FILE
 """
 import pathlib
 import re
 import sys
 
 
-def figure(d: pathlib.Path, name: str) -> str:
+def figure(d: pathlib.Path, name: str):
     whole = d / f"{name}.md"
     if whole.exists():
         return whole.read_text()
     header = d / f"{name}.header"
     rows = sorted(d.glob(f"{name}.*.row"))
     if not header.exists() or not rows:
-        sys.exit(f"{d}: no figure {name!r} (run scripts/figures.sh)")
+        return None
     return header.read_text() + "".join(r.read_text() for r in rows)
 
 
@@ -35,16 +38,27 @@ def names_in(d: pathlib.Path) -> set:
 
 
 def main() -> None:
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    keep = set()
+    while len(args) >= 2 and args[0] == "--keep":
+        keep.add(args[1])
+        args = args[2:]
+    if len(args) != 2:
         sys.exit(__doc__)
-    d, f = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    d, f = pathlib.Path(args[0]), pathlib.Path(args[1])
     text = f.read_text()
     pat = re.compile(r"(<!-- figure:([\w.-]+) -->\n)(.*?)(<!-- /figure:\2 -->)", re.S)
     seen = set()
 
     def repl(m: re.Match) -> str:
-        seen.add(m.group(2))
-        return m.group(1) + figure(d, m.group(2)) + m.group(4)
+        name = m.group(2)
+        seen.add(name)
+        new = figure(d, name)
+        if new is None:
+            if name in keep:
+                return m.group(0)
+            sys.exit(f"{d}: no figure {name!r} (run scripts/figures.sh)")
+        return m.group(1) + new + m.group(4)
 
     new = pat.sub(repl, text)
     unplaced = names_in(d) - seen
