@@ -58,6 +58,9 @@ use rnic_model::Beat;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlTxEngine;
+use rnic_testbench::wire::cqe::{
+    STATUS_LOC_PROT_ERR, STATUS_LOC_QP_OP_ERR, STATUS_SUCCESS, STATUS_WR_FLUSH_ERR,
+};
 use rnic_testbench::wire::roce::{bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, RoceRepr};
 use rnic_testbench::wire::wqe;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -199,11 +202,11 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
             psn: 0,
         };
         if error {
-            cpls.push(fail(5));
+            cpls.push(fail(STATUS_WR_FLUSH_ERR));
             continue;
         }
         if w.op > 4 || (w.op == 4 && qp.uc) {
-            cpls.push(fail(2));
+            cpls.push(fail(STATUS_LOC_QP_OP_ERR));
             error = true;
             continue;
         }
@@ -216,7 +219,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                 && w.laddr as u128 + w.len as u128 <= mr.va as u128 + mr.len as u128
                 && (w.op != 4 || mr.access & 1 == 1);
             if !ok {
-                cpls.push(fail(4));
+                cpls.push(fail(STATUS_LOC_PROT_ERR));
                 error = true;
                 continue;
             }
@@ -244,7 +247,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                 cpls.push(Cpl {
                     wait: false,
                     wr_id: w.wr_id,
-                    status: 0,
+                    status: STATUS_SUCCESS,
                     opcode: 4,
                     len: w.len,
                     imm: 0,
@@ -303,7 +306,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
             cpls.push(Cpl {
                 wait: qp.uc,
                 wr_id: w.wr_id,
-                status: 0,
+                status: STATUS_SUCCESS,
                 opcode: w.op,
                 len: w.len,
                 imm: if imm_op { w.imm } else { 0 },
@@ -563,9 +566,12 @@ impl TxEnv {
         let (mut errs_exp, mut prot_exp, mut flush_exp) = (0, 0, 0);
         for q in 0..QPS {
             let (p, k) = reference(&c.qps[q], &c.mrs, &c.wqes[q]);
-            errs_exp += k.iter().filter(|c| c.status == 2 || c.status == 4).count();
-            prot_exp += k.iter().filter(|c| c.status == 4).count();
-            flush_exp += k.iter().filter(|c| c.status == 5).count();
+            errs_exp += k
+                .iter()
+                .filter(|c| c.status == STATUS_LOC_QP_OP_ERR || c.status == STATUS_LOC_PROT_ERR)
+                .count();
+            prot_exp += k.iter().filter(|c| c.status == STATUS_LOC_PROT_ERR).count();
+            flush_exp += k.iter().filter(|c| c.status == STATUS_WR_FLUSH_ERR).count();
             exp_pkts.push(VecDeque::from(p));
             exp_cpls.push(VecDeque::from(k));
         }
@@ -833,9 +839,9 @@ impl TxEnv {
             .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected completion {got:?}"));
         assert_eq!(got, exp, "cycle {cycle}: QP {q}: completion");
         self.stats[match got.status {
-            0 => 1,
-            2 => 2,
-            4 => 3,
+            STATUS_SUCCESS => 1,
+            STATUS_LOC_QP_OP_ERR => 2,
+            STATUS_LOC_PROT_ERR => 3,
             _ => 4,
         }] += 1;
         if got.wait {

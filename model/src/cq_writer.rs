@@ -365,7 +365,7 @@ mod tests {
     #[test]
     fn cqe_layout_is_the_contracts() {
         let (w, irqs) = run(
-            &[cpl(0x0102_0304_0506_0708, 0, false, 2)],
+            &[cpl(0x0102_0304_0506_0708, status::SUCCESS, false, 2)],
             &[],
             &[(0, 0), (0, 0), (0x1_0000_0000, 4), (0, 0)],
         );
@@ -390,7 +390,7 @@ mod tests {
         let cpls: Vec<Cpl> = [0, 1, 0, 0, 1, 0, 0]
             .iter()
             .enumerate()
-            .map(|(k, &cq)| cpl(k as u64, 5, false, cq))
+            .map(|(k, &cq)| cpl(k as u64, status::WR_FLUSH_ERR, false, cq))
             .collect();
         let (w, irqs) = run(&cpls, &[], &[(0x1000, 1), (0x2000, 2), (0, 0), (0, 0)]);
         let got: Vec<(u64, u8)> = w.iter().map(|(a, b)| (*a, b[0x17])).collect();
@@ -414,10 +414,10 @@ mod tests {
         // Two frames finish before any completion arrives (cycles 1, 2), the
         // second one dropped; the flush in between needs no frame.
         let cpls = [
-            cpl(1, 0, true, 0),
-            cpl(2, 5, false, 0),
-            cpl(3, 0, true, 0),
-            cpl(4, 0, true, 0),
+            cpl(1, status::SUCCESS, true, 0),
+            cpl(2, status::WR_FLUSH_ERR, false, 0),
+            cpl(3, status::SUCCESS, true, 0),
+            cpl(4, status::SUCCESS, true, 0),
         ];
         let (w, _) = run(
             &cpls,
@@ -442,7 +442,10 @@ mod tests {
 
     #[test]
     fn a_completion_waiting_for_its_frame_blocks_the_ones_behind() {
-        let cpls = [cpl(1, 0, true, 0), cpl(2, 4, false, 0)];
+        let cpls = [
+            cpl(1, status::SUCCESS, true, 0),
+            cpl(2, status::LOC_PROT_ERR, false, 0),
+        ];
         let (w, _) = run(&cpls, &[(500, false)], &[(0, 4); 4]);
         assert_eq!(w.len(), 2);
         // Without the frame nothing is written.
