@@ -120,13 +120,19 @@ fn pack_rates(r: &[u32; QPS]) -> Beat {
 /// `QPS` internal (Q20) alphas packed as the `alpha` port, in Q10 (`>> 10`):
 /// QP q at bits `[11q, 11q + 11)`.
 fn pack_alphas(a: &[u32; QPS]) -> Beat {
-    let mut b = Beat::default();
+    // 11-bit fields in 64-bit words (a field may straddle two).
+    let mut w = [0u64; 3];
     for (q, a20) in a.iter().enumerate() {
-        let v = a20 >> 10;
-        for k in 0..11 {
-            let bit = 11 * q + k;
-            b[bit / 8] |= ((v >> k) as u8 & 1) << (bit % 8);
+        let v = (a20 >> 10) as u64 & 0x7FF;
+        let bit = 11 * q;
+        w[bit / 64] |= v << (bit % 64);
+        if bit % 64 > 64 - 11 {
+            w[bit / 64 + 1] |= v >> (64 - bit % 64);
         }
+    }
+    let mut b = Beat::default();
+    for (k, word) in w.iter().enumerate() {
+        b[8 * k..8 * k + 8].copy_from_slice(&word.to_le_bytes());
     }
     b
 }

@@ -488,7 +488,14 @@ impl Dut for PktBuilder {
 
     fn tick(&mut self, i: &PktBuilderIn) -> PktBuilderOut {
         // Everything below reads this cycle's registers; `old` keeps them.
+        // The storage (payload RAM, FIFOs) stays out of the copy: it is read
+        // through `self` before it is written at the end of the cycle, and
+        // copying 16 KiB every cycle was most of the model's run time.
+        let pay_ram = std::mem::take(&mut self.pay_ram);
+        let desc_fifo = std::mem::take(&mut self.desc_fifo);
+        let done_fifo = std::mem::take(&mut self.done_fifo);
         let old = self.clone();
+        (self.pay_ram, self.desc_fifo, self.done_fifo) = (pay_ram, desc_fifo, done_fifo);
         let out_free = !old.tx_tvalid_q || i.tx_tready;
         // A paused data frame's first beat waits in E: both stages stop.
         let hold =
@@ -496,11 +503,11 @@ impl Dut for PktBuilder {
         let adv = out_free && !hold;
 
         // ---- Head of the descriptor FIFO and its payload. ----
-        let head_v = old.desc_fifo.out_valid();
-        let head = old.desc_fifo.out_data();
+        let head_v = self.desc_fifo.out_valid();
+        let head = self.desc_fifo.out_data();
         let head_pay = head.pay_len != 0;
-        let done_v = old.done_fifo.out_valid();
-        let done_err = old.done_fifo.out_data();
+        let done_v = self.done_fifo.out_valid();
+        let done_err = self.done_fifo.out_data();
         let head_ok = head_v && (!head_pay || (done_v && !done_err));
         let start = adv && !old.r_act_q && head_ok;
         // A failed payload is dropped once everything before it has left,
@@ -554,7 +561,7 @@ impl Dut for PktBuilder {
         }
         if ren {
             self.p_prev_q = old.rdata_q;
-            self.rdata_q = old.pay_ram[old.rd_ptr_q];
+            self.rdata_q = self.pay_ram[old.rd_ptr_q];
             self.rd_ptr_q = (old.rd_ptr_q + 1) % PAY_BEATS;
         }
 

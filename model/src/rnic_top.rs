@@ -138,10 +138,12 @@ struct Ins {
 
 /// Bits `[lsb, lsb + w)` of a wide port (byte 0 holds bits 7..0), w <= 32.
 fn bits(b: &Beat, lsb: usize, w: usize) -> u32 {
-    (0..w).fold(0u32, |v, k| {
-        let n = lsb + k;
-        v | ((b[n / 8] >> (n % 8) & 1) as u32) << k
-    })
+    // The (up to 5) bytes holding the field, then shift and mask.
+    let mut v = 0u64;
+    for (k, byte) in b[lsb / 8..(lsb + w).div_ceil(8)].iter().enumerate() {
+        v |= (*byte as u64) << (8 * k);
+    }
+    (v >> (lsb % 8) & ((1u64 << w) - 1)) as u32
 }
 
 /// The congestion and flow control state of one cycle, for plots: each

@@ -12,6 +12,19 @@ pub struct SyncFifo<T> {
     count_q: usize,
 }
 
+/// A FIFO of depth 0, for `std::mem::take` (it holds no storage, so taking
+/// a block's FIFOs out of a per-cycle copy costs nothing).
+impl<T> Default for SyncFifo<T> {
+    fn default() -> Self {
+        SyncFifo {
+            mem: Vec::new(),
+            wr_ptr_q: 0,
+            rd_ptr_q: 0,
+            count_q: 0,
+        }
+    }
+}
+
 impl<T: Copy + Default> SyncFifo<T> {
     /// `depth` must be a power of two (the RTL rejects anything else).
     pub fn new(depth: usize) -> Self {
