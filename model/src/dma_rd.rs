@@ -402,9 +402,32 @@ impl DmaRd {
         let mask = self.ring_mask();
         let l0 = ctx.line;
         let l1 = (ctx.line + 1) & mask;
-        for i in 0..64u32 {
-            let pos = ctx.beat as u32 * 64 + i;
-            if keep >> i & 1 == 0 || pos < 12 || pos >= ctx.total as u32 {
+        // Bytes `lo..hi` of the beat are payload (the 12 header bytes and
+        // whatever lies past the TLP are not); `keep` may still mask some.
+        let start = ctx.beat as u32 * 64;
+        let lo = 12u32.saturating_sub(start).min(64);
+        let hi = (ctx.total as u32).saturating_sub(start).min(64);
+        if lo >= hi {
+            return;
+        }
+        let span = (u64::MAX >> (64 - (hi - lo))) << lo;
+        if keep & span == span {
+            // All kept (every well-formed completion): two slice copies,
+            // split where the rotation crosses into the next line.
+            let (lo, hi, rot) = (lo as usize, hi as usize, ctx.rot as usize);
+            let split = (64 - rot).clamp(lo, hi);
+            if lo < split {
+                let b0 = &mut self.bank[(l0 & 1) as usize][(l0 >> 1) as usize];
+                b0[lo + rot..split + rot].copy_from_slice(&data[lo..split]);
+            }
+            if split < hi {
+                let b1 = &mut self.bank[(l1 & 1) as usize][(l1 >> 1) as usize];
+                b1[split + rot - 64..hi + rot - 64].copy_from_slice(&data[split..hi]);
+            }
+            return;
+        }
+        for i in lo..hi {
+            if keep >> i & 1 == 0 {
                 continue;
             }
             let j = i + ctx.rot as u32;
@@ -418,11 +441,16 @@ impl DmaRd {
 /// Output beat `k - 1` of a request: bytes `s..64` of line `k - 1` followed
 /// by bytes `0..s` of line `k`, masked to `keep`.
 fn realign(prev: &Beat, cur: &Beat, s: u8, keep: u64) -> Beat {
+    let s = s as usize;
     let mut out = Beat::default();
-    for j in 0..64usize {
-        let src = j + s as usize;
-        let b = if src < 64 { prev[src] } else { cur[src - 64] };
-        out[j] = if keep >> j & 1 != 0 { b } else { 0 };
+    out[..64 - s].copy_from_slice(&prev[s..]);
+    out[64 - s..].copy_from_slice(&cur[..s]);
+    if keep != u64::MAX {
+        for (j, b) in out.iter_mut().enumerate() {
+            if keep >> j & 1 == 0 {
+                *b = 0;
+            }
+        }
     }
     out
 }
@@ -736,3 +764,4 @@ impl Dut for DmaRd {
         self.outputs()
     }
 }
+
