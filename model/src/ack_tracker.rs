@@ -53,7 +53,8 @@ use crate::ports;
 pub use crate::params::CQS;
 /// QPs (QPW = 4).
 pub use crate::params::QPS;
-use crate::params::{cqe_status, wqe_op};
+use crate::params::{cqe_status, wqe_op, CQW, QPW};
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 /// Entries per RC queue, and of the UC FIFO (DW = 3).
 pub const DEPTH: usize = 8;
 
@@ -413,6 +414,54 @@ impl Dut for AckTracker {
             all_room
         };
         self.outputs()
+    }
+}
+
+/// An entry as the RTL packs it: `{wait_frame, wr_id, status, opcode, len,
+/// imm, cq}` (EW bits), with the QP number below when the register is that
+/// much wider (`uc_mem_q`, `out_q`: `{e, qp}`).
+impl TraceValue for Entry {
+    fn put(&self, w: u32, b: &mut Bits) {
+        if w > 145 + CQW {
+            b.push(self.qp as u64, QPW);
+        }
+        b.push(self.cq as u64, CQW);
+        b.push(self.imm as u64, 32);
+        b.push(self.len as u64, 32);
+        b.push(self.opcode as u64, 8);
+        b.push(self.status as u64, 8);
+        b.push(self.wr_id, 64);
+        b.push(self.wait_frame as u64, 1);
+    }
+}
+
+impl Trace for AckTracker {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("cpl_ready_q", 1, &self.cpl_ready_q);
+        t.reg("uc_wr_q", 4, &self.uc_wr_q);
+        t.reg("uc_rd_q", 4, &self.uc_rd_q);
+        t.reg("uc_cnt_q", 4, &self.uc_cnt_q);
+        t.reg("m_psn_q", 3072, &self.m_psn_q);
+        t.reg("m_ok_q", 128, &self.m_ok_q);
+        t.reg("m_rd_q", 128, &self.m_rd_q);
+        t.reg("head_q", 64, &self.head_q);
+        t.reg("tail_q", 64, &self.tail_q);
+        t.reg("una_q", 384, &self.una_q);
+        t.reg("nxt_q", 384, &self.nxt_q);
+        t.reg("rr_q", 4, &self.rr_q);
+        t.reg("b_valid_q", 1, &self.b_valid_q);
+        t.reg("b_uc_q", 1, &self.b_uc_q);
+        t.reg("b_qp_q", 4, &self.b_qp_q);
+        t.reg("out_valid_q", 1, &self.out_valid_q);
+        t.reg("full_q", 16, &self.full_q);
+        t.reg("ev_ack_q", 1, &self.ev_ack_q);
+        t.reg("ev_nak_q", 1, &self.ev_nak_q);
+        t.reg("ev_dup_q", 1, &self.ev_dup_q);
+        t.reg("ev_ack_invalid_q", 1, &self.ev_ack_invalid_q);
+        t.each("uc_mem_q", 145 + CQW + QPW, &self.uc_mem_q);
+        t.reg("rd_data_q", 145 + CQW, &self.rd_data_q);
+        t.reg("b_uc_data_q", 145 + CQW + QPW, &self.b_uc_data_q);
+        t.reg("out_q", 145 + CQW + QPW, &self.out_q);
     }
 }
 

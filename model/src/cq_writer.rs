@@ -16,9 +16,11 @@
 //! pop possible at m+1. `wr_done_valid` at n -> `irq_valid`/`ev_cqe` at n+1.
 
 use crate::dut::Dut;
+use crate::params::{CQW, QPW};
 use crate::ports;
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 /// Completion queues.
 pub use crate::params::CQS;
@@ -284,6 +286,52 @@ impl Dut for CqWriter {
             .tick(i.frame_done_valid.then_some(i.frame_done_err), fd_pop);
         self.irq_fifo.tick(irq_push, irq_pop);
         self.outputs()
+    }
+}
+
+/// A completion as `u_cpl_fifo` holds it: `{wait_frame, wr_id, status,
+/// opcode, len, imm, qp, cq}`.
+impl TraceValue for Cpl {
+    fn put(&self, _: u32, b: &mut Bits) {
+        b.push(self.cq as u64, CQW);
+        b.push(self.qp as u64, QPW);
+        b.push(self.imm as u64, 32);
+        b.push(self.len as u64, 32);
+        b.push(self.opcode as u64, 8);
+        b.push(self.status as u64, 8);
+        b.push(self.wr_id, 64);
+        b.push(self.wait_frame as u64, 1);
+    }
+}
+
+impl Trace for CqWriter {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("state_q", 2, &(self.state_q as u8));
+        t.reg("cq_idx_q", 2, &self.cq_idx_q);
+        t.each("pi_q", 16, &self.pi_q);
+        t.reg("wr_req_valid_q", 1, &self.wr_req_valid_q);
+        t.reg("wr_req_addr_q", 64, &self.wr_req_addr_q);
+        t.reg("wr_data_valid_q", 1, &self.wr_data_valid_q);
+        t.reg("wr_data_q", 256, &self.wr_data_q);
+        t.reg("irq_valid_q", 1, &self.irq_valid_q);
+        t.reg("irq_cq_q", 2, &self.irq_cq_q);
+        t.reg("ev_cqe_q", 1, &self.ev_cqe_q);
+        t.push("u_cpl_fifo");
+        self.cpl_fifo.trace_all(t, 145 + QPW + CQW);
+        t.pop();
+        t.push("u_fd_fifo");
+        self.fd_fifo.trace_all(t, 1);
+        t.pop();
+        t.push("u_irq_fifo");
+        self.irq_fifo.trace_all(t, 2);
+        t.pop();
+        let h = &self.h_q;
+        t.reg("h_wr_id_q", 64, &h.wr_id);
+        t.reg("h_status_q", 8, &h.status);
+        t.reg("h_opcode_q", 8, &h.opcode);
+        t.reg("h_len_q", 32, &h.len);
+        t.reg("h_imm_q", 32, &h.imm);
+        t.reg("h_qp_q", QPW, &h.qp);
     }
 }
 

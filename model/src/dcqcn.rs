@@ -44,6 +44,7 @@
 use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
+use crate::trace::{Trace, Tracer};
 
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
@@ -364,6 +365,28 @@ impl Dut for Dcqcn {
         self.cnt_hai_q = self.cnt_hai_q.wrapping_add(hai as u32);
         self.cnt_alpha_q = self.cnt_alpha_q.wrapping_add(do_alpha as u32);
         self.outputs()
+    }
+}
+
+impl Trace for Dcqcn {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("rc_q", 512, &self.rc_q);
+        t.reg("rt_q", 512, &self.rt_q);
+        t.reg("alpha_q", 336, &self.alpha_q);
+        t.reg("atmr_q", 384, &self.atmr_q);
+        t.reg("itmr_q", 384, &self.itmr_q);
+        t.reg("bcnt_q", 512, &self.bcnt_q);
+        t.reg("t_q", 128, &self.t_q);
+        t.reg("bc_q", 128, &self.bc_q);
+        t.reg("apend_q", 16, &self.apend_q);
+        t.reg("ipend_q", 16, &self.ipend_q);
+        t.reg("rr_q", 4, &self.rr_q);
+        t.reg("cnt_cnp_q", 32, &self.cnt_cnp_q);
+        t.reg("cnt_cut_q", 32, &self.cnt_cut_q);
+        t.reg("cnt_fr_q", 32, &self.cnt_fr_q);
+        t.reg("cnt_ai_q", 32, &self.cnt_ai_q);
+        t.reg("cnt_hai_q", 32, &self.cnt_hai_q);
+        t.reg("cnt_alpha_q", 32, &self.cnt_alpha_q);
     }
 }
 

@@ -10,6 +10,7 @@
 
 use crate::dut::Dut;
 use crate::ports;
+use crate::trace::{Trace, Tracer};
 
 /// The RTL parameter's default: 100 Gb/s at 250 MHz.
 pub use crate::params::BITS_PER_CYCLE;
@@ -99,6 +100,13 @@ impl Dut for Pfc {
         }
         self.pause_q = pause;
         self.outputs()
+    }
+}
+
+impl Trace for Pfc {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("remaining_q", 208, &self.remaining_q);
+        t.reg("pause_q", 8, &self.pause_q);
     }
 }
 

@@ -13,6 +13,7 @@
 use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
+use crate::trace::{Trace, Tracer};
 
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
@@ -122,6 +123,13 @@ impl Dut for RateLimiter {
         }
         self.rate_ok_q = ok;
         self.outputs()
+    }
+}
+
+impl Trace for RateLimiter {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("tokens_q", 736, &self.tokens_q);
+        t.reg("rate_ok_q", 16, &self.rate_ok_q);
     }
 }
 

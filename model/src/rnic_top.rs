@@ -67,6 +67,7 @@ use crate::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
 use crate::rq_arb::{RqArb, RqArbIn, RqArbOut};
 use crate::rx_parser::{RxParser, RxParserIn, RxParserOut};
 use crate::sq_fetch::{SqFetch, SqFetchIn, SqFetchOut};
+use crate::trace::{Trace, Tracer};
 use crate::tx_engine::{TxEngine, TxEngineIn, TxEngineOut};
 use crate::tx_sched::{TxSched, TxSchedIn, TxSchedOut};
 
@@ -633,5 +634,34 @@ impl Dut for RnicTop {
         self.o_rl = self.rate_limiter.tick(&w.rl);
         self.o_at = self.ack_tracker.tick(&w.at);
         self.top_out()
+    }
+}
+
+impl Trace for RnicTop {
+    /// Every block's registers in the scope of its instance in rnic_top.sv.
+    fn trace(&self, t: &mut dyn Tracer) {
+        let blocks: [(&str, &dyn Trace); 16] = [
+            ("u_csr", &self.csr),
+            ("u_sq_fetch", &self.sq_fetch),
+            ("u_tx_sched", &self.tx_sched),
+            ("u_tx_engine", &self.tx_engine),
+            ("u_pkt_builder", &self.pkt_builder),
+            ("u_cq_writer", &self.cq_writer),
+            ("u_rd_req_arb", &self.rd_req_arb),
+            ("u_dma_rd", &self.dma_rd),
+            ("u_dma_wr", &self.dma_wr),
+            ("u_rq_arb", &self.rq_arb),
+            ("u_rx_parser", &self.rx_parser),
+            ("u_pfc", &self.pfc),
+            ("u_cnp_gen", &self.cnp_gen),
+            ("u_dcqcn", &self.dcqcn),
+            ("u_rate_limiter", &self.rate_limiter),
+            ("u_ack_tracker", &self.ack_tracker),
+        ];
+        for (name, b) in blocks {
+            t.push(name);
+            b.trace(t);
+            t.pop();
+        }
     }
 }

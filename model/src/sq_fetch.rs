@@ -14,6 +14,7 @@ use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Trace, Tracer};
 
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
@@ -297,6 +298,35 @@ impl Dut for SqFetch {
         }
         self.ev_wqe_n_q = if ok { n_done } else { 0 };
         self.outputs()
+    }
+}
+
+impl Trace for SqFetch {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("pi_q", 256, &self.pi_q);
+        t.reg("state_q", 32, &self.state_q);
+        t.reg("base_q", 1024, &self.base_q);
+        t.reg("log_q", 80, &self.log_q);
+        t.reg("fidx_q", 256, &self.fidx_q);
+        t.reg("busy_q", 16, &self.busy_q);
+        t.reg("hd_q", 32, &self.hd_q);
+        t.reg("cnt_q", 48, &self.cnt_q);
+        t.reg("wqe_avail_q", 16, &self.wqe_avail_q);
+        t.reg("rr_q", 4, &self.rr_q);
+        t.reg("rd_req_valid_q", 1, &self.rd_req_valid_q);
+        t.reg("rd_req_addr_q", 64, &self.rd_req_addr_q);
+        t.reg("rd_req_len_q", 17, &self.rd_req_len_q);
+        t.reg("rd_data_ready_q", 1, &self.rd_data_ready_q);
+        t.reg("bcnt_q", 2, &self.bcnt_q);
+        t.reg("wqe_valid_q", 1, &self.wqe_valid_q);
+        t.reg("wqe_qp_q", 4, &self.wqe_qp_q);
+        t.reg("wqe_data_q", 512, &self.wqe_data_q);
+        t.reg("err_valid_q", 1, &self.err_valid_q);
+        t.reg("err_qp_q", 4, &self.err_qp_q);
+        t.reg("ev_wqe_n_q", 4, &self.ev_wqe_n_q);
+        t.push("u_infl");
+        self.infl.trace_all(t, 4);
+        t.pop();
     }
 }
 

@@ -36,6 +36,7 @@
 use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
+use crate::trace::{Trace, Tracer};
 
 /// The table sizes and encodings (the lkey's MR index is `lkey mod MRS`,
 /// applied in rnic_top).
@@ -712,6 +713,89 @@ impl Dut for TxEngine {
             }
         }
         self.outputs()
+    }
+}
+
+impl Trace for TxEngine {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("state_q", 3, &(self.state_q as u8));
+        t.reg("grant_ready_q", 1, &self.grant_ready_q);
+        t.reg("qp_idx_q", 4, &self.qp_idx_q);
+        t.reg("cnp_q", 1, &self.cnp_q);
+        t.reg("wqe_pop_valid_q", 1, &self.wqe_pop_valid_q);
+        t.reg("wqe_pop_qp_q", 4, &self.wqe_pop_qp_q);
+        t.reg("w_wr_id_q", 64, &self.w_wr_id_q);
+        t.reg("w_opcode_q", 8, &self.w_opcode_q);
+        t.reg("w_flags_q", 2, &self.w_flags_q);
+        t.reg("w_len_q", 32, &self.w_len_q);
+        t.reg("w_laddr_q", 64, &self.w_laddr_q);
+        t.reg("w_lkey_q", 32, &self.w_lkey_q);
+        t.reg("w_imm_q", 32, &self.w_imm_q);
+        t.reg("w_rva_q", 64, &self.w_rva_q);
+        t.reg("w_rkey_q", 32, &self.w_rkey_q);
+        t.reg("active_q", 16, &self.active_q);
+        t.each("c_wr_id_q", 64, &self.c_wr_id_q);
+        t.each("c_opcode_q", 3, &self.c_opcode_q);
+        t.each("c_flags_q", 2, &self.c_flags_q);
+        t.each("c_len_q", 32, &self.c_len_q);
+        t.each("c_paddr_q", 64, &self.c_paddr_q);
+        t.each("c_rva_q", 64, &self.c_rva_q);
+        t.each("c_rkey_q", 32, &self.c_rkey_q);
+        t.each("c_imm_q", 32, &self.c_imm_q);
+        t.each("c_left_q", 32, &self.c_left_q);
+        t.reg("psn_wr_valid_q", 1, &self.psn_wr_valid_q);
+        t.reg("psn_wr_qp_q", 4, &self.psn_wr_qp_q);
+        t.reg("psn_wr_psn_q", 24, &self.psn_wr_psn_q);
+        t.reg("err_valid_q", 1, &self.err_valid_q);
+        t.reg("err_qp_q", 4, &self.err_qp_q);
+        t.reg("rd_req_valid_q", 1, &self.rd_req_valid_q);
+        t.reg("rd_req_addr_q", 64, &self.rd_req_addr_q);
+        t.reg("rd_req_len_q", 17, &self.rd_req_len_q);
+        t.reg("desc_valid_q", 1, &self.desc_valid_q);
+        t.reg("cpl_valid_q", 1, &self.cpl_valid_q);
+        t.reg("cpl_wait_frame_q", 1, &self.cpl_wait_frame_q);
+        t.reg("cpl_wr_id_q", 64, &self.cpl_wr_id_q);
+        t.reg("cpl_status_q", 8, &self.cpl_status_q);
+        t.reg("cpl_opcode_q", 8, &self.cpl_opcode_q);
+        t.reg("cpl_len_q", 32, &self.cpl_len_q);
+        t.reg("cpl_imm_q", 32, &self.cpl_imm_q);
+        t.reg("cpl_qp_q", 4, &self.cpl_qp_q);
+        t.reg("cpl_cq_q", 2, &self.cpl_cq_q);
+        t.reg("cpl_uc_q", 1, &self.cpl_uc_q);
+        t.reg("cpl_psn_q", 24, &self.cpl_psn_q);
+        t.reg("ev_prot_err_q", 1, &self.ev_prot_err_q);
+        t.reg("ev_flush_q", 1, &self.ev_flush_q);
+        // The descriptor register, one RTL register per field.
+        let d = &self.desc_q;
+        t.reg("desc_ack_req_q", 1, &d.desc_ack_req);
+        t.reg("desc_becn_q", 1, &d.desc_becn);
+        t.reg("desc_cnp_pad_q", 1, &d.desc_cnp_pad);
+        t.reg("desc_cpl_q", 1, &d.desc_cpl);
+        t.reg("desc_dest_qp_q", 24, &d.desc_dest_qp);
+        t.reg("desc_dscp_q", 6, &d.desc_dscp);
+        t.reg("desc_dst_ip_q", 128, &d.desc_dst_ip);
+        t.reg("desc_dst_mac_q", 48, &d.desc_dst_mac);
+        t.reg("desc_ecn_q", 2, &d.desc_ecn);
+        t.reg("desc_imm_en_q", 1, &d.desc_imm_en);
+        t.reg("desc_imm_q", 32, &d.desc_imm);
+        t.reg("desc_ipv6_q", 1, &d.desc_ipv6);
+        t.reg("desc_opcode_q", 8, &d.desc_opcode);
+        t.reg("desc_pay_len_q", 13, &d.desc_pay_len);
+        t.reg("desc_pcp_q", 3, &d.desc_pcp);
+        t.reg("desc_pkey_q", 16, &d.desc_pkey);
+        t.reg("desc_psn_q", 24, &d.desc_psn);
+        t.reg("desc_qp_q", 4, &d.desc_qp);
+        t.reg("desc_reth_en_q", 1, &d.desc_reth_en);
+        t.reg("desc_reth_len_q", 32, &d.desc_reth_len);
+        t.reg("desc_reth_rkey_q", 32, &d.desc_reth_rkey);
+        t.reg("desc_reth_va_q", 64, &d.desc_reth_va);
+        t.reg("desc_se_q", 1, &d.desc_se);
+        t.reg("desc_src_ip_q", 128, &d.desc_src_ip);
+        t.reg("desc_src_mac_q", 48, &d.desc_src_mac);
+        t.reg("desc_udp_sport_q", 16, &d.desc_udp_sport);
+        t.reg("desc_vid_q", 12, &d.desc_vid);
+        t.reg("desc_vlan_en_q", 1, &d.desc_vlan_en);
+        t.reg("desc_wire_len_q", 14, &d.desc_wire_len);
     }
 }
 
