@@ -138,6 +138,22 @@ impl Dut for CnpGen {
     }
 }
 
+impl CnpGen {
+    /// Nothing pending or offered: idle ticks (no CE) move only the
+    /// interval timers.
+    pub fn idle(&self) -> bool {
+        !self.cnp_valid_q && !self.pending_q.iter().any(|&p| p)
+    }
+
+    /// `n` idle ticks at once (when [`CnpGen::idle`]): the timers count
+    /// down to zero.
+    pub fn skip(&mut self, n: u64) {
+        for t in &mut self.timer_q {
+            *t = (*t as u64).saturating_sub(n) as u32;
+        }
+    }
+}
+
 impl crate::trace::Trace for CnpGen {
     fn trace(&self, t: &mut dyn crate::trace::Tracer) {
         t.reg("pending_q", 16, &self.pending_q);

@@ -368,6 +368,60 @@ impl Dut for Dcqcn {
     }
 }
 
+impl Dcqcn {
+    /// Ticks with inputs `i` for which nothing but the timers moves: no
+    /// CNP, no frame, no QP with service pending, and every enabled QP's
+    /// timers short of their period. 0 otherwise.
+    pub fn idle_horizon(&self, i: &DcqcnIn) -> u64 {
+        if i.cnp_valid || i.tx_valid {
+            return 0;
+        }
+        let k = i.cfg_k & 0xFF_FFFF;
+        let t_inc = i.cfg_t_inc & 0xFF_FFFF;
+        let mut h = u64::MAX;
+        for q in 0..QPS {
+            if i.cc_en >> q & 1 == 0 {
+                continue;
+            }
+            if self.apend_q[q] || self.ipend_q[q] || self.bcnt_q[q] >= i.cfg_b {
+                return 0;
+            }
+            // timer_step fires at the tick whose tmr + 1 reaches the period.
+            for (tmr, period) in [(self.atmr_q[q], k), (self.itmr_q[q], t_inc)] {
+                h = h.min((period as u64).saturating_sub(tmr as u64 + 1));
+            }
+        }
+        h
+    }
+
+    /// `n` ticks with inputs `i` at once (`n` within the horizon): the
+    /// enabled QPs' timers advance, the disabled QPs hold their reset
+    /// values, nothing else changes.
+    pub fn skip(&mut self, i: &DcqcnIn, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let alpha_init = ((i.cfg_alpha_init & 0x7FF) as u32) << 10;
+        for q in 0..QPS {
+            if i.cc_en >> q & 1 != 0 {
+                self.atmr_q[q] += n as u32;
+                self.itmr_q[q] += n as u32;
+            } else {
+                self.rc_q[q] = i.cfg_r_max;
+                self.rt_q[q] = i.cfg_r_max;
+                self.alpha_q[q] = alpha_init;
+                self.atmr_q[q] = 0;
+                self.itmr_q[q] = 0;
+                self.bcnt_q[q] = 0;
+                self.t_q[q] = 0;
+                self.bc_q[q] = 0;
+                self.apend_q[q] = false;
+                self.ipend_q[q] = false;
+            }
+        }
+    }
+}
+
 impl Trace for Dcqcn {
     fn trace(&self, t: &mut dyn Tracer) {
         t.reg("rc_q", 512, &self.rc_q);

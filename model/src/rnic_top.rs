@@ -590,6 +590,110 @@ impl RnicTop {
     }
 }
 
+/// Every traced register's bits in one vector: a block's state, to compare.
+#[derive(Default, PartialEq)]
+struct Snapshot(Vec<u64>);
+
+impl Tracer for Snapshot {
+    fn push(&mut self, _: &str) {}
+    fn pop(&mut self) {}
+    fn var(&mut self, _: &str, _: u32, words: &[u64]) {
+        self.0.extend_from_slice(words);
+    }
+    fn element(&mut self, _: &str, _: usize, _: u32, words: &[u64]) {
+        self.0.extend_from_slice(words);
+    }
+}
+
+impl RnicTop {
+    /// The blocks without free-running timers, as one snapshot.
+    fn datapath_state(&self) -> Snapshot {
+        let blocks: [&dyn Trace; 12] = [
+            &self.csr,
+            &self.sq_fetch,
+            &self.tx_sched,
+            &self.tx_engine,
+            &self.pkt_builder,
+            &self.cq_writer,
+            &self.rd_req_arb,
+            &self.dma_rd,
+            &self.dma_wr,
+            &self.rq_arb,
+            &self.rx_parser,
+            &self.ack_tracker,
+        ];
+        let mut s = Snapshot::default();
+        for b in blocks {
+            b.trace(&mut s);
+        }
+        s
+    }
+
+    fn outputs_equal(&self, o: &RnicTop) -> bool {
+        self.o_csr == o.o_csr
+            && self.o_sqf == o.o_sqf
+            && self.o_sched == o.o_sched
+            && self.o_te == o.o_te
+            && self.o_pb == o.o_pb
+            && self.o_cqw == o.o_cqw
+            && self.o_rdarb == o.o_rdarb
+            && self.o_rd == o.o_rd
+            && self.o_wr == o.o_wr
+            && self.o_rqarb == o.o_rqarb
+            && self.o_rxp == o.o_rxp
+            && self.o_pfc == o.o_pfc
+            && self.o_cg == o.o_cg
+            && self.o_dc == o.o_dc
+            && self.o_rl == o.o_rl
+            && self.o_at == o.o_at
+    }
+
+    /// Cycles [`RnicTop::skip`] may jump with the top inputs `i` held.
+    ///
+    /// Nonzero only when `i` offers nothing (no MMIO access, completion or
+    /// RX beat) and the NIC is idle: one tick changes no register of the
+    /// datapath blocks and no block's outputs, so with the same inputs the
+    /// next tick does the same, for as long as the timer blocks (PFC pause,
+    /// DCQCN timers, rate limiter buckets, CNP intervals) keep their
+    /// outputs: the least of their horizons.
+    pub fn idle_horizon(&self, i: &RnicTopIn) -> u64 {
+        if i.mmio_wr_valid || i.mmio_rd_valid || i.rc_valid || i.rx_tvalid {
+            return 0;
+        }
+        if !self.cnp_gen.idle() {
+            return 0;
+        }
+        // The timers' horizons first: they are cheap, and right after a
+        // skip one of them is usually zero.
+        let w = self.wire(i);
+        let h = self
+            .pfc
+            .idle_horizon()
+            .min(self.rate_limiter.idle_horizon(&w.rl))
+            .min(self.dcqcn.idle_horizon(&w.dc));
+        if h == 0 {
+            return 0;
+        }
+        let mut next = self.clone();
+        next.tick(i);
+        if !next.outputs_equal(self) || next.datapath_state() != self.datapath_state() {
+            return 0;
+        }
+        h
+    }
+
+    /// `n` ticks with the top inputs `i` held, at once and exactly as the
+    /// ticks would leave the state; `n` at most [`RnicTop::idle_horizon`].
+    /// Only the timers move; every output stays as it is.
+    pub fn skip(&mut self, i: &RnicTopIn, n: u64) {
+        let w = self.wire(i);
+        self.pfc.skip(n);
+        self.rate_limiter.skip(&w.rl, n);
+        self.dcqcn.skip(&w.dc, n);
+        self.cnp_gen.skip(n);
+    }
+}
+
 impl Dut for RnicTop {
     type In = RnicTopIn;
     type Out = RnicTopOut;

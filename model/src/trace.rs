@@ -20,6 +20,11 @@ pub trait Tracer {
     /// One register: `width` bits in little-endian 64-bit words (bit 0 of
     /// `words[0]` is bit 0), no bits set at or above `width`.
     fn var(&mut self, name: &str, width: u32, words: &[u64]);
+    /// Element `k` of unpacked array `name` (Verilator's `name[k]`). A
+    /// tracer that needs no names (a state snapshot) skips the formatting.
+    fn element(&mut self, name: &str, k: usize, width: u32, words: &[u64]) {
+        self.var(&format!("{name}[{k}]"), width, words);
+    }
 }
 
 /// A block whose registers can be traced.
@@ -29,34 +34,64 @@ pub trait Trace {
     fn trace(&self, t: &mut dyn Tracer);
 }
 
+/// Words held without allocating (registers up to 1024 bits; wider ones,
+/// the CSR tables, spill to the heap).
+const INLINE: usize = 16;
+
 /// Bits of a register, appended field by field from bit 0 up.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Bits {
-    words: Vec<u64>,
+    inline: [u64; INLINE],
+    heap: Vec<u64>,
     len: u32,
 }
 
+impl Default for Bits {
+    fn default() -> Self {
+        Bits {
+            inline: [0; INLINE],
+            heap: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
 impl Bits {
+    fn word(&mut self, k: usize) -> &mut u64 {
+        if k == INLINE && self.heap.is_empty() {
+            self.heap.extend_from_slice(&self.inline);
+        }
+        if k >= INLINE {
+            if self.heap.len() <= k {
+                self.heap.resize(k + 1, 0);
+            }
+            &mut self.heap[k]
+        } else {
+            &mut self.inline[k]
+        }
+    }
+
     /// Appends the low `w` bits of `v` (w <= 64).
     pub fn push(&mut self, v: u64, w: u32) {
         if w == 0 {
             return;
         }
         let v = if w == 64 { v } else { v & ((1u64 << w) - 1) };
-        let off = self.len % 64;
-        if off == 0 {
-            self.words.push(v);
-        } else {
-            *self.words.last_mut().expect("a word is open") |= v << off;
-            if off + w > 64 {
-                self.words.push(v >> (64 - off));
-            }
+        let (k, off) = ((self.len / 64) as usize, self.len % 64);
+        *self.word(k) |= v << off;
+        if off != 0 && off + w > 64 {
+            *self.word(k + 1) |= v >> (64 - off);
         }
         self.len += w;
     }
 
     pub fn words(&self) -> &[u64] {
-        &self.words
+        let n = self.len.div_ceil(64) as usize;
+        if n > INLINE {
+            &self.heap[..n]
+        } else {
+            &self.inline[..n]
+        }
     }
 }
 
@@ -133,7 +168,9 @@ impl dyn Tracer + '_ {
     /// element.
     pub fn each<V: TraceValue>(&mut self, name: &str, width: u32, v: &[V]) {
         for (k, e) in v.iter().enumerate() {
-            self.reg(&format!("{name}[{k}]"), width, e);
+            let mut b = Bits::default();
+            e.put(width / V::LEN, &mut b);
+            self.element(name, k, width, b.words());
         }
     }
 }

@@ -95,6 +95,10 @@ struct Dump<'a> {
 impl Tracer for Dump<'_> {
     fn push(&mut self, _: &str) {}
     fn pop(&mut self) {}
+    fn element(&mut self, _: &str, _: usize, width: u32, words: &[u64]) {
+        // Registers go by their order: the name is not needed.
+        self.var("", width, words);
+    }
     fn var(&mut self, _: &str, width: u32, words: &[u64]) {
         let k = self.k;
         self.k += 1;
