@@ -15,6 +15,12 @@
 //! for. Building the environment and the DUTs (host memory fill, Verilated
 //! model construction) is setup, outside the timing.
 //!
+//! `rnic_top_idle`: the model alone after vectors/cc/cnp_single.json, with
+//! nothing in flight but DCQCN's timers (recovering after a CNP) and the
+//! CNP interval timer: cycle by cycle (`tick`, 100 k cycles) and with the
+//! idle fast path (`skip` to the next timer event, `tick` there, 10 M
+//! cycles).
+//!
 //! `cargo bench --bench sim_speed`; criterion reports the rates as
 //! "elem/s", one element being one clock cycle.
 
@@ -23,7 +29,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rnic_model::dma_rd::{DmaRd, DmaRdParams};
-use rnic_model::rnic_top::RnicTop;
+use rnic_model::rnic_top::{RnicTop, RnicTopIn};
 use rnic_model::Dut;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::{RtlDmaRd, RtlRnicTop};
@@ -157,5 +163,72 @@ fn sim_speed_tx(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, sim_speed, sim_speed_tx);
+/// The model after `vector` ran to its end (nothing left in flight).
+fn settled(vector: &str) -> RnicTop {
+    let v = Vector::load(Path::new(vector)).expect("valid vector");
+    let mut env = RnicTopEnv::new(&v).expect("valid vector");
+    let mut m = RnicTop::new();
+    let mut out = m.reset();
+    for c in 0..v.max_cycles {
+        out = m.tick(&env.step(c, &out));
+        if env.finished() {
+            break;
+        }
+    }
+    m
+}
+
+fn sim_speed_idle(c: &mut Criterion) {
+    const CYCLES: u64 = 10_000_000;
+    let idle = RnicTopIn {
+        rq_ready: true,
+        tx_tready: true,
+        ..RnicTopIn::default()
+    };
+    let m0 = settled("vectors/cc/cnp_single.json");
+    assert!(m0.idle_horizon(&idle) > 0, "the scenario is idle");
+    let mut g = c.benchmark_group("rnic_top_idle");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        // Cycle by cycle runs a hundredth of the cycles (the rate is what
+        // counts).
+        .throughput(Throughput::Elements(CYCLES / 100));
+    g.bench_function("model_tick", |b| {
+        b.iter_batched(
+            || m0.clone(),
+            |mut m| {
+                for _ in 0..CYCLES / 100 {
+                    m.tick(&idle);
+                }
+                m
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.throughput(Throughput::Elements(CYCLES));
+    g.bench_function("model_skip", |b| {
+        b.iter_batched(
+            || m0.clone(),
+            |mut m| {
+                let mut left = CYCLES;
+                while left > 0 {
+                    let n = m.idle_horizon(&idle).min(left);
+                    if n > 1 {
+                        m.skip(&idle, n);
+                        left -= n;
+                    } else {
+                        m.tick(&idle);
+                        left -= 1;
+                    }
+                }
+                m
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, sim_speed, sim_speed_tx, sim_speed_idle);
 criterion_main!(benches);

@@ -202,11 +202,11 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
             psn: 0,
         };
         if error {
-            cpls.push(fail(5));
+            cpls.push(fail(STATUS_WR_FLUSH_ERR));
             continue;
         }
         if w.op > 4 || (w.op == 4 && qp.uc) {
-            cpls.push(fail(2));
+            cpls.push(fail(STATUS_LOC_QP_OP_ERR));
             error = true;
             continue;
         }
@@ -219,7 +219,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                 && w.laddr as u128 + w.len as u128 <= mr.va as u128 + mr.len as u128
                 && (w.op != 4 || mr.access & 1 == 1);
             if !ok {
-                cpls.push(fail(4));
+                cpls.push(fail(STATUS_LOC_PROT_ERR));
                 error = true;
                 continue;
             }
@@ -839,9 +839,9 @@ impl TxEnv {
             .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected completion {got:?}"));
         assert_eq!(got, exp, "cycle {cycle}: QP {q}: completion");
         self.stats[match got.status {
-            0 => 1,
-            2 => 2,
-            4 => 3,
+            STATUS_SUCCESS => 1,
+            STATUS_LOC_QP_OP_ERR => 2,
+            STATUS_LOC_PROT_ERR => 3,
             _ => 4,
         }] += 1;
         if got.wait {

@@ -53,7 +53,8 @@ use crate::ports;
 pub use crate::params::CQS;
 /// QPs (QPW = 4).
 pub use crate::params::QPS;
-use crate::params::{cqe_status, wqe_op};
+use crate::params::{cqe_status, wqe_op, CQW, QPW};
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 /// Entries per RC queue, and of the UC FIFO (DW = 3).
 pub const DEPTH: usize = 8;
 
@@ -416,514 +417,53 @@ impl Dut for AckTracker {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Drives the model cycle by cycle, out_ready high unless told, and
-    /// records what it shows: (cycle visible, entry) of every output
-    /// transfer, and the event pulses.
-    struct H {
-        m: AckTracker,
-        o: AckTrackerOut,
-        cycle: u64,
-        outs: Vec<(u64, Entry)>,
-        acks: u32,
-        naks: u32,
-        dups: u32,
-        invalid: u32,
-        /// out_ready low.
-        hold: bool,
-    }
-
-    impl H {
-        fn new() -> H {
-            let mut m = AckTracker::new();
-            let o = m.reset();
-            H {
-                m,
-                o,
-                cycle: 0,
-                outs: vec![],
-                acks: 0,
-                naks: 0,
-                dups: 0,
-                invalid: 0,
-                hold: false,
-            }
+/// An entry as the RTL packs it: `{wait_frame, wr_id, status, opcode, len,
+/// imm, cq}` (EW bits), with the QP number below when the register is that
+/// much wider (`uc_mem_q`, `out_q`: `{e, qp}`).
+impl TraceValue for Entry {
+    fn put(&self, w: u32, b: &mut Bits) {
+        if w > 145 + CQW {
+            b.push(self.qp as u64, QPW);
         }
-
-        /// One cycle with `i` (out_ready forced high unless `hold`).
-        fn step_with(&mut self, mut i: AckTrackerIn, hold: bool) -> bool {
-            i.out_ready = !hold;
-            let o = self.o;
-            if o.out_valid && i.out_ready {
-                self.outs.push((
-                    self.cycle,
-                    Entry {
-                        wait_frame: o.out_wait_frame,
-                        wr_id: o.out_wr_id,
-                        status: o.out_status,
-                        opcode: o.out_opcode,
-                        len: o.out_len,
-                        imm: o.out_imm,
-                        qp: o.out_qp,
-                        cq: o.out_cq,
-                    },
-                ));
-            }
-            self.acks += o.ev_ack as u32;
-            self.naks += o.ev_nak as u32;
-            self.dups += o.ev_dup as u32;
-            self.invalid += o.ev_ack_invalid as u32;
-            let took = i.cpl_valid && o.cpl_ready;
-            self.o = self.m.tick(&i);
-            self.cycle += 1;
-            took
-        }
-
-        fn step(&mut self, i: AckTrackerIn) -> bool {
-            self.step_with(i, self.hold)
-        }
-
-        fn idle(&mut self, n: u64) {
-            for _ in 0..n {
-                self.step(AckTrackerIn::default());
-            }
-        }
-
-        /// Offers `i` until it is taken; returns the transfer cycle.
-        fn push(&mut self, i: AckTrackerIn) -> u64 {
-            for _ in 0..100 {
-                let c = self.cycle;
-                if self.step(i) {
-                    return c;
-                }
-            }
-            panic!("completion not taken");
-        }
-
-        fn wr_ids(&self) -> Vec<u64> {
-            self.outs.iter().map(|(_, e)| e.wr_id).collect()
-        }
-
-        /// (ev_ack, ev_dup, ev_nak, ev_ack_invalid) counted so far.
-        fn events(&self) -> (u32, u32, u32, u32) {
-            (self.acks, self.dups, self.naks, self.invalid)
-        }
-
-        /// One ACK / NAK, then a cycle for its event to show.
-        fn ack_ev(&mut self, qp: u8, psn: u32, syndrome: u8) -> (u32, u32, u32, u32) {
-            let before = self.events();
-            self.step(ack(qp, psn, syndrome));
-            self.idle(1);
-            let e = self.events();
-            (
-                e.0 - before.0,
-                e.1 - before.1,
-                e.2 - before.2,
-                e.3 - before.3,
-            )
-        }
-    }
-
-    /// tx_engine committed packets of `qp` up to (not including) `nxt`.
-    fn snd(qp: u8, nxt: u32) -> AckTrackerIn {
-        AckTrackerIn {
-            snd_valid: true,
-            snd_qp: qp,
-            snd_nxt: nxt,
-            ..Default::default()
-        }
-    }
-
-    /// Software set `qp`'s PSN.
-    fn set(qp: u8, psn: u32) -> AckTrackerIn {
-        AckTrackerIn {
-            psn_set_valid: true,
-            psn_set_qp: qp,
-            psn_set_psn: psn,
-            ..Default::default()
-        }
-    }
-
-    const NEW: (u32, u32, u32, u32) = (1, 0, 0, 0);
-    const DUP: (u32, u32, u32, u32) = (0, 1, 0, 0);
-    const NAK: (u32, u32, u32, u32) = (0, 0, 1, 0);
-    const INVALID: (u32, u32, u32, u32) = (0, 0, 0, 1);
-    const NOTHING: (u32, u32, u32, u32) = (0, 0, 0, 0);
-
-    fn cpl(uc: bool, qp: u8, wr_id: u64, status: u8, psn: u32) -> AckTrackerIn {
-        AckTrackerIn {
-            cpl_valid: true,
-            cpl_wait_frame: uc && status == 0,
-            cpl_wr_id: wr_id,
-            cpl_status: status,
-            cpl_opcode: 2,
-            cpl_len: 100 + wr_id as u32,
-            cpl_imm: 0xAB00 + wr_id as u32,
-            cpl_qp: qp,
-            cpl_cq: 3,
-            cpl_uc: uc,
-            cpl_psn: psn,
-            ..Default::default()
-        }
-    }
-
-    fn ack(qp: u8, psn: u32, syndrome: u8) -> AckTrackerIn {
-        AckTrackerIn {
-            ack_valid: true,
-            ack_qp: qp,
-            ack_psn: psn,
-            ack_syndrome: syndrome,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn uc_passes_straight_through_at_n_plus_3() {
-        let mut h = H::new();
-        h.idle(1);
-        let n = h.push(cpl(true, 5, 1, 0, 77));
-        let m = h.push(cpl(true, 6, 2, 4, 0));
-        h.idle(6);
-        let e = Entry {
-            wait_frame: true,
-            wr_id: 1,
-            status: 0,
-            opcode: 2,
-            len: 101,
-            imm: 0xAB01,
-            qp: 5,
-            cq: 3,
-        };
-        assert_eq!(
-            h.outs,
-            vec![
-                (n + 3, e),
-                (
-                    m + 3,
-                    Entry {
-                        wait_frame: false,
-                        wr_id: 2,
-                        status: 4,
-                        len: 102,
-                        imm: 0xAB02,
-                        qp: 6,
-                        ..e
-                    }
-                )
-            ]
-        );
-    }
-
-    #[test]
-    fn rc_success_waits_for_the_ack_of_its_last_psn() {
-        let mut h = H::new();
-        h.idle(1);
-        h.step(set(2, 9));
-        h.step(snd(2, 11));
-        h.push(cpl(false, 2, 1, 0, 10));
-        h.idle(20);
-        h.step(ack(2, 9, 0));
-        h.idle(20);
-        assert!(h.outs.is_empty(), "PSN 10 is not acknowledged by 9");
-        let a = h.cycle;
-        h.step(ack(2, 10, 0x1F)); // ACK, credit bits anything
-        h.idle(5);
-        assert_eq!(h.outs.len(), 1);
-        assert_eq!(h.outs[0].0, a + 3);
-        assert_eq!((h.outs[0].1.qp, h.outs[0].1.wr_id), (2, 1));
-        assert!(!h.outs[0].1.wait_frame);
-        assert_eq!((h.acks, h.dups, h.naks), (2, 0, 0));
-    }
-
-    #[test]
-    fn read_success_never_leaves_and_holds_its_queue() {
-        let mut h = H::new();
-        h.idle(1);
-        // A successful READ (opcode 4, last PSN 5), then a flush behind it.
-        h.push(AckTrackerIn {
-            cpl_opcode: 4,
-            ..cpl(false, 1, 1, 0, 5)
-        });
-        h.push(cpl(false, 1, 2, 5, 0));
-        h.step(snd(1, 101));
-        h.idle(5);
-        h.step(ack(1, 100, 0));
-        h.idle(50);
-        assert!(
-            h.outs.is_empty(),
-            "a READ needs its response data, not an ACK"
-        );
-        assert_eq!(h.acks, 1);
-    }
-
-    #[test]
-    fn errors_and_flushes_wait_behind_unacknowledged_successes() {
-        let mut h = H::new();
-        h.idle(1);
-        h.push(cpl(false, 1, 1, 0, 5));
-        h.push(cpl(false, 1, 2, 4, 0)); // protection error
-        h.push(cpl(false, 1, 3, 5, 0)); // flush
-        h.push(cpl(false, 7, 4, 5, 0)); // another QP's flush: nothing ahead
-        h.step(snd(1, 6));
-        h.idle(10);
-        assert_eq!(h.wr_ids(), vec![4]);
-        let a = h.cycle;
-        h.step(ack(1, 5, 0));
-        h.idle(10);
-        assert_eq!(h.wr_ids(), vec![4, 1, 2, 3]);
-        // One per cycle from n+3.
-        let t: Vec<u64> = h.outs[1..].iter().map(|x| x.0).collect();
-        assert_eq!(t, vec![a + 3, a + 4, a + 5]);
-    }
-
-    #[test]
-    fn coalesced_ack_releases_every_covered_message() {
-        let mut h = H::new();
-        h.idle(1);
-        h.step(snd(3, 9));
-        for (k, psn) in [1u32, 2, 7, 8].into_iter().enumerate() {
-            h.push(cpl(false, 3, k as u64, 0, psn));
-        }
-        h.step(ack(3, 7, 0));
-        h.idle(10);
-        assert_eq!(h.wr_ids(), vec![0, 1, 2]);
-        h.step(ack(3, 8, 0));
-        h.idle(10);
-        assert_eq!(h.wr_ids(), vec![0, 1, 2, 3]);
-    }
-
-    #[test]
-    fn window_rule_literal_cases() {
-        let mut h = H::new();
-        h.idle(1);
-        // QP 0 at PSN 100, four PSNs sent: the window is [100, 104).
-        h.step(set(0, 100));
-        h.step(snd(0, 101));
-        h.step(snd(0, 104));
-        h.idle(1);
-        assert_eq!(h.ack_ev(0, 99, 0), DUP, "1 before una");
-        assert_eq!(h.ack_ev(0, 104, 0), INVALID, "nxt: never sent");
-        assert_eq!(h.ack_ev(0, 105, 0), INVALID, "beyond nxt");
-        assert_eq!(
-            h.ack_ev(0, 100 + 0x80_0000, 0),
-            INVALID,
-            "exactly 2^23 ahead"
-        );
-        assert_eq!(h.ack_ev(0, 100 + 0x7F_FFFF, 0), INVALID, "2^23 - 1 ahead");
-        assert_eq!(
-            h.ack_ev(0, 100 + 0x80_0001, 0),
-            DUP,
-            "2^23 + 1 ahead = 2^23 - 1 before"
-        );
-        assert_eq!(h.ack_ev(0, 101, 0x1F), NEW, "inside, any credit bits");
-        assert_eq!(h.ack_ev(0, 101, 0), DUP, "the same again");
-        assert_eq!(h.ack_ev(0, 100, 0), DUP, "older");
-        // The window is [102, 104): NAKs name a PSN in [una, nxt].
-        assert_eq!(h.ack_ev(0, 101, 0x60), INVALID, "NAK before una");
-        assert_eq!(h.ack_ev(0, 102, 0x60), NAK, "NAK at una");
-        assert_eq!(h.ack_ev(0, 104, 0x61), NAK, "NAK at nxt");
-        assert_eq!(h.ack_ev(0, 105, 0x60), INVALID, "NAK beyond nxt");
-        assert_eq!(h.ack_ev(0, 103, 0x20), NAK, "RNR NAK inside");
-        assert_eq!(
-            h.ack_ev(0, 102 + 0x80_0000, 0x20),
-            INVALID,
-            "RNR NAK 2^23 ahead"
-        );
-        assert_eq!(h.ack_ev(0, 103, 0x40), NOTHING, "reserved syndrome");
-        assert_eq!(h.ack_ev(0, 103, 0xE0), NOTHING, "reserved syndrome");
-        // The edge: nxt - 1 empties the window; then nothing is valid but a
-        // NAK at nxt.
-        assert_eq!(h.ack_ev(0, 103, 0), NEW, "nxt - 1");
-        assert_eq!(h.ack_ev(0, 104, 0), INVALID, "empty window");
-        assert_eq!(h.ack_ev(0, 103, 0), DUP);
-        assert_eq!(h.ack_ev(0, 104, 0x60), NAK);
-        // The other QPs never changed: their windows are [0, 0).
-        assert_eq!(h.ack_ev(5, 0, 0), INVALID, "a QP that sent nothing");
-        assert_eq!(h.ack_ev(5, 0xFF_FFFF, 0), DUP, "1 before its una 0");
-        assert_eq!(h.ack_ev(5, 0, 0x60), NAK, "NAK at its nxt 0");
-        assert_eq!(h.ack_ev(5, 1, 0x60), INVALID);
-    }
-
-    #[test]
-    fn exactly_2_23_ahead_of_the_outstanding_work_releases_nothing() {
-        let mut h = H::new();
-        h.idle(1);
-        // PSN 7..14, eight signaled WRITEs; 7..10 acknowledged.
-        h.step(set(0, 7));
-        h.step(snd(0, 15));
-        for k in 0..8u32 {
-            h.push(cpl(false, 0, k as u64, 0, 7 + k));
-        }
-        assert_eq!(h.ack_ev(0, 10, 0), NEW);
-        h.idle(8);
-        assert_eq!(h.wr_ids(), vec![0, 1, 2, 3]);
-        // The first outstanding PSN is 11: 2^23 ahead of it, 2^23 ahead of
-        // the last acknowledged one, far beyond, a NAK beyond nxt.
-        assert_eq!(h.ack_ev(0, 11 + 0x80_0000, 0), INVALID);
-        assert_eq!(
-            h.ack_ev(0, 10 + 0x80_0000, 0),
-            INVALID,
-            "2^23 ahead of the last acknowledged PSN"
-        );
-        assert_eq!(h.ack_ev(0, 12 + 0x80_0000, 0), DUP, "2^23 - 1 before una");
-        assert_eq!(h.ack_ev(0, 1011, 0), INVALID);
-        assert_eq!(h.ack_ev(0, 111, 0x60), INVALID);
-        h.idle(20);
-        assert_eq!(h.wr_ids(), vec![0, 1, 2, 3], "nothing released");
-        // The real ACK still works.
-        assert_eq!(h.ack_ev(0, 14, 0), NEW);
-        h.idle(10);
-        assert_eq!(h.wr_ids(), (0..8).collect::<Vec<u64>>());
-    }
-
-    #[test]
-    fn window_across_the_psn_wrap() {
-        let mut h = H::new();
-        h.idle(1);
-        // PSN 0xFFFFFE, 0xFFFFFF, 0, 1 sent; successes end at 0xFFFFFF and 1.
-        h.step(set(0, 0xFF_FFFE));
-        h.step(snd(0, 0));
-        h.step(snd(0, 2));
-        h.push(cpl(false, 0, 1, 0, 0xFF_FFFF));
-        h.push(cpl(false, 0, 2, 0, 1));
-        assert_eq!(h.ack_ev(0, 2, 0), INVALID, "nxt");
-        assert_eq!(h.ack_ev(0, 0xFF_FFFD, 0), DUP);
-        assert_eq!(h.ack_ev(0, 0, 0), NEW);
-        h.idle(8);
-        assert_eq!(h.wr_ids(), vec![1]);
-        assert_eq!(h.ack_ev(0, 0xFF_FFFF, 0), DUP);
-        assert_eq!(h.ack_ev(0, 1, 0), NEW);
-        h.idle(8);
-        assert_eq!(h.wr_ids(), vec![1, 2]);
-    }
-
-    #[test]
-    fn same_cycle_report_restart_and_ack() {
-        let mut h = H::new();
-        h.idle(1);
-        // A packet's report and its ACK in one cycle: not sent yet.
-        h.step(AckTrackerIn {
-            snd_valid: true,
-            snd_qp: 2,
-            snd_nxt: 1,
-            ..ack(2, 0, 0)
-        });
-        h.idle(1);
-        assert_eq!(h.events(), INVALID);
-        assert_eq!(h.ack_ev(2, 0, 0), NEW);
-        // A report wins over a restart of the same QP: the window is
-        // [1, 5), not [500, 500).
-        h.step(AckTrackerIn {
-            snd_valid: true,
-            snd_qp: 2,
-            snd_nxt: 5,
-            ..set(2, 500)
-        });
-        assert_eq!(h.ack_ev(2, 500, 0x60), INVALID);
-        assert_eq!(h.ack_ev(2, 3, 0), NEW);
-        // A report for another QP does not stop the restart.
-        h.step(AckTrackerIn {
-            snd_valid: true,
-            snd_qp: 3,
-            snd_nxt: 9,
-            ..set(2, 500)
-        });
-        assert_eq!(h.ack_ev(2, 499, 0), DUP);
-        assert_eq!(h.ack_ev(2, 500, 0x60), NAK);
-        assert_eq!(h.ack_ev(3, 8, 0), NEW);
-        // A restart wins over an ACK of the same cycle (which still counts).
-        h.step(snd(2, 510));
-        let acks = h.acks;
-        h.step(AckTrackerIn {
-            psn_set_valid: true,
-            psn_set_qp: 2,
-            psn_set_psn: 600,
-            ..ack(2, 505, 0)
-        });
-        h.idle(1);
-        assert_eq!(h.acks, acks + 1, "judged against [500, 510)");
-        assert_eq!(h.ack_ev(2, 506, 0), DUP, "the window is [600, 600)");
-        assert_eq!(h.ack_ev(2, 600, 0), INVALID);
-    }
-
-    #[test]
-    fn uc_first_then_round_robin_over_qps() {
-        let mut h = H::new();
-        h.idle(1);
-        h.push(cpl(false, 1, 11, 0, 1));
-        h.push(cpl(false, 1, 12, 0, 2));
-        h.push(cpl(false, 2, 21, 0, 1));
-        h.push(cpl(false, 2, 22, 0, 2));
-        h.step(snd(1, 3));
-        h.step(snd(2, 3));
-        h.step(ack(2, 2, 0)); // QP 2 alone first: rr moves to 3
-        h.step(ack(1, 2, 0));
-        h.idle(10);
-        assert_eq!(h.wr_ids(), vec![21, 11, 22, 12]);
-        // UC first: the output held, so that UC and RC heads compete.
-        let mut h = H::new();
-        h.idle(1);
-        h.hold = true;
-        for w in [41, 42, 43] {
-            h.push(cpl(false, 4, w, 5, 0)); // flushes: ready at once
-        }
-        h.push(cpl(true, 9, 91, 0, 0));
-        h.push(cpl(true, 9, 92, 0, 0));
-        h.hold = false;
-        h.idle(10);
-        // 41 (out register) and 42 (stage B) were taken while alone; then
-        // the UC ones win over 43.
-        assert_eq!(h.wr_ids(), vec![41, 42, 91, 92, 43]);
-    }
-
-    #[test]
-    fn full_and_cpl_ready_never_lose_an_entry() {
-        let mut h = H::new();
-        h.idle(1);
-        // QP 4: successes PSN 0.. never acknowledged: DEPTH fit.
-        h.step(snd(4, 100));
-        let mut taken = 0;
-        let mut full_at = None;
-        for _ in 0..40 {
-            if h.o.full >> 4 & 1 == 1 && full_at.is_none() {
-                full_at = Some(taken);
-            }
-            if h.step(cpl(false, 4, taken, 0, taken as u32)) {
-                taken += 1;
-            }
-        }
-        assert_eq!(taken as usize, DEPTH);
-        assert_eq!(full_at, Some(DEPTH as u64 - 2));
-        assert_eq!(h.o.full, 1 << 4);
-        // The 9th waits; other queues are empty but it is QP 4's.
-        assert!(!h.o.cpl_ready);
-        h.step(ack(4, 3, 0)); // releases PSNs 0..3
-        let mut n = 0;
-        while !h.step(cpl(false, 4, taken, 0, taken as u32)) {
-            n += 1;
-            assert!(n < 10);
-        }
-        h.step(ack(4, 8, 0));
-        h.idle(20);
-        assert_eq!(h.wr_ids(), (0..=8).collect::<Vec<u64>>());
-        assert_eq!(h.o.full, 0);
-    }
-
-    #[test]
-    fn held_output_keeps_its_entry() {
-        let mut h = H::new();
-        h.idle(1);
-        h.push(cpl(true, 1, 1, 0, 0));
-        h.push(cpl(true, 1, 2, 0, 0));
-        h.push(cpl(true, 1, 3, 0, 0));
-        for _ in 0..10 {
-            h.step_with(AckTrackerIn::default(), true);
-        }
-        assert!(h.o.out_valid && h.o.out_wr_id == 1);
-        h.idle(10);
-        assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+        b.push(self.cq as u64, CQW);
+        b.push(self.imm as u64, 32);
+        b.push(self.len as u64, 32);
+        b.push(self.opcode as u64, 8);
+        b.push(self.status as u64, 8);
+        b.push(self.wr_id, 64);
+        b.push(self.wait_frame as u64, 1);
     }
 }
+
+impl Trace for AckTracker {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("cpl_ready_q", 1, &self.cpl_ready_q);
+        t.reg("uc_wr_q", 4, &self.uc_wr_q);
+        t.reg("uc_rd_q", 4, &self.uc_rd_q);
+        t.reg("uc_cnt_q", 4, &self.uc_cnt_q);
+        t.reg("m_psn_q", 3072, &self.m_psn_q);
+        t.reg("m_ok_q", 128, &self.m_ok_q);
+        t.reg("m_rd_q", 128, &self.m_rd_q);
+        t.reg("head_q", 64, &self.head_q);
+        t.reg("tail_q", 64, &self.tail_q);
+        t.reg("una_q", 384, &self.una_q);
+        t.reg("nxt_q", 384, &self.nxt_q);
+        t.reg("rr_q", 4, &self.rr_q);
+        t.reg("b_valid_q", 1, &self.b_valid_q);
+        t.reg("b_uc_q", 1, &self.b_uc_q);
+        t.reg("b_qp_q", 4, &self.b_qp_q);
+        t.reg("out_valid_q", 1, &self.out_valid_q);
+        t.reg("full_q", 16, &self.full_q);
+        t.reg("ev_ack_q", 1, &self.ev_ack_q);
+        t.reg("ev_nak_q", 1, &self.ev_nak_q);
+        t.reg("ev_dup_q", 1, &self.ev_dup_q);
+        t.reg("ev_ack_invalid_q", 1, &self.ev_ack_invalid_q);
+        t.each("uc_mem_q", 145 + CQW + QPW, &self.uc_mem_q);
+        t.reg("rd_data_q", 145 + CQW, &self.rd_data_q);
+        t.reg("b_uc_data_q", 145 + CQW + QPW, &self.b_uc_data_q);
+        t.reg("out_q", 145 + CQW + QPW, &self.out_q);
+    }
+}
+
+#[cfg(test)]
+mod tests;

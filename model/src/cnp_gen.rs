@@ -138,6 +138,35 @@ impl Dut for CnpGen {
     }
 }
 
+impl CnpGen {
+    /// Nothing pending or offered: idle ticks (no CE) move only the
+    /// interval timers.
+    pub fn idle(&self) -> bool {
+        !self.cnp_valid_q && !self.pending_q.iter().any(|&p| p)
+    }
+
+    /// `n` idle ticks at once (when [`CnpGen::idle`]): the timers count
+    /// down to zero.
+    pub fn skip(&mut self, n: u64) {
+        for t in &mut self.timer_q {
+            *t = (*t as u64).saturating_sub(n) as u32;
+        }
+    }
+}
+
+impl crate::trace::Trace for CnpGen {
+    fn trace(&self, t: &mut dyn crate::trace::Tracer) {
+        t.reg("pending_q", 16, &self.pending_q);
+        t.reg("timer_q", 384, &self.timer_q);
+        t.reg("rr_q", 4, &self.rr_q);
+        t.reg("cnp_valid_q", 1, &self.cnp_valid_q);
+        t.reg("cnp_qp_q", 4, &self.cnp_qp_q);
+        t.reg("ev_ce_q", 1, &self.ev_ce_q);
+        t.reg("ev_ce_suppressed_q", 1, &self.ev_ce_suppressed_q);
+        t.reg("ev_cnp_q", 1, &self.ev_cnp_q);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,9 +16,11 @@
 //! pop possible at m+1. `wr_done_valid` at n -> `irq_valid`/`ev_cqe` at n+1.
 
 use crate::dut::Dut;
+use crate::params::{CQW, QPW};
 use crate::ports;
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 /// Completion queues.
 pub use crate::params::CQS;
@@ -287,6 +289,52 @@ impl Dut for CqWriter {
     }
 }
 
+/// A completion as `u_cpl_fifo` holds it: `{wait_frame, wr_id, status,
+/// opcode, len, imm, qp, cq}`.
+impl TraceValue for Cpl {
+    fn put(&self, _: u32, b: &mut Bits) {
+        b.push(self.cq as u64, CQW);
+        b.push(self.qp as u64, QPW);
+        b.push(self.imm as u64, 32);
+        b.push(self.len as u64, 32);
+        b.push(self.opcode as u64, 8);
+        b.push(self.status as u64, 8);
+        b.push(self.wr_id, 64);
+        b.push(self.wait_frame as u64, 1);
+    }
+}
+
+impl Trace for CqWriter {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("state_q", 2, &(self.state_q as u8));
+        t.reg("cq_idx_q", 2, &self.cq_idx_q);
+        t.each("pi_q", 16, &self.pi_q);
+        t.reg("wr_req_valid_q", 1, &self.wr_req_valid_q);
+        t.reg("wr_req_addr_q", 64, &self.wr_req_addr_q);
+        t.reg("wr_data_valid_q", 1, &self.wr_data_valid_q);
+        t.reg("wr_data_q", 256, &self.wr_data_q);
+        t.reg("irq_valid_q", 1, &self.irq_valid_q);
+        t.reg("irq_cq_q", 2, &self.irq_cq_q);
+        t.reg("ev_cqe_q", 1, &self.ev_cqe_q);
+        t.push("u_cpl_fifo");
+        self.cpl_fifo.trace_all(t, 145 + QPW + CQW);
+        t.pop();
+        t.push("u_fd_fifo");
+        self.fd_fifo.trace_all(t, 1);
+        t.pop();
+        t.push("u_irq_fifo");
+        self.irq_fifo.trace_all(t, 2);
+        t.pop();
+        let h = &self.h_q;
+        t.reg("h_wr_id_q", 64, &h.wr_id);
+        t.reg("h_status_q", 8, &h.status);
+        t.reg("h_opcode_q", 8, &h.opcode);
+        t.reg("h_len_q", 32, &h.len);
+        t.reg("h_imm_q", 32, &h.imm);
+        t.reg("h_qp_q", QPW, &h.qp);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,7 +413,7 @@ mod tests {
     #[test]
     fn cqe_layout_is_the_contracts() {
         let (w, irqs) = run(
-            &[cpl(0x0102_0304_0506_0708, 0, false, 2)],
+            &[cpl(0x0102_0304_0506_0708, status::SUCCESS, false, 2)],
             &[],
             &[(0, 0), (0, 0), (0x1_0000_0000, 4), (0, 0)],
         );
@@ -390,7 +438,7 @@ mod tests {
         let cpls: Vec<Cpl> = [0, 1, 0, 0, 1, 0, 0]
             .iter()
             .enumerate()
-            .map(|(k, &cq)| cpl(k as u64, 5, false, cq))
+            .map(|(k, &cq)| cpl(k as u64, status::WR_FLUSH_ERR, false, cq))
             .collect();
         let (w, irqs) = run(&cpls, &[], &[(0x1000, 1), (0x2000, 2), (0, 0), (0, 0)]);
         let got: Vec<(u64, u8)> = w.iter().map(|(a, b)| (*a, b[0x17])).collect();
@@ -414,10 +462,10 @@ mod tests {
         // Two frames finish before any completion arrives (cycles 1, 2), the
         // second one dropped; the flush in between needs no frame.
         let cpls = [
-            cpl(1, 0, true, 0),
-            cpl(2, 5, false, 0),
-            cpl(3, 0, true, 0),
-            cpl(4, 0, true, 0),
+            cpl(1, status::SUCCESS, true, 0),
+            cpl(2, status::WR_FLUSH_ERR, false, 0),
+            cpl(3, status::SUCCESS, true, 0),
+            cpl(4, status::SUCCESS, true, 0),
         ];
         let (w, _) = run(
             &cpls,
@@ -442,7 +490,10 @@ mod tests {
 
     #[test]
     fn a_completion_waiting_for_its_frame_blocks_the_ones_behind() {
-        let cpls = [cpl(1, 0, true, 0), cpl(2, 4, false, 0)];
+        let cpls = [
+            cpl(1, status::SUCCESS, true, 0),
+            cpl(2, status::LOC_PROT_ERR, false, 0),
+        ];
         let (w, _) = run(&cpls, &[(500, false)], &[(0, 4); 4]);
         assert_eq!(w.len(), 2);
         // Without the frame nothing is written.

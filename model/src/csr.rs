@@ -28,6 +28,7 @@
 use crate::csr_map as map;
 use crate::dut::Dut;
 use crate::ports;
+use crate::trace::{Bits, Trace, Tracer};
 
 /// Table sizes (the RTL parameters' defaults; the port widths below are
 /// fixed for them: `QPW = 4`, `MRW = 4`, `CQW = 2`).
@@ -748,6 +749,78 @@ impl Dut for Csr {
         self.cq_base_q = look.cq_base;
         self.cq_log_q = look.cq_log;
         self.outputs()
+    }
+}
+
+/// A table as the RTL packs it: word `w` of entry `e` at bits
+/// `32 * (entries * w + e)`.
+fn table<const W: usize>(t: &mut dyn Tracer, name: &str, tab: &[[u32; W]]) {
+    let mut b = Bits::default();
+    for w in 0..W {
+        for e in tab {
+            b.push(e[w] as u64, 32);
+        }
+    }
+    t.var(name, 32 * (W * tab.len()) as u32, b.words());
+}
+
+impl Trace for Csr {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("pcie_cfg_q", 32, &self.pcie_cfg_q);
+        t.reg("cpl_timeout_q", 32, &self.cpl_timeout_q);
+        t.reg("cnt_tx_frames_q", 32, &self.cnt_tx_frames_q);
+        t.reg("cnt_tx_bytes_q", 64, &self.cnt_tx_bytes_q);
+        t.reg("cnt_wqe_fetched_q", 32, &self.cnt_wqe_fetched_q);
+        t.reg("cnt_cqe_written_q", 32, &self.cnt_cqe_written_q);
+        t.reg("cnt_prot_err_q", 32, &self.cnt_prot_err_q);
+        t.reg("cnt_flush_q", 32, &self.cnt_flush_q);
+        t.reg("cnt_fetch_err_q", 32, &self.cnt_fetch_err_q);
+        t.reg("cnt_dma_err_q", 32, &self.cnt_dma_err_q);
+        t.reg("cnt_ack_invalid_q", 32, &self.cnt_ack_invalid_q);
+        t.reg("psn_set_valid_q", 1, &self.psn_set_valid_q);
+        t.reg("psn_set_qp_q", 4, &self.psn_set_qp_q);
+        t.reg("psn_set_psn_q", 24, &self.psn_set_psn_q);
+        t.each("cnt_ev_q", 32, &self.cnt_ev_q);
+        t.each("cc_q", 32, &self.cc_q);
+        t.reg("rd_resp_valid_q", 1, &self.rd_resp_valid_q);
+        t.reg("rd_resp_data_q", 32, &self.rd_resp_data_q);
+        t.reg("db_valid_q", 1, &self.db_valid_q);
+        t.reg("db_qp_q", 4, &self.db_qp_q);
+        t.reg("db_pi_q", 16, &self.db_pi_q);
+        t.reg("db_state_q", 2, &self.db_state_q);
+        t.reg("db_sq_base_q", 64, &self.db_sq_base_q);
+        t.reg("db_sq_log_q", 5, &self.db_sq_log_q);
+        t.reg("qp_state_q", 2, &self.qp_state_q);
+        t.reg("qp_uc_q", 1, &self.qp_uc_q);
+        t.reg("qp_ipv6_q", 1, &self.qp_ipv6_q);
+        t.reg("qp_vlan_en_q", 1, &self.qp_vlan_en_q);
+        t.reg("qp_ecn_en_q", 1, &self.qp_ecn_en_q);
+        t.reg("qp_mtu_q", 3, &self.qp_mtu_q);
+        t.reg("qp_cq_q", 2, &self.qp_cq_q);
+        t.reg("qp_remote_qpn_q", 24, &self.qp_remote_qpn_q);
+        t.reg("qp_psn_q", 24, &self.qp_psn_q);
+        t.reg("qp_pd_q", 16, &self.qp_pd_q);
+        t.reg("qp_dst_mac_q", 48, &self.qp_dst_mac_q);
+        t.reg("qp_src_mac_q", 48, &self.qp_src_mac_q);
+        t.reg("qp_src_ip_q", 128, &self.qp_src_ip_q);
+        t.reg("qp_dst_ip_q", 128, &self.qp_dst_ip_q);
+        t.reg("qp_udp_sport_q", 16, &self.qp_udp_sport_q);
+        t.reg("qp_dscp_q", 6, &self.qp_dscp_q);
+        t.reg("qp_vid_q", 12, &self.qp_vid_q);
+        t.reg("qp_pcp_q", 3, &self.qp_pcp_q);
+        t.reg("qp_pkey_q", 16, &self.qp_pkey_q);
+        t.reg("mr_valid_q", 1, &self.mr_valid_q);
+        t.reg("mr_key_q", 32, &self.mr_key_q);
+        t.reg("mr_va_q", 64, &self.mr_va_q);
+        t.reg("mr_len_q", 64, &self.mr_len_q);
+        t.reg("mr_pbase_q", 64, &self.mr_pbase_q);
+        t.reg("mr_access_q", 4, &self.mr_access_q);
+        t.reg("mr_pd_q", 16, &self.mr_pd_q);
+        t.reg("cq_base_q", 64, &self.cq_base_q);
+        t.reg("cq_log_q", 5, &self.cq_log_q);
+        table(t, "qp_q", &self.qp_q);
+        table(t, "mr_q", &self.mr_q);
+        table(t, "cq_q", &self.cq_q);
     }
 }
 

@@ -69,6 +69,7 @@ ports! {
 use crate::dut::Dut;
 use crate::pcie::{self, keep_mask};
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 /// Elaboration parameters, the RTL's `TAGS` and `BUF_LINES`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -402,9 +403,32 @@ impl DmaRd {
         let mask = self.ring_mask();
         let l0 = ctx.line;
         let l1 = (ctx.line + 1) & mask;
-        for i in 0..64u32 {
-            let pos = ctx.beat as u32 * 64 + i;
-            if keep >> i & 1 == 0 || pos < 12 || pos >= ctx.total as u32 {
+        // Bytes `lo..hi` of the beat are payload (the 12 header bytes and
+        // whatever lies past the TLP are not); `keep` may still mask some.
+        let start = ctx.beat as u32 * 64;
+        let lo = 12u32.saturating_sub(start).min(64);
+        let hi = (ctx.total as u32).saturating_sub(start).min(64);
+        if lo >= hi {
+            return;
+        }
+        let span = (u64::MAX >> (64 - (hi - lo))) << lo;
+        if keep & span == span {
+            // All kept (every well-formed completion): two slice copies,
+            // split where the rotation crosses into the next line.
+            let (lo, hi, rot) = (lo as usize, hi as usize, ctx.rot as usize);
+            let split = (64 - rot).clamp(lo, hi);
+            if lo < split {
+                let b0 = &mut self.bank[(l0 & 1) as usize][(l0 >> 1) as usize];
+                b0[lo + rot..split + rot].copy_from_slice(&data[lo..split]);
+            }
+            if split < hi {
+                let b1 = &mut self.bank[(l1 & 1) as usize][(l1 >> 1) as usize];
+                b1[split + rot - 64..hi + rot - 64].copy_from_slice(&data[split..hi]);
+            }
+            return;
+        }
+        for i in lo..hi {
+            if keep >> i & 1 == 0 {
                 continue;
             }
             let j = i + ctx.rot as u32;
@@ -418,11 +442,16 @@ impl DmaRd {
 /// Output beat `k - 1` of a request: bytes `s..64` of line `k - 1` followed
 /// by bytes `0..s` of line `k`, masked to `keep`.
 fn realign(prev: &Beat, cur: &Beat, s: u8, keep: u64) -> Beat {
+    let s = s as usize;
     let mut out = Beat::default();
-    for j in 0..64usize {
-        let src = j + s as usize;
-        let b = if src < 64 { prev[src] } else { cur[src - 64] };
-        out[j] = if keep >> j & 1 != 0 { b } else { 0 };
+    out[..64 - s].copy_from_slice(&prev[s..]);
+    out[64 - s..].copy_from_slice(&cur[..s]);
+    if keep != u64::MAX {
+        for (j, b) in out.iter_mut().enumerate() {
+            if keep >> j & 1 == 0 {
+                *b = 0;
+            }
+        }
     }
     out
 }
@@ -734,5 +763,122 @@ impl Dut for DmaRd {
         self.cnt_malformed_q = self.cnt_malformed_q.wrapping_add(cnt_malformed);
         self.cnt_timeout_q = self.cnt_timeout_q.wrapping_add(timeouts);
         self.outputs()
+    }
+}
+
+/// A request as `u_req_fifo` holds it: `{addr, len, client}`.
+impl TraceValue for Req {
+    fn put(&self, _: u32, b: &mut Bits) {
+        b.push(self.client as u64, 2);
+        b.push(self.len as u64, 17);
+        b.push(self.addr, 64);
+    }
+}
+
+/// A chunk as `u_chunk_fifo` holds it: `{tag, nlines, s, len, client}`,
+/// the tag taking what the width leaves (`$clog2(TAGS)` bits).
+impl TraceValue for Chunk {
+    fn put(&self, w: u32, b: &mut Bits) {
+        b.push(self.client as u64, 2);
+        b.push(self.len as u64, 17);
+        b.push(self.s as u64, 6);
+        b.push(self.nlines as u64, 7);
+        b.push(self.tag as u64, w - 32);
+    }
+}
+
+impl Trace for DmaRd {
+    fn trace(&self, t: &mut dyn Tracer) {
+        let lw = self.p.buf_lines.trailing_zeros();
+        t.reg("sp_busy_q", 1, &self.sp_busy_q);
+        t.reg("sp_addr_q", 64, &self.sp_addr_q);
+        t.reg("sp_rem_q", 17, &self.sp_rem_q);
+        t.reg("sp_s_q", 6, &self.sp_s_q);
+        t.reg("sp_len_q", 17, &self.sp_len_q);
+        t.reg("sp_client_q", 2, &self.sp_client_q);
+        t.reg("tags_busy_q", 9, &self.tags_busy_q);
+        // The tag table: one vector per field, tag k in element k.
+        let field = |t: &mut dyn Tracer, name: &str, w: u32, f: &dyn Fn(&TagEntry) -> u64| {
+            let mut b = Bits::default();
+            for e in &self.tags {
+                b.push(f(e), w);
+            }
+            t.var(name, w * self.tags.len() as u32, b.words());
+        };
+        field(t, "tg_busy_q", 1, &|e| e.busy as u64);
+        field(t, "tg_done_q", 1, &|e| e.done as u64);
+        field(t, "tg_err_q", 3, &|e| e.err as u64);
+        field(t, "tg_rem_q", 13, &|e| e.rem as u64);
+        field(t, "tg_end_q", 13, &|e| e.end as u64);
+        field(t, "tg_fla_q", 13, &|e| e.fla as u64);
+        field(t, "tg_base_q", lw, &|e| e.base as u64);
+        field(t, "tg_timer_q", 24, &|e| e.timer as u64);
+        t.reg("alloc_ptr_q", lw, &self.alloc_ptr_q);
+        t.reg("free_lines_q", 16, &self.free_lines_q);
+        t.reg("rq_valid_q", 1, &self.rq_valid_q);
+        t.reg("rq_data_q", 512, &self.rq_data_q);
+        t.reg("rq_keep_q", 64, &self.rq_keep_q);
+        t.reg("rc_ready_q", 1, &self.rc_ready_q);
+        t.reg("c_valid_q", 1, &self.c_valid_q);
+        t.reg("c_data_q", 512, &self.c_data_q);
+        t.reg("c_keep_q", 64, &self.c_keep_q);
+        t.reg("c_sop_q", 1, &self.c_sop_q);
+        t.reg("c_eop_q", 1, &self.c_eop_q);
+        t.reg("ct_active_q", 1, &self.ct_active_q);
+        let ct = &self.ct_q;
+        t.reg("ct_write_q", 1, &ct.write);
+        t.reg("ct_apply_q", 1, &ct.apply);
+        t.reg("ct_new_done_q", 1, &ct.new_done);
+        t.reg("ct_tag_q", 8, &ct.tag);
+        t.reg("ct_beat_q", 8, &ct.beat);
+        t.reg("ct_rot_q", 6, &ct.rot);
+        t.reg("ct_line_q", lw, &ct.line);
+        t.reg("ct_total_q", 13, &ct.total);
+        t.reg("ct_new_rem_q", 13, &ct.new_rem);
+        t.reg("ct_new_err_q", 3, &ct.new_err);
+        t.reg("rd_act_q", 1, &self.rd_act_q);
+        t.reg("rd_s_q", 6, &self.rd_s_q);
+        t.reg("rd_len_q", 17, &self.rd_len_q);
+        t.reg("rd_client_q", 2, &self.rd_client_q);
+        t.reg("rd_status_q", 3, &self.rd_status_q);
+        t.reg("rd_step_q", 11, &self.rd_step_q);
+        t.reg("rd_nlines_q", 11, &self.rd_nlines_q);
+        t.reg("rd_nbeats_q", 11, &self.rd_nbeats_q);
+        t.reg("rd_chunk_left_q", 7, &self.rd_chunk_left_q);
+        t.reg("rd_chunk_zero_q", 1, &self.rd_chunk_zero_q);
+        t.reg("rd_ptr_q", lw, &self.rd_ptr_q);
+        let p1 = &self.p1_q;
+        t.reg("p1_valid_q", 1, &p1.valid);
+        t.reg("p1_fetch_q", 1, &p1.fetch);
+        t.reg("p1_zero_q", 1, &p1.zero);
+        t.reg("p1_emit_q", 1, &p1.emit);
+        t.reg("p1_last_q", 1, &p1.last);
+        t.reg("p1_keep_q", 64, &p1.keep);
+        t.reg("p1_client_q", 2, &p1.client);
+        t.reg("p1_status_q", 3, &p1.status);
+        t.reg("p1_s_q", 6, &p1.s);
+        t.reg("ram_q", 512, &self.ram_q);
+        t.reg("prev_q", 512, &self.prev_q);
+        t.reg("out_valid_q", 1, &self.out_valid_q);
+        t.reg("out_data_q", 512, &self.out_data_q);
+        t.reg("out_keep_q", 64, &self.out_keep_q);
+        t.reg("out_last_q", 1, &self.out_last_q);
+        t.reg("out_client_q", 2, &self.out_client_q);
+        t.reg("out_status_q", 3, &self.out_status_q);
+        t.reg("cnt_unexpected_q", 32, &self.cnt_unexpected_q);
+        t.reg("cnt_malformed_q", 32, &self.cnt_malformed_q);
+        t.reg("cnt_timeout_q", 32, &self.cnt_timeout_q);
+        t.push("u_req_fifo");
+        self.req_fifo.trace_all(t, 83);
+        t.pop();
+        t.push("u_chunk_fifo");
+        // Verilator leaves out memories longer than 32 entries.
+        if self.p.tags <= 32 {
+            let tagw = self.p.tags.next_power_of_two().trailing_zeros().max(1);
+            self.chunk_fifo.trace_all(t, 32 + tagw);
+        } else {
+            self.chunk_fifo.trace_ptrs(t);
+        }
+        t.pop();
     }
 }

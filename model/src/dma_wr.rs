@@ -40,6 +40,7 @@ ports! {
 use crate::dut::Dut;
 use crate::pcie::{self, keep_mask};
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 /// Depth of the request and data FIFOs.
 pub const FIFO_DEPTH: usize = 2;
@@ -264,5 +265,45 @@ impl Dut for DmaWr {
             self.w_client_q = head.client;
         }
         self.outputs()
+    }
+}
+
+/// A request as `u_req_fifo` holds it: `{addr, len, client}`.
+impl TraceValue for Req {
+    fn put(&self, _: u32, b: &mut Bits) {
+        b.push(self.client as u64, 2);
+        b.push(self.len as u64, 17);
+        b.push(self.addr, 64);
+    }
+}
+
+impl Trace for DmaWr {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("w_busy_q", 1, &self.w_busy_q);
+        t.reg("w_addr_q", 64, &self.w_addr_q);
+        t.reg("w_rem_q", 17, &self.w_rem_q);
+        t.reg("w_in_rem_q", 17, &self.w_in_rem_q);
+        t.reg("w_client_q", 2, &self.w_client_q);
+        t.reg("acc_q", 1024, &self.acc_q);
+        t.reg("acc_cnt_q", 8, &self.acc_cnt_q);
+        t.reg("t_act_q", 1, &self.t_act_q);
+        t.reg("t_left_q", 13, &self.t_left_q);
+        t.reg("t_bytes_q", 13, &self.t_bytes_q);
+        t.reg("t_last_q", 1, &self.t_last_q);
+        t.reg("rq_valid_q", 1, &self.rq_valid_q);
+        t.reg("rq_data_q", 512, &self.rq_data_q);
+        t.reg("rq_keep_q", 64, &self.rq_keep_q);
+        t.reg("rq_sop_q", 1, &self.rq_sop_q);
+        t.reg("rq_eop_q", 1, &self.rq_eop_q);
+        t.reg("rq_last_q", 1, &self.rq_last_q);
+        t.reg("rq_client_q", 2, &self.rq_client_q);
+        t.reg("done_valid_q", 1, &self.done_valid_q);
+        t.reg("done_client_q", 2, &self.done_client_q);
+        t.push("u_req_fifo");
+        self.req_fifo.trace_all(t, 83);
+        t.pop();
+        t.push("u_data_fifo");
+        self.data_fifo.trace_all(t, 512);
+        t.pop();
     }
 }

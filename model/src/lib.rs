@@ -27,6 +27,7 @@ pub mod rq_arb;
 pub mod rx_parser;
 pub mod sq_fetch;
 pub mod sync_fifo;
+pub mod trace;
 pub mod tx_engine;
 pub mod tx_sched;
 

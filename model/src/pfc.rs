@@ -10,6 +10,7 @@
 
 use crate::dut::Dut;
 use crate::ports;
+use crate::trace::{Trace, Tracer};
 
 /// The RTL parameter's default: 100 Gb/s at 250 MHz.
 pub use crate::params::BITS_PER_CYCLE;
@@ -99,6 +100,35 @@ impl Dut for Pfc {
         }
         self.pause_q = pause;
         self.outputs()
+    }
+}
+
+impl Pfc {
+    /// Idle cycles (no PFC frame) for which `pause` stays as it is: until
+    /// the first running timer runs out. `u64::MAX` when none runs.
+    pub fn idle_horizon(&self) -> u64 {
+        let bpc = self.bits_per_cycle as u64;
+        self.remaining_q
+            .iter()
+            .filter(|&&r| r != 0)
+            .map(|&r| (r as u64).div_ceil(bpc) - 1)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// `n` idle ticks at once (`n` within [`Pfc::idle_horizon`]).
+    pub fn skip(&mut self, n: u64) {
+        let run = n.saturating_mul(self.bits_per_cycle as u64);
+        for r in &mut self.remaining_q {
+            *r = (*r as u64).saturating_sub(run) as u32;
+        }
+    }
+}
+
+impl Trace for Pfc {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("remaining_q", 208, &self.remaining_q);
+        t.reg("pause_q", 8, &self.pause_q);
     }
 }
 

@@ -34,6 +34,7 @@ use crate::icrc::crc32_raw;
 use crate::ports;
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 ports! {
     /// Inputs of `pkt_builder` (all but `clk`/`rst`).
@@ -488,7 +489,14 @@ impl Dut for PktBuilder {
 
     fn tick(&mut self, i: &PktBuilderIn) -> PktBuilderOut {
         // Everything below reads this cycle's registers; `old` keeps them.
+        // The storage (payload RAM, FIFOs) stays out of the copy: it is read
+        // through `self` before it is written at the end of the cycle, and
+        // copying 16 KiB every cycle was most of the model's run time.
+        let pay_ram = std::mem::take(&mut self.pay_ram);
+        let desc_fifo = std::mem::take(&mut self.desc_fifo);
+        let done_fifo = std::mem::take(&mut self.done_fifo);
         let old = self.clone();
+        (self.pay_ram, self.desc_fifo, self.done_fifo) = (pay_ram, desc_fifo, done_fifo);
         let out_free = !old.tx_tvalid_q || i.tx_tready;
         // A paused data frame's first beat waits in E: both stages stop.
         let hold =
@@ -496,11 +504,11 @@ impl Dut for PktBuilder {
         let adv = out_free && !hold;
 
         // ---- Head of the descriptor FIFO and its payload. ----
-        let head_v = old.desc_fifo.out_valid();
-        let head = old.desc_fifo.out_data();
+        let head_v = self.desc_fifo.out_valid();
+        let head = self.desc_fifo.out_data();
         let head_pay = head.pay_len != 0;
-        let done_v = old.done_fifo.out_valid();
-        let done_err = old.done_fifo.out_data();
+        let done_v = self.done_fifo.out_valid();
+        let done_err = self.done_fifo.out_data();
         let head_ok = head_v && (!head_pay || (done_v && !done_err));
         let start = adv && !old.r_act_q && head_ok;
         // A failed payload is dropped once everything before it has left,
@@ -554,7 +562,7 @@ impl Dut for PktBuilder {
         }
         if ren {
             self.p_prev_q = old.rdata_q;
-            self.rdata_q = old.pay_ram[old.rd_ptr_q];
+            self.rdata_q = self.pay_ram[old.rd_ptr_q];
             self.rd_ptr_q = (old.rd_ptr_q + 1) % PAY_BEATS;
         }
 
@@ -633,6 +641,89 @@ impl Dut for PktBuilder {
         self.done_n_q = old.done_n_q + push_done as usize - pop_done as usize;
         self.pay_ready_q = self.used_q < PAY_BEATS && self.done_n_q < DONE_DEPTH;
         self.outputs()
+    }
+}
+
+/// A descriptor as `u_desc_fifo` holds it: the `desc_*` inputs
+/// concatenated in port order, `desc_cpl` the most significant.
+impl TraceValue for Desc {
+    fn put(&self, _: u32, b: &mut Bits) {
+        b.push(self.pay_len as u64, 13);
+        b.push(self.cnp_pad as u64, 1);
+        b.push(self.aeth as u64, 32);
+        b.push(self.aeth_en as u64, 1);
+        b.push(self.imm as u64, 32);
+        b.push(self.imm_en as u64, 1);
+        b.push(self.reth_len as u64, 32);
+        b.push(self.reth_rkey as u64, 32);
+        b.push(self.reth_va, 64);
+        b.push(self.reth_en as u64, 1);
+        b.push(self.psn as u64, 24);
+        b.push(self.ack_req as u64, 1);
+        b.push(self.dest_qp as u64, 24);
+        b.push(self.becn as u64, 1);
+        b.push(self.pkey as u64, 16);
+        b.push(self.se as u64, 1);
+        b.push(self.opcode as u64, 8);
+        b.push(self.udp_sport as u64, 16);
+        b.push(self.ecn as u64, 2);
+        b.push(self.dscp as u64, 6);
+        self.dst_ip.put(128, b);
+        self.src_ip.put(128, b);
+        b.push(self.ipv6 as u64, 1);
+        b.push(self.vid as u64, 12);
+        b.push(self.pcp as u64, 3);
+        b.push(self.vlan_en as u64, 1);
+        b.push(self.src_mac, 48);
+        b.push(self.dst_mac, 48);
+        b.push(self.cpl as u64, 1);
+    }
+}
+
+impl Trace for PktBuilder {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("done_n_q", 4, &self.done_n_q);
+        t.reg("wr_ptr_q", 8, &self.wr_ptr_q);
+        t.reg("rd_ptr_q", 8, &self.rd_ptr_q);
+        t.reg("used_q", 9, &self.used_q);
+        t.reg("pay_ready_q", 1, &self.pay_ready_q);
+        t.reg("r_act_q", 1, &self.r_act_q);
+        t.reg("r_k_q", 7, &self.r_k_q);
+        t.reg("r_rd_left_q", 7, &self.r_rd_left_q);
+        t.reg("f_hdr_q", 1024, &self.f_hdr_q);
+        t.reg("f_hdrm_q", 1024, &self.f_hdrm_q);
+        t.reg("f_h_q", 7, &self.f_h_q);
+        t.reg("f_pay_len_q", 13, &self.f_pay_len_q);
+        t.reg("f_fl_q", 14, &self.f_fl_q);
+        t.reg("f_last_k_q", 7, &self.f_last_k_q);
+        t.reg("f_cpl_q", 1, &self.f_cpl_q);
+        t.reg("f_pcp_q", 3, &self.f_pcp_q);
+        t.reg("f_cnp_pad_q", 1, &self.f_cnp_pad_q);
+        t.reg("e_v_q", 1, &self.e_v_q);
+        t.reg("e_k_q", 7, &self.e_k_q);
+        t.reg("e_rd_q", 1, &self.e_rd_q);
+        t.reg("rdata_q", 512, &self.rdata_q);
+        t.reg("p_prev_q", 512, &self.p_prev_q);
+        t.reg("crc_q", 32, &self.crc_q);
+        t.reg("mprev_q", 512, &self.mprev_q);
+        t.reg("icrc_q", 32, &self.icrc_q);
+        t.reg("tx_tvalid_q", 1, &self.tx_tvalid_q);
+        t.reg("tx_tdata_q", 512, &self.tx_tdata_q);
+        t.reg("tx_tkeep_q", 64, &self.tx_tkeep_q);
+        t.reg("tx_tlast_q", 1, &self.tx_tlast_q);
+        t.reg("tx_fl_q", 14, &self.tx_fl_q);
+        t.reg("tx_cpl_q", 1, &self.tx_cpl_q);
+        t.reg("frame_done_valid_q", 1, &self.frame_done_valid_q);
+        t.reg("frame_done_err_q", 1, &self.frame_done_err_q);
+        t.reg("ev_tx_frame_q", 1, &self.ev_tx_frame_q);
+        t.reg("ev_tx_len_q", 14, &self.ev_tx_len_q);
+        t.reg("ev_dma_err_q", 1, &self.ev_dma_err_q);
+        t.push("u_desc_fifo");
+        self.desc_fifo.trace_all(t, 678);
+        t.pop();
+        t.push("u_done_fifo");
+        self.done_fifo.trace_all(t, 1);
+        t.pop();
     }
 }
 

@@ -13,6 +13,7 @@
 use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
+use crate::trace::{Trace, Tracer};
 
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
@@ -122,6 +123,56 @@ impl Dut for RateLimiter {
         }
         self.rate_ok_q = ok;
         self.outputs()
+    }
+}
+
+impl RateLimiter {
+    /// Ticks with inputs `i` (no charge) for which `rate_ok` stays as it
+    /// is: a bucket below zero fills by its rate every cycle (capped at
+    /// the burst) and turns ok once it reaches zero. 0 when a charge is
+    /// offered.
+    pub fn idle_horizon(&self, i: &RateLimiterIn) -> u64 {
+        if i.charge_valid {
+            return 0;
+        }
+        let mut h = u64::MAX;
+        for q in 0..QPS {
+            let t = self.tokens_q[q];
+            let rate = rate_of(&i.rate, q) as i64;
+            if (i.cc_en >> q) & 1 == 0 || t >= 0 || rate == 0 {
+                continue;
+            }
+            // Ticks until t + k * rate >= 0, less the one that turns ok.
+            h = h.min(((-t) as u64).div_ceil(rate as u64) - 1);
+        }
+        h
+    }
+
+    /// `n` ticks with inputs `i` at once (`n` within the horizon): each
+    /// bucket is `min(cap, t + n * rate)`, which is what n steps of
+    /// "add the rate, cap at the burst" give (the rate is never negative,
+    /// and t <= 2^44 keeps every step inside the 46-bit range).
+    pub fn skip(&mut self, i: &RateLimiterIn, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let cap = ((i.cfg_burst & 0xFF_FFFF) as i64) << 20;
+        for q in 0..QPS {
+            self.tokens_q[q] = if (i.cc_en >> q) & 1 != 0 {
+                let n = i64::try_from(n).unwrap_or(i64::MAX);
+                let fill = (rate_of(&i.rate, q) as i64).saturating_mul(n);
+                self.tokens_q[q].saturating_add(fill).min(cap)
+            } else {
+                cap
+            };
+        }
+    }
+}
+
+impl Trace for RateLimiter {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("tokens_q", 736, &self.tokens_q);
+        t.reg("rate_ok_q", 16, &self.rate_ok_q);
     }
 }
 

@@ -166,6 +166,24 @@ impl Dut for RdReqArb {
     }
 }
 
+impl crate::trace::Trace for RdReqArb {
+    fn trace(&self, t: &mut dyn crate::trace::Tracer) {
+        t.reg("a_skid_valid_q", 1, &self.a_skid_valid_q);
+        t.reg("a_skid_addr_q", 64, &self.a_skid_addr_q);
+        t.reg("a_skid_len_q", 17, &self.a_skid_len_q);
+        t.reg("b_skid_valid_q", 1, &self.b_skid_valid_q);
+        t.reg("b_skid_addr_q", 64, &self.b_skid_addr_q);
+        t.reg("b_skid_len_q", 17, &self.b_skid_len_q);
+        t.reg("a_ready_q", 1, &self.a_ready_q);
+        t.reg("b_ready_q", 1, &self.b_ready_q);
+        t.reg("o_valid_q", 1, &self.o_valid_q);
+        t.reg("o_addr_q", 64, &self.o_addr_q);
+        t.reg("o_len_q", 17, &self.o_len_q);
+        t.reg("o_client_q", 2, &self.o_client_q);
+        t.reg("rr_q", 1, &self.rr_q);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

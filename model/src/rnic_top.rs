@@ -67,6 +67,7 @@ use crate::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
 use crate::rq_arb::{RqArb, RqArbIn, RqArbOut};
 use crate::rx_parser::{RxParser, RxParserIn, RxParserOut};
 use crate::sq_fetch::{SqFetch, SqFetchIn, SqFetchOut};
+use crate::trace::{Trace, Tracer};
 use crate::tx_engine::{TxEngine, TxEngineIn, TxEngineOut};
 use crate::tx_sched::{TxSched, TxSchedIn, TxSchedOut};
 
@@ -138,10 +139,12 @@ struct Ins {
 
 /// Bits `[lsb, lsb + w)` of a wide port (byte 0 holds bits 7..0), w <= 32.
 fn bits(b: &Beat, lsb: usize, w: usize) -> u32 {
-    (0..w).fold(0u32, |v, k| {
-        let n = lsb + k;
-        v | ((b[n / 8] >> (n % 8) & 1) as u32) << k
-    })
+    // The (up to 5) bytes holding the field, then shift and mask.
+    let mut v = 0u64;
+    for (k, byte) in b[lsb / 8..(lsb + w).div_ceil(8)].iter().enumerate() {
+        v |= (*byte as u64) << (8 * k);
+    }
+    (v >> (lsb % 8) & ((1u64 << w) - 1)) as u32
 }
 
 /// The congestion and flow control state of one cycle, for plots: each
@@ -587,6 +590,110 @@ impl RnicTop {
     }
 }
 
+/// Every traced register's bits in one vector: a block's state, to compare.
+#[derive(Default, PartialEq)]
+struct Snapshot(Vec<u64>);
+
+impl Tracer for Snapshot {
+    fn push(&mut self, _: &str) {}
+    fn pop(&mut self) {}
+    fn var(&mut self, _: &str, _: u32, words: &[u64]) {
+        self.0.extend_from_slice(words);
+    }
+    fn element(&mut self, _: &str, _: usize, _: u32, words: &[u64]) {
+        self.0.extend_from_slice(words);
+    }
+}
+
+impl RnicTop {
+    /// The blocks without free-running timers, as one snapshot.
+    fn datapath_state(&self) -> Snapshot {
+        let blocks: [&dyn Trace; 12] = [
+            &self.csr,
+            &self.sq_fetch,
+            &self.tx_sched,
+            &self.tx_engine,
+            &self.pkt_builder,
+            &self.cq_writer,
+            &self.rd_req_arb,
+            &self.dma_rd,
+            &self.dma_wr,
+            &self.rq_arb,
+            &self.rx_parser,
+            &self.ack_tracker,
+        ];
+        let mut s = Snapshot::default();
+        for b in blocks {
+            b.trace(&mut s);
+        }
+        s
+    }
+
+    fn outputs_equal(&self, o: &RnicTop) -> bool {
+        self.o_csr == o.o_csr
+            && self.o_sqf == o.o_sqf
+            && self.o_sched == o.o_sched
+            && self.o_te == o.o_te
+            && self.o_pb == o.o_pb
+            && self.o_cqw == o.o_cqw
+            && self.o_rdarb == o.o_rdarb
+            && self.o_rd == o.o_rd
+            && self.o_wr == o.o_wr
+            && self.o_rqarb == o.o_rqarb
+            && self.o_rxp == o.o_rxp
+            && self.o_pfc == o.o_pfc
+            && self.o_cg == o.o_cg
+            && self.o_dc == o.o_dc
+            && self.o_rl == o.o_rl
+            && self.o_at == o.o_at
+    }
+
+    /// Cycles [`RnicTop::skip`] may jump with the top inputs `i` held.
+    ///
+    /// Nonzero only when `i` offers nothing (no MMIO access, completion or
+    /// RX beat) and the NIC is idle: one tick changes no register of the
+    /// datapath blocks and no block's outputs, so with the same inputs the
+    /// next tick does the same, for as long as the timer blocks (PFC pause,
+    /// DCQCN timers, rate limiter buckets, CNP intervals) keep their
+    /// outputs: the least of their horizons.
+    pub fn idle_horizon(&self, i: &RnicTopIn) -> u64 {
+        if i.mmio_wr_valid || i.mmio_rd_valid || i.rc_valid || i.rx_tvalid {
+            return 0;
+        }
+        if !self.cnp_gen.idle() {
+            return 0;
+        }
+        // The timers' horizons first: they are cheap, and right after a
+        // skip one of them is usually zero.
+        let w = self.wire(i);
+        let h = self
+            .pfc
+            .idle_horizon()
+            .min(self.rate_limiter.idle_horizon(&w.rl))
+            .min(self.dcqcn.idle_horizon(&w.dc));
+        if h == 0 {
+            return 0;
+        }
+        let mut next = self.clone();
+        next.tick(i);
+        if !next.outputs_equal(self) || next.datapath_state() != self.datapath_state() {
+            return 0;
+        }
+        h
+    }
+
+    /// `n` ticks with the top inputs `i` held, at once and exactly as the
+    /// ticks would leave the state; `n` at most [`RnicTop::idle_horizon`].
+    /// Only the timers move; every output stays as it is.
+    pub fn skip(&mut self, i: &RnicTopIn, n: u64) {
+        let w = self.wire(i);
+        self.pfc.skip(n);
+        self.rate_limiter.skip(&w.rl, n);
+        self.dcqcn.skip(&w.dc, n);
+        self.cnp_gen.skip(n);
+    }
+}
+
 impl Dut for RnicTop {
     type In = RnicTopIn;
     type Out = RnicTopOut;
@@ -631,5 +738,34 @@ impl Dut for RnicTop {
         self.o_rl = self.rate_limiter.tick(&w.rl);
         self.o_at = self.ack_tracker.tick(&w.at);
         self.top_out()
+    }
+}
+
+impl Trace for RnicTop {
+    /// Every block's registers in the scope of its instance in rnic_top.sv.
+    fn trace(&self, t: &mut dyn Tracer) {
+        let blocks: [(&str, &dyn Trace); 16] = [
+            ("u_csr", &self.csr),
+            ("u_sq_fetch", &self.sq_fetch),
+            ("u_tx_sched", &self.tx_sched),
+            ("u_tx_engine", &self.tx_engine),
+            ("u_pkt_builder", &self.pkt_builder),
+            ("u_cq_writer", &self.cq_writer),
+            ("u_rd_req_arb", &self.rd_req_arb),
+            ("u_dma_rd", &self.dma_rd),
+            ("u_dma_wr", &self.dma_wr),
+            ("u_rq_arb", &self.rq_arb),
+            ("u_rx_parser", &self.rx_parser),
+            ("u_pfc", &self.pfc),
+            ("u_cnp_gen", &self.cnp_gen),
+            ("u_dcqcn", &self.dcqcn),
+            ("u_rate_limiter", &self.rate_limiter),
+            ("u_ack_tracker", &self.ack_tracker),
+        ];
+        for (name, b) in blocks {
+            t.push(name);
+            b.trace(t);
+            t.pop();
+        }
     }
 }

@@ -189,6 +189,28 @@ impl Dut for RqArb {
     }
 }
 
+impl crate::trace::Trace for RqArb {
+    fn trace(&self, t: &mut dyn crate::trace::Tracer) {
+        t.reg("a_skid_valid_q", 1, &self.a_skid_valid_q);
+        t.reg("b_skid_valid_q", 1, &self.b_skid_valid_q);
+        t.reg("a_ready_q", 1, &self.a_ready_q);
+        t.reg("b_ready_q", 1, &self.b_ready_q);
+        t.reg("o_valid_q", 1, &self.o_valid_q);
+        t.reg("rr_q", 1, &self.rr_q);
+        t.reg("lock_q", 1, &self.lock_q);
+        for (name, r) in [
+            ("a_skid", &self.a_skid_q),
+            ("b_skid", &self.b_skid_q),
+            ("o", &self.o_q),
+        ] {
+            t.reg(&format!("{name}_data_q"), 512, &r.data);
+            t.reg(&format!("{name}_keep_q"), 64, &r.keep);
+            t.reg(&format!("{name}_sop_q"), 1, &r.sop);
+            t.reg(&format!("{name}_eop_q"), 1, &r.eop);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@ use crate::dut::Dut;
 use crate::icrc::crc32_raw;
 use crate::ports;
 use crate::ports::Beat;
+use crate::trace::{Trace, Tracer};
 
 /// QPs (`QPS` of the RTL); QP numbers are [`QPW`] bits.
 pub use crate::params::QPS;
@@ -469,6 +470,37 @@ impl Dut for RxParser {
             }
         }
         self.outputs()
+    }
+}
+
+impl Trace for RxParser {
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.reg("beat_q", 11, &self.beat_q);
+        t.reg("hdr_q", 560, &self.hdr_q);
+        t.reg("vlan_q", 1, &self.vlan_q);
+        t.reg("v6_q", 1, &self.v6_q);
+        t.reg("ip_end_q", 17, &self.ip_end_q);
+        t.reg("ip_left_q", 17, &self.ip_left_q);
+        t.reg("crc_q", 32, &self.crc_q);
+        t.reg("len_q", 18, &self.len_q);
+        t.reg("fcs_q", 1, &self.fcs_q);
+        t.reg("fin_q", 1, &self.fin_q);
+        t.reg("pfc_valid_q", 1, &self.pfc_valid_q);
+        t.reg("pfc_enable_q", 8, &self.pfc_enable_q);
+        t.reg("pfc_quanta_q", 128, &self.pfc_quanta_q);
+        t.reg("cnp_valid_q", 1, &self.cnp_valid_q);
+        t.reg("cnp_qp_q", 4, &self.cnp_qp_q);
+        t.reg("data_valid_q", 1, &self.data_valid_q);
+        t.reg("data_qp_q", 4, &self.data_qp_q);
+        t.reg("data_ce_q", 1, &self.data_ce_q);
+        t.reg("ack_valid_q", 1, &self.ack_valid_q);
+        t.reg("ack_qp_q", 4, &self.ack_qp_q);
+        t.reg("ack_psn_q", 24, &self.ack_psn_q);
+        t.reg("ack_syndrome_q", 8, &self.ack_syndrome_q);
+        t.reg("ack_msn_q", 24, &self.ack_msn_q);
+        t.reg("ev_frame_q", 1, &self.ev_frame_q);
+        t.reg("ev_drop_q", 1, &self.ev_drop_q);
+        t.reg("ev_drop_reason_q", 3, &self.ev_drop_reason_q);
     }
 }
 

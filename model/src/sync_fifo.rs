@@ -4,12 +4,27 @@
 //! registers only, so a parent can use them in the same cycle without a
 //! combinational path from the parent's inputs.
 
+use crate::trace::{TraceValue, Tracer};
+
 #[derive(Debug, Clone)]
 pub struct SyncFifo<T> {
     mem: Vec<T>,
     wr_ptr_q: usize,
     rd_ptr_q: usize,
     count_q: usize,
+}
+
+/// A FIFO of depth 0, for `std::mem::take` (it holds no storage, so taking
+/// a block's FIFOs out of a per-cycle copy costs nothing).
+impl<T> Default for SyncFifo<T> {
+    fn default() -> Self {
+        SyncFifo {
+            mem: Vec::new(),
+            wr_ptr_q: 0,
+            rd_ptr_q: 0,
+            count_q: 0,
+        }
+    }
 }
 
 impl<T: Copy + Default> SyncFifo<T> {
@@ -58,6 +73,25 @@ impl<T: Copy + Default> SyncFifo<T> {
             self.rd_ptr_q = (self.rd_ptr_q + 1) % depth;
         }
         self.count_q = self.count_q + do_push as usize - do_pop as usize;
+    }
+}
+
+impl<T> SyncFifo<T> {
+    /// The RTL's pointer and count registers (`$clog2(DEPTH)` and one more
+    /// bit), in the caller's scope.
+    pub fn trace_ptrs(&self, t: &mut dyn Tracer) {
+        let aw = self.mem.len().trailing_zeros();
+        t.reg("count_q", aw + 1, &self.count_q);
+        t.reg("rd_ptr_q", aw, &self.rd_ptr_q);
+        t.reg("wr_ptr_q", aw, &self.wr_ptr_q);
+    }
+}
+
+impl<T: TraceValue> SyncFifo<T> {
+    /// The pointers and the storage, `mem_q[k]` of `width` bits each.
+    pub fn trace_all(&self, t: &mut dyn Tracer, width: u32) {
+        self.trace_ptrs(t);
+        t.each("mem_q", width, &self.mem);
     }
 }
 

@@ -114,6 +114,15 @@ impl Dut for TxSched {
     }
 }
 
+impl crate::trace::Trace for TxSched {
+    fn trace(&self, t: &mut dyn crate::trace::Tracer) {
+        t.reg("grant_valid_q", 1, &self.grant_valid_q);
+        t.reg("grant_qp_q", 4, &self.grant_qp_q);
+        t.reg("grant_ctrl_q", 1, &self.grant_ctrl_q);
+        t.reg("rr_q", 4, &self.rr_q);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

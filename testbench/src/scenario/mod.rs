@@ -24,6 +24,7 @@ use crate::lockstep::{self, Divergence, Env, Finished};
 use crate::rtl::{Rtl, RtlDmaRd, RtlDmaWr, RtlRnicTop, RtlTop};
 use crate::vcd_model::ModelVcd;
 use crate::vector::{CqeResult, Expect, FrameResult, Hex, ReadResult, Top, Vector};
+use rnic_model::trace::Trace;
 
 pub use dma_rd::DmaRdEnv;
 pub use dma_wr::DmaWrEnv;
@@ -131,7 +132,7 @@ fn drive<M, T, E>(
     name: &str,
 ) -> (E, Finished, Option<Box<Divergence>>, Traced)
 where
-    M: Dut<In = T::In, Out = T::Out>,
+    M: Dut<In = T::In, Out = T::Out> + Trace,
     T: RtlTop,
     E: Env<In = T::In, Out = T::Out>,
 {
@@ -211,7 +212,7 @@ fn trace_window<M, T, E>(
     dir: &Path,
 ) -> Traced
 where
-    M: Dut<In = T::In, Out = T::Out>,
+    M: Dut<In = T::In, Out = T::Out> + Trace,
     T: RtlTop,
     E: Env<In = T::In, Out = T::Out>,
 {
@@ -238,7 +239,8 @@ where
                 r.try_trace_open(&rp).map_err(at(&rp))?;
             }
             if model.is_some() {
-                mv = Some(ModelVcd::create(&mp, T::NAME).map_err(at(&mp))?);
+                let regs = model.as_ref().map(|m| m as &dyn Trace);
+                mv = Some(ModelVcd::create(&mp, T::NAME, regs).map_err(at(&mp))?);
             }
         }
         let i = env.step(c, &out);
@@ -249,7 +251,8 @@ where
             None => rtl_out.expect("the RTL runs"),
         };
         if let Some(v) = mv.as_mut() {
-            v.cycle(c, &i, &out, &next).map_err(at(&mp))?;
+            let regs = model.as_ref().map(|m| m as &dyn Trace);
+            v.cycle(c, &i, &out, &next, regs).map_err(at(&mp))?;
         }
         out = next;
     }
