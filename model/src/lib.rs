@@ -25,6 +25,7 @@ pub mod rd_req_arb;
 pub mod rnic_top;
 pub mod rq_arb;
 pub mod rx_parser;
+pub mod skid_arb;
 pub mod sq_fetch;
 pub mod sync_fifo;
 pub mod tx_engine;
