@@ -24,6 +24,7 @@ pub mod rate_limiter;
 pub mod rd_req_arb;
 pub mod rnic_top;
 pub mod rq_arb;
+pub mod rr_pick;
 pub mod rx_parser;
 pub mod skid_arb;
 pub mod sq_fetch;
