@@ -77,64 +77,71 @@ package addr_map_pkg;
   localparam logic [15:0] CNT_ACK_INVALID_ADDR = 16'h0194;
 
   // CC registers at 0x0200
+  // CC's RW registers as csr.sv's cc_q: register k at CC_RW_ADDR + 4k, bits 32k+31:32k
+  localparam logic [15:0] CC_RW_ADDR = 16'h0200;
+  localparam int CC_RW_N = 13;
+  localparam logic [13*32-1:0] CC_RW_MASKS = {
+    32'h000000FF,
+    32'h00FFFFFF,
+    32'h0001073F,
+    32'h00FFFFFF,
+    32'h000007FF,
+    32'hFFFFFFFF,
+    32'hFFFFFFFF,
+    32'hFFFFFFFF,
+    32'hFFFFFFFF,
+    32'hFFFFFFFF,
+    32'h00FFFFFF,
+    32'h00FFFFFF,
+    32'h0000FF0F
+  };
+  localparam logic [13*32-1:0] CC_RW_RESETS = {
+    32'h00000000,
+    32'h000003E8,
+    32'h00010630,
+    32'h00004000,
+    32'h00000400,
+    32'h03200000,
+    32'h0000020C,
+    32'h00006666,
+    32'h00000A3D,
+    32'h00A00000,
+    32'h000124F8,
+    32'h000035B6,
+    32'h00000508
+  };
   localparam logic [15:0] CC_DCQCN_G_ADDR = 16'h0200;
-  localparam logic [31:0] CC_DCQCN_G_MASK = 32'h0000FF0F;
-  localparam logic [31:0] CC_DCQCN_G_RESET = 32'h00000508;
   localparam int CC_DCQCN_G_G_SHIFT_LSB = 0;
   localparam int CC_DCQCN_G_G_SHIFT_W = 4;
   localparam int CC_DCQCN_G_F_LSB = 8;
   localparam int CC_DCQCN_G_F_W = 8;
   localparam logic [15:0] CC_DCQCN_K_ADDR = 16'h0204;
-  localparam logic [31:0] CC_DCQCN_K_MASK = 32'h00FFFFFF;
-  localparam logic [31:0] CC_DCQCN_K_RESET = 32'h000035B6;
   localparam int CC_DCQCN_K_CYCLES_LSB = 0;
   localparam int CC_DCQCN_K_CYCLES_W = 24;
   localparam logic [15:0] CC_DCQCN_T_INC_ADDR = 16'h0208;
-  localparam logic [31:0] CC_DCQCN_T_INC_MASK = 32'h00FFFFFF;
-  localparam logic [31:0] CC_DCQCN_T_INC_RESET = 32'h000124F8;
   localparam int CC_DCQCN_T_INC_CYCLES_LSB = 0;
   localparam int CC_DCQCN_T_INC_CYCLES_W = 24;
   localparam logic [15:0] CC_DCQCN_B_ADDR = 16'h020C;
-  localparam logic [31:0] CC_DCQCN_B_MASK = 32'hFFFFFFFF;
-  localparam logic [31:0] CC_DCQCN_B_RESET = 32'h00A00000;
   localparam logic [15:0] CC_DCQCN_R_AI_ADDR = 16'h0210;
-  localparam logic [31:0] CC_DCQCN_R_AI_MASK = 32'hFFFFFFFF;
-  localparam logic [31:0] CC_DCQCN_R_AI_RESET = 32'h00000A3D;
   localparam logic [15:0] CC_DCQCN_R_HAI_ADDR = 16'h0214;
-  localparam logic [31:0] CC_DCQCN_R_HAI_MASK = 32'hFFFFFFFF;
-  localparam logic [31:0] CC_DCQCN_R_HAI_RESET = 32'h00006666;
   localparam logic [15:0] CC_DCQCN_R_MIN_ADDR = 16'h0218;
-  localparam logic [31:0] CC_DCQCN_R_MIN_MASK = 32'hFFFFFFFF;
-  localparam logic [31:0] CC_DCQCN_R_MIN_RESET = 32'h0000020C;
   localparam logic [15:0] CC_DCQCN_R_MAX_ADDR = 16'h021C;
-  localparam logic [31:0] CC_DCQCN_R_MAX_MASK = 32'hFFFFFFFF;
-  localparam logic [31:0] CC_DCQCN_R_MAX_RESET = 32'h03200000;
   localparam logic [15:0] CC_DCQCN_ALPHA_ADDR = 16'h0220;
-  localparam logic [31:0] CC_DCQCN_ALPHA_MASK = 32'h000007FF;
-  localparam logic [31:0] CC_DCQCN_ALPHA_RESET = 32'h00000400;
   localparam int CC_DCQCN_ALPHA_INIT_LSB = 0;
   localparam int CC_DCQCN_ALPHA_INIT_W = 11;
   localparam logic [15:0] CC_RL_BURST_ADDR = 16'h0224;
-  localparam logic [31:0] CC_RL_BURST_MASK = 32'h00FFFFFF;
-  localparam logic [31:0] CC_RL_BURST_RESET = 32'h00004000;
   localparam int CC_RL_BURST_BYTES_LSB = 0;
   localparam int CC_RL_BURST_BYTES_W = 24;
   localparam logic [15:0] CC_CNP_CFG_ADDR = 16'h0228;
-  localparam logic [31:0] CC_CNP_CFG_MASK = 32'h0001073F;
-  localparam logic [31:0] CC_CNP_CFG_RESET = 32'h00010630;
   localparam int CC_CNP_CFG_DSCP_LSB = 0;
   localparam int CC_CNP_CFG_DSCP_W = 6;
   localparam int CC_CNP_CFG_PCP_LSB = 8;
   localparam int CC_CNP_CFG_PCP_W = 3;
   localparam int CC_CNP_CFG_BECN_LSB = 16;
   localparam logic [15:0] CC_CNP_INTERVAL_ADDR = 16'h022C;
-  localparam logic [31:0] CC_CNP_INTERVAL_MASK = 32'h00FFFFFF;
-  localparam logic [31:0] CC_CNP_INTERVAL_RESET = 32'h000003E8;
   localparam int CC_CNP_INTERVAL_CYCLES_LSB = 0;
   localparam int CC_CNP_INTERVAL_CYCLES_W = 24;
   localparam logic [15:0] CC_STAT_QP_ADDR = 16'h0230;
-  localparam logic [31:0] CC_STAT_QP_MASK = 32'h000000FF;
-  localparam logic [31:0] CC_STAT_QP_RESET = 32'h00000000;
   localparam int CC_STAT_QP_QP_LSB = 0;
   localparam int CC_STAT_QP_QP_W = 8;
   localparam logic [15:0] CC_STAT_RC_ADDR = 16'h0234;

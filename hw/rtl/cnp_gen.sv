@@ -13,7 +13,8 @@
 // offered, or the offer taken this cycle) it loads the first pending QP at
 // or after the round-robin pointer, this cycle's CE and take included; a
 // take moves the pointer to cnp_qp + 1. A CE at n is offered at n+1 when
-// the output is free.
+// the output is free. The round robin is rr_pick (u_rr), shared with
+// tx_sched.
 module cnp_gen #(
   parameter int QPS = rnic_pkg::QPS
 ) (
@@ -40,7 +41,6 @@ module cnp_gen #(
   // ------------------------------------------------------------------
   logic [QPS-1:0]    pending_q, pending_d;
   logic [QPS*24-1:0] timer_q, timer_d;
-  logic [QPW-1:0]    rr_q, rr_d;
   logic              cnp_valid_q, cnp_valid_d;
   logic [QPW-1:0]    cnp_qp_q, cnp_qp_d;
   logic              ev_ce_q, ev_ce_suppressed_q, ev_cnp_q;
@@ -56,7 +56,6 @@ module cnp_gen #(
     // is taken still finds it pending.
     suppress = ce_valid && (timer_q[24*ce_qp +: 24] != 24'd0 || pending_q[ce_qp]);
     accept   = ce_valid && !suppress;
-    rr_d     = take ? cnp_qp_q + QPW'(1) : rr_q;
   end
 
   always_comb begin
@@ -85,16 +84,18 @@ module cnp_gen #(
   logic           pick_valid;
   logic [QPW-1:0] pick_qp;
 
-  always_comb begin
-    pick_valid = 1'b0;
-    pick_qp    = cnp_qp_q;
-    for (int k = 0; k < QPS; k++) begin
-      if (!pick_valid && pending_d[rr_d + QPW'(k)]) begin
-        pick_valid = 1'b1;
-        pick_qp    = rr_d + QPW'(k);
-      end
-    end
-  end
+  // A take moves the pointer past the QP taken.
+  rr_pick #(
+    .N (QPS)
+  ) u_rr (
+    .clk        (clk),
+    .rst        (rst),
+    .req        (pending_d),
+    .adv        (take),
+    .last_idx   (cnp_qp_q),
+    .pick_valid (pick_valid),
+    .pick_idx   (pick_qp)
+  );
 
   always_comb begin
     cnp_valid_d = cnp_valid_q;
@@ -109,7 +110,6 @@ module cnp_gen #(
     if (rst) begin
       pending_q          <= '0;
       timer_q            <= '0;
-      rr_q               <= '0;
       cnp_valid_q        <= 1'b0;
       cnp_qp_q           <= '0;
       ev_ce_q            <= 1'b0;
@@ -118,7 +118,6 @@ module cnp_gen #(
     end else begin
       pending_q          <= pending_d;
       timer_q            <= timer_d;
-      rr_q               <= rr_d;
       cnp_valid_q        <= cnp_valid_d;
       cnp_qp_q           <= cnp_qp_d;
       ev_ce_q            <= ce_valid;

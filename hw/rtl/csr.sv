@@ -1,7 +1,8 @@
 // Control and status registers: MMIO decode, the QP/MR/CQ tables, PCIe
 // settings, doorbells, counters. Model: model/src/csr.rs (same register
 // names). The register map is hw/csr/csr_map.txt; addr_map_pkg (generated from it)
-// gives every address, mask and field position used here.
+// gives every address, mask and field position used here, and gen_csr.py
+// writes the block registers' read mux below from its `read` lines.
 //
 // Tables are flat vectors of 32-bit words stored by column: word w of entry
 // e at [32*(N*w + e) +: 32] (N = QPS, MRS or CQS), so one word of every
@@ -208,43 +209,6 @@ module csr #(
     $error("csr: a field of csr_map.txt differs in width from its port");
   end
 
-  // The CC words and the event counters are indexed by address (word k at
-  // the first one's address + 4k, ev_vec[k] counted in event word k): the
-  // map must list them in this order, consecutively.
-  localparam logic [16*NEV-1:0] EV_ADDRS = {
-    addr_map_pkg::CNT_CE_SUPPRESSED_ADDR,
-    addr_map_pkg::CNT_CNP_SENT_ADDR,
-    addr_map_pkg::CNT_NAK_ADDR,
-    addr_map_pkg::CNT_ACK_DUP_ADDR,
-    addr_map_pkg::CNT_ACK_NEW_ADDR,
-    addr_map_pkg::CNT_DROP_QP_ADDR,
-    addr_map_pkg::CNT_DROP_OPCODE_ADDR,
-    addr_map_pkg::CNT_DROP_ICRC_ADDR,
-    addr_map_pkg::CNT_DROP_IP_CSUM_ADDR,
-    addr_map_pkg::CNT_DROP_TRUNC_ADDR,
-    addr_map_pkg::CNT_DROP_NOT_ROCE_ADDR,
-    addr_map_pkg::CNT_DROP_RUNT_ADDR,
-    addr_map_pkg::CNT_DROP_FCS_ADDR,
-    addr_map_pkg::CNT_RX_CE_ADDR,
-    addr_map_pkg::CNT_RX_DATA_ADDR,
-    addr_map_pkg::CNT_RX_ACK_ADDR,
-    addr_map_pkg::CNT_RX_CNP_ADDR,
-    addr_map_pkg::CNT_RX_PFC_ADDR,
-    addr_map_pkg::CNT_RX_FRAMES_ADDR};
-  localparam logic [16*NCC-1:0] CC_ADDRS = {
-    addr_map_pkg::CC_STAT_QP_ADDR,
-    addr_map_pkg::CC_CNP_INTERVAL_ADDR,
-    addr_map_pkg::CC_CNP_CFG_ADDR,
-    addr_map_pkg::CC_RL_BURST_ADDR,
-    addr_map_pkg::CC_DCQCN_ALPHA_ADDR,
-    addr_map_pkg::CC_DCQCN_R_MAX_ADDR,
-    addr_map_pkg::CC_DCQCN_R_MIN_ADDR,
-    addr_map_pkg::CC_DCQCN_R_HAI_ADDR,
-    addr_map_pkg::CC_DCQCN_R_AI_ADDR,
-    addr_map_pkg::CC_DCQCN_B_ADDR,
-    addr_map_pkg::CC_DCQCN_T_INC_ADDR,
-    addr_map_pkg::CC_DCQCN_K_ADDR,
-    addr_map_pkg::CC_DCQCN_G_ADDR};
   if (addr_map_pkg::CC_DCQCN_G_G_SHIFT_W != 4 || addr_map_pkg::CC_DCQCN_G_F_W != 8
       || addr_map_pkg::CC_DCQCN_K_CYCLES_W != 24 || addr_map_pkg::CC_DCQCN_T_INC_CYCLES_W != 24
       || addr_map_pkg::CC_DCQCN_ALPHA_INIT_W != 11 || addr_map_pkg::CC_RL_BURST_BYTES_W != 24
@@ -253,16 +217,6 @@ module csr #(
       || addr_map_pkg::CC_STAT_ALPHA_VALUE_W != 11)
   begin : g_bad_cc_fields
     $error("csr: a field of block CC differs in width from its port");
-  end
-  for (genvar k = 0; k < NEV; k++) begin : g_chk_ev
-    if (EV_ADDRS[16*k +: 16] != addr_map_pkg::CNT_RX_FRAMES_ADDR + 16'(4 * k)) begin : g_bad
-      $error("csr: the RX event counters are not consecutive words in csr_map.txt");
-    end
-  end
-  for (genvar k = 0; k < NCC; k++) begin : g_chk_cc
-    if (CC_ADDRS[16*k +: 16] != addr_map_pkg::CC_DCQCN_G_ADDR + 16'(4 * k)) begin : g_bad
-      $error("csr: block CC's RW registers are not consecutive words in csr_map.txt");
-    end
   end
 
   // ------------------------------------------------------------------
@@ -275,33 +229,22 @@ module csr #(
   logic [31:0]  cnt_tx_frames_q, cnt_wqe_fetched_q, cnt_cqe_written_q, cnt_prot_err_q;
   logic [31:0]  cnt_flush_q, cnt_fetch_err_q, cnt_dma_err_q;
   logic [63:0]  cnt_tx_bytes_q;
-  // ACKs / NAKs for PSNs never sent: after the dcqcn counters in the map,
-  // not one of the consecutive event words below.
+  // ACKs / NAKs for PSNs never sent: counted from ack_tracker's own event,
+  // not one of the receive path's event counters below.
   logic [31:0]  cnt_ack_invalid_q;
   logic         psn_set_valid_q;
   logic [QPW-1:0] psn_set_qp_q;
   logic [23:0]  psn_set_psn_q;
-  // The one-bit event counters of the receive path, in the order of their
-  // CNT registers (RX_FRAMES .. CE_SUPPRESSED, consecutive words).
+  // The one-bit event counters of the receive path: ev_vec[k] counts in
+  // cnt_ev_q[k], which the map's `read` line of its CNT register names.
   localparam int NEV = 19;
   logic [NEV-1:0] ev_vec;
   logic [31:0]  cnt_ev_q [NEV];
-  // Block CC: its RW words in address order (DCQCN_G .. STAT_QP).
-  localparam int NCC = 13;
-  localparam logic [32*NCC-1:0] CC_MASKS = {
-    addr_map_pkg::CC_STAT_QP_MASK, addr_map_pkg::CC_CNP_INTERVAL_MASK, addr_map_pkg::CC_CNP_CFG_MASK,
-    addr_map_pkg::CC_RL_BURST_MASK, addr_map_pkg::CC_DCQCN_ALPHA_MASK, addr_map_pkg::CC_DCQCN_R_MAX_MASK,
-    addr_map_pkg::CC_DCQCN_R_MIN_MASK, addr_map_pkg::CC_DCQCN_R_HAI_MASK, addr_map_pkg::CC_DCQCN_R_AI_MASK,
-    addr_map_pkg::CC_DCQCN_B_MASK, addr_map_pkg::CC_DCQCN_T_INC_MASK, addr_map_pkg::CC_DCQCN_K_MASK,
-    addr_map_pkg::CC_DCQCN_G_MASK};
-  localparam logic [32*NCC-1:0] CC_RESETS = {
-    addr_map_pkg::CC_STAT_QP_RESET, addr_map_pkg::CC_CNP_INTERVAL_RESET, addr_map_pkg::CC_CNP_CFG_RESET,
-    addr_map_pkg::CC_RL_BURST_RESET, addr_map_pkg::CC_DCQCN_ALPHA_RESET, addr_map_pkg::CC_DCQCN_R_MAX_RESET,
-    addr_map_pkg::CC_DCQCN_R_MIN_RESET, addr_map_pkg::CC_DCQCN_R_HAI_RESET, addr_map_pkg::CC_DCQCN_R_AI_RESET,
-    addr_map_pkg::CC_DCQCN_B_RESET, addr_map_pkg::CC_DCQCN_T_INC_RESET, addr_map_pkg::CC_DCQCN_K_RESET,
-    addr_map_pkg::CC_DCQCN_G_RESET};
+  // Block CC's RW words in address order (DCQCN_G .. STAT_QP): the map's
+  // ARRAY of block CC, its masks and resets generated from it.
+  localparam int NCC = addr_map_pkg::CC_RW_N;
   logic [31:0]  cc_q [NCC];
-  logic [15:0]  wr_cc_rel, rd_cc_rel, rd_ev_rel;
+  logic [15:0]  wr_cc_rel;
   logic         rd_resp_valid_q;
   logic [31:0]  rd_resp_data_q;
   logic         db_valid_q;
@@ -549,8 +492,6 @@ module csr #(
     rd_qp_rel = mmio_rd_addr - addr_map_pkg::QP_BASE;
     rd_mr_rel = mmio_rd_addr - addr_map_pkg::MR_BASE;
     rd_cq_rel = mmio_rd_addr - addr_map_pkg::CQ_BASE;
-    rd_ev_rel = mmio_rd_addr - addr_map_pkg::CNT_RX_FRAMES_ADDR;
-    rd_cc_rel = mmio_rd_addr - addr_map_pkg::CC_DCQCN_G_ADDR;
     rd_qp_wrd = rd_qp_rel[QP_SL-1:2];
     rd_mr_wrd = rd_mr_rel[MR_SL-1:2];
     rd_cq_wrd = rd_cq_rel[CQ_SL-1:2];
@@ -582,50 +523,76 @@ module csr #(
       for (int w = 0; w < CQ_WORDS; w++) begin
         if (rd_cq_wrd == (CQ_SL-2)'(w)) rd_data = rd_cq_ent[32*w +: 32];
       end
-    end else if (rd_ev_rel < 16'(4 * NEV)) begin
-      rd_data = cnt_ev_q[rd_ev_rel[6:2]];
-    end else if (rd_cc_rel < 16'(4 * NCC)) begin
-      rd_data = cc_q[rd_cc_rel[5:2]];
     end else begin
+      // BEGIN gen_csr.py: the block registers' read mux (from hw/csr/csr_map.txt)
       unique case (mmio_rd_addr)
-        addr_map_pkg::GLOBAL_ID_ADDR:          rd_data = addr_map_pkg::GLOBAL_ID_VALUE;
-        addr_map_pkg::GLOBAL_VERSION_ADDR:     rd_data = addr_map_pkg::GLOBAL_VERSION_VALUE;
-        addr_map_pkg::GLOBAL_PCIE_CFG_ADDR:    rd_data = pcie_cfg_q;
+        addr_map_pkg::GLOBAL_ID_ADDR: rd_data = addr_map_pkg::GLOBAL_ID_VALUE;
+        addr_map_pkg::GLOBAL_VERSION_ADDR: rd_data = addr_map_pkg::GLOBAL_VERSION_VALUE;
+        addr_map_pkg::GLOBAL_PCIE_CFG_ADDR: rd_data = pcie_cfg_q;
         addr_map_pkg::GLOBAL_CPL_TIMEOUT_ADDR: rd_data = cpl_timeout_q;
         addr_map_pkg::GLOBAL_PARAMS_ADDR: begin
-          rd_data[addr_map_pkg::GLOBAL_PARAMS_QPS_LSB +: addr_map_pkg::GLOBAL_PARAMS_QPS_W] =
-            addr_map_pkg::GLOBAL_PARAMS_QPS_W'(QPS);
-          rd_data[addr_map_pkg::GLOBAL_PARAMS_MRS_LSB +: addr_map_pkg::GLOBAL_PARAMS_MRS_W] =
-            addr_map_pkg::GLOBAL_PARAMS_MRS_W'(MRS);
-          rd_data[addr_map_pkg::GLOBAL_PARAMS_CQS_LSB +: addr_map_pkg::GLOBAL_PARAMS_CQS_W] =
-            addr_map_pkg::GLOBAL_PARAMS_CQS_W'(CQS);
+          rd_data[addr_map_pkg::GLOBAL_PARAMS_QPS_LSB +: addr_map_pkg::GLOBAL_PARAMS_QPS_W] = addr_map_pkg::GLOBAL_PARAMS_QPS_W'(QPS);
+          rd_data[addr_map_pkg::GLOBAL_PARAMS_MRS_LSB +: addr_map_pkg::GLOBAL_PARAMS_MRS_W] = addr_map_pkg::GLOBAL_PARAMS_MRS_W'(MRS);
+          rd_data[addr_map_pkg::GLOBAL_PARAMS_CQS_LSB +: addr_map_pkg::GLOBAL_PARAMS_CQS_W] = addr_map_pkg::GLOBAL_PARAMS_CQS_W'(CQS);
         end
-        addr_map_pkg::CNT_TX_FRAMES_ADDR:      rd_data = cnt_tx_frames_q;
-        addr_map_pkg::CNT_TX_BYTES_LO_ADDR:    rd_data = cnt_tx_bytes_q[31:0];
-        addr_map_pkg::CNT_TX_BYTES_HI_ADDR:    rd_data = cnt_tx_bytes_q[63:32];
-        addr_map_pkg::CNT_WQE_FETCHED_ADDR:    rd_data = cnt_wqe_fetched_q;
-        addr_map_pkg::CNT_CQE_WRITTEN_ADDR:    rd_data = cnt_cqe_written_q;
-        addr_map_pkg::CNT_PROT_ERR_ADDR:       rd_data = cnt_prot_err_q;
-        addr_map_pkg::CNT_FLUSH_ADDR:          rd_data = cnt_flush_q;
-        addr_map_pkg::CNT_FETCH_ERR_ADDR:      rd_data = cnt_fetch_err_q;
-        addr_map_pkg::CNT_DMA_ERR_ADDR:        rd_data = cnt_dma_err_q;
+        addr_map_pkg::CNT_TX_FRAMES_ADDR: rd_data = cnt_tx_frames_q;
+        addr_map_pkg::CNT_TX_BYTES_LO_ADDR: rd_data = cnt_tx_bytes_q[31:0];
+        addr_map_pkg::CNT_TX_BYTES_HI_ADDR: rd_data = cnt_tx_bytes_q[63:32];
+        addr_map_pkg::CNT_WQE_FETCHED_ADDR: rd_data = cnt_wqe_fetched_q;
+        addr_map_pkg::CNT_CQE_WRITTEN_ADDR: rd_data = cnt_cqe_written_q;
+        addr_map_pkg::CNT_PROT_ERR_ADDR: rd_data = cnt_prot_err_q;
+        addr_map_pkg::CNT_FLUSH_ADDR: rd_data = cnt_flush_q;
+        addr_map_pkg::CNT_FETCH_ERR_ADDR: rd_data = cnt_fetch_err_q;
+        addr_map_pkg::CNT_DMA_ERR_ADDR: rd_data = cnt_dma_err_q;
         addr_map_pkg::CNT_CPL_UNEXPECTED_ADDR: rd_data = dma_cpl_unexpected;
-        addr_map_pkg::CNT_CPL_MALFORMED_ADDR:  rd_data = dma_cpl_malformed;
-        addr_map_pkg::CNT_CPL_TIMEOUT_ADDR:    rd_data = dma_cpl_timeout;
-        addr_map_pkg::CNT_DCQCN_CNP_ADDR:      rd_data = dcqcn_cnt_cnp;
-        addr_map_pkg::CNT_DCQCN_CUT_ADDR:      rd_data = dcqcn_cnt_cut;
-        addr_map_pkg::CNT_DCQCN_FR_ADDR:       rd_data = dcqcn_cnt_fr;
-        addr_map_pkg::CNT_DCQCN_AI_ADDR:       rd_data = dcqcn_cnt_ai;
-        addr_map_pkg::CNT_DCQCN_HAI_ADDR:      rd_data = dcqcn_cnt_hai;
-        addr_map_pkg::CNT_DCQCN_ALPHA_ADDR:    rd_data = dcqcn_cnt_alpha;
-        addr_map_pkg::CNT_ACK_INVALID_ADDR:    rd_data = cnt_ack_invalid_q;
-        addr_map_pkg::CC_STAT_RC_ADDR:         rd_data = stat_rc;
-        addr_map_pkg::CC_STAT_RT_ADDR:         rd_data = stat_rt;
-        addr_map_pkg::CC_STAT_ALPHA_ADDR:
-          rd_data[addr_map_pkg::CC_STAT_ALPHA_VALUE_LSB +: addr_map_pkg::CC_STAT_ALPHA_VALUE_W] = stat_alpha;
-        // DOORBELL (write-only) and unmapped addresses read 0.
-        default:                          rd_data = 32'd0;
+        addr_map_pkg::CNT_CPL_MALFORMED_ADDR: rd_data = dma_cpl_malformed;
+        addr_map_pkg::CNT_CPL_TIMEOUT_ADDR: rd_data = dma_cpl_timeout;
+        addr_map_pkg::CNT_RX_FRAMES_ADDR: rd_data = cnt_ev_q[0];
+        addr_map_pkg::CNT_RX_PFC_ADDR: rd_data = cnt_ev_q[1];
+        addr_map_pkg::CNT_RX_CNP_ADDR: rd_data = cnt_ev_q[2];
+        addr_map_pkg::CNT_RX_ACK_ADDR: rd_data = cnt_ev_q[3];
+        addr_map_pkg::CNT_RX_DATA_ADDR: rd_data = cnt_ev_q[4];
+        addr_map_pkg::CNT_RX_CE_ADDR: rd_data = cnt_ev_q[5];
+        addr_map_pkg::CNT_DROP_FCS_ADDR: rd_data = cnt_ev_q[6];
+        addr_map_pkg::CNT_DROP_RUNT_ADDR: rd_data = cnt_ev_q[7];
+        addr_map_pkg::CNT_DROP_NOT_ROCE_ADDR: rd_data = cnt_ev_q[8];
+        addr_map_pkg::CNT_DROP_TRUNC_ADDR: rd_data = cnt_ev_q[9];
+        addr_map_pkg::CNT_DROP_IP_CSUM_ADDR: rd_data = cnt_ev_q[10];
+        addr_map_pkg::CNT_DROP_ICRC_ADDR: rd_data = cnt_ev_q[11];
+        addr_map_pkg::CNT_DROP_OPCODE_ADDR: rd_data = cnt_ev_q[12];
+        addr_map_pkg::CNT_DROP_QP_ADDR: rd_data = cnt_ev_q[13];
+        addr_map_pkg::CNT_ACK_NEW_ADDR: rd_data = cnt_ev_q[14];
+        addr_map_pkg::CNT_ACK_DUP_ADDR: rd_data = cnt_ev_q[15];
+        addr_map_pkg::CNT_NAK_ADDR: rd_data = cnt_ev_q[16];
+        addr_map_pkg::CNT_CNP_SENT_ADDR: rd_data = cnt_ev_q[17];
+        addr_map_pkg::CNT_CE_SUPPRESSED_ADDR: rd_data = cnt_ev_q[18];
+        addr_map_pkg::CNT_DCQCN_CNP_ADDR: rd_data = dcqcn_cnt_cnp;
+        addr_map_pkg::CNT_DCQCN_CUT_ADDR: rd_data = dcqcn_cnt_cut;
+        addr_map_pkg::CNT_DCQCN_FR_ADDR: rd_data = dcqcn_cnt_fr;
+        addr_map_pkg::CNT_DCQCN_AI_ADDR: rd_data = dcqcn_cnt_ai;
+        addr_map_pkg::CNT_DCQCN_HAI_ADDR: rd_data = dcqcn_cnt_hai;
+        addr_map_pkg::CNT_DCQCN_ALPHA_ADDR: rd_data = dcqcn_cnt_alpha;
+        addr_map_pkg::CNT_ACK_INVALID_ADDR: rd_data = cnt_ack_invalid_q;
+        addr_map_pkg::CC_DCQCN_G_ADDR: rd_data = cc_q[0];
+        addr_map_pkg::CC_DCQCN_K_ADDR: rd_data = cc_q[1];
+        addr_map_pkg::CC_DCQCN_T_INC_ADDR: rd_data = cc_q[2];
+        addr_map_pkg::CC_DCQCN_B_ADDR: rd_data = cc_q[3];
+        addr_map_pkg::CC_DCQCN_R_AI_ADDR: rd_data = cc_q[4];
+        addr_map_pkg::CC_DCQCN_R_HAI_ADDR: rd_data = cc_q[5];
+        addr_map_pkg::CC_DCQCN_R_MIN_ADDR: rd_data = cc_q[6];
+        addr_map_pkg::CC_DCQCN_R_MAX_ADDR: rd_data = cc_q[7];
+        addr_map_pkg::CC_DCQCN_ALPHA_ADDR: rd_data = cc_q[8];
+        addr_map_pkg::CC_RL_BURST_ADDR: rd_data = cc_q[9];
+        addr_map_pkg::CC_CNP_CFG_ADDR: rd_data = cc_q[10];
+        addr_map_pkg::CC_CNP_INTERVAL_ADDR: rd_data = cc_q[11];
+        addr_map_pkg::CC_STAT_QP_ADDR: rd_data = cc_q[12];
+        addr_map_pkg::CC_STAT_RC_ADDR: rd_data = stat_rc;
+        addr_map_pkg::CC_STAT_RT_ADDR: rd_data = stat_rt;
+        addr_map_pkg::CC_STAT_ALPHA_ADDR: rd_data[addr_map_pkg::CC_STAT_ALPHA_VALUE_LSB +: addr_map_pkg::CC_STAT_ALPHA_VALUE_W] = stat_alpha;
+        // WO registers (DOORBELL) and unmapped addresses read 0.
+        default: rd_data = 32'd0;
       endcase
+      // END gen_csr.py
     end
   end
 
@@ -693,7 +660,7 @@ module csr #(
   always_comb begin
     ev_vec = {ev_ce_suppressed, ev_cnp_sent, ev_nak, ev_ack_dup, ev_ack_new, 8'(ev_drop) << ev_drop_reason,
               ev_rx_ce, ev_rx_data, ev_rx_ack, ev_rx_cnp, ev_rx_pfc, ev_rx_frame};
-    wr_cc_rel = mmio_wr_addr - addr_map_pkg::CC_DCQCN_G_ADDR;
+    wr_cc_rel = mmio_wr_addr - addr_map_pkg::CC_RW_ADDR;
   end
 
   for (genvar k = 0; k < NEV; k++) begin : g_ev
@@ -706,9 +673,9 @@ module csr #(
   for (genvar k = 0; k < NCC; k++) begin : g_cc
     always_ff @(posedge clk) begin
       if (rst) begin
-        cc_q[k] <= CC_RESETS[32*k +: 32];
+        cc_q[k] <= addr_map_pkg::CC_RW_RESETS[32*k +: 32];
       end else if (wr_glob && wr_cc_rel == 16'(4 * k)) begin
-        cc_q[k] <= mmio_wr_data & CC_MASKS[32*k +: 32];
+        cc_q[k] <= mmio_wr_data & addr_map_pkg::CC_RW_MASKS[32*k +: 32];
       end
     end
   end

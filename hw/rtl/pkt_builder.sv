@@ -13,7 +13,8 @@
 // ICRC: CRC-32 from all ones over FF x 8 ++ m equals the raw CRC from zero
 // over 00000000 FFFFFFFF ++ m behind any number of zero bytes, so the masked
 // header carries that prefix just before the IP header and zeros before it,
-// and the raw CRC runs over full 64-byte blocks aligned to end at the ICRC.
+// and the raw CRC (crc32_pkg::crc32_d512) runs over full 64-byte blocks
+// aligned to end at the ICRC.
 //
 // PFC: a data frame (not desc_cnp_pad) whose priority desc_pcp is paused
 // (input pause, from pfc) waits in the E stage with its first slot: hold
@@ -320,13 +321,6 @@ module pkt_builder #(
     below = (x <= base) ? 7'd0 : ((x - base >= 14'd64) ? 7'd64 : 7'(x - base));
   endfunction
 
-  // Raw CRC-32 (reflected, no inversions) over 64 bytes, byte 0 first.
-  function automatic logic [31:0] crc_step(input logic [31:0] c, input logic [511:0] d);
-    crc_step = c;
-    for (int j = 0; j < 512; j++)
-      crc_step = (crc_step >> 1) ^ ((crc_step[0] ^ d[j]) ? 32'hEDB8_8320 : 32'd0);
-  endfunction
-
   logic [13:0]   e_base;
   logic [5:0]    e_s;
   logic [6:0]    e_kicrc, e_hdr_n, e_pay_end, e_fl_end, e_sh;
@@ -359,7 +353,9 @@ module pkt_builder #(
   always_comb begin
     c_win  = {e_msk, (e_k_q == 7'd0) ? 512'd0 : mprev_q};
     c_in   = (e_k_q == 7'd0) ? 32'd0 : crc_q;
-    c_new  = crc_step(c_in, c_win[{1'b0, e_s, 3'b000} +: 512]);
+    // The raw CRC from c_in over the 64 bytes: c_in folded into the block's
+    // first four bytes (crc32_pkg, shared with rx_parser).
+    c_new  = crc32_pkg::crc32_d512(c_win[{1'b0, e_s, 3'b000} +: 512] ^ {480'd0, c_in});
     c_icrc = ~c_new;
     if (e_k_q == e_kicrc) begin
       e_data = e_unm | ({480'd0, c_icrc} << {e_s, 3'b000});

@@ -1,6 +1,6 @@
 // Transmit scheduler: a waiting control frame first, else round robin over
 // the QPs that have work and may send. Model: model/src/tx_sched.rs (same
-// register names).
+// register names). The round robin is rr_pick (u_rr), shared with cnp_gen.
 //
 // The grant is recomputed every cycle from this cycle's inputs (it is not
 // held while not taken), so the outputs at n+1 follow the inputs at n:
@@ -39,7 +39,6 @@ module tx_sched #(
   logic           grant_valid_q, grant_valid_d;
   logic [QPW-1:0] grant_qp_q, grant_qp_d;
   logic           grant_ctrl_q, grant_ctrl_d;
-  logic [QPW-1:0] rr_q, rr_d;
   logic [QPS-1:0] paused, elig;
 
   always_comb begin
@@ -50,23 +49,28 @@ module tx_sched #(
 
   always_comb begin
     elig = (req_active | req_avail) & rate_ok & ~paused;
-    rr_d = (grant_valid_q && grant_ready && !grant_ctrl_q) ? grant_qp_q + QPW'(1) : rr_q;
   end
 
-  // The data pick; a control request overrides it below.
-  logic           pick_valid;
+  // The data pick; a control request overrides it below. A taken data
+  // grant moves the pointer past it (a control grant leaves it alone).
+  logic           data_taken, pick_valid;
   logic [QPW-1:0] pick_qp;
 
   always_comb begin
-    pick_valid = 1'b0;
-    pick_qp    = grant_qp_q;
-    for (int k = 0; k < QPS; k++) begin
-      if (!pick_valid && elig[rr_d + QPW'(k)]) begin
-        pick_valid = 1'b1;
-        pick_qp    = rr_d + QPW'(k);
-      end
-    end
+    data_taken = grant_valid_q && grant_ready && !grant_ctrl_q;
   end
+
+  rr_pick #(
+    .N (QPS)
+  ) u_rr (
+    .clk        (clk),
+    .rst        (rst),
+    .req        (elig),
+    .adv        (data_taken),
+    .last_idx   (grant_qp_q),
+    .pick_valid (pick_valid),
+    .pick_idx   (pick_qp)
+  );
 
   always_comb begin
     grant_ctrl_d  = ctrl_req;
@@ -79,12 +83,10 @@ module tx_sched #(
       grant_valid_q <= 1'b0;
       grant_qp_q    <= '0;
       grant_ctrl_q  <= 1'b0;
-      rr_q          <= '0;
     end else begin
       grant_valid_q <= grant_valid_d;
       grant_qp_q    <= grant_qp_d;
       grant_ctrl_q  <= grant_ctrl_d;
-      rr_q          <= rr_d;
     end
   end
 

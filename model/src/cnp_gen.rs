@@ -18,6 +18,7 @@
 
 use crate::dut::Dut;
 use crate::ports;
+use crate::rr_pick::RrPick;
 
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
@@ -55,7 +56,8 @@ ports! {
 pub struct CnpGen {
     pending_q: [bool; QPS],
     timer_q: [u32; QPS],
-    rr_q: u8,
+    /// The round robin (`hw/rtl/rr_pick.sv`, instance `u_rr`).
+    u_rr: RrPick<QPS>,
     cnp_valid_q: bool,
     cnp_qp_q: u8,
     ev_ce_q: bool,
@@ -114,23 +116,17 @@ impl Dut for CnpGen {
             self.timer_q[q] = t.saturating_sub(1);
         }
 
-        let rr_d = if take {
-            (self.cnp_qp_q + 1) % QPS as u8
-        } else {
-            self.rr_q
-        };
+        // The picker runs every cycle (its pointer moves on a take); the
+        // output register loads its pick only when free.
+        let pick = self.u_rr.tick(|q| pend[q], take, self.cnp_qp_q);
         if !self.cnp_valid_q || take {
-            let pick = (0..QPS)
-                .map(|k| (rr_d as usize + k) % QPS)
-                .find(|&q| pend[q]);
             self.cnp_valid_q = pick.is_some();
             if let Some(q) = pick {
-                self.cnp_qp_q = q as u8;
+                self.cnp_qp_q = q;
             }
             // (Nothing pending: cnp_qp keeps its value, as in the RTL.)
         }
         self.pending_q = pend;
-        self.rr_q = rr_d;
         self.ev_ce_q = i.ce_valid;
         self.ev_ce_suppressed_q = suppress;
         self.ev_cnp_q = take;

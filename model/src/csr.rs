@@ -171,38 +171,9 @@ ports! {
 /// The receive path's one-bit event counters, in the order of their CNT
 /// registers (consecutive words from `CNT_RX_FRAMES_ADDR`).
 pub const NEV: usize = 19;
-/// Block CC's RW registers, consecutive words from `CC_DCQCN_G_ADDR`.
-pub const NCC: usize = 13;
-const CC_MASKS: [u32; NCC] = [
-    map::CC_DCQCN_G_MASK,
-    map::CC_DCQCN_K_MASK,
-    map::CC_DCQCN_T_INC_MASK,
-    map::CC_DCQCN_B_MASK,
-    map::CC_DCQCN_R_AI_MASK,
-    map::CC_DCQCN_R_HAI_MASK,
-    map::CC_DCQCN_R_MIN_MASK,
-    map::CC_DCQCN_R_MAX_MASK,
-    map::CC_DCQCN_ALPHA_MASK,
-    map::CC_RL_BURST_MASK,
-    map::CC_CNP_CFG_MASK,
-    map::CC_CNP_INTERVAL_MASK,
-    map::CC_STAT_QP_MASK,
-];
-const CC_RESETS: [u32; NCC] = [
-    map::CC_DCQCN_G_RESET,
-    map::CC_DCQCN_K_RESET,
-    map::CC_DCQCN_T_INC_RESET,
-    map::CC_DCQCN_B_RESET,
-    map::CC_DCQCN_R_AI_RESET,
-    map::CC_DCQCN_R_HAI_RESET,
-    map::CC_DCQCN_R_MIN_RESET,
-    map::CC_DCQCN_R_MAX_RESET,
-    map::CC_DCQCN_ALPHA_RESET,
-    map::CC_RL_BURST_RESET,
-    map::CC_CNP_CFG_RESET,
-    map::CC_CNP_INTERVAL_RESET,
-    map::CC_STAT_QP_RESET,
-];
+/// Block CC's RW registers, consecutive words from `CC_RW_ADDR` (the map's
+/// ARRAY of block CC, the RTL's `cc_q`; masks and resets generated).
+pub const NCC: usize = map::CC_RW_N;
 
 /// This cycle's receive-path events as bits, bit k counted by event word k.
 fn ev_bits(i: &CsrIn) -> u32 {
@@ -332,7 +303,7 @@ impl Default for Csr {
             psn_set_qp_q: 0,
             psn_set_psn_q: 0,
             cnt_ev_q: [0; NEV],
-            cc_q: CC_RESETS,
+            cc_q: map::CC_RW_RESETS,
             rd_resp_valid_q: false,
             rd_resp_data_q: 0,
             db_valid_q: false,
@@ -505,8 +476,8 @@ impl Csr {
         if addr >= map::CNT_RX_FRAMES_ADDR && ev < NEV {
             return self.cnt_ev_q[ev];
         }
-        let cc = addr.wrapping_sub(map::CC_DCQCN_G_ADDR) as usize / 4;
-        if addr >= map::CC_DCQCN_G_ADDR && cc < NCC {
+        let cc = addr.wrapping_sub(map::CC_RW_ADDR) as usize / 4;
+        if addr >= map::CC_RW_ADDR && cc < NCC {
             return self.cc_q[cc];
         }
         match addr {
@@ -691,9 +662,9 @@ impl Dut for Csr {
         for (k, c) in self.cnt_ev_q.iter_mut().enumerate() {
             *c = c.wrapping_add(ev >> k & 1);
         }
-        let cc = addr.wrapping_sub(map::CC_DCQCN_G_ADDR) as usize / 4;
-        if wr && addr >= map::CC_DCQCN_G_ADDR && cc < NCC {
-            self.cc_q[cc] = data & CC_MASKS[cc];
+        let cc = addr.wrapping_sub(map::CC_RW_ADDR) as usize / 4;
+        if wr && addr >= map::CC_RW_ADDR && cc < NCC {
+            self.cc_q[cc] = data & map::CC_RW_MASKS[cc];
         }
 
         // ---- Output registers. ----

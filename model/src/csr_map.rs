@@ -317,6 +317,41 @@ pub const CNT_ACK_INVALID_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_ACK_INVALID_RESET: u32 = 0x00000000;
 
 // CC registers at 0x0200.
+/// CC's RW registers in address order (the RTL's `cc_q`): register `k` at `CC_RW_ADDR + 4 k`.
+pub const CC_RW_ADDR: u16 = 0x0200;
+pub const CC_RW_N: usize = 13;
+/// CC's RW registers: mask of register `k`.
+pub const CC_RW_MASKS: [u32; 13] = [
+    0x0000FF0F, // DCQCN_G
+    0x00FFFFFF, // DCQCN_K
+    0x00FFFFFF, // DCQCN_T_INC
+    0xFFFFFFFF, // DCQCN_B
+    0xFFFFFFFF, // DCQCN_R_AI
+    0xFFFFFFFF, // DCQCN_R_HAI
+    0xFFFFFFFF, // DCQCN_R_MIN
+    0xFFFFFFFF, // DCQCN_R_MAX
+    0x000007FF, // DCQCN_ALPHA
+    0x00FFFFFF, // RL_BURST
+    0x0001073F, // CNP_CFG
+    0x00FFFFFF, // CNP_INTERVAL
+    0x000000FF, // STAT_QP
+];
+/// CC's RW registers: reset of register `k`.
+pub const CC_RW_RESETS: [u32; 13] = [
+    0x00000508, // DCQCN_G
+    0x000035B6, // DCQCN_K
+    0x000124F8, // DCQCN_T_INC
+    0x00A00000, // DCQCN_B
+    0x00000A3D, // DCQCN_R_AI
+    0x00006666, // DCQCN_R_HAI
+    0x0000020C, // DCQCN_R_MIN
+    0x03200000, // DCQCN_R_MAX
+    0x00000400, // DCQCN_ALPHA
+    0x00004000, // RL_BURST
+    0x00010630, // CNP_CFG
+    0x000003E8, // CNP_INTERVAL
+    0x00000000, // STAT_QP
+];
 /// RW: DCQCN gain and stage threshold
 pub const CC_DCQCN_G_ADDR: u16 = 0x0200;
 pub const CC_DCQCN_G_MASK: u32 = 0x0000FF0F;

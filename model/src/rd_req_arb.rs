@@ -2,15 +2,15 @@
 //! `hw/rtl/rd_req_arb.sv` (same register names).
 //!
 //! Input `a` is client 0 (sq_fetch's WQE reads), `b` client 1 (tx_engine's
-//! payload reads); `o_client` says which. Each input has one skid entry and a
-//! registered ready that always equals "skid entry empty". An accepted
-//! request goes straight into the output register when the output is free and
-//! its input wins the round robin, else it waits in the skid entry. One input
-//! alone streams a request per cycle; two busy inputs alternate. Input
-//! transferred at n -> visible on `o_*` at n+1 when the output is free.
+//! payload reads); `o_client` says which. The arbiter is `skid_arb` (`u_arb`,
+//! one request per item, no packets): one skid entry and a registered ready
+//! per input, so one input alone streams a request per cycle and two busy
+//! inputs alternate. Input transferred at n -> visible on `o_*` at n+1 when
+//! the output is free.
 
 use crate::dut::Dut;
 use crate::ports;
+use crate::skid_arb::{SkidArb, SkidArbIn, SkidArbOut, SkidItem};
 
 ports! {
     /// Inputs of `rd_req_arb` (all but `clk`/`rst`).
@@ -38,43 +38,23 @@ ports! {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct RdReqArb {
-    a_skid_valid_q: bool,
-    a_skid_addr_q: u64,
-    a_skid_len_q: u32,
-    b_skid_valid_q: bool,
-    b_skid_addr_q: u64,
-    b_skid_len_q: u32,
-    a_ready_q: bool,
-    b_ready_q: bool,
-    o_valid_q: bool,
-    o_addr_q: u64,
-    o_len_q: u32,
-    o_client_q: u8,
-    /// true: b has priority (a was granted last).
-    rr_q: bool,
+/// A request as `skid_arb` carries it (the RTL's item `{addr, len}`).
+#[derive(Debug, Clone, Copy, Default)]
+struct RdReq {
+    addr: u64,
+    len: u32,
 }
 
-impl Default for RdReqArb {
-    fn default() -> Self {
-        RdReqArb {
-            a_skid_valid_q: false,
-            a_skid_addr_q: 0,
-            a_skid_len_q: 0,
-            b_skid_valid_q: false,
-            b_skid_addr_q: 0,
-            b_skid_len_q: 0,
-            // Skid entries are empty after reset, so the inputs are ready.
-            a_ready_q: true,
-            b_ready_q: true,
-            o_valid_q: false,
-            o_addr_q: 0,
-            o_len_q: 0,
-            o_client_q: 0,
-            rr_q: false,
-        }
+impl SkidItem for RdReq {
+    // Every request is its own packet (the RTL instantiates PACKETS = 0).
+    fn last(&self) -> bool {
+        true
     }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RdReqArb {
+    u_arb: SkidArb<RdReq, false>,
 }
 
 impl RdReqArb {
@@ -83,13 +63,17 @@ impl RdReqArb {
     }
 
     pub fn outputs(&self) -> RdReqArbOut {
+        Self::ports(&self.u_arb.outputs())
+    }
+
+    fn ports(o: &SkidArbOut<RdReq>) -> RdReqArbOut {
         RdReqArbOut {
-            a_ready: self.a_ready_q,
-            b_ready: self.b_ready_q,
-            o_valid: self.o_valid_q,
-            o_addr: self.o_addr_q,
-            o_len: self.o_len_q,
-            o_client: self.o_client_q,
+            a_ready: o.a_ready,
+            b_ready: o.b_ready,
+            o_valid: o.o_valid,
+            o_addr: o.o_data.addr,
+            o_len: o.o_data.len,
+            o_client: o.o_sel as u8,
         }
     }
 }
@@ -105,64 +89,20 @@ impl Dut for RdReqArb {
     }
 
     fn tick(&mut self, i: &RdReqArbIn) -> RdReqArbOut {
-        let a_len = i.a_len & 0x1_FFFF;
-        let b_len = i.b_len & 0x1_FFFF;
-        // A transfer on an input happens only when its skid entry is empty.
-        let a_take = i.a_valid && self.a_ready_q;
-        let b_take = i.b_valid && self.b_ready_q;
-        let a_has = self.a_skid_valid_q || a_take;
-        let b_has = self.b_skid_valid_q || b_take;
-        let (a_head_addr, a_head_len) = if self.a_skid_valid_q {
-            (self.a_skid_addr_q, self.a_skid_len_q)
-        } else {
-            (i.a_addr, a_len)
-        };
-        let (b_head_addr, b_head_len) = if self.b_skid_valid_q {
-            (self.b_skid_addr_q, self.b_skid_len_q)
-        } else {
-            (i.b_addr, b_len)
-        };
-        let slot = !self.o_valid_q || i.o_ready;
-        let grant_a = slot && a_has && (!b_has || !self.rr_q);
-        let grant_b = slot && b_has && (!a_has || self.rr_q);
-
-        if grant_a {
-            self.o_valid_q = true;
-            self.o_addr_q = a_head_addr;
-            self.o_len_q = a_head_len;
-            self.o_client_q = 0;
-            self.rr_q = true;
-        } else if grant_b {
-            self.o_valid_q = true;
-            self.o_addr_q = b_head_addr;
-            self.o_len_q = b_head_len;
-            self.o_client_q = 1;
-            self.rr_q = false;
-        } else if i.o_ready {
-            self.o_valid_q = false;
-        }
-
-        // Skid entries: emptied by a grant, filled by an accepted request that
-        // did not go straight out (never both: no transfer while full).
-        if self.a_skid_valid_q && grant_a {
-            self.a_skid_valid_q = false;
-            self.a_ready_q = true;
-        } else if a_take && !grant_a {
-            self.a_skid_valid_q = true;
-            self.a_skid_addr_q = i.a_addr;
-            self.a_skid_len_q = a_len;
-            self.a_ready_q = false;
-        }
-        if self.b_skid_valid_q && grant_b {
-            self.b_skid_valid_q = false;
-            self.b_ready_q = true;
-        } else if b_take && !grant_b {
-            self.b_skid_valid_q = true;
-            self.b_skid_addr_q = i.b_addr;
-            self.b_skid_len_q = b_len;
-            self.b_ready_q = false;
-        }
-        self.outputs()
+        let o = self.u_arb.tick(&SkidArbIn {
+            a_valid: i.a_valid,
+            a_data: RdReq {
+                addr: i.a_addr,
+                len: i.a_len & 0x1_FFFF,
+            },
+            b_valid: i.b_valid,
+            b_data: RdReq {
+                addr: i.b_addr,
+                len: i.b_len & 0x1_FFFF,
+            },
+            o_ready: i.o_ready,
+        });
+        Self::ports(&o)
     }
 }
 

@@ -2,15 +2,16 @@
 //! MRd TLPs on `a`, `dma_wr`'s MWr TLPs on `b`). Model of
 //! `hw/rtl/rq_arb.sv` (same register names).
 //!
-//! Same skid-entry structure as `rd_req_arb`, plus a packet lock: a grant
-//! holds from a TLP's first beat to its eop beat, so TLPs are never
-//! interleaved, and the round robin alternates per TLP. One input alone
+//! The arbiter is `skid_arb` (`u_arb`), shared with `rd_req_arb`, with its
+//! packet lock on: a grant holds from a TLP's first beat to its eop beat, so
+//! TLPs are never interleaved, and the round robin alternates per TLP. One input alone
 //! streams one beat per cycle. Beat transferred at n -> on `o_*` at n+1 when
 //! the output is free.
 
 use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
+use crate::skid_arb::{SkidArb, SkidArbIn, SkidArbOut, SkidItem};
 
 ports! {
     /// Inputs of `rq_arb` (all but `clk`/`rst`).
@@ -51,40 +52,16 @@ struct RqBeat {
     eop: bool,
 }
 
-#[derive(Debug, Clone)]
-pub struct RqArb {
-    a_skid_valid_q: bool,
-    /// `a_skid_{data,keep,sop,eop}_q`.
-    a_skid_q: RqBeat,
-    b_skid_valid_q: bool,
-    b_skid_q: RqBeat,
-    a_ready_q: bool,
-    b_ready_q: bool,
-    o_valid_q: bool,
-    /// `o_{data,keep,sop,eop}_q`.
-    o_q: RqBeat,
-    /// true: b has priority (a was granted last).
-    rr_q: bool,
-    /// Inside a TLP: only the input granted last (a when `rr_q`) may go.
-    lock_q: bool,
+impl SkidItem for RqBeat {
+    // The TLP's eop beat ends the packet (bit 0 of the RTL's item).
+    fn last(&self) -> bool {
+        self.eop
+    }
 }
 
-impl Default for RqArb {
-    fn default() -> Self {
-        RqArb {
-            a_skid_valid_q: false,
-            a_skid_q: RqBeat::default(),
-            b_skid_valid_q: false,
-            b_skid_q: RqBeat::default(),
-            // Skid entries are empty after reset, so the inputs are ready.
-            a_ready_q: true,
-            b_ready_q: true,
-            o_valid_q: false,
-            o_q: RqBeat::default(),
-            rr_q: false,
-            lock_q: false,
-        }
-    }
+#[derive(Debug, Clone, Default)]
+pub struct RqArb {
+    u_arb: SkidArb<RqBeat, true>,
 }
 
 impl RqArb {
@@ -93,14 +70,18 @@ impl RqArb {
     }
 
     pub fn outputs(&self) -> RqArbOut {
+        Self::ports(&self.u_arb.outputs())
+    }
+
+    fn ports(o: &SkidArbOut<RqBeat>) -> RqArbOut {
         RqArbOut {
-            a_ready: self.a_ready_q,
-            b_ready: self.b_ready_q,
-            o_valid: self.o_valid_q,
-            o_data: self.o_q.data,
-            o_keep: self.o_q.keep,
-            o_sop: self.o_q.sop,
-            o_eop: self.o_q.eop,
+            a_ready: o.a_ready,
+            b_ready: o.b_ready,
+            o_valid: o.o_valid,
+            o_data: o.o_data.data,
+            o_keep: o.o_data.keep,
+            o_sop: o.o_data.sop,
+            o_eop: o.o_data.eop,
         }
     }
 }
@@ -116,76 +97,25 @@ impl Dut for RqArb {
     }
 
     fn tick(&mut self, i: &RqArbIn) -> RqArbOut {
-        let a_in = RqBeat {
-            data: i.a_data,
-            keep: i.a_keep,
-            sop: i.a_sop,
-            eop: i.a_eop,
-        };
-        let b_in = RqBeat {
-            data: i.b_data,
-            keep: i.b_keep,
-            sop: i.b_sop,
-            eop: i.b_eop,
-        };
-        // A transfer on an input happens only when its skid entry is empty.
-        let a_take = i.a_valid && self.a_ready_q;
-        let b_take = i.b_valid && self.b_ready_q;
-        let a_has = self.a_skid_valid_q || a_take;
-        let b_has = self.b_skid_valid_q || b_take;
-        let a_head = if self.a_skid_valid_q {
-            self.a_skid_q
-        } else {
-            a_in
-        };
-        let b_head = if self.b_skid_valid_q {
-            self.b_skid_q
-        } else {
-            b_in
-        };
-        let slot = !self.o_valid_q || i.o_ready;
-        let (grant_a, grant_b) = if self.lock_q {
-            (slot && a_has && self.rr_q, slot && b_has && !self.rr_q)
-        } else {
-            (
-                slot && a_has && (!b_has || !self.rr_q),
-                slot && b_has && (!a_has || self.rr_q),
-            )
-        };
-
-        if grant_a {
-            self.o_valid_q = true;
-            self.o_q = a_head;
-            self.rr_q = true;
-            self.lock_q = !a_head.eop;
-        } else if grant_b {
-            self.o_valid_q = true;
-            self.o_q = b_head;
-            self.rr_q = false;
-            self.lock_q = !b_head.eop;
-        } else if i.o_ready {
-            self.o_valid_q = false;
-        }
-
-        // Skid entries: emptied by a grant, filled by an accepted beat that
-        // did not go straight out (never both: no transfer while full).
-        if self.a_skid_valid_q && grant_a {
-            self.a_skid_valid_q = false;
-            self.a_ready_q = true;
-        } else if a_take && !grant_a {
-            self.a_skid_valid_q = true;
-            self.a_skid_q = a_in;
-            self.a_ready_q = false;
-        }
-        if self.b_skid_valid_q && grant_b {
-            self.b_skid_valid_q = false;
-            self.b_ready_q = true;
-        } else if b_take && !grant_b {
-            self.b_skid_valid_q = true;
-            self.b_skid_q = b_in;
-            self.b_ready_q = false;
-        }
-        self.outputs()
+        // o_sel is not a port of rq_arb: rq_* does not say which input.
+        let o = self.u_arb.tick(&SkidArbIn {
+            a_valid: i.a_valid,
+            a_data: RqBeat {
+                data: i.a_data,
+                keep: i.a_keep,
+                sop: i.a_sop,
+                eop: i.a_eop,
+            },
+            b_valid: i.b_valid,
+            b_data: RqBeat {
+                data: i.b_data,
+                keep: i.b_keep,
+                sop: i.b_sop,
+                eop: i.b_eop,
+            },
+            o_ready: i.o_ready,
+        });
+        Self::ports(&o)
     }
 }
 

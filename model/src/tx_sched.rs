@@ -14,6 +14,7 @@
 
 use crate::dut::Dut;
 use crate::ports;
+use crate::rr_pick::RrPick;
 
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
@@ -62,8 +63,8 @@ pub struct TxSched {
     grant_valid_q: bool,
     grant_qp_q: u8,
     grant_ctrl_q: bool,
-    /// The round-robin pointer: the first QP looked at.
-    rr_q: u8,
+    /// The round robin (`hw/rtl/rr_pick.sv`, instance `u_rr`).
+    u_rr: RrPick<QPS>,
 }
 
 impl TxSched {
@@ -93,23 +94,18 @@ impl Dut for TxSched {
     fn tick(&mut self, i: &TxSchedIn) -> TxSchedOut {
         let elig = eligible(i);
         // Only a data grant taken moves the pointer.
-        let rr_d = if self.grant_valid_q && i.grant_ready && !self.grant_ctrl_q {
-            (self.grant_qp_q + 1) % QPS as u8
-        } else {
-            self.rr_q
-        };
-        let pick = (0..QPS)
-            .map(|k| (rr_d as usize + k) % QPS)
-            .find(|&q| elig >> q & 1 != 0);
+        let data_taken = self.grant_valid_q && i.grant_ready && !self.grant_ctrl_q;
+        let pick = self
+            .u_rr
+            .tick(|q| elig >> q & 1 != 0, data_taken, self.grant_qp_q);
         self.grant_ctrl_q = i.ctrl_req;
         self.grant_valid_q = i.ctrl_req || pick.is_some();
         if i.ctrl_req {
             self.grant_qp_q = 0;
         } else if let Some(q) = pick {
-            self.grant_qp_q = q as u8;
+            self.grant_qp_q = q;
         }
         // (No grant at all: grant_qp keeps its value, as in the RTL.)
-        self.rr_q = rr_d;
         self.outputs()
     }
 }
