@@ -19,6 +19,9 @@
 // - RNIC_ASSERT_HANDSHAKE(name, clk, rst, valid, ready, payload): once
 //   valid is up without ready, valid stays up and payload stays put until
 //   the transfer (valid && ready at an edge).
+// - RNIC_ASSERT_STABLE(name, clk, rst, valid, ready, payload): valid may
+//   drop while not taken (a bubble), but an offer that follows a stall
+//   directly is the same payload.
 `ifndef RNIC_ASSERT_SVH
 `define RNIC_ASSERT_SVH
 
@@ -44,5 +47,8 @@
 
 `define RNIC_ASSERT_HANDSHAKE(name, clk, rst, valid, ready, payload) \
   `RNIC_ASSERT(name, clk, rst, (valid) && !(ready) |=> (valid) && $stable(payload))
+
+`define RNIC_ASSERT_STABLE(name, clk, rst, valid, ready, payload) \
+  `RNIC_ASSERT(name, clk, rst, (valid) && !(ready) |=> !(valid) || $stable(payload))
 
 `endif

@@ -23,8 +23,6 @@
 //   no work:         grant ignored, grant_ready stays high (also a QP with
 //                    no WQE in progress whose wqe_block is high)
 //   last transfer of the step at m -> grant_ready at m+1
-`include "rnic_assert.svh"
-
 module tx_engine #(
   parameter int QPS = rnic_pkg::QPS,
   parameter int MRS = rnic_pkg::MRS,
@@ -701,11 +699,4 @@ module tx_engine #(
   assign cpl_psn        = cpl_psn_q;
   assign ev_prot_err    = ev_prot_err_q;
   assign ev_flush       = ev_flush_q;
-  // ------------------------------------------------------------------
-  // Assertions (simulation only; rnic_assert.svh)
-  // ------------------------------------------------------------------
-  `RNIC_ASSERT_IMPORT
-
-  `RNIC_ASSERT_HANDSHAKE(a_grant_hold, clk, rst, grant_valid, grant_ready,
-                         {grant_qp, grant_ctrl})
 endmodule

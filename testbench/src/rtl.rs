@@ -98,7 +98,9 @@ pub struct AssertionFailure {
     /// Source file name and line of the assertion.
     pub file: String,
     pub line: u32,
-    /// The cycle (as [`Rtl::cycle`] counts) whose rising edge failed it.
+    /// The cycle whose rising edge failed it, counted from the end of reset
+    /// as environments and the lockstep runner count (the first cycle after
+    /// [`Dut::reset`] is 0; [`Rtl::cycle`] counts the reset cycles too).
     pub cycle: u64,
     /// The RTL configuration (top or variant name) it failed in.
     pub variant: &'static str,
@@ -371,7 +373,9 @@ impl<T: RtlTop> Rtl<T> {
                 scope,
                 file,
                 line: line.parse().unwrap_or(0),
-                cycle: time.parse::<u64>().unwrap_or(0) / CLOCK_PERIOD_PS,
+                // Assertions are disabled in reset: never below RESET_CYCLES.
+                cycle: (time.parse::<u64>().unwrap_or(0) / CLOCK_PERIOD_PS)
+                    .saturating_sub(RESET_CYCLES),
                 variant: T::VARIANT,
             };
             FIRST_FAILURE.with(|first| {
