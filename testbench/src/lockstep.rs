@@ -305,22 +305,20 @@ where
     let mut out_m = model.reset();
     let mut out_r = rtl.reset();
     let mut cycle = 0u64;
-    let history = |recent: &VecDeque<Snapshot<M::In, M::Out>>,
-                   cycle: u64,
-                   out_m: &M::Out,
-                   out_r: &M::Out| {
-        let n_in = interfaces::<M::In>().len();
-        let n_out = interfaces::<M::Out>().len();
-        let mut hist = History::new(4, n_in + 2 * n_out);
-        for s in recent {
-            hist.record(0, s.cycle, "in", &s.inputs);
-            hist.record(n_in, s.cycle, "model", &s.model);
-            hist.record(n_in + n_out, s.cycle, "rtl", &s.rtl);
-        }
-        hist.record(n_in, cycle, "model", out_m);
-        hist.record(n_in + n_out, cycle, "rtl", out_r);
-        hist.dump()
-    };
+    let history =
+        |recent: &VecDeque<Snapshot<M::In, M::Out>>, cycle: u64, out_m: &M::Out, out_r: &M::Out| {
+            let n_in = interfaces::<M::In>().len();
+            let n_out = interfaces::<M::Out>().len();
+            let mut hist = History::new(4, n_in + 2 * n_out);
+            for s in recent {
+                hist.record(0, s.cycle, "in", &s.inputs);
+                hist.record(n_in, s.cycle, "model", &s.model);
+                hist.record(n_in + n_out, s.cycle, "rtl", &s.rtl);
+            }
+            hist.record(n_in, cycle, "model", out_m);
+            hist.record(n_in + n_out, cycle, "rtl", out_r);
+            hist.dump()
+        };
     loop {
         // An assertion that failed at the edge into this cycle comes first:
         // it is the cause of whatever the ports show now.
