@@ -18,6 +18,9 @@ use rnic_testbench::rtl::{
     RtlTop, RESET_CYCLES,
 };
 
+/// A change to one cycle's inputs.
+type Change<'a, I> = &'a dyn Fn(&mut I);
+
 /// Cycles allowed to reach a stall (ready low while valid is up).
 const STALL_WITHIN: u64 = 200;
 
@@ -35,7 +38,7 @@ fn stall_then<T: RtlTop>(
     base: T::In,
     idle: T::In,
     ready: impl Fn(&T::Out) -> bool,
-    brk: Option<&dyn Fn(&mut T::In)>,
+    brk: Option<Change<T::In>>,
 ) -> Outcome
 where
     T::In: Copy,
@@ -108,8 +111,8 @@ fn handshake<T: RtlTop>(
     base: T::In,
     idle: T::In,
     ready: impl Fn(&T::Out) -> bool + Copy,
-    fires: &[&dyn Fn(&mut T::In)],
-    quiet: &[&dyn Fn(&mut T::In)],
+    fires: &[Change<T::In>],
+    quiet: &[Change<T::In>],
 ) where
     T::In: Copy,
 {
