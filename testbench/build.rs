@@ -5,7 +5,7 @@
 //! parameters (unit name = module name), or a [`Variant`] of one (its own
 //! name, the module's name and `-G<NAME>=<VALUE>` overrides). For every unit
 //! `u` of module `m`:
-//! 1. `verilator --cc --trace -O3 --top-module m --prefix V<u> [-G...]` over
+//! 1. `verilator --cc --trace --assert -O3 --top-module m --prefix V<u> [-G...]` over
 //!    all of `hw/rtl/*.sv` (so submodule files are found), into a staging dir;
 //!    changed files are then copied into the unit's Mdir `verilated/<u>`,
 //!    so that make's timestamps only see real changes (Verilator rewrites
@@ -136,8 +136,10 @@ const VARIANTS: &[Variant] = &[
 const RESERVED: &[&str] = &["runtime", "stage", "all"];
 
 /// Verilator flags common to every top (warnings are not waived: any warning
-/// fails the build).
-const VERILATOR_FLAGS: &[&str] = &["--cc", "--trace", "-O3"];
+/// fails the build). `--assert` compiles the RTL's assertions
+/// (`hw/rtl/rnic_assert.svh`); a failure reaches the shim's
+/// `rnic_assert_fail` and fails the run (see `src/rtl.rs`).
+const VERILATOR_FLAGS: &[&str] = &["--cc", "--trace", "--assert", "-O3"];
 
 /// Extra make variables. `OPT_FAST` compiles the hot eval code (and the shim);
 /// verilated.mk's default is `-Os`, we take `-O2` for simulation speed at a

@@ -37,6 +37,8 @@
 // updates (a packet reported at n is not yet sent for it).
 // cpl_ready: while a completion waits untaken, room in its own queue; else
 // room in every queue. full[q]: QP q's queue holds DEPTH - 2 or more.
+`include "rnic_assert.svh"
+
 module ack_tracker #(
   parameter int QPS   = rnic_pkg::QPS,
   parameter int CQS   = rnic_pkg::CQS,
@@ -358,4 +360,12 @@ module ack_tracker #(
   assign ev_nak         = ev_nak_q;
   assign ev_dup         = ev_dup_q;
   assign ev_ack_invalid = ev_ack_invalid_q;
+  // ------------------------------------------------------------------
+  // Assertions (simulation only; rnic_assert.svh)
+  // ------------------------------------------------------------------
+  `RNIC_ASSERT_IMPORT
+
+  `RNIC_ASSERT_HANDSHAKE(a_cpl_hold, clk, rst, cpl_valid, cpl_ready,
+                         {cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm,
+                          cpl_qp, cpl_cq, cpl_uc, cpl_psn})
 endmodule

@@ -14,6 +14,8 @@
 // Timing: head poppable at n -> cq_idx at n+1, cq_base at n+2, wr_req_valid
 // and wr_data_valid at n+3; both taken at m -> next pop possible at m+1.
 // wr_done_valid at n -> irq_valid / ev_cqe at n+1.
+`include "rnic_assert.svh"
+
 module cq_writer #(
   parameter int QPS       = rnic_pkg::QPS,
   parameter int CQS       = rnic_pkg::CQS,
@@ -100,7 +102,7 @@ module cq_writer #(
   assign {head_wait, head_wr_id, head_status, head_opcode, head_len, head_imm,
           head_qp, head_cq} = cpl_out;
 
-  sync_fifo #(.WIDTH(1), .DEPTH(FD_DEPTH)) u_fd_fifo (
+  sync_fifo #(.WIDTH(1), .DEPTH(FD_DEPTH), .NEVER_FULL(1'b1)) u_fd_fifo (
     .clk       (clk),
     .rst       (rst),
     .in_valid  (frame_done_valid),
@@ -242,4 +244,15 @@ module cq_writer #(
   assign irq_valid     = irq_valid_q;
   assign irq_cq        = irq_cq_q;
   assign ev_cqe        = ev_cqe_q;
+  // ------------------------------------------------------------------
+  // Assertions (simulation only; rnic_assert.svh)
+  // ------------------------------------------------------------------
+  `RNIC_ASSERT_IMPORT
+
+  `RNIC_ASSERT_HANDSHAKE(a_cpl_hold, clk, rst, cpl_valid, cpl_ready,
+                         {cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm,
+                          cpl_qp, cpl_cq})
+  // dma_wr reports one wr_done per CQE write: one without a write waiting
+  // for it (an irq entry) would be dropped and would end the wrong write.
+  `RNIC_ASSERT_NEVER(a_wr_done_expected, clk, rst, wr_done_valid && !irq_out_valid)
 endmodule

@@ -15,6 +15,8 @@
 // yields the request's full beat count, its bytes zeroed, and the status on
 // the last beat: a streaming client never loses framing and never sees
 // stale data as good.
+`include "rnic_assert.svh"
+
 module dma_rd #(
   parameter int TAGS      = 32,
   parameter int BUF_LINES = 256,
@@ -178,7 +180,7 @@ module dma_rd #(
   logic [CLIENT_W-1:0] head_client;
   logic            chunk_in_ready_unused;
 
-  sync_fifo #(.WIDTH(CH_W), .DEPTH(CF_DEPTH)) u_chunk_fifo (
+  sync_fifo #(.WIDTH(CH_W), .DEPTH(CF_DEPTH), .NEVER_FULL(1'b1)) u_chunk_fifo (
     .clk       (clk),
     .rst       (rst),
     .in_valid  (issue),
@@ -712,4 +714,15 @@ module dma_rd #(
   assign cnt_cpl_unexpected = cnt_unexpected_q;
   assign cnt_cpl_malformed  = cnt_malformed_q;
   assign cnt_cpl_timeout    = cnt_timeout_q;
+  // ------------------------------------------------------------------
+  // Assertions (simulation only; rnic_assert.svh)
+  // ------------------------------------------------------------------
+  `RNIC_ASSERT_IMPORT
+
+  // Input handshakes: a request or completion beat offered is held, unchanged,
+  // until taken (docs/architecture.md, "Assertions").
+  `RNIC_ASSERT_HANDSHAKE(a_rd_req_hold, clk, rst, rd_req_valid, rd_req_ready,
+                         {rd_req_addr, rd_req_len, rd_req_client})
+  `RNIC_ASSERT_HANDSHAKE(a_rc_hold, clk, rst, rc_valid, rc_ready,
+                         {rc_data, rc_keep, rc_sop, rc_eop})
 endmodule

@@ -7,6 +7,8 @@
 // at its own lane offset (header 12/16 bytes plus the address's DW offset),
 // so any alignment streams at one beat per cycle. wr_done pulses when the
 // request's last MWr has left (MWr is posted: nothing comes back).
+`include "rnic_assert.svh"
+
 module dma_wr #(
   parameter int CLIENT_W = 2
 ) (
@@ -259,4 +261,15 @@ module dma_wr #(
   assign rq_keep        = rq_keep_q;
   assign rq_sop         = rq_sop_q;
   assign rq_eop         = rq_eop_q;
+  // ------------------------------------------------------------------
+  // Assertions (simulation only; rnic_assert.svh)
+  // ------------------------------------------------------------------
+  `RNIC_ASSERT_IMPORT
+
+  `RNIC_ASSERT_HANDSHAKE(a_wr_req_hold, clk, rst, wr_req_valid, wr_req_ready,
+                         {wr_req_addr, wr_req_len, wr_req_client})
+  // A data beat may be withdrawn while not taken (dma_wr only counts what
+  // it takes, and its block-level client inserts such bubbles), but one
+  // offered again right after a stall is the same beat.
+  `RNIC_ASSERT_STABLE(a_wr_data_stable, clk, rst, wr_data_valid, wr_data_ready, wr_data)
 endmodule

@@ -1,8 +1,13 @@
 // Single-clock FIFO. Its outputs are decodes of its own registers, so a
 // parent may use them in the cycle they are seen. Model: model/src/sync_fifo.rs.
+`include "rnic_assert.svh"
+
 module sync_fifo #(
   parameter int WIDTH = 8,
-  parameter int DEPTH = 2
+  parameter int DEPTH = 2,
+  // The parent never pushes while the FIFO is full (it leaves in_ready
+  // unused); an assertion checks it in simulation.
+  parameter bit NEVER_FULL = 1'b0
 ) (
   input  logic             clk,
   input  logic             rst,
@@ -44,5 +49,15 @@ module sync_fifo #(
       if (do_pop) rd_ptr_q <= rd_ptr_q + 1'b1;
       count_q <= count_q + {{AW{1'b0}}, do_push} - {{AW{1'b0}}, do_pop};
     end
+  end
+  // ------------------------------------------------------------------
+  // Assertions (simulation only; rnic_assert.svh)
+  // ------------------------------------------------------------------
+  `RNIC_ASSERT_IMPORT
+
+  // A parent that sets NEVER_FULL relies on the FIFO never being full when
+  // it pushes (it ignores in_ready): a push then would be lost.
+  if (NEVER_FULL) begin : g_never_full
+    `RNIC_ASSERT_NEVER(a_no_push_full, clk, rst, in_valid && !in_ready)
   end
 endmodule

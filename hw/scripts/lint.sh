@@ -10,6 +10,6 @@ tops=("$@")
 mapfile -t srcs < <(ls "$here"/rtl/*_pkg.sv 2>/dev/null; ls "$here"/rtl/*.sv | grep -v '_pkg\.sv$')
 [ ${#tops[@]} -gt 0 ] || mapfile -t tops < <(grep -v '^#' "$here/tops.txt" | grep .)
 for top in "${tops[@]}"; do
-  verilator --lint-only -Wall --top-module "$top" "${srcs[@]}"
+  verilator --lint-only -Wall -I"$here/rtl" --top-module "$top" "${srcs[@]}"
   echo "lint $top: clean"
 done

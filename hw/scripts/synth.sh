@@ -24,7 +24,7 @@ for top in "${tops[@]}"; do
   log="$out/$top.log"
   start=$(date +%s)
   yosys -q -l "$log" -p "
-    read_verilog -sv ${srcs[*]}
+    read_verilog -sv -I$here/rtl ${srcs[*]}
     synth -top $top -run begin:fine
     opt -fast -full
     techmap

@@ -39,9 +39,12 @@ pub fn gen_shim(top: &str, label: &str, who: &str, ports: &[Port]) -> String {
          void rtl_{top}_delete(void* h) {{ delete static_cast<H*>(h); }}\n\
          void rtl_{top}_set_clk(void* h, uint8_t v) {{ model(h).clk = v & 1; }}\n\
          void rtl_{top}_set_rst(void* h, uint8_t v) {{ model(h).rst = v & 1; }}\n\
-         void rtl_{top}_eval(void* h, uint64_t time) {{\n\
+         uint32_t rtl_{top}_eval(void* h, uint64_t time) {{\n\
          \x20   static_cast<H*>(h)->ctx->time(time);\n\
-         \x20   static_cast<H*>(h)->eval();\n\
+         \x20   return static_cast<H*>(h)->eval();\n\
+         }}\n\
+         int rtl_{top}_assert_get(void* h, uint32_t idx, char* buf, uint32_t len) {{\n\
+         \x20   return static_cast<H*>(h)->assert_get(idx, buf, len);\n\
          }}\n\
          int rtl_{top}_trace_open(void* h, const char* path) {{\n\
          \x20   return rtl_shim::harness_trace_open<Model>(h, path);\n\

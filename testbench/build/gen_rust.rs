@@ -49,11 +49,12 @@ pub fn gen_rust(u: &Variant, label: &str, ports: &[Port], params: &[Param]) -> S
          \x20       pub fn rtl_{name}_get_output(h: *mut c_void, idx: u32, words: *mut u64);\n\
          \x20       pub fn rtl_{name}_set_clk(h: *mut c_void, v: u8);\n\
          \x20       pub fn rtl_{name}_set_rst(h: *mut c_void, v: u8);\n\
-         \x20       pub fn rtl_{name}_eval(h: *mut c_void, time: u64);\n\
+         \x20       pub fn rtl_{name}_eval(h: *mut c_void, time: u64) -> u32;\n\
          \x20       pub fn rtl_{name}_trace_open(h: *mut c_void, path: *const c_char) -> c_int;\n\
          \x20       pub fn rtl_{name}_trace_dump(h: *mut c_void, time: u64);\n\
          \x20       pub fn rtl_{name}_trace_flush(h: *mut c_void);\n\
          \x20       pub fn rtl_{name}_trace_close(h: *mut c_void);\n\
+         \x20       pub fn rtl_{name}_assert_get(h: *mut c_void, idx: u32, buf: *mut c_char, len: u32) -> c_int;\n\
          \x20   }}\n\
          }}\n\
          \n\
@@ -105,6 +106,7 @@ pub fn gen_rust(u: &Variant, label: &str, ports: &[Port], params: &[Param]) -> S
          \x20       trace_dump: {name}_ffi::rtl_{name}_trace_dump,\n\
          \x20       trace_flush: {name}_ffi::rtl_{name}_trace_flush,\n\
          \x20       trace_close: {name}_ffi::rtl_{name}_trace_close,\n\
+         \x20       assert_get: {name}_ffi::rtl_{name}_assert_get,\n\
          \x20   }};\n\
          }}\n"
     )

@@ -21,7 +21,9 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "verilated.h"
 #include "verilated_vcd_c.h"
@@ -106,6 +108,53 @@ inline void get(const VlWide<N>& src, uint64_t* words, unsigned width) {
 }
 
 // ---------------------------------------------------------------------------
+// Assertion failures. The RTL's assertions (hw/rtl/rnic_assert.svh) call the
+// DPI-C import rnic_assert_fail instead of $error, whose vl_stop would end
+// the process. The failure goes to the log of the harness whose eval is
+// running on this thread (t_log, set around every call into the model), with
+// the context's time; the Rust side reads it back (assert_count/assert_get)
+// and fails the run, naming assertion, scope and cycle.
+
+struct AssertFailure {
+    std::string name;   // the assertion's label, e.g. a_rd_req_hold
+    std::string scope;  // %m: TOP.<top>.<instances>.<label>
+    std::string file;
+    int line;
+    uint64_t time;      // the context's time at the failing edge (ps)
+};
+
+struct AssertLog {
+    VerilatedContext* ctx = nullptr;
+    std::vector<AssertFailure> failures;  // the first MAX_RECORDED
+    uint32_t total = 0;                   // all of them (saturating)
+};
+
+// Keep the recorded list bounded: a broken handshake can fail every cycle;
+// the first failures say what went wrong, the count says how often.
+constexpr std::size_t MAX_RECORDED = 64;
+
+inline thread_local AssertLog* t_log = nullptr;
+
+// Makes `ctx` this thread's context for the duration of a call into the
+// model, and `log` the place where its assertion failures go. Verilator's
+// runtime reaches the context through the thread-local
+// Verilated::threadContextp() (vl_stop, $time formatting, ...), which is set
+// when a context is constructed: a harness driven from another thread than
+// the one that made it (rnic --jobs pool, Send across threads) must attach
+// its own context first, or the runtime would act on whatever context that
+// thread last saw.
+struct Attach {
+    AssertLog* prev;
+    explicit Attach(AssertLog& log) : prev{t_log} {
+        if (Verilated::threadContextp() != log.ctx) Verilated::threadContextp(log.ctx);
+        t_log = &log;
+    }
+    ~Attach() { t_log = prev; }
+    Attach(const Attach&) = delete;
+    Attach& operator=(const Attach&) = delete;
+};
+
+// ---------------------------------------------------------------------------
 // One instance of a Verilated top: its own VerilatedContext (so any number of
 // models, of any tops, can live in one process and on different threads),
 // the model and an optional VCD writer.
@@ -113,12 +162,18 @@ inline void get(const VlWide<N>& src, uint64_t* words, unsigned width) {
 template <class Model>
 struct Harness {
     std::unique_ptr<VerilatedContext> ctx;
+    AssertLog log;
     std::unique_ptr<Model> model;
     std::unique_ptr<VerilatedVcdC> vcd;
 
     Harness() : ctx{new VerilatedContext} {
         static const char* argv[] = {"rnic-testbench", nullptr};
+        log.ctx = ctx.get();
+        Attach a{log};
         ctx->commandArgs(1, argv);
+        // An assertion reports through rnic_assert_fail and never stops the
+        // run; should anything else reach $stop, it must not abort either.
+        ctx->fatalOnError(false);
         // Must precede the model's construction: Verilator only computes the
         // signals that tracing needs when tracing was switched on by then.
         // This is the per-context form of Verilated::traceEverOn(true).
@@ -127,16 +182,26 @@ struct Harness {
     }
 
     ~Harness() {
+        Attach a{log};
         trace_close();
         model->final();
         model.reset();
+        // No thread-local or global pointer may outlive the context.
+        if (Verilated::threadContextp() == ctx.get()) Verilated::threadContextp(nullptr);
+        if (Verilated::lastContextp() == ctx.get()) Verilated::lastContextp(nullptr);
         ctx.reset();
     }
 
-    void eval() { model->eval(); }
+    // Returns how many assertion failures there were so far (saturating).
+    uint32_t eval() {
+        Attach a{log};
+        model->eval();
+        return log.total;
+    }
 
     // 0 on success, -1 when the file cannot be created.
     int trace_open(const char* path) {
+        Attach a{log};
         trace_close();
         vcd.reset(new VerilatedVcdC);
         model->trace(vcd.get(), 99);
@@ -149,7 +214,10 @@ struct Harness {
     }
 
     void trace_dump(uint64_t time) {
-        if (vcd) vcd->dump(time);
+        if (vcd) {
+            Attach a{log};
+            vcd->dump(time);
+        }
     }
 
     void trace_flush() {
@@ -161,6 +229,21 @@ struct Harness {
             vcd->close();
             vcd.reset();
         }
+    }
+
+    // Failure `idx` as "name\tscope\tfile\tline\ttime" into buf (NUL
+    // terminated, truncated to len); its full length, or -1 if there is none.
+    int assert_get(uint32_t idx, char* buf, uint32_t len) const {
+        if (idx >= log.failures.size()) return -1;
+        const AssertFailure& f = log.failures[idx];
+        const std::string s = f.name + '\t' + f.scope + '\t' + f.file + '\t'
+                              + std::to_string(f.line) + '\t' + std::to_string(f.time);
+        if (len > 0) {
+            const std::size_t n = s.size() < len - 1 ? s.size() : len - 1;
+            s.copy(buf, n);
+            buf[n] = '\0';
+        }
+        return static_cast<int>(s.size());
     }
 };
 
@@ -183,3 +266,15 @@ inline int harness_trace_open(void* h, const char* path) {
 }
 
 }  // namespace rtl_shim
+
+// The DPI-C import of hw/rtl/rnic_assert.svh. Every generated shim includes
+// this header; the definition is weak so that the copies link as one.
+extern "C" __attribute__((weak)) void rnic_assert_fail(const char* name, const char* scope,
+                                                        const char* file, int line) {
+    rtl_shim::AssertLog* log = rtl_shim::t_log;
+    if (!log) return;  // not inside a harness call: nothing to report to
+    if (log->total != UINT32_MAX) ++log->total;
+    if (log->failures.size() >= rtl_shim::MAX_RECORDED) return;
+    log->failures.push_back(rtl_shim::AssertFailure{
+        name ? name : "", scope ? scope : "", file ? file : "", line, log->ctx->time()});
+}

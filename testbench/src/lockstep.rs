@@ -4,12 +4,19 @@
 //! The environment computes each cycle's inputs from the *model's* outputs of
 //! that cycle; that is sound because at the moment they are used both sides'
 //! outputs have just been found equal.
+//!
+//! A failed RTL assertion (`hw/rtl/rnic_assert.svh`) ends the run like a
+//! divergence: [`Divergence::assertion`] names it, its scope and cycle. It
+//! catches what the ports cannot show, e.g. a handshake broken inside
+//! `rnic_top` in the same way by both sides.
 
 use std::collections::VecDeque;
 use std::fmt;
 
 use rnic_model::ports::{Beat, PortInfo};
 use rnic_model::{Dut, Ports};
+
+use crate::rtl::{take_assertion_failure, AssertionFailure};
 
 /// The testbench side of a scenario for one top.
 pub trait Env {
@@ -33,25 +40,56 @@ pub struct PortDiff {
     pub rtl: String,
 }
 
-/// The first difference of a lockstep run.
+/// The first difference of a lockstep run, or the first failed RTL
+/// assertion.
 #[derive(Debug, Clone)]
 pub struct Divergence {
     pub block: &'static str,
     pub cycle: u64,
+    /// The differing port; for an assertion, port `(assertion)` with the
+    /// assertion's name and scope as detail and the failure as `rtl`.
     pub diff: PortDiff,
     /// Last transactions on each interface, oldest first, both sides.
     pub history: Vec<String>,
+    /// The RTL assertion that failed, when that is what ended the run.
+    pub assertion: Option<AssertionFailure>,
+}
+
+impl Divergence {
+    /// The run failed on an RTL assertion: `diff` says so in its fields.
+    pub fn from_assertion(block: &'static str, a: AssertionFailure, history: Vec<String>) -> Self {
+        Divergence {
+            block,
+            cycle: a.cycle,
+            diff: PortDiff {
+                port: "(assertion)",
+                detail: format!("{} in {}", a.name, a.scope),
+                model: "-".into(),
+                rtl: a.to_string(),
+            },
+            history,
+            assertion: Some(a),
+        }
+    }
 }
 
 impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "DIVERGENCE in {} at cycle {}: port {} ({})",
-            self.block, self.cycle, self.diff.port, self.diff.detail
-        )?;
-        writeln!(f, "  model: {}", self.diff.model)?;
-        writeln!(f, "  rtl:   {}", self.diff.rtl)?;
+        if let Some(a) = &self.assertion {
+            writeln!(
+                f,
+                "ASSERTION {} failed in {} ({}) at cycle {} ({}:{})",
+                a.name, self.block, a.scope, a.cycle, a.file, a.line
+            )?;
+        } else {
+            writeln!(
+                f,
+                "DIVERGENCE in {} at cycle {}: port {} ({})",
+                self.block, self.cycle, self.diff.port, self.diff.detail
+            )?;
+            writeln!(f, "  model: {}", self.diff.model)?;
+            writeln!(f, "  rtl:   {}", self.diff.rtl)?;
+        }
         if !self.history.is_empty() {
             writeln!(f, "  last transactions (cycle side interface: fields):")?;
             for h in &self.history {
@@ -262,26 +300,39 @@ where
 {
     // The last cycles, raw; turned into text only if a divergence needs it.
     let mut recent: VecDeque<Snapshot<M::In, M::Out>> = VecDeque::with_capacity(RECENT);
+    // A failure left over by an earlier run on this thread is not this run's.
+    let _ = take_assertion_failure();
     let mut out_m = model.reset();
     let mut out_r = rtl.reset();
     let mut cycle = 0u64;
-    loop {
-        if let Some(diff) = compare(&out_m, &out_r) {
+    let history =
+        |recent: &VecDeque<Snapshot<M::In, M::Out>>, cycle: u64, out_m: &M::Out, out_r: &M::Out| {
             let n_in = interfaces::<M::In>().len();
             let n_out = interfaces::<M::Out>().len();
             let mut hist = History::new(4, n_in + 2 * n_out);
-            for s in &recent {
+            for s in recent {
                 hist.record(0, s.cycle, "in", &s.inputs);
                 hist.record(n_in, s.cycle, "model", &s.model);
                 hist.record(n_in + n_out, s.cycle, "rtl", &s.rtl);
             }
-            hist.record(n_in, cycle, "model", &out_m);
-            hist.record(n_in + n_out, cycle, "rtl", &out_r);
+            hist.record(n_in, cycle, "model", out_m);
+            hist.record(n_in + n_out, cycle, "rtl", out_r);
+            hist.dump()
+        };
+    loop {
+        // An assertion that failed at the edge into this cycle comes first:
+        // it is the cause of whatever the ports show now.
+        if let Some(a) = take_assertion_failure() {
+            let h = history(&recent, cycle, &out_m, &out_r);
+            return Err(Box::new(Divergence::from_assertion(M::NAME, a, h)));
+        }
+        if let Some(diff) = compare(&out_m, &out_r) {
             return Err(Box::new(Divergence {
                 block: M::NAME,
                 cycle,
                 diff,
-                history: hist.dump(),
+                history: history(&recent, cycle, &out_m, &out_r),
+                assertion: None,
             }));
         }
         if env.finished() || cycle >= max_cycles {

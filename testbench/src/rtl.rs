@@ -26,14 +26,27 @@
 //!
 //! Time is in picoseconds (Verilator's trace unit) of the default 250 MHz
 //! clock, [`CLOCK_PERIOD_PS`] = 4000. A cycle `n` (counted from
-//! construction, reset cycles included) is: inputs applied with `clk` low,
+//! construction, reset cycles included) is: `clk` low and inputs applied,
 //! eval, dump at `4000 n`; `clk` high, eval, dump at `4000 n + 2000`;
-//! outputs read; `clk` low, eval. So in the VCD inputs change on the falling
-//! edge, at multiples of 4 ns, and registered outputs on the rising edge,
-//! 2 ns later. The RTL's `$time` is the same time. Nothing is dumped while no
-//! trace is open; a trace opened at cycle `n` starts at `4000 n`.
+//! outputs read. So in the VCD inputs change on the falling edge, at
+//! multiples of 4 ns, and registered outputs on the rising edge, 2 ns later.
+//! The falling edge and the next cycle's inputs share one eval: the design
+//! has no negative-edge logic, so a separate eval of the falling edge alone
+//! computed nothing anyone reads, and two evals a cycle instead of three is
+//! a third less work. The RTL's `$time` is the same time. Nothing is dumped
+//! while no trace is open; a trace opened at cycle `n` starts at `4000 n`.
+//!
+//! # Assertions
+//!
+//! The RTL is verilated with `--assert`; its assertions
+//! (`hw/rtl/rnic_assert.svh`) report to the shim instead of stopping the
+//! process. Every failure is kept as an [`AssertionFailure`] (name,
+//! hierarchical scope, cycle): [`Rtl::assertion_failures`] lists them, and
+//! the first one of the thread is also left for [`take_assertion_failure`],
+//! which the lockstep runner polls after every cycle to fail the run.
 
 use core::ffi::{c_char, c_int, c_void};
+use std::cell::RefCell;
 use std::ffi::CString;
 use std::fmt;
 use std::io;
@@ -63,11 +76,56 @@ pub struct Shim {
     pub get_output: unsafe extern "C" fn(*mut c_void, u32, *mut u64),
     pub set_clk: unsafe extern "C" fn(*mut c_void, u8),
     pub set_rst: unsafe extern "C" fn(*mut c_void, u8),
-    pub eval: unsafe extern "C" fn(*mut c_void, u64),
+    /// Returns the number of assertion failures so far (saturating).
+    pub eval: unsafe extern "C" fn(*mut c_void, u64) -> u32,
     pub trace_open: unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int,
     pub trace_dump: unsafe extern "C" fn(*mut c_void, u64),
     pub trace_flush: unsafe extern "C" fn(*mut c_void),
     pub trace_close: unsafe extern "C" fn(*mut c_void),
+    /// Failure `idx` as `name\tscope\tfile\tline\ttime` into a buffer;
+    /// returns its full length, or -1 when there is no such failure.
+    pub assert_get: unsafe extern "C" fn(*mut c_void, u32, *mut c_char, u32) -> c_int,
+}
+
+/// One failure of an RTL assertion (`hw/rtl/rnic_assert.svh`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertionFailure {
+    /// The assertion's label, e.g. `a_rd_req_hold`.
+    pub name: String,
+    /// Hierarchical scope of the instance holding it, e.g.
+    /// `TOP.rnic_top.u_dma_rd` (Verilator's `%m` without the label).
+    pub scope: String,
+    /// Source file name and line of the assertion.
+    pub file: String,
+    pub line: u32,
+    /// The cycle whose rising edge failed it, counted from the end of reset
+    /// as environments and the lockstep runner count (the first cycle after
+    /// [`Dut::reset`] is 0; [`Rtl::cycle`] counts the reset cycles too).
+    pub cycle: u64,
+    /// The RTL configuration (top or variant name) it failed in.
+    pub variant: &'static str,
+}
+
+impl fmt::Display for AssertionFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "assertion {} failed in {} ({}) at cycle {} ({}:{})",
+            self.name, self.scope, self.variant, self.cycle, self.file, self.line
+        )
+    }
+}
+
+thread_local! {
+    /// The first assertion failure on this thread not yet taken.
+    static FIRST_FAILURE: RefCell<Option<AssertionFailure>> = const { RefCell::new(None) };
+}
+
+/// Takes the first assertion failure that any [`Rtl`] ticked on this thread
+/// recorded since the last call (later ones stay in each model's
+/// [`Rtl::assertion_failures`]).
+pub fn take_assertion_failure() -> Option<AssertionFailure> {
+    FIRST_FAILURE.with(|f| f.borrow_mut().take())
 }
 
 /// One RTL port (other than `clk`/`rst`) as Verilator reports it.
@@ -137,6 +195,9 @@ pub struct Rtl<T: RtlTop> {
     cycle: u64,
     tracing: bool,
     scratch: Vec<u64>,
+    /// Failures read back from the shim so far, and how many it counted.
+    failures: Vec<AssertionFailure>,
+    failure_count: u32,
     _top: PhantomData<fn() -> T>,
 }
 
@@ -164,6 +225,8 @@ impl<T: RtlTop> Rtl<T> {
             cycle: 0,
             tracing: false,
             scratch: vec![0; max_words.max(1)],
+            failures: Vec::new(),
+            failure_count: 0,
             _top: PhantomData,
         };
         rtl.set_clk(false);
@@ -270,7 +333,71 @@ impl<T: RtlTop> Rtl<T> {
 
     fn eval(&mut self, time: u64) {
         // SAFETY: valid handle.
-        unsafe { (T::SHIM.eval)(self.handle.as_ptr(), time) }
+        let n = unsafe { (T::SHIM.eval)(self.handle.as_ptr(), time) };
+        if n != self.failure_count {
+            self.collect_failures(n);
+        }
+    }
+
+    /// Reads the failures the shim recorded since the last look.
+    #[cold]
+    fn collect_failures(&mut self, count: u32) {
+        self.failure_count = count;
+        let mut buf = vec![0u8; 1024];
+        let mut idx = self.failures.len() as u32;
+        loop {
+            // SAFETY: valid handle; `buf` holds `len` bytes.
+            let n = unsafe {
+                (T::SHIM.assert_get)(
+                    self.handle.as_ptr(),
+                    idx,
+                    buf.as_mut_ptr().cast(),
+                    buf.len() as u32,
+                )
+            };
+            let Ok(n) = usize::try_from(n) else { break };
+            let text = String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned();
+            let mut f = text.split('\t');
+            let mut next = || f.next().unwrap_or("").to_string();
+            let (name, full_scope, file, line, time) = (next(), next(), next(), next(), next());
+            // %m names the assertion itself; its scope is the instance.
+            let scope = full_scope
+                .strip_suffix(&format!(".{name}"))
+                .unwrap_or(&full_scope)
+                .to_string();
+            let file = Path::new(&file)
+                .file_name()
+                .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+            let failure = AssertionFailure {
+                name,
+                scope,
+                file,
+                line: line.parse().unwrap_or(0),
+                // Assertions are disabled in reset: never below RESET_CYCLES.
+                cycle: (time.parse::<u64>().unwrap_or(0) / CLOCK_PERIOD_PS)
+                    .saturating_sub(RESET_CYCLES),
+                variant: T::VARIANT,
+            };
+            FIRST_FAILURE.with(|first| {
+                let mut first = first.borrow_mut();
+                if first.is_none() {
+                    *first = Some(failure.clone());
+                }
+            });
+            self.failures.push(failure);
+            idx += 1;
+        }
+    }
+
+    /// The assertion failures so far, oldest first (the shim keeps the
+    /// first 64; [`Rtl::assertion_failure_count`] counts them all).
+    pub fn assertion_failures(&self) -> &[AssertionFailure] {
+        &self.failures
+    }
+
+    /// How many assertion failures there were (saturating at `u32::MAX`).
+    pub fn assertion_failure_count(&self) -> u32 {
+        self.failure_count
     }
 
     fn dump(&mut self, time: u64) {
@@ -284,6 +411,7 @@ impl<T: RtlTop> Rtl<T> {
     fn clock(&mut self, inputs: &T::In) -> T::Out {
         let t = CLOCK_PERIOD_PS * self.cycle;
         let half = CLOCK_PERIOD_PS / 2;
+        self.set_clk(false);
         self.apply(inputs);
         self.eval(t);
         self.dump(t);
@@ -291,8 +419,6 @@ impl<T: RtlTop> Rtl<T> {
         self.eval(t + half);
         self.dump(t + half);
         let out = self.outputs();
-        self.set_clk(false);
-        self.eval(t + CLOCK_PERIOD_PS);
         self.cycle += 1;
         out
     }
@@ -318,6 +444,7 @@ impl<T: RtlTop> Dut for Rtl<T> {
             self.clock(&zero);
         }
         self.set_rst(false);
+        self.set_clk(false);
         self.eval(CLOCK_PERIOD_PS * self.cycle);
         self.outputs()
     }
@@ -344,6 +471,7 @@ impl<T: RtlTop> fmt::Debug for Rtl<T> {
             .field("params", &T::PARAMS)
             .field("cycle", &self.cycle)
             .field("tracing", &self.tracing)
+            .field("assertion_failures", &self.failure_count)
             .finish()
     }
 }

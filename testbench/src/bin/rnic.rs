@@ -648,6 +648,10 @@ fn emit(
             json!({
                 "block": d.block, "cycle": d.cycle, "port": d.diff.port, "detail": d.diff.detail,
                 "model": d.diff.model, "rtl": d.diff.rtl, "history": d.history,
+                "assertion": d.assertion.as_ref().map(|a| json!({
+                    "name": a.name, "scope": a.scope, "cycle": a.cycle,
+                    "file": a.file, "line": a.line,
+                })),
                 "vcd": r.vcd, "reproduce": repro(file),
             })
         });

@@ -21,7 +21,7 @@ use rnic_model::Dut;
 
 use crate::env::{digest, TlpLogEntry};
 use crate::lockstep::{self, Divergence, Env, Finished};
-use crate::rtl::{Rtl, RtlDmaRd, RtlDmaWr, RtlRnicTop, RtlTop};
+use crate::rtl::{take_assertion_failure, Rtl, RtlDmaRd, RtlDmaWr, RtlRnicTop, RtlTop};
 use crate::vcd_model::ModelVcd;
 use crate::vector::{CqeResult, Expect, FrameResult, Hex, ReadResult, Top, Vector};
 use rnic_model::trace::Trace;
@@ -141,10 +141,23 @@ where
             lockstep::run_single(&mut mk_model(), &mut env, max_cycles),
             None,
         ),
-        Mode::Rtl => (
-            lockstep::run_single(&mut Rtl::<T>::new(), &mut env, max_cycles),
-            None,
-        ),
+        Mode::Rtl => {
+            // Alone, the RTL has nothing to diverge from; a failed assertion
+            // still fails the run, as in lockstep.
+            let _ = take_assertion_failure();
+            let mut rtl = Rtl::<T>::new();
+            let fin = lockstep::run_single(&mut rtl, &mut env, max_cycles);
+            match take_assertion_failure() {
+                None => (fin, None),
+                Some(a) => (
+                    Finished {
+                        cycles: fin.cycles,
+                        completed: false,
+                    },
+                    Some(Box::new(Divergence::from_assertion(T::NAME, a, Vec::new()))),
+                ),
+            }
+        }
         Mode::Lockstep => {
             match lockstep::run(&mut mk_model(), &mut Rtl::<T>::new(), &mut env, max_cycles) {
                 Ok(f) => (f, None),

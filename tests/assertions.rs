@@ -1,0 +1,407 @@
+//! Every RTL assertion (`hw/rtl/rnic_assert.svh`, table in
+//! docs/architecture.md "Assertions") can fire: each test drives a
+//! block-level Verilated top with an input sequence that breaks the rule on
+//! purpose, and checks that exactly that assertion fails, with its scope and
+//! the cycle of the breaking edge. The same sequence with the rule kept
+//! fails nothing, so the assertion is not one that fires anyway.
+//!
+//! Handshake rules (`valid` held, payload stable, until `ready`) are broken
+//! both ways: valid dropped while stalled, and the payload changed while
+//! stalled; `a_wr_data_stable` allows the first and is shown not to fire
+//! on it.
+
+use rnic_model::cq_writer::CqWriter;
+use rnic_model::Dut;
+use rnic_testbench::lockstep::{self, Env};
+use rnic_testbench::rtl::{
+    take_assertion_failure, AssertionFailure, Rtl, RtlAckTracker, RtlCqWriter, RtlDmaRd, RtlDmaWr,
+    RtlTop, RESET_CYCLES,
+};
+
+/// A change to one cycle's inputs.
+type Change<'a, I> = &'a dyn Fn(&mut I);
+
+/// Cycles allowed to reach a stall (ready low while valid is up).
+const STALL_WITHIN: u64 = 200;
+
+/// What a run saw: the failures, and the cycle of the edge that should
+/// have failed (the one after the stall).
+struct Outcome {
+    failures: Vec<AssertionFailure>,
+    break_cycle: u64,
+}
+
+/// Offers `base` (valid up) every cycle until `ready` is seen low, offers it
+/// once more in that stalled cycle, then applies `base` changed by `brk` for
+/// one cycle and `idle` for a few more; without `brk`, keeps offering `base`.
+fn stall_then<T: RtlTop>(
+    base: T::In,
+    idle: T::In,
+    ready: impl Fn(&T::Out) -> bool,
+    brk: Option<Change<T::In>>,
+) -> Outcome
+where
+    T::In: Copy,
+{
+    let mut rtl = Rtl::<T>::new();
+    let mut out = rtl.reset();
+    let mut n = 0;
+    while ready(&out) {
+        assert!(
+            n < STALL_WITHIN,
+            "{}: ready never went low within {STALL_WITHIN} cycles",
+            T::VARIANT
+        );
+        out = rtl.tick(&base);
+        n += 1;
+    }
+    assert!(
+        rtl.assertion_failures().is_empty(),
+        "{}: failures before the stall: {:?}",
+        T::VARIANT,
+        rtl.assertion_failures()
+    );
+    // The stalled cycle: valid up, ready low, at its rising edge.
+    rtl.tick(&base);
+    let break_cycle = rtl.cycle() - RESET_CYCLES;
+    match brk {
+        // Kept legal: the offer stays up (taken or not).
+        None => {
+            for _ in 0..4 {
+                rtl.tick(&base);
+            }
+        }
+        Some(b) => {
+            let mut next = base;
+            b(&mut next);
+            rtl.tick(&next);
+            for _ in 0..3 {
+                rtl.tick(&idle);
+            }
+        }
+    }
+    Outcome {
+        failures: rtl.assertion_failures().to_vec(),
+        break_cycle,
+    }
+}
+
+/// Checks that the run failed `name` (in a scope ending with `scope`) at
+/// `cycle`, and nothing else first.
+fn expect_failure(o: &Outcome, name: &str, scope: &str, cycle: u64) {
+    let first = o
+        .failures
+        .first()
+        .unwrap_or_else(|| panic!("{name} did not fire"));
+    assert_eq!(first.name, name, "first failure: {first}");
+    assert!(
+        first.scope.ends_with(scope),
+        "{name}: scope {} does not end with {scope}",
+        first.scope
+    );
+    assert_eq!(first.cycle, cycle, "{first}");
+}
+
+/// The handshake rule `name` of `scope` on a block: each of `fires` applied
+/// to the cycle after a stall fails it there; each of `quiet` (what the
+/// rule allows) and an offer held fail nothing.
+fn handshake<T: RtlTop>(
+    name: &str,
+    scope: &str,
+    base: T::In,
+    idle: T::In,
+    ready: impl Fn(&T::Out) -> bool + Copy,
+    fires: &[Change<T::In>],
+    quiet: &[Change<T::In>],
+) where
+    T::In: Copy,
+{
+    let held = stall_then::<T>(base, idle, ready, None);
+    assert!(
+        held.failures.is_empty(),
+        "{name}: a held offer failed: {:?}",
+        held.failures
+    );
+    for brk in fires {
+        let o = stall_then::<T>(base, idle, ready, Some(*brk));
+        expect_failure(&o, name, scope, o.break_cycle);
+    }
+    for ok in quiet {
+        let o = stall_then::<T>(base, idle, ready, Some(*ok));
+        assert!(o.failures.is_empty(), "{name}: {:?}", o.failures);
+    }
+}
+
+#[test]
+fn dma_rd_a_rd_req_hold() {
+    use rnic_model::dma_rd::DmaRdIn;
+    // rq_ready low: nothing is issued, the request FIFO fills up.
+    let idle = DmaRdIn::default();
+    let base = DmaRdIn {
+        rd_req_valid: true,
+        rd_req_addr: 0x1_0000_0000,
+        rd_req_len: 4096,
+        rd_req_client: 1,
+        ..idle
+    };
+    handshake::<<RtlDmaRd as Wrap>::T>(
+        "a_rd_req_hold",
+        "TOP.dma_rd",
+        base,
+        idle,
+        |o| o.rd_req_ready,
+        &[&|i| i.rd_req_valid = false, &|i| i.rd_req_len = 2048],
+        &[],
+    );
+}
+
+#[test]
+fn dma_rd_a_rc_hold() {
+    use rnic_model::dma_rd::DmaRdIn;
+    // rc_ready is low in the first cycle after reset only (a registered
+    // reset value): a completion beat offered then must stay.
+    let idle = DmaRdIn::default();
+    let mut base = DmaRdIn {
+        rc_valid: true,
+        rc_keep: u64::MAX,
+        rc_sop: true,
+        rc_eop: true,
+        ..idle
+    };
+    base.rc_data[0] = 0x4a;
+    handshake::<<RtlDmaRd as Wrap>::T>(
+        "a_rc_hold",
+        "TOP.dma_rd",
+        base,
+        idle,
+        |o| o.rc_ready,
+        &[&|i| i.rc_valid = false, &|i| i.rc_data[5] ^= 0x10],
+        &[],
+    );
+}
+
+#[test]
+fn dma_wr_a_wr_req_hold() {
+    use rnic_model::dma_wr::DmaWrIn;
+    // No data and rq_ready low: the engine waits, the request FIFO fills.
+    let idle = DmaWrIn::default();
+    let base = DmaWrIn {
+        wr_req_valid: true,
+        wr_req_addr: 0x2000,
+        wr_req_len: 256,
+        wr_req_client: 2,
+        ..idle
+    };
+    handshake::<<RtlDmaWr as Wrap>::T>(
+        "a_wr_req_hold",
+        "TOP.dma_wr",
+        base,
+        idle,
+        |o| o.wr_req_ready,
+        &[&|i| i.wr_req_valid = false, &|i| i.wr_req_addr = 0x3000],
+        &[],
+    );
+}
+
+#[test]
+fn dma_wr_a_wr_data_stable() {
+    use rnic_model::dma_wr::DmaWrIn;
+    // Data without a request: the data FIFO fills.
+    let idle = DmaWrIn::default();
+    let mut base = DmaWrIn {
+        wr_data_valid: true,
+        ..idle
+    };
+    base.wr_data[0] = 0x11;
+    // A bubble is allowed; a different beat right after the stall is not.
+    handshake::<<RtlDmaWr as Wrap>::T>(
+        "a_wr_data_stable",
+        "TOP.dma_wr",
+        base,
+        idle,
+        |o| o.wr_data_ready,
+        &[&|i| i.wr_data[63] = 0x80],
+        &[&|i| i.wr_data_valid = false],
+    );
+}
+
+#[test]
+fn cq_writer_a_cpl_hold() {
+    use rnic_model::cq_writer::CqWriterIn;
+    // wr_req_ready low: the first CQE write never leaves, the completion
+    // FIFO fills.
+    let idle = CqWriterIn::default();
+    let base = CqWriterIn {
+        cpl_valid: true,
+        cpl_wr_id: 0x1234,
+        cpl_len: 64,
+        cpl_qp: 1,
+        cpl_cq: 1,
+        ..idle
+    };
+    handshake::<<RtlCqWriter as Wrap>::T>(
+        "a_cpl_hold",
+        "TOP.cq_writer",
+        base,
+        idle,
+        |o| o.cpl_ready,
+        &[&|i| i.cpl_valid = false, &|i| i.cpl_wr_id = 0x5678],
+        &[],
+    );
+}
+
+#[test]
+fn ack_tracker_a_cpl_hold() {
+    use rnic_model::ack_tracker::AckTrackerIn;
+    // RC completions wait for an ACK that never comes: the QP's queue fills.
+    let idle = AckTrackerIn::default();
+    let base = AckTrackerIn {
+        cpl_valid: true,
+        cpl_wr_id: 7,
+        cpl_qp: 2,
+        cpl_psn: 100,
+        ..idle
+    };
+    handshake::<<RtlAckTracker as Wrap>::T>(
+        "a_cpl_hold",
+        "TOP.ack_tracker",
+        base,
+        idle,
+        |o| o.cpl_ready,
+        &[&|i| i.cpl_valid = false, &|i| i.cpl_psn = 101],
+        &[],
+    );
+}
+
+#[test]
+fn cq_writer_a_wr_done_expected() {
+    use rnic_model::cq_writer::CqWriterIn;
+    let mut rtl = RtlCqWriter::new();
+    rtl.reset();
+    let idle = CqWriterIn::default();
+    for _ in 0..3 {
+        rtl.tick(&idle);
+    }
+    assert!(rtl.assertion_failures().is_empty());
+    // A wr_done with no CQE write in flight.
+    let at = rtl.cycle() - RESET_CYCLES;
+    rtl.tick(&CqWriterIn {
+        wr_done_valid: true,
+        ..idle
+    });
+    rtl.tick(&idle);
+    let o = Outcome {
+        failures: rtl.assertion_failures().to_vec(),
+        break_cycle: at,
+    };
+    expect_failure(&o, "a_wr_done_expected", "TOP.cq_writer", o.break_cycle);
+}
+
+#[test]
+fn sync_fifo_a_no_push_full() {
+    use rnic_model::cq_writer::CqWriterIn;
+    // cq_writer's frame_done FIFO (NEVER_FULL) holds 2 * CPL_DEPTH = 32
+    // entries, one per frame whose completion waits; frame_done pulses with
+    // no completion at all fill it, and the 33rd push is lost.
+    let idle = CqWriterIn::default();
+    let pulse = CqWriterIn {
+        frame_done_valid: true,
+        ..idle
+    };
+    let mut rtl = RtlCqWriter::new();
+    rtl.reset();
+    for _ in 0..32 {
+        rtl.tick(&pulse);
+    }
+    rtl.tick(&idle);
+    assert!(
+        rtl.assertion_failures().is_empty(),
+        "32 entries fit: {:?}",
+        rtl.assertion_failures()
+    );
+    let at = rtl.cycle() - RESET_CYCLES;
+    rtl.tick(&pulse);
+    rtl.tick(&idle);
+    let o = Outcome {
+        failures: rtl.assertion_failures().to_vec(),
+        break_cycle: at,
+    };
+    expect_failure(
+        &o,
+        "a_no_push_full",
+        "TOP.cq_writer.u_fd_fifo.g_never_full",
+        o.break_cycle,
+    );
+}
+
+/// A failed assertion ends a lockstep run like a divergence, naming the
+/// assertion, scope and cycle, even though the ports of both sides agree.
+#[test]
+fn lockstep_reports_an_assertion_as_a_divergence() {
+    use rnic_model::cq_writer::{CqWriterIn, CqWriterOut};
+    struct Spurious;
+    impl Env for Spurious {
+        type In = CqWriterIn;
+        type Out = CqWriterOut;
+        fn step(&mut self, cycle: u64, _: &CqWriterOut) -> CqWriterIn {
+            CqWriterIn {
+                wr_done_valid: cycle == 5,
+                ..CqWriterIn::default()
+            }
+        }
+        fn finished(&self) -> bool {
+            false
+        }
+    }
+    let d = lockstep::run(
+        &mut CqWriter::new(),
+        &mut RtlCqWriter::new(),
+        &mut Spurious,
+        50,
+    )
+    .expect_err("the assertion ends the run");
+    let a = d.assertion.as_ref().expect("an assertion, not a port");
+    assert_eq!(a.name, "a_wr_done_expected");
+    assert_eq!(a.scope, "TOP.cq_writer");
+    // The runner's cycle 5 (the RTL's count has the reset cycles on top).
+    assert_eq!(a.cycle, 5);
+    assert_eq!(d.cycle, a.cycle);
+    let text = d.to_string();
+    assert!(
+        text.contains("ASSERTION a_wr_done_expected failed in cq_writer (TOP.cq_writer)"),
+        "{text}"
+    );
+    // Taken by the runner: nothing left for the next run on this thread.
+    assert!(take_assertion_failure().is_none());
+}
+
+/// The binding's assertion log survives moving the model to another thread
+/// (its context is attached to whichever thread drives it).
+#[test]
+fn assertions_are_reported_from_another_thread() {
+    use rnic_model::cq_writer::CqWriterIn;
+    let mut rtl = RtlCqWriter::new();
+    rtl.reset();
+    let rtl = std::thread::spawn(move || {
+        rtl.tick(&CqWriterIn {
+            wr_done_valid: true,
+            ..CqWriterIn::default()
+        });
+        rtl.tick(&CqWriterIn::default());
+        rtl
+    })
+    .join()
+    .unwrap();
+    let f = rtl.assertion_failures();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].name, "a_wr_done_expected");
+    assert_eq!(f[0].cycle, 0);
+}
+
+/// `Rtl<T>` to its `T` (the generated aliases name the binding).
+trait Wrap {
+    type T: RtlTop;
+}
+impl<T: RtlTop> Wrap for Rtl<T> {
+    type T = T;
+}
