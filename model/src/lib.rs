@@ -24,6 +24,7 @@ pub mod rate_limiter;
 pub mod rd_req_arb;
 pub mod rnic_top;
 pub mod rq_arb;
+pub mod rx_buf;
 pub mod rx_parser;
 pub mod sq_fetch;
 pub mod sync_fifo;
