@@ -5,6 +5,7 @@
 //! registers and whose `tick` computes the next state from this state and the
 //! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
 
+pub mod ack_gen;
 pub mod ack_tracker;
 pub mod cnp_gen;
 pub mod cq_writer;
