@@ -154,12 +154,14 @@ impl crate::trace::Trace for CnpGen {
     fn trace(&self, t: &mut dyn crate::trace::Tracer) {
         t.reg("pending_q", 16, &self.pending_q);
         t.reg("timer_q", 384, &self.timer_q);
-        t.reg("rr_q", 4, &self.rr_q);
         t.reg("cnp_valid_q", 1, &self.cnp_valid_q);
         t.reg("cnp_qp_q", 4, &self.cnp_qp_q);
         t.reg("ev_ce_q", 1, &self.ev_ce_q);
         t.reg("ev_ce_suppressed_q", 1, &self.ev_ce_suppressed_q);
         t.reg("ev_cnp_q", 1, &self.ev_cnp_q);
+        t.push("u_rr");
+        self.u_rr.trace(t);
+        t.pop();
     }
 }
 

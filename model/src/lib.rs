@@ -5,6 +5,7 @@
 //! registers and whose `tick` computes the next state from this state and the
 //! inputs, exactly as the RTL's `always_comb`/`always_ff` pair does.
 
+pub mod ack_gen;
 pub mod ack_tracker;
 pub mod cnp_gen;
 pub mod cq_writer;
@@ -25,6 +26,7 @@ pub mod rd_req_arb;
 pub mod rnic_top;
 pub mod rq_arb;
 pub mod rr_pick;
+pub mod rx_buf;
 pub mod rx_parser;
 pub mod skid_arb;
 pub mod sq_fetch;

@@ -46,6 +46,12 @@ struct RdReq {
 }
 
 impl SkidItem for RdReq {
+    /// `{addr, len}`: len in bits 16..0.
+    const W: u32 = 64 + 17;
+    fn pack(&self, b: &mut crate::trace::Bits) {
+        b.push(self.len as u64, 17);
+        b.push(self.addr, 64);
+    }
     // Every request is its own packet (the RTL instantiates PACKETS = 0).
     fn last(&self) -> bool {
         true
@@ -108,19 +114,9 @@ impl Dut for RdReqArb {
 
 impl crate::trace::Trace for RdReqArb {
     fn trace(&self, t: &mut dyn crate::trace::Tracer) {
-        t.reg("a_skid_valid_q", 1, &self.a_skid_valid_q);
-        t.reg("a_skid_addr_q", 64, &self.a_skid_addr_q);
-        t.reg("a_skid_len_q", 17, &self.a_skid_len_q);
-        t.reg("b_skid_valid_q", 1, &self.b_skid_valid_q);
-        t.reg("b_skid_addr_q", 64, &self.b_skid_addr_q);
-        t.reg("b_skid_len_q", 17, &self.b_skid_len_q);
-        t.reg("a_ready_q", 1, &self.a_ready_q);
-        t.reg("b_ready_q", 1, &self.b_ready_q);
-        t.reg("o_valid_q", 1, &self.o_valid_q);
-        t.reg("o_addr_q", 64, &self.o_addr_q);
-        t.reg("o_len_q", 17, &self.o_len_q);
-        t.reg("o_client_q", 2, &self.o_client_q);
-        t.reg("rr_q", 1, &self.rr_q);
+        t.push("u_arb");
+        self.u_arb.trace(t);
+        t.pop();
     }
 }
 

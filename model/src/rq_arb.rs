@@ -53,6 +53,15 @@ struct RqBeat {
 }
 
 impl SkidItem for RqBeat {
+    /// `{data, keep, sop, eop}`: eop in bit 0.
+    const W: u32 = 512 + 64 + 2;
+    fn pack(&self, b: &mut crate::trace::Bits) {
+        use crate::trace::TraceValue;
+        b.push(self.eop as u64, 1);
+        b.push(self.sop as u64, 1);
+        b.push(self.keep, 64);
+        self.data.put(512, b);
+    }
     // The TLP's eop beat ends the packet (bit 0 of the RTL's item).
     fn last(&self) -> bool {
         self.eop
@@ -121,23 +130,9 @@ impl Dut for RqArb {
 
 impl crate::trace::Trace for RqArb {
     fn trace(&self, t: &mut dyn crate::trace::Tracer) {
-        t.reg("a_skid_valid_q", 1, &self.a_skid_valid_q);
-        t.reg("b_skid_valid_q", 1, &self.b_skid_valid_q);
-        t.reg("a_ready_q", 1, &self.a_ready_q);
-        t.reg("b_ready_q", 1, &self.b_ready_q);
-        t.reg("o_valid_q", 1, &self.o_valid_q);
-        t.reg("rr_q", 1, &self.rr_q);
-        t.reg("lock_q", 1, &self.lock_q);
-        for (name, r) in [
-            ("a_skid", &self.a_skid_q),
-            ("b_skid", &self.b_skid_q),
-            ("o", &self.o_q),
-        ] {
-            t.reg(&format!("{name}_data_q"), 512, &r.data);
-            t.reg(&format!("{name}_keep_q"), 64, &r.keep);
-            t.reg(&format!("{name}_sop_q"), 1, &r.sop);
-            t.reg(&format!("{name}_eop_q"), 1, &r.eop);
-        }
+        t.push("u_arb");
+        self.u_arb.trace(t);
+        t.pop();
     }
 }
 

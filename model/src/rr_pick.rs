@@ -44,6 +44,12 @@ impl<const N: usize> RrPick<N> {
     }
 }
 
+impl<const N: usize> crate::trace::Trace for RrPick<N> {
+    fn trace(&self, t: &mut dyn crate::trace::Tracer) {
+        t.reg("ptr_q", N.trailing_zeros(), &self.ptr_q);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,8 +15,12 @@
 
 /// What the arbiter carries: the RTL's `W`-bit item.
 pub trait SkidItem: Copy + Default {
+    /// The RTL's item width `W`.
+    const W: u32;
     /// The packet's last beat (read only with `PACKETS`).
     fn last(&self) -> bool;
+    /// The item as the RTL packs it, from bit 0 up (for the VCD).
+    fn pack(&self, b: &mut crate::trace::Bits);
 }
 
 /// The arbiter's inputs (all but `clk`/`rst`).
@@ -152,5 +156,25 @@ impl<T: SkidItem, const PACKETS: bool> SkidArb<T, PACKETS> {
             self.b_ready_q = false;
         }
         self.outputs()
+    }
+}
+impl<T: SkidItem, const PACKETS: bool> crate::trace::Trace for SkidArb<T, PACKETS> {
+    fn trace(&self, t: &mut dyn crate::trace::Tracer) {
+        let item = |t: &mut dyn crate::trace::Tracer, name: &str, v: &T| {
+            let mut b = crate::trace::Bits::default();
+            v.pack(&mut b);
+            t.var(name, T::W, b.words());
+        };
+        t.reg("a_skid_valid_q", 1, &self.a_skid_valid_q);
+        t.reg("b_skid_valid_q", 1, &self.b_skid_valid_q);
+        item(t, "a_skid_data_q", &self.a_skid_data_q);
+        item(t, "b_skid_data_q", &self.b_skid_data_q);
+        t.reg("a_ready_q", 1, &self.a_ready_q);
+        t.reg("b_ready_q", 1, &self.b_ready_q);
+        t.reg("o_valid_q", 1, &self.o_valid_q);
+        item(t, "o_data_q", &self.o_data_q);
+        t.reg("o_sel_q", 1, &self.o_sel_q);
+        t.reg("rr_q", 1, &self.rr_q);
+        t.reg("lock_q", 1, &self.lock_q);
     }
 }

@@ -115,7 +115,9 @@ impl crate::trace::Trace for TxSched {
         t.reg("grant_valid_q", 1, &self.grant_valid_q);
         t.reg("grant_qp_q", 4, &self.grant_qp_q);
         t.reg("grant_ctrl_q", 1, &self.grant_ctrl_q);
-        t.reg("rr_q", 4, &self.rr_q);
+        t.push("u_rr");
+        self.u_rr.trace(t);
+        t.pop();
     }
 }
 
