@@ -15,7 +15,7 @@ use rnic_model::Dut;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::{
     take_assertion_failure, AssertionFailure, Rtl, RtlAckTracker, RtlCqWriter, RtlDmaRd, RtlDmaWr,
-    RtlTop, RESET_CYCLES,
+    RtlRxBuf, RtlTop, RESET_CYCLES,
 };
 
 /// A change to one cycle's inputs.
@@ -332,6 +332,74 @@ fn sync_fifo_a_no_push_full() {
         "TOP.cq_writer.u_fd_fifo.g_never_full",
         o.break_cycle,
     );
+}
+
+/// rx_buf: `ticks` one-beat frames, then a cycle with `last` (a frame's
+/// last beat or a verdict as given); the failures after it.
+fn rx_buf_run(frames: usize, last: rnic_model::rx_buf::RxBufIn) -> Outcome {
+    use rnic_model::rx_buf::RxBufIn;
+    let idle = RxBufIn {
+        out_ready: true,
+        ..Default::default()
+    };
+    let frame = RxBufIn {
+        in_valid: true,
+        in_keep: 1,
+        in_last: true,
+        ..idle
+    };
+    let mut rtl = RtlRxBuf::new();
+    rtl.reset();
+    for _ in 0..frames {
+        rtl.tick(&frame);
+    }
+    assert!(
+        rtl.assertion_failures().is_empty(),
+        "{frames} frames waiting are allowed: {:?}",
+        rtl.assertion_failures()
+    );
+    let at = rtl.cycle() - RESET_CYCLES;
+    rtl.tick(&last);
+    rtl.tick(&idle);
+    Outcome {
+        failures: rtl.assertion_failures().to_vec(),
+        break_cycle: at,
+    }
+}
+
+#[test]
+fn rx_buf_a_vd_no_frame() {
+    use rnic_model::rx_buf::RxBufIn;
+    let verdict = RxBufIn {
+        vd_valid: true,
+        vd_keep: true,
+        out_ready: true,
+        ..Default::default()
+    };
+    // One frame waiting: its verdict is legal.
+    assert!(rx_buf_run(1, verdict).failures.is_empty());
+    let o = rx_buf_run(0, verdict);
+    expect_failure(&o, "a_vd_no_frame", "TOP.rx_buf", o.break_cycle);
+}
+
+#[test]
+fn rx_buf_a_pend_overflow() {
+    use rnic_model::rx_buf::{RxBufIn, PEND};
+    let frame = RxBufIn {
+        in_valid: true,
+        in_keep: 1,
+        in_last: true,
+        out_ready: true,
+        ..Default::default()
+    };
+    // PEND frames may wait; a verdict in the same cycle makes room.
+    let both = RxBufIn {
+        vd_valid: true,
+        ..frame
+    };
+    assert!(rx_buf_run(PEND, both).failures.is_empty());
+    let o = rx_buf_run(PEND, frame);
+    expect_failure(&o, "a_pend_overflow", "TOP.rx_buf", o.break_cycle);
 }
 
 /// A failed assertion ends a lockstep run like a divergence, naming the

@@ -1,5 +1,3 @@
-`include "rnic_assert.svh"
-
 // ACK/NAK generation: the responder's acknowledgements, one pending per QP,
 // offered to the transmit control path. Model: model/src/ack_gen.rs (same
 // register names). Contract: docs/responder.md, "ack_gen".
@@ -123,12 +121,4 @@ module ack_gen #(
   assign {ack_psn, ack_syndrome, ack_msn} = ack_row_q;
   assign ev_ack       = ev_ack_q;
   assign ev_coalesced = ev_coalesced_q;
-
-// ------------------------------------------------------------------
-  // Assertions (simulation only; rnic_assert.svh)
-  // ------------------------------------------------------------------
-  `RNIC_ASSERT_IMPORT
-
-  // An offer stays, unchanged, until taken.
-  `RNIC_ASSERT_HANDSHAKE(a_ack_hold, clk, rst, ack_valid_q, ack_ready, {ack_qp_q, ack_row_q})
 endmodule

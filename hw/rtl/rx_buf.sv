@@ -338,7 +338,7 @@ module rx_buf #(
   end
   assign ev_drop_full = ev_drop_full_q;
 
-// ------------------------------------------------------------------
+  // ------------------------------------------------------------------
   // Assertions (simulation only; rnic_assert.svh)
   // ------------------------------------------------------------------
   `RNIC_ASSERT_IMPORT
@@ -347,7 +347,4 @@ module rx_buf #(
   `RNIC_ASSERT_NEVER(a_vd_no_frame, clk, rst, vd_valid && pend_n_q == '0)
   `RNIC_ASSERT_NEVER(a_pend_overflow, clk, rst,
                      in_valid && in_last && !vd_valid && pend_n_q == (PW+1)'(PEND))
-  // Occupancy never exceeds the storage.
-  `RNIC_ASSERT(a_used_range, clk, rst,
-               used_q <= (LW+1)'(LINES) && fcount_q <= (FW+1)'(FRAMES) && dec_q <= fcount_q)
 endmodule
