@@ -377,9 +377,7 @@ impl FetchEnv {
         );
         self.reads += 1;
         self.multi += (n > 1) as u64;
-        self.cut_at_end += (addr + len as u64 == qp.end() && n < posted && n < BATCH as u32)
-            .then_some(1)
-            .unwrap_or(0);
+        self.cut_at_end += (addr + len as u64 == qp.end() && n < posted && n < BATCH as u32) as u64;
         qp.fetch = qp.fetch.wrapping_add(n as u16);
         qp.inflight += 1;
         let wqes: Vec<Wqe> = qp.ring.drain(..n as usize).collect();

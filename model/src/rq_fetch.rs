@@ -150,10 +150,7 @@ pub fn read_of(row: DbRow, fidx: u16, cnt: u8) -> (u64, u32) {
     let diff = row.pi.wrapping_sub(fidx) as u32;
     let free = SLOTS as u32 - cnt as u32;
     let n = diff.min(free).min(BATCH as u32).min(left);
-    (
-        (row.base.wrapping_add(off as u64) & BASE_MASK) << 7,
-        n,
-    )
+    ((row.base.wrapping_add(off as u64) & BASE_MASK) << 7, n)
 }
 
 /// The prefetcher. Field names are the RTL's registers (flattened per-QP
@@ -290,8 +287,9 @@ impl Dut for RqFetch {
         let disc = self.drop_q[hq] || (db_reset && dq == hq);
         let ok = last && !fail && !disc;
         let err = last && fail && !disc;
-        let wslot = (self.hd_q[hq] as usize + self.cnt_q[hq] as usize + (self.bcnt_q >> 1) as usize)
-            % SLOTS;
+        let wslot =
+            (self.hd_q[hq] as usize + self.cnt_q[hq] as usize + (self.bcnt_q >> 1) as usize)
+                % SLOTS;
 
         let rq = i.rqe_rd_qp as usize & qm;
         let pq = i.rqe_pop_qp as usize & qm;
@@ -385,7 +383,8 @@ impl Dut for RqFetch {
             self.rd_req_addr_q = req_addr;
             self.rd_req_len_q = 128 * req_n;
         }
-        self.u_infl.tick(go.then_some((s1q as u8, req_n as u8)), last);
+        self.u_infl
+            .tick(go.then_some((s1q as u8, req_n as u8)), last);
         self.bcnt_q = if last {
             0
         } else if beat {
