@@ -3,8 +3,8 @@
 //! Model and RTL get the same stimulus from an environment that plays host
 //! software, `dma_rd` and the responder:
 //! - software posts RECV WQEs (random bytes, a wr_id naming the WQE, written
-//!   with the testbench's codec `wire::rqe`) into per-QP rings of 2^0..2^15
-//!   entries in a host-memory image and rings RQ doorbells; now and then a
+//!   with the testbench's codec `wire::rqe`) into per-QP rings of 2^0..2^16
+//!   entries (also logs above 16, which mean 2^16) in a host-memory image and rings RQ doorbells; now and then a
 //!   QP changes state (INIT, RTR, RTS, ERROR, or RESET, which clears it and
 //!   may give it a new ring size), and some doorbells repeat the producer
 //!   index; software never overwrites an entry whose read has not been
@@ -98,8 +98,9 @@ struct Qp {
 }
 
 impl Qp {
+    /// Ring entries: a log above 16 is the whole 16-bit index space.
     fn size(&self) -> u32 {
-        1 << self.log
+        1 << self.log.min(16)
     }
     fn end(&self) -> u64 {
         self.base + 128 * self.size() as u64
@@ -225,7 +226,7 @@ impl FetchEnv {
     }
 
     fn random_log(rng: &mut SplitMix64) -> u8 {
-        [0u8, 1, 1, 2, 3, 4, 6, 9, 15][rng.below(9) as usize]
+        [0u8, 1, 1, 2, 3, 4, 6, 9, 15, 16, 21][rng.below(11) as usize]
     }
 
     fn stimulus_over(&self) -> bool {
@@ -671,42 +672,46 @@ fn rq_fetch_random_lockstep() {
 
 #[test]
 fn rq_fetch_indices_wrap_at_16_bits() {
-    // One QP, a ring of 8, everything fast: more than 2^16 WQEs go through,
-    // so the producer and fetch indices wrap.
-    let seed = common::seed(DEFAULT_SEED) ^ 0x77;
-    let mut env = FetchEnv::random(seed, QPS);
-    let q = 9;
-    env.active = vec![q];
-    env.qps[q].log = 3;
-    env.db_pct = 90;
-    env.state_pct = 0;
-    env.ready_pct = 100;
-    env.gap_pct = 0;
-    env.pop_pct = 100;
-    env.read_pct = 50;
-    env.fail_pct = 1;
-    env.latency = (1, 2);
-    env.max_post = 8;
-    env.stim_cycles = 700_000;
-    let fin = lockstep::run(
-        &mut RqFetch::new(),
-        &mut RtlRqFetch::new(),
-        &mut env,
-        800_000,
-    )
-    .unwrap_or_else(|d| panic!("seed {seed:#x}: {d}"));
-    let qp = &env.qps[q];
-    println!(
-        "rq_fetch wrap: {} cycles, {} WQEs posted, {} popped, {} failed, {} reads",
-        fin.cycles, qp.posted, qp.popped, qp.failed, env.reads
-    );
-    assert!(fin.completed, "not drained");
-    assert!(
-        qp.posted > 0x1_0000,
-        "only {} WQEs: no 16-bit wrap",
-        qp.posted
-    );
-    assert_eq!(qp.popped + qp.failed, qp.posted);
+    // One QP, everything fast: more than 2^16 WQEs go through, so the
+    // producer and fetch indices wrap; with a ring of 8 the ring wraps
+    // thousands of times, with a log of 21 (the whole 16-bit index space)
+    // its end is where the indices wrap.
+    for log in [3u8, 21] {
+        let seed = common::seed(DEFAULT_SEED) ^ 0x77 ^ log as u64;
+        let mut env = FetchEnv::random(seed, QPS);
+        let q = 9;
+        env.active = vec![q];
+        env.qps[q].log = log;
+        env.db_pct = 90;
+        env.state_pct = 0;
+        env.ready_pct = 100;
+        env.gap_pct = 0;
+        env.pop_pct = 100;
+        env.read_pct = 50;
+        env.fail_pct = 1;
+        env.latency = (1, 2);
+        env.max_post = 8;
+        env.stim_cycles = 700_000;
+        let fin = lockstep::run(
+            &mut RqFetch::new(),
+            &mut RtlRqFetch::new(),
+            &mut env,
+            800_000,
+        )
+        .unwrap_or_else(|d| panic!("seed {seed:#x}: {d}"));
+        let qp = &env.qps[q];
+        println!(
+            "rq_fetch wrap, log {log}: {} cycles, {} WQEs posted, {} popped, {} failed, {} reads",
+            fin.cycles, qp.posted, qp.popped, qp.failed, env.reads
+        );
+        assert!(fin.completed, "not drained");
+        assert!(
+            qp.posted > 0x1_0000,
+            "only {} WQEs: no 16-bit wrap",
+            qp.posted
+        );
+        assert_eq!(qp.popped + qp.failed, qp.posted);
+    }
 }
 
 /// A scripted run: `script(cycle, outputs)` gives the inputs.
