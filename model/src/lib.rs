@@ -25,6 +25,7 @@ pub mod rate_limiter;
 pub mod rd_req_arb;
 pub mod rnic_top;
 pub mod rq_arb;
+pub mod rq_fetch;
 pub mod rr_pick;
 pub mod rx_buf;
 pub mod rx_parser;
