@@ -71,7 +71,6 @@ module rq_fetch #(
   localparam int AW  = QPW + SW;        // WQE RAM address {qp, slot}
   localparam int DBW = 16 + 57 + 5;     // doorbell row {pi, base[63:7], log}
   localparam int FW  = QPW + CW;        // in-flight FIFO entry {qp, n}
-  localparam logic [2:0] ST_RESET = 3'd0;
 
   if (QPS < 2 || QPS > 256 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
     $error("rq_fetch: QPS must be a power of two in 2..256");
@@ -129,7 +128,7 @@ module rq_fetch #(
   logic           unused_db_base;
 
   always_comb begin
-    db_reset       = db_valid && db_state == ST_RESET;
+    db_reset       = db_valid && db_state == 3'(rnic_pkg::QP_RESET);
     // A RESET doorbell zeroes the producer index.
     db_row         = {db_reset ? 16'd0 : db_pi, db_base[63:7], db_log};
     unused_db_base = ^db_base[6:0];

@@ -30,7 +30,7 @@ pub const INFL: usize = 4;
 /// Bytes of a RECV WQE.
 pub const RQE_BYTES: usize = 128;
 /// QP state RESET (`db_state`): the only one that stops fetching.
-pub const ST_RESET: u8 = 0;
+pub use crate::params::qp_state::RESET as ST_RESET;
 
 /// A RECV WQE on a 1024-bit port: byte `k` at bits `8k + 7 .. 8k`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
