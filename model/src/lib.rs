@@ -26,6 +26,7 @@ pub mod rd_req_arb;
 pub mod rnic_top;
 pub mod rq_arb;
 pub mod resp_tok;
+pub mod responder;
 pub mod rr_pick;
 pub mod rx_buf;
 pub mod rx_meta;
