@@ -42,7 +42,11 @@ use rnic_testbench::scenario::resp_reference::{
 use rnic_testbench::wire::roce::{bth, ethernet, ipv4, reth, udp, IpRepr, RoceFrame, RoceRepr};
 use rnic_testbench::wire::rqe;
 
-const DEFAULT_CASES: u64 = 16;
+const DEFAULT_CASES: u64 = 32;
+/// Packets per case.
+const PKTS: usize = 500;
+/// Lockstep cycles the default run reaches by construction: 5 per packet.
+const MIN_CYCLES: u64 = 5 * DEFAULT_CASES * PKTS as u64;
 const DEFAULT_SEED: u64 = 0x7265_7370_6F6E_6465; // "responde"
 /// Cycles before the first header: EPSN writes, then the QPs go live.
 const SETUP: u64 = 40;
@@ -534,6 +538,11 @@ struct RespEnv {
     now: u64,
     last_busy: u64,
     // Coverage.
+    /// Completions by status (0, 1, 2, 4, 5 used).
+    cov_status: [u64; 8],
+    cov_uc_exec: u64,
+    cov_wrap: u64,
+    cov_imm: u64,
     cov_bytes: u64,
     cov_tokens: u64,
     cov_wait: u64,
@@ -543,6 +552,12 @@ impl RespEnv {
     fn new(seed: u64, n_pkts: usize) -> Self {
         let mut rng = SplitMix64::new(seed);
         let c = gen_case(&mut rng, n_pkts);
+        let hd_gap_pct = [0, 10, 50][rng.below(3) as usize];
+        let ready_pct = [100, 70, 30][rng.below(3) as usize];
+        Self::from_case(rng, c, hd_gap_pct, ready_pct)
+    }
+
+    fn from_case(rng: SplitMix64, c: Case, hd_gap_pct: u8, ready_pct: u8) -> Self {
         let refs = (0..QPS)
             .map(|q| {
                 let mut r = rf::Responder::new(c.qps[q].ctx, c.mrs.clone());
@@ -554,8 +569,8 @@ impl RespEnv {
             .collect();
         let posted = c.rqs.iter().map(|r| r.len() as u64).sum();
         RespEnv {
-            hd_gap_pct: [0, 10, 50][rng.below(3) as usize],
-            ready_pct: [100, 70, 30][rng.below(3) as usize],
+            hd_gap_pct,
+            ready_pct,
             rng,
             state: vec![S_RESET; QPS],
             rq: c.rqs.iter().map(|r| r.iter().copied().collect()).collect(),
@@ -581,6 +596,10 @@ impl RespEnv {
             posted,
             now: 0,
             last_busy: 0,
+            cov_status: [0; 8],
+            cov_uc_exec: 0,
+            cov_wrap: 0,
+            cov_imm: 0,
             cov_bytes: 0,
             cov_tokens: 0,
             cov_wait: 0,
@@ -750,7 +769,14 @@ impl RespEnv {
             if o.hd_ready {
                 let p = self.pkts.pop_front().unwrap();
                 let e = self.refs[p.qp].packet(&p.repr);
+                let exec_before = self.want.exec;
                 self.predict_counts(&e);
+                if self.qps[p.qp].ctx.uc && self.want.exec > exec_before {
+                    self.cov_uc_exec += 1;
+                }
+                if p.meta.psn == 0xFF_FFFF && self.want.exec > exec_before {
+                    self.cov_wrap += 1;
+                }
                 // The READ responses of this packet: one job.
                 let mut job: Option<ReadJob> = None;
                 for x in &e {
@@ -882,6 +908,10 @@ impl RespEnv {
                 assert_eq!(left, rleft, "QP {q}: RECVs left");
             }
             assert_eq!(s.cqes, cqes, "QP {q}: receive completions");
+            for c in &cqes {
+                self.cov_status[c.status as usize & 7] += 1;
+                self.cov_imm += c.imm_present as u64;
+            }
             // READ jobs: the responses of one request, as one job.
             let jobs = &self.exp_jobs[q];
             assert_eq!(&s.jobs, jobs, "QP {q}: READ jobs");
@@ -926,13 +956,18 @@ struct Tally {
     bytes: u64,
     tokens: u64,
     wait: u64,
+    status: [u64; 8],
+    uc_exec: u64,
+    wrap: u64,
+    imm: u64,
+    jobs: u64,
 }
 
 #[test]
 fn responder_random_lockstep() {
     let mut t = Tally::default();
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
-        let n = 400;
+        let n = PKTS;
         let mut env = RespEnv::new(seed, n);
         let budget = SETUP + DRAIN + n as u64 * 100;
         let fin = lockstep::run(
@@ -965,13 +1000,274 @@ fn responder_random_lockstep() {
         t.bytes += env.cov_bytes;
         t.tokens += env.cov_tokens;
         t.wait += env.cov_wait;
+        for k in 0..8 {
+            t.status[k] += env.cov_status[k];
+        }
+        t.uc_exec += env.cov_uc_exec;
+        t.wrap += env.cov_wrap;
+        t.imm += env.cov_imm;
+        t.jobs += env.exp_jobs.iter().map(|j| j.len() as u64).sum::<u64>();
     });
     println!(
         "responder: {} cases, {} cycles, {} packets, {:?}, {} bytes written, {} tokens, \
-         {} command waits",
-        run.cases, t.cycles, t.pkts, t.want, t.bytes, t.tokens, t.wait
+         {} command waits, completions by status {:?}, {} with immediate, {} READ jobs, \
+         {} UC packets executed, {} executed at PSN 0xFFFFFF",
+        run.cases,
+        t.cycles,
+        t.pkts,
+        t.want,
+        t.bytes,
+        t.tokens,
+        t.wait,
+        t.status,
+        t.imm,
+        t.jobs,
+        t.uc_exec,
+        t.wrap
+    );
+    // Floors that hold for every seed: every packet is taken (asserted per
+    // case) and costs at least 5 cycles (take, two read cycles, a command,
+    // the finish). Coverage of every outcome is the tour's job
+    // (`responder_every_outcome`), whatever the seed.
+    assert_eq!(t.pkts, run.cases * PKTS as u64);
+    assert!(
+        t.cycles >= 5 * t.pkts,
+        "{} cycles for {} packets",
+        t.cycles,
+        t.pkts
     );
     if run.full {
-        assert!(t.pkts >= 16 * 400, "packets {}", t.pkts);
+        assert!(t.cycles >= MIN_CYCLES, "only {} cycles", t.cycles);
     }
+}
+
+/// One RC QP (QP 5, RTS, MTU code `mtu_code`, MR entry 1 granting every
+/// right) and `pkts` built by `f` from (MR, MTU bytes).
+fn directed(mtu_code: u8, n_recvs: usize, f: impl Fn(&Mr, usize) -> Vec<RoceRepr>) -> Case {
+    let mrs: Vec<Mr> = (0..MRS as u32)
+        .map(|e| Mr {
+            index: e,
+            key: e + 0x40,
+            va: 0x1000_0000 * (e as u64 + 1),
+            len: 0x10_0000,
+            pbase: 0x40_0000_0000 + 0x100_0000 * e as u64,
+            access: 7,
+            pd: 3,
+            valid: true,
+        })
+        .collect();
+    let qps: Vec<Qp> = (0..QPS)
+        .map(|q| Qp {
+            ctx: QpCtx {
+                qp: q as u32,
+                remote_qpn: 0x77,
+                uc: false,
+                ready: true,
+                pd: 3,
+                mtu: mtu_bytes(mtu_code),
+                epsn: 0xFF_FFF0,
+                access: 6,
+                min_rnr_timer: 1,
+                mrs: MRS as u32,
+            },
+            state: S_RTS,
+            mtu_code,
+            cq: 0,
+        })
+        .collect();
+    let mut rqs = vec![Vec::new(); QPS];
+    for k in 0..n_recvs {
+        let mut r = rqe::Repr {
+            wr_id: k as u64,
+            num_sge: 1,
+            ..Default::default()
+        };
+        r.sges[0] = rqe::Sge {
+            va: mrs[1].va + 64 * k as u64,
+            len: 64,
+            lkey: mrs[1].key,
+        };
+        rqs[5].push(r);
+    }
+    let pkts = f(&mrs[1], mtu_bytes(mtu_code) as usize)
+        .into_iter()
+        .map(|r| finish(5, r))
+        .collect();
+    Case {
+        qps,
+        mrs,
+        rqs,
+        pkts,
+    }
+}
+
+/// Runs a directed case in lockstep with no back-pressure and headers
+/// always waiting; returns the cycles between header takes.
+fn run_directed(c: Case) -> Vec<u64> {
+    let n = c.pkts.len() as u64;
+    let mut env = RespEnv::from_case(SplitMix64::new(1), c, 0, 100);
+    let fin = lockstep::run(
+        &mut Responder::new(),
+        &mut RtlResponder::new(),
+        &mut env,
+        SETUP + DRAIN + n * 40,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    assert!(fin.completed);
+    env.compare();
+    assert_eq!(env.taken, n);
+    env.gaps
+}
+
+/// The message rate: a 64-byte SEND ONLY (one RECV entry) every 9 cycles
+/// (take, two read cycles, three for the entry's MR check, the segment,
+/// the completion token, the finish); an MTU WRITE MIDDLE every 5 (take,
+/// two read cycles, the segment, the finish). ePSN wraps on the way.
+#[test]
+fn responder_cycles_per_packet() {
+    let sends = directed(1, 100, |_, _| {
+        (0..100u32)
+            .map(|k| repr(5, 0x04, 0xFF_FFF0 + k, false, vec![k as u8; 64]))
+            .collect()
+    });
+    let gaps = run_directed(sends);
+    assert!(gaps.iter().all(|&g| g == 9), "SEND ONLY gaps {gaps:?}");
+    let writes = directed(5, 0, |m, mtu| {
+        let n = 50u32;
+        (0..n)
+            .map(|k| {
+                let opc = match k {
+                    0 => 0x06,
+                    k if k + 1 == n => 0x08,
+                    _ => 0x07,
+                };
+                let mut r = repr(5, opc, 0xFF_FFF0 + k, false, vec![k as u8; mtu]);
+                if k == 0 {
+                    r.reth = Some(reth::Repr {
+                        va: m.va,
+                        rkey: m.key,
+                        dma_len: n * mtu as u32,
+                    });
+                }
+                r
+            })
+            .collect()
+    });
+    let gaps = run_directed(writes);
+    assert!(gaps.iter().all(|&g| g == 5), "WRITE gaps {gaps:?}");
+    println!("responder: 64-byte SEND ONLY every 9 cycles, 4096-byte WRITE MIDDLE every 5");
+}
+
+/// The tour: one deterministic case that reaches every outcome, so that
+/// the coverage floors hold for every seed. QP 1: a RECV with 5 entries
+/// (status 2, remote operational NAK). QP 2: a RECV too short (status 1,
+/// invalid request). QP 3: an entry outside its MR (status 4). QP 4: a
+/// WRITE with a key the table does not hold (remote access). QP 5: a
+/// MIDDLE with no message (invalid request). QP 9: a SEND, its duplicate,
+/// a READ and its duplicate, two packets ahead (one sequence NAK), the
+/// packet due across the PSN wrap, a SEND with no RECV left (RNR). QP 6
+/// (UC): a message with its FIRST lost (dropped), then a whole one. QP 7
+/// (ERROR, three RECVs): flushed. QP 8 (RESET): not ready.
+#[test]
+fn responder_every_outcome() {
+    let mut c = directed(1, 0, |_, _| Vec::new());
+    let m1 = c.mrs[1];
+    let good = |wr_id: u64, len: u32| {
+        let mut r = rqe::Repr {
+            wr_id,
+            num_sge: 1,
+            ..Default::default()
+        };
+        r.sges[0] = rqe::Sge {
+            va: m1.va + 0x1000,
+            len,
+            lkey: m1.key,
+        };
+        r
+    };
+    for q in 0..QPS {
+        c.qps[q].ctx.epsn = 0xFF_FFFE;
+    }
+    c.qps[6].ctx.uc = true;
+    c.qps[7].state = S_ERROR;
+    c.qps[7].ctx.ready = false;
+    c.qps[8].state = S_RESET;
+    c.qps[8].ctx.ready = false;
+    let mut r = good(1, 64);
+    r.num_sge = 5;
+    c.rqs[1].push(r);
+    c.rqs[2].push(good(2, 16));
+    let mut r = good(3, 64);
+    r.sges[0].va = m1.va + m1.len - 8;
+    c.rqs[3].push(r);
+    c.rqs[9].push(good(9, 64));
+    c.rqs[6].push(good(6, 64));
+    for k in 0..3 {
+        c.rqs[7].push(good(70 + k, 64));
+    }
+    let e = 0xFF_FFFEu32;
+    let p =
+        |q: usize, opc: u8, psn: u32, n: usize| repr(q, opc, psn & 0xFF_FFFF, false, vec![0xA5; n]);
+    let read = |q: usize, psn: u32, len: u32| {
+        let mut r = repr(q, 0x0C, psn & 0xFF_FFFF, false, Vec::new());
+        r.reth = Some(reth::Repr {
+            va: m1.va,
+            rkey: m1.key,
+            dma_len: len,
+        });
+        r
+    };
+    let mut w = p(4, 0x0A, e, 8);
+    w.reth = Some(reth::Repr {
+        va: m1.va,
+        rkey: m1.key ^ 0x100,
+        dma_len: 8,
+    });
+    let list = vec![
+        p(1, 0x04, e, 8),
+        p(2, 0x04, e, 32),
+        p(3, 0x04, e, 32),
+        w,
+        p(5, 0x01, e, 256),
+        p(9, 0x04, e, 40),      // executed
+        p(9, 0x04, e, 40),      // duplicate: ACK e with MSN 1
+        read(9, e + 1, 600),    // three responses: ePSN e + 4 = 2
+        read(9, e + 1, 600),    // duplicate READ: the job again
+        p(9, 0x04, e + 6, 0),   // ahead: sequence NAK for 2
+        p(9, 0x04, e + 7, 0),   // ahead again: silent
+        p(9, 0x04, e + 4, 0),   // due: no RECV left, RNR NAK
+        p(6, 0x21, e + 1, 256), // UC MIDDLE with its FIRST lost: dropped
+        p(6, 0x22, e + 2, 8),   // the rest of it: dropped
+        p(6, 0x24, e + 3, 8),   // a new ONLY: executed
+        p(7, 0x04, e, 8),       // ERROR: dropped, RECVs flushed
+        p(8, 0x04, e, 8),       // RESET: dropped
+    ];
+    c.pkts = list
+        .into_iter()
+        .map(|r| {
+            let q = r.bth.dest_qp as usize;
+            finish(q, r)
+        })
+        .collect();
+    let mut env = RespEnv::from_case(SplitMix64::new(2), c, 0, 50);
+    let fin = lockstep::run(
+        &mut Responder::new(),
+        &mut RtlResponder::new(),
+        &mut env,
+        SETUP + DRAIN,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    assert!(fin.completed);
+    env.compare();
+    let w = env.want;
+    assert_eq!(
+        (w.exec, w.dup, w.seq, w.rnr, w.inv, w.acc, w.op, w.ucd, w.notready),
+        (3, 2, 1, 1, 2, 1, 2, 2, 2),
+        "the tour's outcomes: {w:?}"
+    );
+    // Completions: 1 x status 2, 1 x status 1, 1 x status 4, two good ones
+    // (QP 9's SEND, QP 6's ONLY), three flushed.
+    assert_eq!(env.cov_status[..6], [2, 1, 1, 0, 1, 3]);
+    assert_eq!(w.recv, 8);
+    assert_eq!(env.exp_jobs[9].len(), 2);
 }
