@@ -42,7 +42,7 @@ use rnic_testbench::scenario::resp_reference::{
 use rnic_testbench::wire::roce::{bth, ethernet, ipv4, reth, udp, IpRepr, RoceFrame, RoceRepr};
 use rnic_testbench::wire::rqe;
 
-const DEFAULT_CASES: u64 = 32;
+const DEFAULT_CASES: u64 = 128;
 /// Packets per case.
 const PKTS: usize = 500;
 /// Lockstep cycles the default run reaches by construction: 5 per packet.
@@ -748,7 +748,7 @@ impl RespEnv {
             i.qp_err |= ((self.state[q] == S_ERROR) as u16) << q;
         }
         // Setup: EPSN of every QP while still in RESET, then the states.
-        if cycle < QPS as u64 * 2 && cycle % 2 == 0 {
+        if cycle < QPS as u64 * 2 && cycle.is_multiple_of(2) {
             let q = (cycle / 2) as usize;
             i.epsn_set_valid = true;
             i.epsn_set_qp = q as u8;
@@ -1155,7 +1155,26 @@ fn responder_cycles_per_packet() {
     });
     let gaps = run_directed(writes);
     assert!(gaps.iter().all(|&g| g == 5), "WRITE gaps {gaps:?}");
-    println!("responder: 64-byte SEND ONLY every 9 cycles, 4096-byte WRITE MIDDLE every 5");
+    // READ requests of 4 KiB at MTU 1024: a token each, 6 cycles.
+    let reads = directed(3, 0, |m, _| {
+        (0..50u32)
+            .map(|k| {
+                let mut r = repr(5, 0x0C, 0xFF_FFF0 + 4 * k, false, Vec::new());
+                r.reth = Some(reth::Repr {
+                    va: m.va,
+                    rkey: m.key,
+                    dma_len: 4096,
+                });
+                r
+            })
+            .collect()
+    });
+    let gaps = run_directed(reads);
+    assert!(gaps.iter().all(|&g| g == 6), "READ gaps {gaps:?}");
+    println!(
+        "responder: 64-byte SEND ONLY every 9 cycles, 4096-byte WRITE MIDDLE every 5, \
+         READ request every 6"
+    );
 }
 
 /// The tour: one deterministic case that reaches every outcome, so that

@@ -17,10 +17,7 @@
 // pulses the ACK/NAK, QP error, RECV pop and counters and writes the row
 // back. With no header waiting, a QP with qp_err and rqe_avail gets its head
 // RECV completed with status 5 (S_FA/S_FB, round robin through u_rr).
-module responder
-  import resp_pkg::*;
-  import rx_meta_pkg::*;
-#(
+module responder #(
   parameter int QPS = rnic_pkg::QPS,
   parameter int MRS = rnic_pkg::MRS,
   parameter int CQS = rnic_pkg::CQS
@@ -29,7 +26,7 @@ module responder
   input  logic                   rst,
   input  logic                   hd_valid,
   output logic                   hd_ready,
-  input  logic [META_W-1:0]      hd_meta,
+  input  logic [rx_meta_pkg::META_W-1:0] hd_meta,
   output logic                   ctx_rd_valid,
   output logic [$clog2(QPS)-1:0] ctx_rd_qp,
   input  logic [2:0]             ctx_state,
@@ -67,7 +64,7 @@ module responder
   output logic [12:0]            wc_len,
   output logic [63:0]            wc_addr,
   output logic                   wc_last,
-  output logic [TOK_W-1:0]       wc_tok_data,
+  output logic [resp_pkg::TOK_W-1:0] wc_tok_data,
   output logic                   ack_valid,
   output logic [$clog2(QPS)-1:0] ack_qp,
   output logic [23:0]            ack_psn,
@@ -89,6 +86,28 @@ module responder
   `RNIC_ASSERT_IMPORT
 
   localparam int QPW = $clog2(QPS);
+  // The layouts (qualified: Yosys 0.23 does not parse `import`).
+  localparam int META_W      = rx_meta_pkg::META_W;
+  localparam int QP_LO       = rx_meta_pkg::QP_LO;
+  localparam int OPCODE_LO   = rx_meta_pkg::OPCODE_LO;
+  localparam int OPCODE_W    = rx_meta_pkg::OPCODE_W;
+  localparam int PSN_LO      = rx_meta_pkg::PSN_LO;
+  localparam int PSN_W       = rx_meta_pkg::PSN_W;
+  localparam int ACKREQ_LO   = rx_meta_pkg::ACKREQ_LO;
+  localparam int HAS_RETH_LO = rx_meta_pkg::HAS_RETH_LO;
+  localparam int HDR_LEN_LO  = rx_meta_pkg::HDR_LEN_LO;
+  localparam int HDR_LEN_W   = rx_meta_pkg::HDR_LEN_W;
+  localparam int PAY_LEN_LO  = rx_meta_pkg::PAY_LEN_LO;
+  localparam int PAY_LEN_W   = rx_meta_pkg::PAY_LEN_W;
+  localparam int VA_LO       = rx_meta_pkg::VA_LO;
+  localparam int VA_W        = rx_meta_pkg::VA_W;
+  localparam int RKEY_LO     = rx_meta_pkg::RKEY_LO;
+  localparam int RKEY_W      = rx_meta_pkg::RKEY_W;
+  localparam int DMA_LEN_LO  = rx_meta_pkg::DMA_LEN_LO;
+  localparam int DMA_LEN_W   = rx_meta_pkg::DMA_LEN_W;
+  localparam int IMM_LO      = rx_meta_pkg::IMM_LO;
+  localparam int IMM_W       = rx_meta_pkg::IMM_W;
+  localparam int TOK_W       = resp_pkg::TOK_W;
   localparam int MRW = $clog2(MRS);
   localparam int CQW = $clog2(CQS);
 
@@ -173,12 +192,10 @@ module responder
   logic [12:0]        pos_q, pos_d;
   logic [2:0]         seg_n_q, seg_n_d;
   logic [2:0]         seg_i_q, seg_i_d;
-  logic [12:0]        seg_off_q [4];
-  logic [12:0]        seg_off_d [4];
-  logic [12:0]        seg_len_q [4];
-  logic [12:0]        seg_len_d [4];
-  logic [63:0]        seg_addr_q [4];
-  logic [63:0]        seg_addr_d [4];
+  // Segments k = 0..3 at [13k +: 13] (offset, length) and [64k +: 64].
+  logic [4*13-1:0]    seg_off_q, seg_off_d;
+  logic [4*13-1:0]    seg_len_q, seg_len_d;
+  logic [4*64-1:0]    seg_addr_q, seg_addr_d;
   logic               tok_v_q, tok_v_d;
   logic [TOK_W-1:0]   tok_q, tok_d;
   logic               fin_ack_q, fin_ack_d;
@@ -417,7 +434,7 @@ module responder
             nak_v = 1'b1;  nak_psn = m_psn;  nak_syn = SYN_ACC;  nak_ev[EV_ACC] = 1'b1;
           end else begin
             o_tok_v = 1'b1;
-            o_tok = tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn, ctx_mtu);
+            o_tok = resp_pkg::tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn, ctx_mtu);
           end
         end else begin
           o_ack = 1'b1;  o_psn = r_epsn - 24'd1;  o_syn = SYN_ACK;  o_amsn = r_msn;
@@ -450,7 +467,7 @@ module responder
               o_msn = r_msn + 24'd1;
               o_epsn = m_psn + rd_n[23:0];
               o_tok_v = 1'b1;
-              o_tok = tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn + 24'd1, ctx_mtu);
+              o_tok = resp_pkg::tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn + 24'd1, ctx_mtu);
               o_ev[EV_EXEC] = 1'b1;
             end
           end else if (!order_ok) begin
@@ -470,7 +487,7 @@ module responder
             o_pop = d_starts;
             if (cur[71:64] > 8'd4) begin
               o_tok_v = 1'b1;
-              o_tok = tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd2, 8'd128, 32'd0, 32'd0, 1'b0,
+              o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd2, 8'd128, 32'd0, 32'd0, 1'b0,
                               ctx_remote_qpn);
               if (ctx_uc) begin
                 fail = 1'b1;
@@ -479,7 +496,7 @@ module responder
               end
             end else if (send_total > {1'b0, cur_cap}) begin
               o_tok_v = 1'b1;
-              o_tok = tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd1, 8'd128, 32'd0, 32'd0, 1'b0,
+              o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd1, 8'd128, 32'd0, 32'd0, 1'b0,
                               ctx_remote_qpn);
               if (ctx_uc) begin
                 fail = 1'b1;
@@ -493,7 +510,7 @@ module responder
               o_recv = cur;
               if (d_ends) begin
                 o_tok_v = 1'b1;
-                o_tok = tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd0, 8'd128, send_total[31:0], m_imm,
+                o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd0, 8'd128, send_total[31:0], m_imm,
                                 d_imm, ctx_remote_qpn);
                 if (!d_imm) o_tok[160:129] = 32'd0;
               end
@@ -530,7 +547,7 @@ module responder
               if (d_ends && d_imm) begin
                 o_pop = 1'b1;
                 o_tok_v = 1'b1;
-                o_tok = tok_cqe(8'(m_qp), cq8, head[63:0], 8'd0, 8'd129, w_total, m_imm, 1'b1,
+                o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, head[63:0], 8'd0, 8'd129, w_total, m_imm, 1'b1,
                                 ctx_remote_qpn);
               end
             end
@@ -696,9 +713,9 @@ module responder
         cur_d     = cur;
         seg_n_d   = {2'd0, o_seg};
         seg_i_d   = '0;
-        seg_off_d[0]  = {6'd0, m_hdr_len};
-        seg_len_d[0]  = m_pay_len;
-        seg_addr_d[0] = w_addr;
+        seg_off_d[0 +: 13]  = {6'd0, m_hdr_len};
+        seg_len_d[0 +: 13]  = m_pay_len;
+        seg_addr_d[0 +: 64] = w_addr;
         tok_v_d   = o_tok_v;
         tok_d     = o_tok;
         fin_ack_d = o_ack;
@@ -733,7 +750,7 @@ module responder
           // A bad entry: nothing written, the RECV completes with status 4.
           seg_n_d = '0;
           tok_v_d = 1'b1;
-          tok_d   = tok_cqe(8'(m_qp), 8'(c_cq_q), cur_q[63:0], 8'd4, 8'd128, 32'd0, 32'd0,
+          tok_d   = resp_pkg::tok_cqe(8'(m_qp), 8'(c_cq_q), cur_q[63:0], 8'd4, 8'd128, 32'd0, 32'd0,
                             1'b0, c_rqpn_q);
           fin_ev_d = '0;
           if (c_uc_q) begin
@@ -754,9 +771,9 @@ module responder
           end
           state_d = S_SEG;
         end else begin
-          seg_off_d[seg_n_q[1:0]]  = {6'd0, m_hdr_len} + pos_q;
-          seg_len_d[seg_n_q[1:0]]  = sg_n;
-          seg_addr_d[seg_n_q[1:0]] = mr_pbase + (sg_va - mr_va) + {30'd0, off_q};
+          seg_off_d[13 * seg_n_q[1:0] +: 13]  = {6'd0, m_hdr_len} + pos_q;
+          seg_len_d[13 * seg_n_q[1:0] +: 13]  = sg_n;
+          seg_addr_d[64 * seg_n_q[1:0] +: 64] = mr_pbase + (sg_va - mr_va) + {30'd0, off_q};
           seg_n_d = seg_n_q + 3'd1;
           pos_d   = pos_q + sg_n;
           rest_d  = rest_q - sg_n;
@@ -769,9 +786,9 @@ module responder
         if (wc_free) begin
           wc_valid_d    = 1'b1;
           wc_tok_d      = 1'b0;
-          wc_off_d      = (seg_n_q == 3'd0) ? {6'd0, m_hdr_len} : seg_off_q[seg_j];
-          wc_len_d      = (seg_n_q == 3'd0) ? 13'd0 : seg_len_q[seg_j];
-          wc_addr_d     = (seg_n_q == 3'd0) ? 64'd0 : seg_addr_q[seg_j];
+          wc_off_d      = (seg_n_q == 3'd0) ? {6'd0, m_hdr_len} : seg_off_q[13 * seg_j +: 13];
+          wc_len_d      = (seg_n_q == 3'd0) ? 13'd0 : seg_len_q[13 * seg_j +: 13];
+          wc_addr_d     = (seg_n_q == 3'd0) ? 64'd0 : seg_addr_q[64 * seg_j +: 64];
           wc_last_d     = seg_n_q == 3'd0 || seg_i_q + 3'd1 == seg_n_q;
           wc_tok_data_d = '0;
           seg_i_d       = seg_i_q + 3'd1;
@@ -813,7 +830,7 @@ module responder
         fin_ev_d  = '0;
         fin_pop_d = rqe_present;
         tok_v_d   = rqe_present;
-        tok_d     = tok_cqe(8'(fl_qp_q), 8'(ctx_rq_cq), rqe_data[63:0], 8'd5, 8'd128, 32'd0,
+        tok_d     = resp_pkg::tok_cqe(8'(fl_qp_q), 8'(ctx_rq_cq), rqe_data[63:0], 8'd5, 8'd128, 32'd0,
                             32'd0, 1'b0, ctx_remote_qpn);
         state_d   = rqe_present ? S_TOK : S_FIN;
       end
@@ -888,9 +905,9 @@ module responder
       pos_q           <= '0;
       seg_n_q         <= '0;
       seg_i_q         <= '0;
-      seg_off_q       <= '{default: '0};
-      seg_len_q       <= '{default: '0};
-      seg_addr_q      <= '{default: '0};
+      seg_off_q       <= '0;
+      seg_len_q       <= '0;
+      seg_addr_q      <= '0;
       tok_v_q         <= 1'b0;
       tok_q           <= '0;
       fin_ack_q       <= 1'b0;

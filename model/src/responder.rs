@@ -406,7 +406,15 @@ impl Responder {
         }
     }
 
-    fn cqe(&self, cq: u8, rqpn: u32, r: &Recv, status: u8, opcode: u8, len: u32, imm: Option<u32>) -> TokBits {
+    fn cqe(
+        &self,
+        (cq, rqpn): (u8, u32),
+        r: &Recv,
+        status: u8,
+        opcode: u8,
+        len: u32,
+        imm: Option<u32>,
+    ) -> TokBits {
         Tok::Cqe(RecvCqe {
             qp: self.m_q.qp,
             cq,
@@ -600,14 +608,14 @@ impl Responder {
                     let total = placed + len;
                     if cur.nsge > 4 {
                         self.tok_v_q = true;
-                        self.tok_q = self.cqe(cq, rqpn, &cur, 2, 128, 0, None);
+                        self.tok_q = self.cqe((cq, rqpn), &cur, 2, 128, 0, None);
                         fail = uc;
                         if !uc {
                             nak = Some((psn, SYN_OP, ev::OP_NAK));
                         }
                     } else if total > cur.capacity() {
                         self.tok_v_q = true;
-                        self.tok_q = self.cqe(cq, rqpn, &cur, 1, 128, 0, None);
+                        self.tok_q = self.cqe((cq, rqpn), &cur, 1, 128, 0, None);
                         fail = uc;
                         if !uc {
                             nak = Some((psn, SYN_INV, ev::INV_NAK));
@@ -619,7 +627,7 @@ impl Responder {
                         row.recv = cur;
                         if d.ends {
                             self.tok_v_q = true;
-                            self.tok_q = self.cqe(cq, rqpn, &cur, 0, 128, total as u32, imm);
+                            self.tok_q = self.cqe((cq, rqpn), &cur, 0, 128, total as u32, imm);
                         }
                         go_sge = len > 0;
                         self.off_q = placed;
@@ -667,7 +675,7 @@ impl Responder {
                             if d.ends && d.imm {
                                 self.fin_pop_q = true;
                                 self.tok_v_q = true;
-                                self.tok_q = self.cqe(cq, rqpn, &head, 0, 129, total, imm);
+                                self.tok_q = self.cqe((cq, rqpn), &head, 0, 129, total, imm);
                             }
                         }
                     }
@@ -725,7 +733,7 @@ impl Responder {
         let r = self.row_q;
         self.seg_n_q = 0;
         self.tok_v_q = true;
-        self.tok_q = self.cqe(self.c_cq_q, self.c_rqpn_q, &self.cur_q, 4, 128, 0, None);
+        self.tok_q = self.cqe((self.c_cq_q, self.c_rqpn_q), &self.cur_q, 4, 128, 0, None);
         if self.c_uc_q {
             self.fin_ack_q = false;
             self.fin_err_q = false;
@@ -777,9 +785,11 @@ impl Dut for Responder {
 
         // The flush picker runs every cycle; it moves past a flushed QP in Fa.
         let flushable = i.qp_err & i.rqe_avail;
-        let pick = self
-            .u_rr
-            .tick(|p| flushable >> p & 1 != 0, self.state_q == St::Fa, self.fl_qp_q);
+        let pick = self.u_rr.tick(
+            |p| flushable >> p & 1 != 0,
+            self.state_q == St::Fa,
+            self.fl_qp_q,
+        );
 
         match self.state_q {
             St::Idle => {
@@ -859,9 +869,21 @@ impl Dut for Responder {
                     let last = self.seg_n_q == 0 || self.seg_i_q + 1 == self.seg_n_q;
                     self.wc_valid_q = true;
                     self.wc_tok_q = false;
-                    self.wc_off_q = if self.seg_n_q == 0 { self.m_q.hdr_len as u16 } else { self.seg_off_q[j] };
-                    self.wc_len_q = if self.seg_n_q == 0 { 0 } else { self.seg_len_q[j] };
-                    self.wc_addr_q = if self.seg_n_q == 0 { 0 } else { self.seg_addr_q[j] };
+                    self.wc_off_q = if self.seg_n_q == 0 {
+                        self.m_q.hdr_len as u16
+                    } else {
+                        self.seg_off_q[j]
+                    };
+                    self.wc_len_q = if self.seg_n_q == 0 {
+                        0
+                    } else {
+                        self.seg_len_q[j]
+                    };
+                    self.wc_addr_q = if self.seg_n_q == 0 {
+                        0
+                    } else {
+                        self.seg_addr_q[j]
+                    };
                     self.wc_last_q = last;
                     self.wc_tok_data_q = TokBits::default();
                     self.seg_i_q += 1;
@@ -883,7 +905,11 @@ impl Dut for Responder {
                 }
             }
             St::Fin => {
-                let qp = if self.fl_q { self.fl_qp_q } else { q(self.m_q.qp) };
+                let qp = if self.fl_q {
+                    self.fl_qp_q
+                } else {
+                    q(self.m_q.qp)
+                };
                 self.ack_valid_q = self.fin_ack_q;
                 self.ack_qp_q = qp;
                 self.ack_psn_q = self.fin_psn_q;
@@ -922,7 +948,7 @@ impl Dut for Responder {
             }
         }
         // Row table write port: a packet's row, else an EPSN write.
-        
+
         if fin_we {
             self.row_mem_q[fin_qp] = fin_row;
             if i.epsn_set_valid {
