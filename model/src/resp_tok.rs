@@ -186,7 +186,11 @@ mod tests {
         // (word 2 bit 1); mtu 5 at 153 (word 2 bits 25, 27).
         assert_eq!(
             r.pack().0,
-            [1 | 0x4 | 0xFF_FFFF << 9 | 1 << 33, 1 << 1 | 3 << 33, 1 << 1 | 5 << 25]
+            [
+                1 | 0x4 | 0xFF_FFFF << 9 | 1 << 33,
+                1 << 1 | 3 << 33,
+                1 << 1 | 5 << 25
+            ]
         );
         assert_eq!(Tok::unpack(&c.pack()), c);
         assert_eq!(Tok::unpack(&r.pack()), r);

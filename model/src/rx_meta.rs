@@ -144,13 +144,7 @@ mod tests {
             }),
             [0xFF_FFFF_0000, 0, 0, 0]
         );
-        assert_eq!(
-            one(RxMeta {
-                ack_req: true,
-                ..z
-            }),
-            [1 << 40, 0, 0, 0]
-        );
+        assert_eq!(one(RxMeta { ack_req: true, ..z }), [1 << 40, 0, 0, 0]);
         assert_eq!(
             one(RxMeta {
                 has_reth: true,
@@ -158,13 +152,7 @@ mod tests {
             }),
             [1 << 41, 0, 0, 0]
         );
-        assert_eq!(
-            one(RxMeta {
-                has_imm: true,
-                ..z
-            }),
-            [1 << 42, 0, 0, 0]
-        );
+        assert_eq!(one(RxMeta { has_imm: true, ..z }), [1 << 42, 0, 0, 0]);
         assert_eq!(
             one(RxMeta {
                 has_aeth: true,
