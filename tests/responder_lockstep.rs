@@ -33,6 +33,7 @@ use rnic_model::params::{MRS, QPS};
 use rnic_model::resp_tok::{ReadJob, RecvCqe, Tok};
 use rnic_model::responder::{Responder, ResponderIn, ResponderOut, RqeBits};
 use rnic_model::rx_meta::RxMeta;
+use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlResponder;
@@ -1289,4 +1290,48 @@ fn responder_every_outcome() {
     assert_eq!(env.cov_status[..6], [2, 1, 1, 0, 1, 3]);
     assert_eq!(w.recv, 8);
     assert_eq!(env.exp_jobs[9].len(), 2);
+}
+
+/// `a_hd_hold` (the header offer holds until taken) fires when an offer
+/// that met `hd_ready` low is withdrawn, and not when it stays up.
+#[test]
+fn responder_hd_hold_assertion_fires() {
+    let offer = ResponderIn {
+        hd_valid: true,
+        hd_meta: RxMeta {
+            qp: 1,
+            opcode: 0x04,
+            ..Default::default()
+        }
+        .pack(),
+        wc_ready: true,
+        ..Default::default()
+    };
+    let idle = ResponderIn {
+        wc_ready: true,
+        ..Default::default()
+    };
+    for withdraw in [false, true] {
+        let mut rtl = RtlResponder::new();
+        let out = rtl.reset();
+        assert!(out.hd_ready);
+        // Taken at the first edge; the second offer meets hd_ready low.
+        rtl.tick(&offer);
+        let out = rtl.tick(&offer);
+        assert!(!out.hd_ready, "the block is busy with the first header");
+        let next = if withdraw { idle } else { offer };
+        for _ in 0..30 {
+            rtl.tick(&next);
+        }
+        let names: Vec<&str> = rtl
+            .assertion_failures()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        if withdraw {
+            assert!(names.contains(&"a_hd_hold"), "failures: {names:?}");
+        } else {
+            assert!(names.is_empty(), "failures: {names:?}");
+        }
+    }
 }
