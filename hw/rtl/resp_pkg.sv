@@ -1,0 +1,43 @@
+// The responder's token layout (wc_tok = 1, wc_tok_data[TOK_W]): a RECV
+// completion or a READ job, bit 0 the kind. The model's home for the same
+// layout is model/src/resp_tok.rs (its table); contract: docs/responder.md,
+// "responder".
+package resp_pkg;
+
+  localparam int TOK_W = 192;
+
+  // Kind (bit 0).
+  localparam logic TOK_CQE  = 1'b0;
+  localparam logic TOK_READ = 1'b1;
+
+  // RECV completion: qp 8:1, cq 16:9, wr_id 80:17, status 88:81,
+  // opcode 96:89, byte_len 128:97, imm 160:129, imm present 161,
+  // src_qp 185:162.
+  function automatic logic [TOK_W-1:0] tok_cqe(
+    input logic [7:0]  qp,
+    input logic [7:0]  cq,
+    input logic [63:0] wr_id,
+    input logic [7:0]  status,
+    input logic [7:0]  opcode,
+    input logic [31:0] byte_len,
+    input logic [31:0] imm,
+    input logic        imm_present,
+    input logic [23:0] src_qp
+  );
+    tok_cqe = {6'd0, src_qp, imm_present, imm, byte_len, opcode, status, wr_id, cq, qp, TOK_CQE};
+  endfunction
+
+  // READ job: qp 8:1, first PSN 32:9, bus address 96:33, length 128:97,
+  // MSN 152:129, MTU code 155:153.
+  function automatic logic [TOK_W-1:0] tok_read(
+    input logic [7:0]  qp,
+    input logic [23:0] psn,
+    input logic [63:0] addr,
+    input logic [31:0] len,
+    input logic [23:0] msn,
+    input logic [2:0]  mtu
+  );
+    tok_read = {36'd0, mtu, msn, len, addr, psn, qp, TOK_READ};
+  endfunction
+
+endpackage
