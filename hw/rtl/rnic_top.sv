@@ -193,6 +193,8 @@ module rnic_top #(
   logic [1:0]   wr_done_client_unused;
   // The ACK's MSN: ack_tracker matches ACKs by PSN.
   logic [23:0]  ack_msn_unused;
+  // The request metadata: for the responder, not wired in yet.
+  logic [255:0] data_meta_unused;
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---------------- receive path, PFC, congestion control ----------------
@@ -281,7 +283,7 @@ module rnic_top #(
     .qp_state_all,
     .pfc_valid, .pfc_enable, .pfc_quanta,
     .cnp_valid(rxp_cnp_valid), .cnp_qp(rxp_cnp_qp),
-    .data_valid, .data_qp, .data_ce,
+    .data_valid, .data_qp, .data_ce, .data_meta(data_meta_unused),
     .ack_valid, .ack_qp, .ack_psn, .ack_syndrome, .ack_msn(ack_msn_unused),
     .ev_frame(ev_rx_frame), .ev_drop, .ev_drop_reason
   );

@@ -27,6 +27,7 @@ pub mod rnic_top;
 pub mod rq_arb;
 pub mod rr_pick;
 pub mod rx_buf;
+pub mod rx_meta;
 pub mod rx_parser;
 pub mod skid_arb;
 pub mod sq_fetch;
@@ -36,4 +37,4 @@ pub mod tx_engine;
 pub mod tx_sched;
 
 pub use dut::Dut;
-pub use ports::{Beat, PortInfo, PortValue, Ports};
+pub use ports::{Beat, PortInfo, PortValue, Ports, Wide};

@@ -107,6 +107,67 @@ impl PortValue for Beat {
     }
 }
 
+/// A port wider than 128 bits that is not a data beat (a metadata record,
+/// a WQE): `N` little-endian 64-bit words, bit 0 of word 0 is port bit 0.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Wide<const N: usize>(pub [u64; N]);
+
+impl<const N: usize> Default for Wide<N> {
+    fn default() -> Self {
+        Wide([0; N])
+    }
+}
+
+impl<const N: usize> core::fmt::Debug for Wide<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for w in self.0.iter().rev() {
+            write!(f, "{w:016x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<const N: usize> Wide<N> {
+    /// Bits `lsb .. lsb + width` (width <= 64) as an integer.
+    pub fn field(&self, lsb: usize, width: usize) -> u64 {
+        debug_assert!(width <= 64 && lsb + width <= 64 * N);
+        let (w, b) = (lsb / 64, lsb % 64);
+        let mut v = self.0[w] >> b;
+        if b != 0 && b + width > 64 {
+            v |= self.0[w + 1] << (64 - b);
+        }
+        if width < 64 {
+            v &= (1u64 << width) - 1;
+        }
+        v
+    }
+
+    /// Sets bits `lsb .. lsb + width` (width <= 64) to the low bits of `v`.
+    pub fn set_field(&mut self, lsb: usize, width: usize, v: u64) {
+        debug_assert!(width <= 64 && lsb + width <= 64 * N);
+        let mask = if width < 64 { (1u64 << width) - 1 } else { !0 };
+        let v = v & mask;
+        let (w, b) = (lsb / 64, lsb % 64);
+        self.0[w] = self.0[w] & !(mask << b) | v << b;
+        if b != 0 && b + width > 64 {
+            let hi = 64 - b;
+            self.0[w + 1] = self.0[w + 1] & !(mask >> hi) | v >> hi;
+        }
+    }
+}
+
+impl<const N: usize> PortValue for Wide<N> {
+    const BITS: u32 = 64 * N as u32;
+    fn to_words(&self, out: &mut [u64]) {
+        out[..N].copy_from_slice(&self.0);
+    }
+    fn from_words(words: &[u64]) -> Self {
+        let mut w = [0u64; N];
+        w.copy_from_slice(&words[..N]);
+        Wide(w)
+    }
+}
+
 /// Name, width and compare qualifier of one port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortInfo {

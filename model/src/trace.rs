@@ -133,6 +133,17 @@ impl TraceValue for Beat {
     }
 }
 
+impl<const N: usize> TraceValue for crate::ports::Wide<N> {
+    fn put(&self, w: u32, b: &mut Bits) {
+        let mut left = w;
+        for x in self.0 {
+            let n = left.min(64);
+            b.push(x, n);
+            left -= n;
+        }
+    }
+}
+
 impl TraceValue for [u8] {
     /// A byte string as a vector, byte 0 in bits 7..0 (as `Beat`).
     fn put(&self, w: u32, b: &mut Bits) {
