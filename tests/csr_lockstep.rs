@@ -9,7 +9,10 @@
 //! and on the same QP as an MMIO write of that field), events and dma_rd's
 //! counters. Every cycle the environment predicts the next cycle's outputs
 //! (read responses, doorbells, cfg_*, every lookup port, every QP's PCP on
-//! `qp_pcp_all`, the software PSN writes on `psn_set_*`) and compares.
+//! `qp_pcp_all`, the software PSN writes on `psn_set_*`; the responder's
+//! side: RQ doorbells, its QP context and MR lookups, EPSN writes on
+//! `epsn_set_*`, the 3-bit states and their transmit and receive views,
+//! `qp_err_all`) and compares.
 //!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases ([`CYCLES_PER_CASE`] each) or
@@ -36,6 +39,29 @@ const MIN_CYCLES: u64 = 100_000;
 
 fn fld(v: u32, lsb: u32, w: u32) -> u32 {
     ((v as u64 >> lsb) & ((1u64 << w) - 1)) as u32
+}
+
+/// CTRL.STATE values (docs/csr.md): 0 RESET, 1 RTS, 2 ERROR, 3 RTR, 4 INIT.
+const RTS: u32 = 1;
+const ERROR: u32 = 2;
+const RTR: u32 = 3;
+
+/// The transmit path's view (csr's header comment): RTS and ERROR as they
+/// are, anything else RESET.
+fn tx_view(state: u32) -> u8 {
+    match state {
+        RTS | ERROR => state as u8,
+        _ => 0,
+    }
+}
+
+/// The receive path's view: RTR and RTS as RTS, ERROR, anything else RESET.
+fn rx_view(state: u32) -> u8 {
+    match state {
+        RTS | RTR => RTS as u8,
+        ERROR => ERROR as u8,
+        _ => 0,
+    }
 }
 
 fn qp_addr(e: usize, off: u16) -> u16 {
@@ -287,10 +313,14 @@ impl RefMap {
             let a = qp_addr(i.psn_wr_qp as usize, map::QP_PSN_OFF);
             self.set_bits(a, map::QP_PSN_PSN_LSB, 24, i.psn_wr_psn);
         }
-        for (v, qp) in [(i.err_a_valid, i.err_a_qp), (i.err_b_valid, i.err_b_qp)] {
+        for (v, qp) in [
+            (i.err_a_valid, i.err_a_qp),
+            (i.err_b_valid, i.err_b_qp),
+            (i.err_c_valid, i.err_c_qp),
+        ] {
             if v {
                 let a = qp_addr(qp as usize, map::QP_CTRL_OFF);
-                self.set_bits(a, map::QP_CTRL_STATE_LSB, 2, 2);
+                self.set_bits(a, map::QP_CTRL_STATE_LSB, 3, ERROR);
             }
         }
         self.tx_frames = self.tx_frames.wrapping_add(i.ev_tx_frame as u32);
@@ -316,7 +346,7 @@ impl RefMap {
         let c = |off: u16| self.get(cq_addr(i.cq_idx as usize, off));
         let w64 = |hi: u32, lo: u32| (hi as u64) << 32 | lo as u64;
         let ctrl = q(map::QP_CTRL_OFF);
-        o.qp_state = fld(ctrl, map::QP_CTRL_STATE_LSB, 2) as u8;
+        o.qp_state = tx_view(fld(ctrl, map::QP_CTRL_STATE_LSB, 3));
         o.qp_uc = fld(ctrl, map::QP_CTRL_UC_LSB, 1) != 0;
         o.qp_ipv6 = fld(ctrl, map::QP_CTRL_IPV6_LSB, 1) != 0;
         o.qp_vlan_en = fld(ctrl, map::QP_CTRL_VLAN_EN_LSB, 1) != 0;
@@ -348,6 +378,28 @@ impl RefMap {
         o.mr_pd = m(map::MR_PD_OFF) as u16;
         o.cq_base = w64(c(map::CQ_BASE_HI_OFF), c(map::CQ_BASE_LO_OFF));
         o.cq_log = fld(c(map::CQ_LOG_OFF), map::CQ_LOG_LOG_LSB, 5) as u8;
+        // The responder's ports: its own QP and MR indices.
+        let q = |off: u16| self.get(qp_addr(i.rctx_idx as usize, off));
+        let m = |off: u16| self.get(mr_addr(i.rmr_idx as usize, off));
+        let ctrl = q(map::QP_CTRL_OFF);
+        let resp = q(map::QP_RESP_OFF);
+        o.rctx_state = fld(ctrl, map::QP_CTRL_STATE_LSB, 3) as u8;
+        o.rctx_uc = fld(ctrl, map::QP_CTRL_UC_LSB, 1) != 0;
+        o.rctx_mtu = fld(ctrl, map::QP_CTRL_MTU_LSB, 3) as u8;
+        o.rctx_pd = q(map::QP_PD_OFF) as u16;
+        o.rctx_rq_cq = fld(resp, map::QP_RESP_RQ_CQ_LSB, 4) as u8 % CQS as u8;
+        o.rctx_rnr_timer = fld(resp, map::QP_RESP_RNR_TIMER_LSB, 5) as u8;
+        o.rctx_max_rd = fld(resp, map::QP_RESP_MAX_DEST_RD_LSB, 3) as u8;
+        o.rctx_access = fld(resp, map::QP_RESP_ACCESS_LSB, 4) as u8;
+        o.rctx_remote_qpn = q(map::QP_REMOTE_QPN_OFF) & 0xFF_FFFF;
+        let flags = m(map::MR_FLAGS_OFF);
+        o.rmr_valid = fld(flags, map::MR_FLAGS_VALID_LSB, 1) != 0;
+        o.rmr_key = m(map::MR_KEY_OFF);
+        o.rmr_va = w64(m(map::MR_VA_HI_OFF), m(map::MR_VA_LO_OFF));
+        o.rmr_len = w64(m(map::MR_LEN_HI_OFF), m(map::MR_LEN_LO_OFF));
+        o.rmr_pbase = w64(m(map::MR_PBASE_HI_OFF), m(map::MR_PBASE_LO_OFF));
+        o.rmr_access = fld(flags, map::MR_FLAGS_ACCESS_LSB, 4) as u8;
+        o.rmr_pd = m(map::MR_PD_OFF) as u16;
     }
 
     /// `qp_pcp_all`: VLAN.PCP of QP q at bits [3q, 3q + 3), from the map.
@@ -382,14 +434,18 @@ impl RefMap {
         o.cfg_cnp_becn = fld(cnp, map::CC_CNP_CFG_BECN_LSB, 1) != 0;
         o.cfg_cnp_interval = self.get(map::CC_CNP_INTERVAL_ADDR) & 0xFF_FFFF;
         o.cfg_stat_qp = (self.get(map::CC_STAT_QP_ADDR) % QPS as u32) as u8;
-        // Every QP's CTRL.STATE and CTRL.CC_EN, straight from the table.
-        (o.qp_state_all, o.qp_cc_en_all) = (0..QPS).fold((0, 0), |(st, cc), q| {
-            let ctrl = self.get(qp_addr(q, map::QP_CTRL_OFF));
-            (
-                st | fld(ctrl, map::QP_CTRL_STATE_LSB, 2) << (2 * q),
-                cc | (fld(ctrl, map::QP_CTRL_CC_EN_LSB, 1) as u16) << q,
-            )
-        });
+        // Every QP's CTRL.STATE (the receive view; ERROR bits) and
+        // CTRL.CC_EN, straight from the table.
+        (o.qp_state_all, o.qp_cc_en_all, o.qp_err_all) =
+            (0..QPS).fold((0, 0, 0), |(st, cc, er), q| {
+                let ctrl = self.get(qp_addr(q, map::QP_CTRL_OFF));
+                let state = fld(ctrl, map::QP_CTRL_STATE_LSB, 3);
+                (
+                    st | (rx_view(state) as u32) << (2 * q),
+                    cc | (fld(ctrl, map::QP_CTRL_CC_EN_LSB, 1) as u16) << q,
+                    er | ((state == ERROR) as u16) << q,
+                )
+            });
     }
 }
 
@@ -412,6 +468,8 @@ struct CsrEnv {
     /// Software PSN writes shown on `psn_set_*`, and ones psn_wr overrode.
     psn_sets: u64,
     psn_overridden: u64,
+    rq_doorbells: u64,
+    epsn_sets: u64,
 }
 
 impl CsrEnv {
@@ -434,6 +492,8 @@ impl CsrEnv {
             doorbells: 0,
             pcp_changes: 0,
             psn_sets: 0,
+            rq_doorbells: 0,
+            epsn_sets: 0,
             psn_overridden: 0,
         }
     }
@@ -459,7 +519,13 @@ impl CsrEnv {
             13..=15 => 4 * r.below(8) as u16,
             16 => map::CNT_TX_FRAMES_ADDR + 4 * r.below(38) as u16,
             19 => map::CC_DCQCN_G_ADDR + 4 * r.below(17) as u16,
-            17 => map::GLOBAL_DOORBELL_ADDR,
+            17 => {
+                if r.percent(50) {
+                    map::GLOBAL_DOORBELL_ADDR
+                } else {
+                    map::GLOBAL_RQ_DOORBELL_ADDR
+                }
+            }
             18 => {
                 // Unaligned address of a present register.
                 qp_addr(
@@ -478,7 +544,9 @@ impl CsrEnv {
             i.mmio_wr_valid = true;
             i.mmio_wr_addr = self.addr();
             i.mmio_wr_data = self.rng.next_u64() as u32;
-            if i.mmio_wr_addr == map::GLOBAL_DOORBELL_ADDR {
+            if i.mmio_wr_addr == map::GLOBAL_DOORBELL_ADDR
+                || i.mmio_wr_addr == map::GLOBAL_RQ_DOORBELL_ADDR
+            {
                 // Mostly present QPs, sometimes the next ones (ignored).
                 let qp = self.rng.below(QPS as u64 + 4) as u32;
                 i.mmio_wr_data = (i.mmio_wr_data & 0xFF00_FFFF) | qp << 16;
@@ -526,6 +594,10 @@ impl CsrEnv {
         i.err_a_qp = pick_qp(&mut self.rng);
         i.err_b_valid = self.rng.percent(hw / 3);
         i.err_b_qp = pick_qp(&mut self.rng);
+        i.err_c_valid = self.rng.percent(hw / 3);
+        i.err_c_qp = pick_qp(&mut self.rng);
+        i.rctx_idx = self.rng.below(QPS as u64) as u8;
+        i.rmr_idx = self.rng.below(MRS as u64) as u8;
         i.ev_tx_frame = self.rng.percent(40);
         i.ev_tx_len = (self.rng.next_u64() as u16) & 0x3FFF;
         i.ev_wqe_n = self.rng.below(16) as u8;
@@ -620,11 +692,38 @@ impl Env for CsrEnv {
             e.db_valid = true;
             e.db_qp = q as u8;
             e.db_pi = i.mmio_wr_data as u16;
-            e.db_state = fld(self.r.get(qp_addr(q, map::QP_CTRL_OFF)), 0, 2) as u8;
+            e.db_state = tx_view(fld(self.r.get(qp_addr(q, map::QP_CTRL_OFF)), 0, 3));
             e.db_sq_base = (self.r.get(qp_addr(q, map::QP_SQ_BASE_HI_OFF)) as u64) << 32
                 | self.r.get(qp_addr(q, map::QP_SQ_BASE_LO_OFF)) as u64;
             e.db_sq_log = self.r.get(qp_addr(q, map::QP_SQ_LOG_OFF)) as u8 & 0x1F;
             self.doorbells += 1;
+        }
+        if i.mmio_wr_valid
+            && i.mmio_wr_addr == map::GLOBAL_RQ_DOORBELL_ADDR
+            && (db_qp as usize) < QPS
+        {
+            let q = db_qp as usize;
+            e.rq_db_valid = true;
+            e.rq_db_qp = q as u8;
+            e.rq_db_pi = i.mmio_wr_data as u16;
+            e.rq_db_state = fld(self.r.get(qp_addr(q, map::QP_CTRL_OFF)), 0, 3) as u8;
+            e.rq_db_base = (self.r.get(qp_addr(q, map::QP_RQ_BASE_HI_OFF)) as u64) << 32
+                | self.r.get(qp_addr(q, map::QP_RQ_BASE_LO_OFF)) as u64;
+            e.rq_db_log = self.r.get(qp_addr(q, map::QP_RQ_LOG_OFF)) as u8 & 0x1F;
+            self.rq_doorbells += 1;
+        }
+        // A write of a present QP's EPSN word shows on epsn_set_*.
+        let rel = i.mmio_wr_addr.wrapping_sub(map::QP_BASE);
+        let epsn_q = (rel / map::QP_STRIDE) as usize;
+        if i.mmio_wr_valid
+            && i.mmio_wr_addr >= map::QP_BASE
+            && epsn_q < QPS
+            && rel % map::QP_STRIDE == map::QP_EPSN_OFF
+        {
+            e.epsn_set_valid = true;
+            e.epsn_set_qp = epsn_q as u8;
+            e.epsn_set_psn = i.mmio_wr_data & 0xFF_FFFF;
+            self.epsn_sets += 1;
         }
         // A write of a present QP's PSN word shows on psn_set_* unless
         // psn_wr wrote that QP's PSN in the same cycle (hardware wins).
@@ -659,6 +758,7 @@ impl Env for CsrEnv {
 fn random_csr_lockstep() {
     let (mut total, mut reads, mut doorbells, mut pcp_changes) = (0, 0, 0, 0);
     let (mut psn_sets, mut psn_overridden) = (0, 0);
+    let (mut rq_doorbells, mut epsn_sets) = (0, 0);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = CsrEnv::new(seed);
         let mut model = Csr::new();
@@ -672,12 +772,18 @@ fn random_csr_lockstep() {
         pcp_changes += env.pcp_changes;
         psn_sets += env.psn_sets;
         psn_overridden += env.psn_overridden;
+        rq_doorbells += env.rq_doorbells;
+        epsn_sets += env.epsn_sets;
     });
     println!(
         "csr: {} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells, \
          {pcp_changes} PCP changes, {psn_sets} PSN writes shown ({psn_overridden} overridden \
-         by psn_wr)",
+         by psn_wr), {rq_doorbells} RQ doorbells, {epsn_sets} EPSN writes",
         run.cases
+    );
+    assert!(
+        !run.full || (rq_doorbells >= 100 && epsn_sets >= 20),
+        "the responder's side barely exercised ({rq_doorbells} RQ doorbells, {epsn_sets} EPSN writes)"
     );
     assert!(
         !run.full || (psn_sets >= 100 && psn_overridden >= 10),

@@ -5,7 +5,8 @@
 //! `rx_parser`) and the testbench's header views, not the model:
 //! - exactly one event per frame, visible at last beat + 2 with `ev_frame`,
 //!   nothing in between; its kind and every field (PFC enable and times, CNP
-//!   QP, data QP and CE, ACK QP/PSN/syndrome/MSN) or its drop reason;
+//!   QP, data QP and CE and the request metadata record, ACK
+//!   QP/PSN/syndrome/MSN) or its drop reason;
 //! - per drop reason, as many drops as predicted (and a coverage floor).
 //!
 //! Frames: IPv4/IPv6, tagged or not, every opcode of `roce::OPCODES`
@@ -64,9 +65,11 @@ enum Event {
     Cnp {
         qp: u8,
     },
+    /// With the request metadata record (docs/responder.md) as words.
     Data {
         qp: u8,
         ce: bool,
+        meta: [u64; 4],
     },
     Ack {
         qp: u8,
@@ -107,6 +110,7 @@ fn observed(cycle: u64, o: &RxParserOut) -> Option<Event> {
         ev.push(Event::Data {
             qp: o.data_qp,
             ce: o.data_ce,
+            meta: o.data_meta.0,
         });
     }
     if o.ack_valid {
@@ -143,7 +147,11 @@ fn predict(f: &[u8], fcs: bool, qp_state_all: u32) -> Event {
             quanta: (0..8).fold(0u128, |q, k| q | (quanta[k] as u128) << (16 * k)),
         },
         RxEvent::Cnp { qp } => Event::Cnp { qp: qp as u8 },
-        RxEvent::Data { qp, ce } => Event::Data { qp: qp as u8, ce },
+        RxEvent::Data { qp, ce } => Event::Data {
+            qp: qp as u8,
+            ce,
+            meta: rx_reference::request_meta(f).words(),
+        },
         RxEvent::Ack {
             qp,
             psn,
@@ -359,9 +367,14 @@ fn gen_frame(rng: &mut SplitMix64, max_payload: usize) -> (Vec<u8>, bool) {
             f.truncate(1 + rng.below(59) as usize);
             runt = true;
         }
-        // Truncated: cut, or an IP length ending inside the headers.
+        // Truncated: cut, or an IP length ending inside the headers, or a
+        // PadCnt (any value: more than the bytes after the headers is
+        // TRUNC) with the ICRC refilled.
         65..=70 => {
-            if rng.percent(60) {
+            if rng.percent(25) {
+                f[l.b + 1] = f[l.b + 1] & 0xCF | (rng.below(4) as u8) << 4;
+                refill_icrc(&mut f, &l);
+            } else if rng.percent(60) {
                 let cut = 1 + rng.below((f.len() - l.b) as u64) as usize;
                 f.truncate(f.len() - cut);
             } else {

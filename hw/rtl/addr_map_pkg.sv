@@ -35,6 +35,11 @@ package addr_map_pkg;
   localparam int GLOBAL_PARAMS_MRS_W = 8;
   localparam int GLOBAL_PARAMS_CQS_LSB = 16;
   localparam int GLOBAL_PARAMS_CQS_W = 8;
+  localparam logic [15:0] GLOBAL_RQ_DOORBELL_ADDR = 16'h0018;
+  localparam int GLOBAL_RQ_DOORBELL_PI_LSB = 0;
+  localparam int GLOBAL_RQ_DOORBELL_PI_W = 16;
+  localparam int GLOBAL_RQ_DOORBELL_QP_LSB = 16;
+  localparam int GLOBAL_RQ_DOORBELL_QP_W = 8;
 
   // CNT registers at 0x0100
   localparam logic [15:0] CNT_TX_FRAMES_ADDR = 16'h0100;
@@ -154,9 +159,14 @@ package addr_map_pkg;
   localparam logic [15:0] QP_BASE = 16'h1000;
   localparam int QP_STRIDE = 128;
   localparam int QP_MAX = 32;
-  localparam int QP_WORDS = 21;
+  localparam int QP_WORDS = 26;
   // QP_MASKS: word w at bits 32w+31:32w
-  localparam logic [21*32-1:0] QP_MASKS = {
+  localparam logic [26*32-1:0] QP_MASKS = {
+    32'h00FFFFFF,
+    32'h000FF71F,
+    32'h0000001F,
+    32'hFFFFFFFF,
+    32'hFFFFFFFF,
     32'h0000001F,
     32'hFFFFFFFF,
     32'hFFFFFFFF,
@@ -177,10 +187,15 @@ package addr_map_pkg;
     32'h0000FFFF,
     32'h00FFFFFF,
     32'h00FFFFFF,
-    32'h0001F7F3
+    32'h0001F7F7
   };
   // QP_RESETS: word w at bits 32w+31:32w
-  localparam logic [21*32-1:0] QP_RESETS = {
+  localparam logic [26*32-1:0] QP_RESETS = {
+    32'h00000000,
+    32'h00000000,
+    32'h00000000,
+    32'h00000000,
+    32'h00000000,
     32'h00000000,
     32'h00000000,
     32'h00000000,
@@ -205,7 +220,7 @@ package addr_map_pkg;
   };
   localparam int QP_CTRL_WORD = 0;
   localparam int QP_CTRL_STATE_LSB = 0;
-  localparam int QP_CTRL_STATE_W = 2;
+  localparam int QP_CTRL_STATE_W = 3;
   localparam int QP_CTRL_UC_LSB = 4;
   localparam int QP_CTRL_IPV6_LSB = 5;
   localparam int QP_CTRL_VLAN_EN_LSB = 6;
@@ -257,6 +272,23 @@ package addr_map_pkg;
   localparam int QP_SQ_LOG_WORD = 20;
   localparam int QP_SQ_LOG_LOG_LSB = 0;
   localparam int QP_SQ_LOG_LOG_W = 5;
+  localparam int QP_RQ_BASE_LO_WORD = 21;
+  localparam int QP_RQ_BASE_HI_WORD = 22;
+  localparam int QP_RQ_LOG_WORD = 23;
+  localparam int QP_RQ_LOG_LOG_LSB = 0;
+  localparam int QP_RQ_LOG_LOG_W = 5;
+  localparam int QP_RESP_WORD = 24;
+  localparam int QP_RESP_RNR_TIMER_LSB = 0;
+  localparam int QP_RESP_RNR_TIMER_W = 5;
+  localparam int QP_RESP_MAX_DEST_RD_LSB = 8;
+  localparam int QP_RESP_MAX_DEST_RD_W = 3;
+  localparam int QP_RESP_RQ_CQ_LSB = 12;
+  localparam int QP_RESP_RQ_CQ_W = 4;
+  localparam int QP_RESP_ACCESS_LSB = 16;
+  localparam int QP_RESP_ACCESS_W = 4;
+  localparam int QP_EPSN_WORD = 25;
+  localparam int QP_EPSN_PSN_LSB = 0;
+  localparam int QP_EPSN_PSN_W = 24;
 
   // MR table: entry i at 0x2000 + i * 0x40, up to 64 entries (MRS)
   localparam logic [15:0] MR_BASE = 16'h2000;

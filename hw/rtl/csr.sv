@@ -24,10 +24,20 @@
 // - a write at n shows in cfg_*, qp_pcp_all, reads and lookups from n+1
 //   (qp_pcp_all is every QP's VLAN.PCP field straight out of the QP table's
 //   flops: no lookup, so a write at n is on it at n+1).
-// Hardware writes (psn_wr, err_a, err_b) win over an MMIO write to the same
+// Hardware writes (psn_wr, err_a/b/c) win over an MMIO write to the same
 // field in the same cycle; the MMIO write's other fields still apply.
 // An MMIO write of a QP's PSN that takes effect shows on psn_set_* at n+1
-// (ack_tracker restarts the QP's window of unacknowledged PSNs there).
+// (ack_tracker restarts the QP's window of unacknowledged PSNs there); one
+// of its EPSN on epsn_set_* at n+1 (the responder restarts there).
+//
+// CTRL.STATE is 3 bits (0 RESET, 1 RTS, 2 ERROR, 3 RTR, 4 INIT). The
+// transmit path sees a 2-bit view (qp_state, db_state): RTS and ERROR as
+// they are, every other state RESET, so nothing is sent before RTS. The
+// receive path sees another (qp_state_all): RTR and RTS as RTS (1), ERROR
+// as it is, every other state RESET (rx_parser drops the QP's frames).
+// The responder's context port (rctx_*) and the RQ doorbell carry all 3
+// bits. RQ DOORBELL at n -> rq_db_* at n+1 like the SQ doorbell; the
+// responder's lookups rctx_idx/rmr_idx at n -> rctx_*/rmr_* at n+1.
 module csr #(
   parameter int QPS = rnic_pkg::QPS,
   parameter int MRS = rnic_pkg::MRS,
@@ -96,6 +106,38 @@ module csr #(
   input  logic [$clog2(QPS)-1:0] err_a_qp,
   input  logic                   err_b_valid,
   input  logic [$clog2(QPS)-1:0] err_b_qp,
+  input  logic                   err_c_valid,
+  input  logic [$clog2(QPS)-1:0] err_c_qp,
+  // The responder's side (docs/responder.md): RQ doorbells, its own QP
+  // context and MR lookups, EPSN writes, which QPs are in ERROR.
+  output logic                   rq_db_valid,
+  output logic [$clog2(QPS)-1:0] rq_db_qp,
+  output logic [15:0]            rq_db_pi,
+  output logic [2:0]             rq_db_state,
+  output logic [63:0]            rq_db_base,
+  output logic [4:0]             rq_db_log,
+  input  logic [$clog2(QPS)-1:0] rctx_idx,
+  output logic [2:0]             rctx_state,
+  output logic                   rctx_uc,
+  output logic [2:0]             rctx_mtu,
+  output logic [15:0]            rctx_pd,
+  output logic [$clog2(CQS)-1:0] rctx_rq_cq,
+  output logic [4:0]             rctx_rnr_timer,
+  output logic [2:0]             rctx_max_rd,
+  output logic [3:0]             rctx_access,
+  output logic [23:0]            rctx_remote_qpn,
+  input  logic [$clog2(MRS)-1:0] rmr_idx,
+  output logic                   rmr_valid,
+  output logic [31:0]            rmr_key,
+  output logic [63:0]            rmr_va,
+  output logic [63:0]            rmr_len,
+  output logic [63:0]            rmr_pbase,
+  output logic [3:0]             rmr_access,
+  output logic [15:0]            rmr_pd,
+  output logic                   epsn_set_valid,
+  output logic [$clog2(QPS)-1:0] epsn_set_qp,
+  output logic [23:0]            epsn_set_psn,
+  output logic [QPS-1:0]         qp_err_all,
   input  logic                   ev_tx_frame,
   input  logic [13:0]            ev_tx_len,
   input  logic [3:0]             ev_wqe_n,
@@ -185,7 +227,8 @@ module csr #(
       || CQS >= (1 << addr_map_pkg::GLOBAL_PARAMS_CQS_W)) begin : g_bad_params
     $error("csr: a table size does not fit its PARAMS field");
   end
-  if (QPW > addr_map_pkg::GLOBAL_DOORBELL_QP_W || CQW > addr_map_pkg::QP_CTRL_CQ_W) begin : g_bad_fields
+  if (QPW > addr_map_pkg::GLOBAL_DOORBELL_QP_W || CQW > addr_map_pkg::QP_CTRL_CQ_W
+      || QPW > addr_map_pkg::GLOBAL_RQ_DOORBELL_QP_W || CQW > addr_map_pkg::QP_RESP_RQ_CQ_W) begin : g_bad_fields
     $error("csr: the doorbell's QP field or CTRL.CQ is narrower than the index");
   end
 
@@ -196,16 +239,24 @@ module csr #(
   begin : g_bad_db
     $error("csr: DOORBELL lies inside the QP table");
   end
+  if (32'(addr_map_pkg::GLOBAL_RQ_DOORBELL_ADDR) >= 32'(addr_map_pkg::QP_BASE)
+      && 32'(addr_map_pkg::GLOBAL_RQ_DOORBELL_ADDR) < 32'(addr_map_pkg::QP_BASE) + QPS * addr_map_pkg::QP_STRIDE)
+  begin : g_bad_rq_db
+    $error("csr: RQ_DOORBELL lies inside the QP table");
+  end
 
   // The ports' widths are the contract's; the map must agree.
-  if (addr_map_pkg::QP_CTRL_STATE_W != 2 || addr_map_pkg::QP_CTRL_MTU_W != 3
+  if (addr_map_pkg::QP_CTRL_STATE_W != 3 || addr_map_pkg::QP_CTRL_MTU_W != 3
       || addr_map_pkg::QP_REMOTE_QPN_QPN_W != 24 || addr_map_pkg::QP_PSN_PSN_W != 24
       || addr_map_pkg::QP_PD_PD_W != 16 || addr_map_pkg::QP_DST_MAC_HI_VALUE_W != 16
       || addr_map_pkg::QP_SRC_MAC_HI_VALUE_W != 16 || addr_map_pkg::QP_UDP_SPORT_W != 16
       || addr_map_pkg::QP_UDP_DSCP_W != 6 || addr_map_pkg::QP_VLAN_VID_W != 12
       || addr_map_pkg::QP_VLAN_PCP_W != 3 || addr_map_pkg::QP_VLAN_PKEY_W != 16
       || addr_map_pkg::QP_SQ_LOG_LOG_W != 5 || addr_map_pkg::MR_FLAGS_ACCESS_W != 4
-      || addr_map_pkg::MR_PD_PD_W != 16 || addr_map_pkg::CQ_LOG_LOG_W != 5) begin : g_bad_map
+      || addr_map_pkg::MR_PD_PD_W != 16 || addr_map_pkg::CQ_LOG_LOG_W != 5
+      || addr_map_pkg::QP_RQ_LOG_LOG_W != 5 || addr_map_pkg::QP_RESP_RNR_TIMER_W != 5
+      || addr_map_pkg::QP_RESP_MAX_DEST_RD_W != 3 || addr_map_pkg::QP_RESP_ACCESS_W != 4
+      || addr_map_pkg::QP_EPSN_PSN_W != 24) begin : g_bad_map
     $error("csr: a field of csr_map.txt differs in width from its port");
   end
 
@@ -218,6 +269,23 @@ module csr #(
   begin : g_bad_cc_fields
     $error("csr: a field of block CC differs in width from its port");
   end
+
+  // The two 2-bit views of CTRL.STATE (see the header).
+  function automatic logic [1:0] tx_view(input logic [2:0] st);
+    unique case (st)
+      3'(rnic_pkg::QP_RTS):   tx_view = rnic_pkg::QP_RTS;
+      3'(rnic_pkg::QP_ERROR): tx_view = rnic_pkg::QP_ERROR;
+      default:                tx_view = rnic_pkg::QP_RESET;
+    endcase
+  endfunction
+
+  function automatic logic [1:0] rx_view(input logic [2:0] st);
+    unique case (st)
+      3'(rnic_pkg::QP_RTS), rnic_pkg::QP_RTR: rx_view = rnic_pkg::QP_RTS;
+      3'(rnic_pkg::QP_ERROR):                 rx_view = rnic_pkg::QP_ERROR;
+      default:                                rx_view = rnic_pkg::QP_RESET;
+    endcase
+  endfunction
 
   // ------------------------------------------------------------------
   // Registers
@@ -235,6 +303,29 @@ module csr #(
   logic         psn_set_valid_q;
   logic [QPW-1:0] psn_set_qp_q;
   logic [23:0]  psn_set_psn_q;
+  logic         epsn_set_valid_q;
+  logic [QPW-1:0] epsn_set_qp_q;
+  logic [23:0]  epsn_set_psn_q;
+  logic         rq_db_valid_q;
+  logic [QPW-1:0] rq_db_qp_q;
+  logic [15:0]  rq_db_pi_q;
+  logic [2:0]   rq_db_state_q;
+  logic [63:0]  rq_db_base_q;
+  logic [4:0]   rq_db_log_q;
+  logic [2:0]   rctx_state_q;
+  logic         rctx_uc_q;
+  logic [2:0]   rctx_mtu_q;
+  logic [15:0]  rctx_pd_q;
+  logic [CQW-1:0] rctx_rq_cq_q;
+  logic [4:0]   rctx_rnr_timer_q;
+  logic [2:0]   rctx_max_rd_q;
+  logic [3:0]   rctx_access_q;
+  logic [23:0]  rctx_remote_qpn_q;
+  logic         rmr_valid_q;
+  logic [31:0]  rmr_key_q;
+  logic [63:0]  rmr_va_q, rmr_len_q, rmr_pbase_q;
+  logic [3:0]   rmr_access_q;
+  logic [15:0]  rmr_pd_q;
   // The one-bit event counters of the receive path: ev_vec[k] counts in
   // cnt_ev_q[k], which the map's `read` line of its CNT register names.
   localparam int NEV = 19;
@@ -286,8 +377,9 @@ module csr #(
   logic [QP_SL-3:0]    wr_qp_wrd;
   logic [MR_SL-3:0]    wr_mr_wrd;
   logic [CQ_SL-3:0]    wr_cq_wrd;
-  logic                wr_glob, db_hit;
+  logic                wr_glob, db_hit, rq_db_hit;
   logic [addr_map_pkg::GLOBAL_DOORBELL_QP_W-1:0] db_field_qp;
+  logic [addr_map_pkg::GLOBAL_RQ_DOORBELL_QP_W-1:0] rq_db_field_qp;
 
   always_comb begin
     wr_glob   = mmio_wr_valid && mmio_wr_addr[1:0] == 2'd0;
@@ -307,6 +399,9 @@ module csr #(
     db_field_qp = mmio_wr_data[addr_map_pkg::GLOBAL_DOORBELL_QP_LSB +: addr_map_pkg::GLOBAL_DOORBELL_QP_W];
     db_hit    = wr_glob && mmio_wr_addr == addr_map_pkg::GLOBAL_DOORBELL_ADDR
                 && 32'(db_field_qp) < QPS;
+    rq_db_field_qp = mmio_wr_data[addr_map_pkg::GLOBAL_RQ_DOORBELL_QP_LSB +: addr_map_pkg::GLOBAL_RQ_DOORBELL_QP_W];
+    rq_db_hit = wr_glob && mmio_wr_addr == addr_map_pkg::GLOBAL_RQ_DOORBELL_ADDR
+                && 32'(rq_db_field_qp) < QPS;
   end
 
   // ------------------------------------------------------------------
@@ -326,7 +421,8 @@ module csr #(
     for (int e = 0; e < QPS; e++) begin
       qp_ent_oh[e] = wr_qp_hit && wr_qp_ent == QPW'(e);
       psn_hit[e]   = psn_wr_valid && psn_wr_qp == QPW'(e);
-      err_hit[e]   = (err_a_valid && err_a_qp == QPW'(e)) || (err_b_valid && err_b_qp == QPW'(e));
+      err_hit[e]   = (err_a_valid && err_a_qp == QPW'(e)) || (err_b_valid && err_b_qp == QPW'(e))
+                  || (err_c_valid && err_c_qp == QPW'(e));
     end
     for (int w = 0; w < QP_WORDS; w++) qp_wrd_oh[w] = wr_qp_wrd == (QP_SL-2)'(w);
     for (int e = 0; e < MRS; e++) mr_ent_oh[e] = wr_mr_hit && wr_mr_ent == MRW'(e);
@@ -335,10 +431,12 @@ module csr #(
     for (int w = 0; w < CQ_WORDS; w++) cq_wrd_oh[w] = wr_cq_wrd == (CQ_SL-2)'(w);
   end
 
-  // A software write of a QP's PSN field that psn_wr does not override.
-  logic psn_sw;
+  // A software write of a QP's PSN field that psn_wr does not override, and
+  // of its EPSN (no hardware writes it).
+  logic psn_sw, epsn_sw;
   always_comb begin
-    psn_sw = wr_qp_hit && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_PSN_WORD) && !psn_hit[wr_qp_ent];
+    psn_sw  = wr_qp_hit && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_PSN_WORD) && !psn_hit[wr_qp_ent];
+    epsn_sw = wr_qp_hit && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_EPSN_WORD);
   end
 
   for (genvar w = 0; w < QP_WORDS; w++) begin : g_qp_w
@@ -357,10 +455,10 @@ module csr #(
           if (psn_hit[e]) d[addr_map_pkg::QP_PSN_PSN_LSB +: addr_map_pkg::QP_PSN_PSN_W] = psn_wr_psn;
         end
       end else if (w == addr_map_pkg::QP_CTRL_WORD) begin : g_ctrl
-        // err_a/err_b win over an MMIO write of STATE (not of CTRL's other fields).
+        // err_a/b/c win over an MMIO write of STATE (not of CTRL's other fields).
         always_comb begin
           d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (err_hit[e]) d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = rnic_pkg::QP_ERROR;
+          if (err_hit[e]) d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
         end
       end else begin : g_mmio
         always_comb begin
@@ -414,8 +512,12 @@ module csr #(
     cq_pick = col[32*e +: 32];
   endfunction
 
-  logic [QPW-1:0] db_qp_d;
+  logic [QPW-1:0] db_qp_d, rq_db_qp_d;
   logic [31:0]    db_ctrl_w, db_sq_lo_w, db_sq_hi_w, db_sq_log_w;
+  logic [31:0]    rq_db_ctrl_w, rq_db_lo_w, rq_db_hi_w, rq_db_log_w;
+  logic [31:0]    rctx_ctrl_w, rctx_rqpn_w, rctx_pd_w, rctx_resp_w;
+  logic [31:0]    rmr_key_w, rmr_va_lo_w, rmr_va_hi_w, rmr_len_lo_w, rmr_len_hi_w;
+  logic [31:0]    rmr_pbase_lo_w, rmr_pbase_hi_w, rmr_flags_w, rmr_pd_w;
   logic [31:0]    qp_ctrl_w, qp_rqpn_w, qp_psn_w, qp_pd_w, qp_udp_w, qp_vlan_w;
   logic [31:0]    qp_dmac_lo_w, qp_dmac_hi_w, qp_smac_lo_w, qp_smac_hi_w;
   logic [127:0]   qp_sip_w, qp_dip_w;
@@ -435,11 +537,40 @@ module csr #(
     db_qp_d      = db_field_qp[QPW-1:0];
     db_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], db_qp_d);
     if (err_hit[db_qp_d]) begin
-      db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = rnic_pkg::QP_ERROR;
+      db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
     end
     db_sq_lo_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_LO_WORD +: QP_CW], db_qp_d);
     db_sq_hi_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_HI_WORD +: QP_CW], db_qp_d);
     db_sq_log_w  = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_LOG_WORD +: QP_CW], db_qp_d);
+  end
+
+  // The RQ doorbell's QP, the same way (it is this cycle's one MMIO write).
+  always_comb begin
+    rq_db_qp_d   = rq_db_field_qp[QPW-1:0];
+    rq_db_ctrl_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], rq_db_qp_d);
+    if (err_hit[rq_db_qp_d]) begin
+      rq_db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
+    end
+    rq_db_lo_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RQ_BASE_LO_WORD +: QP_CW], rq_db_qp_d);
+    rq_db_hi_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RQ_BASE_HI_WORD +: QP_CW], rq_db_qp_d);
+    rq_db_log_w  = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RQ_LOG_WORD +: QP_CW], rq_db_qp_d);
+  end
+
+  // The responder's lookups: the tables as they are now.
+  always_comb begin
+    rctx_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], rctx_idx);
+    rctx_rqpn_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_REMOTE_QPN_WORD +: QP_CW], rctx_idx);
+    rctx_pd_w      = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_PD_WORD +: QP_CW], rctx_idx);
+    rctx_resp_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RESP_WORD +: QP_CW], rctx_idx);
+    rmr_key_w      = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_KEY_WORD +: MR_CW], rmr_idx);
+    rmr_va_lo_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_LO_WORD +: MR_CW], rmr_idx);
+    rmr_va_hi_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_HI_WORD +: MR_CW], rmr_idx);
+    rmr_len_lo_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_LO_WORD +: MR_CW], rmr_idx);
+    rmr_len_hi_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_HI_WORD +: MR_CW], rmr_idx);
+    rmr_pbase_lo_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_LO_WORD +: MR_CW], rmr_idx);
+    rmr_pbase_hi_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_HI_WORD +: MR_CW], rmr_idx);
+    rmr_flags_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_FLAGS_WORD +: MR_CW], rmr_idx);
+    rmr_pd_w       = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PD_WORD +: MR_CW], rmr_idx);
   end
 
   // Lookup ports: the tables as they are now.
@@ -615,6 +746,15 @@ module csr #(
       psn_set_valid_q   <= 1'b0;
       psn_set_qp_q      <= '0;
       psn_set_psn_q     <= '0;
+      epsn_set_valid_q  <= 1'b0;
+      epsn_set_qp_q     <= '0;
+      epsn_set_psn_q    <= '0;
+      rq_db_valid_q     <= 1'b0;
+      rq_db_qp_q        <= '0;
+      rq_db_pi_q        <= '0;
+      rq_db_state_q     <= '0;
+      rq_db_base_q      <= '0;
+      rq_db_log_q       <= '0;
       rd_resp_valid_q   <= 1'b0;
       rd_resp_data_q    <= '0;
       db_valid_q        <= 1'b0;
@@ -644,13 +784,26 @@ module csr #(
         psn_set_qp_q  <= wr_qp_ent;
         psn_set_psn_q <= 24'(mmio_wr_data >> addr_map_pkg::QP_PSN_PSN_LSB);
       end
+      epsn_set_valid_q  <= epsn_sw;
+      if (epsn_sw) begin
+        epsn_set_qp_q  <= wr_qp_ent;
+        epsn_set_psn_q <= 24'(mmio_wr_data >> addr_map_pkg::QP_EPSN_PSN_LSB);
+      end
+      rq_db_valid_q <= rq_db_hit;
+      if (rq_db_hit) begin
+        rq_db_qp_q    <= rq_db_qp_d;
+        rq_db_pi_q    <= mmio_wr_data[addr_map_pkg::GLOBAL_RQ_DOORBELL_PI_LSB +: addr_map_pkg::GLOBAL_RQ_DOORBELL_PI_W];
+        rq_db_state_q <= 3'(rq_db_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
+        rq_db_base_q  <= {rq_db_hi_w, rq_db_lo_w};
+        rq_db_log_q   <= 5'(rq_db_log_w >> addr_map_pkg::QP_RQ_LOG_LOG_LSB);
+      end
       rd_resp_valid_q   <= mmio_rd_valid;
       if (mmio_rd_valid) rd_resp_data_q <= rd_data;
       db_valid_q <= db_hit;
       if (db_hit) begin
         db_qp_q      <= db_qp_d;
         db_pi_q      <= mmio_wr_data[addr_map_pkg::GLOBAL_DOORBELL_PI_LSB +: addr_map_pkg::GLOBAL_DOORBELL_PI_W];
-        db_state_q   <= 2'(db_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
+        db_state_q   <= tx_view(3'(db_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB));
         db_sq_base_q <= {db_sq_hi_w, db_sq_lo_w};
         db_sq_log_q  <= 5'(db_sq_log_w >> addr_map_pkg::QP_SQ_LOG_LOG_LSB);
       end
@@ -712,7 +865,7 @@ module csr #(
       cq_base_q       <= '0;
       cq_log_q        <= '0;
     end else begin
-      qp_state_q      <= 2'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
+      qp_state_q      <= tx_view(3'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB));
       qp_uc_q         <= qp_ctrl_w[addr_map_pkg::QP_CTRL_UC_LSB];
       qp_ipv6_q       <= qp_ctrl_w[addr_map_pkg::QP_CTRL_IPV6_LSB];
       qp_vlan_en_q    <= qp_ctrl_w[addr_map_pkg::QP_CTRL_VLAN_EN_LSB];
@@ -743,6 +896,71 @@ module csr #(
       cq_log_q        <= 5'(cq_log_w >> addr_map_pkg::CQ_LOG_LOG_LSB);
     end
   end
+
+  // The responder's lookup ports, the same way.
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      rctx_state_q      <= '0;
+      rctx_uc_q         <= 1'b0;
+      rctx_mtu_q        <= '0;
+      rctx_pd_q         <= '0;
+      rctx_rq_cq_q      <= '0;
+      rctx_rnr_timer_q  <= '0;
+      rctx_max_rd_q     <= '0;
+      rctx_access_q     <= '0;
+      rctx_remote_qpn_q <= '0;
+      rmr_valid_q       <= 1'b0;
+      rmr_key_q         <= '0;
+      rmr_va_q          <= '0;
+      rmr_len_q         <= '0;
+      rmr_pbase_q       <= '0;
+      rmr_access_q      <= '0;
+      rmr_pd_q          <= '0;
+    end else begin
+      rctx_state_q      <= 3'(rctx_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
+      rctx_uc_q         <= rctx_ctrl_w[addr_map_pkg::QP_CTRL_UC_LSB];
+      rctx_mtu_q        <= 3'(rctx_ctrl_w >> addr_map_pkg::QP_CTRL_MTU_LSB);
+      rctx_pd_q         <= 16'(rctx_pd_w >> addr_map_pkg::QP_PD_PD_LSB);
+      rctx_rq_cq_q      <= CQW'(rctx_resp_w >> addr_map_pkg::QP_RESP_RQ_CQ_LSB);
+      rctx_rnr_timer_q  <= 5'(rctx_resp_w >> addr_map_pkg::QP_RESP_RNR_TIMER_LSB);
+      rctx_max_rd_q     <= 3'(rctx_resp_w >> addr_map_pkg::QP_RESP_MAX_DEST_RD_LSB);
+      rctx_access_q     <= 4'(rctx_resp_w >> addr_map_pkg::QP_RESP_ACCESS_LSB);
+      rctx_remote_qpn_q <= 24'(rctx_rqpn_w >> addr_map_pkg::QP_REMOTE_QPN_QPN_LSB);
+      rmr_valid_q       <= rmr_flags_w[addr_map_pkg::MR_FLAGS_VALID_LSB];
+      rmr_key_q         <= rmr_key_w;
+      rmr_va_q          <= {rmr_va_hi_w, rmr_va_lo_w};
+      rmr_len_q         <= {rmr_len_hi_w, rmr_len_lo_w};
+      rmr_pbase_q       <= {rmr_pbase_hi_w, rmr_pbase_lo_w};
+      rmr_access_q      <= 4'(rmr_flags_w >> addr_map_pkg::MR_FLAGS_ACCESS_LSB);
+      rmr_pd_q          <= 16'(rmr_pd_w >> addr_map_pkg::MR_PD_PD_LSB);
+    end
+  end
+
+  assign rq_db_valid     = rq_db_valid_q;
+  assign rq_db_qp        = rq_db_qp_q;
+  assign rq_db_pi        = rq_db_pi_q;
+  assign rq_db_state     = rq_db_state_q;
+  assign rq_db_base      = rq_db_base_q;
+  assign rq_db_log       = rq_db_log_q;
+  assign rctx_state      = rctx_state_q;
+  assign rctx_uc         = rctx_uc_q;
+  assign rctx_mtu        = rctx_mtu_q;
+  assign rctx_pd         = rctx_pd_q;
+  assign rctx_rq_cq      = rctx_rq_cq_q;
+  assign rctx_rnr_timer  = rctx_rnr_timer_q;
+  assign rctx_max_rd     = rctx_max_rd_q;
+  assign rctx_access     = rctx_access_q;
+  assign rctx_remote_qpn = rctx_remote_qpn_q;
+  assign rmr_valid       = rmr_valid_q;
+  assign rmr_key         = rmr_key_q;
+  assign rmr_va          = rmr_va_q;
+  assign rmr_len         = rmr_len_q;
+  assign rmr_pbase       = rmr_pbase_q;
+  assign rmr_access      = rmr_access_q;
+  assign rmr_pd          = rmr_pd_q;
+  assign epsn_set_valid  = epsn_set_valid_q;
+  assign epsn_set_qp     = epsn_set_qp_q;
+  assign epsn_set_psn    = epsn_set_psn_q;
 
   assign mmio_rd_resp_valid = rd_resp_valid_q;
   assign mmio_rd_resp_data  = rd_resp_data_q;
@@ -786,7 +1004,10 @@ module csr #(
   // Every QP's state (rx_parser) and CC enable (dcqcn, rate_limiter), like PCP.
   for (genvar e = 0; e < QPS; e++) begin : g_state_all
     assign qp_state_all[2*e +: 2] =
-      qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_STATE_LSB +: 2];
+      rx_view(qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]);
+    assign qp_err_all[e] =
+      qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]
+      == 3'(rnic_pkg::QP_ERROR);
     assign qp_cc_en_all[e] =
       qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_CC_EN_LSB];
   end

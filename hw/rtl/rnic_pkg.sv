@@ -17,10 +17,14 @@ package rnic_pkg;
   // Link bits per core clock cycle: 100 Gb/s at 250 MHz.
   localparam int BITS_PER_CYCLE = 400;
 
-  // QP states (QP CTRL.STATE).
+  // QP states. CTRL.STATE is 3 bits: these three, which are also the
+  // values of the 2-bit views the transmit and receive paths get from csr,
+  // and RTR and INIT, which only CTRL.STATE and the responder's ports carry.
   localparam logic [1:0] QP_RESET = 2'd0;
   localparam logic [1:0] QP_RTS   = 2'd1;
   localparam logic [1:0] QP_ERROR = 2'd2;
+  localparam logic [2:0] QP_RTR   = 3'd3;
+  localparam logic [2:0] QP_INIT  = 3'd4;
 
   // WQE opcodes (byte 8 of the WQE).
   localparam logic [7:0] WQE_SEND      = 8'd0;

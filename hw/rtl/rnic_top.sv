@@ -193,6 +193,21 @@ module rnic_top #(
   logic [1:0]   wr_done_client_unused;
   // The ACK's MSN: ack_tracker matches ACKs by PSN.
   logic [23:0]  ack_msn_unused;
+  // The request metadata and csr's responder side: for the responder, not
+  // wired in yet.
+  logic [255:0] data_meta_unused;
+  logic         rq_db_valid_unused, rmr_valid_unused, epsn_set_valid_unused;
+  logic [QPW-1:0] rq_db_qp_unused, epsn_set_qp_unused;
+  logic [15:0]  rq_db_pi_unused, rctx_pd_unused, rmr_pd_unused;
+  logic [2:0]   rq_db_state_unused, rctx_state_unused, rctx_mtu_unused, rctx_max_rd_unused;
+  logic [63:0]  rq_db_base_unused, rmr_va_unused, rmr_len_unused, rmr_pbase_unused;
+  logic [4:0]   rq_db_log_unused, rctx_rnr_timer_unused;
+  logic         rctx_uc_unused;
+  logic [CQW-1:0] rctx_rq_cq_unused;
+  logic [3:0]   rctx_access_unused, rmr_access_unused;
+  logic [23:0]  rctx_remote_qpn_unused, epsn_set_psn_unused;
+  logic [31:0]  rmr_key_unused;
+  logic [QPS-1:0] qp_err_all_unused;
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---------------- receive path, PFC, congestion control ----------------
@@ -257,6 +272,18 @@ module rnic_top #(
     .psn_set_valid, .psn_set_qp, .psn_set_psn,
     .err_a_valid(te_err_valid), .err_a_qp(te_err_qp),
     .err_b_valid(sqf_err_valid), .err_b_qp(sqf_err_qp),
+    .err_c_valid(1'b0), .err_c_qp('0),
+    .rq_db_valid(rq_db_valid_unused), .rq_db_qp(rq_db_qp_unused), .rq_db_pi(rq_db_pi_unused),
+    .rq_db_state(rq_db_state_unused), .rq_db_base(rq_db_base_unused), .rq_db_log(rq_db_log_unused),
+    .rctx_idx('0), .rctx_state(rctx_state_unused), .rctx_uc(rctx_uc_unused),
+    .rctx_mtu(rctx_mtu_unused), .rctx_pd(rctx_pd_unused), .rctx_rq_cq(rctx_rq_cq_unused),
+    .rctx_rnr_timer(rctx_rnr_timer_unused), .rctx_max_rd(rctx_max_rd_unused),
+    .rctx_access(rctx_access_unused), .rctx_remote_qpn(rctx_remote_qpn_unused),
+    .rmr_idx('0), .rmr_valid(rmr_valid_unused), .rmr_key(rmr_key_unused), .rmr_va(rmr_va_unused),
+    .rmr_len(rmr_len_unused), .rmr_pbase(rmr_pbase_unused), .rmr_access(rmr_access_unused),
+    .rmr_pd(rmr_pd_unused),
+    .epsn_set_valid(epsn_set_valid_unused), .epsn_set_qp(epsn_set_qp_unused),
+    .epsn_set_psn(epsn_set_psn_unused), .qp_err_all(qp_err_all_unused),
     .ev_tx_frame, .ev_tx_len, .ev_wqe_n, .ev_cqe, .ev_prot_err, .ev_flush,
     .ev_fetch_err(sqf_err_valid), .ev_dma_err,
     .dma_cpl_unexpected(cnt_cpl_unexpected),
@@ -281,7 +308,7 @@ module rnic_top #(
     .qp_state_all,
     .pfc_valid, .pfc_enable, .pfc_quanta,
     .cnp_valid(rxp_cnp_valid), .cnp_qp(rxp_cnp_qp),
-    .data_valid, .data_qp, .data_ce,
+    .data_valid, .data_qp, .data_ce, .data_meta(data_meta_unused),
     .ack_valid, .ack_qp, .ack_psn, .ack_syndrome, .ack_msn(ack_msn_unused),
     .ev_frame(ev_rx_frame), .ev_drop, .ev_drop_reason
   );

@@ -3,13 +3,15 @@
 // rx_parser). Model: model/src/rx_parser.rs (same register names).
 //
 // Two stages at one beat per cycle, no back-pressure:
-// - beat stage (each beat, cycle n): keeps the header bytes 12..81 (beat 0
-//   and the first 18 bytes of beat 1; bytes past tkeep read as zero), the
+// - beat stage (each beat, cycle n): keeps the header bytes 12..97 (beat 0
+//   and the first 34 bytes of beat 1; bytes past tkeep read as zero), the
 //   layout (802.1Q tag, IPv6) and the IP packet's end from beat 0, and
 //   advances the ICRC's CRC register over the beat's covered bytes; on the
 //   last beat it keeps the length and the FCS flag and sets fin_q;
 // - classify stage (cycle n+1 when fin_q): the rule table on those
-//   registers; the event registers are visible at n+2.
+//   registers; the event registers are visible at n+2. A data frame's
+//   event carries the request metadata (docs/responder.md, "Request
+//   metadata"; layout rx_meta_pkg) the responder works from.
 //
 // ICRC: the covered bytes of a beat are a range [lo, hi) (lo = the IP
 // header in beat 0, else 0; hi = the IP packet's end or 64). Bytes outside
@@ -39,6 +41,7 @@ module rx_parser #(
   output logic                   data_valid,
   output logic [$clog2(QPS)-1:0] data_qp,
   output logic                   data_ce,
+  output logic [255:0]           data_meta,
   output logic                   ack_valid,
   output logic [$clog2(QPS)-1:0] ack_qp,
   output logic [23:0]            ack_psn,
@@ -49,8 +52,9 @@ module rx_parser #(
   output logic [2:0]             ev_drop_reason
 );
   localparam int QPW = $clog2(QPS);
-  // Header bytes kept: frame bytes 12..81 (to the AETH with tag and IPv6).
-  localparam int HDR_BYTES = 70;
+  // Header bytes kept: frame bytes 12..97 (to the ImmDt after a RETH, with
+  // tag and IPv6: the longest request header).
+  localparam int HDR_BYTES = 86;
   localparam int HW = 8 * HDR_BYTES;
   localparam logic [10:0] BEAT_MAX = 11'd2047;
 
@@ -91,6 +95,7 @@ module rx_parser #(
   logic           data_valid_q, data_valid_d;
   logic [QPW-1:0] data_qp_q, data_qp_d;
   logic           data_ce_q, data_ce_d;
+  logic [255:0]   data_meta_q, data_meta_d;
   logic           ack_valid_q, ack_valid_d;
   logic [QPW-1:0] ack_qp_q, ack_qp_d;
   logic [23:0]    ack_psn_q, ack_psn_d;
@@ -190,12 +195,12 @@ module rx_parser #(
         v6_d      = v60;
         ip_end_d  = ip_end0;
         ip_left_d = (ip_end0 > 17'd64) ? ip_end0 - 17'd64 : '0;
-        hdr_d     = {144'b0, din[511:96]};
+        hdr_d     = {272'b0, din[511:96]};
         crc_d     = crc_next;
       end else begin
         ip_left_d = (ip_left_q > 17'd64) ? ip_left_q - 17'd64 : '0;
         if (beat_q == 11'd1) begin
-          hdr_d[HW-1 -: 144] = din[143:0];
+          hdr_d[HW-1 -: 272] = din[271:0];
         end
         if (ip_left_q != '0) begin
           crc_d = crc_next;
@@ -239,6 +244,7 @@ module rx_parser #(
   logic [1:0]   qstate;
   logic         ecn_ce;
   logic         reth, imm, aeth;
+  logic [1:0]   padcnt;
 
   always_comb begin
     et     = {hw[8*0 +: 8], hw[8*1 +: 8]};
@@ -267,7 +273,46 @@ module rx_parser #(
          + ((opcode == 8'h81) ? 5'd16 : 5'd0);
     // BTH at 14 + 20 + 8, + 4 with a tag, + 20 with IPv6; + 12 + 4 (ICRC).
     hdr_end = 17'd58 + (vlan_q ? 17'd4 : 17'd0) + (v6_q ? 17'd20 : 17'd0) + 17'(ext);
-    trunc   = (hdr_end > ip_end_q) || (18'(ip_end_q) > len_q);
+    padcnt  = hu[8*31 + 4 +: 2];
+    // The PadCnt bytes must fit between the headers and the ICRC too.
+    trunc   = (hdr_end + 17'(padcnt) > ip_end_q) || (18'(ip_end_q) > len_q);
+  end
+
+  // The request metadata of a data frame (meaningful when !trunc). The
+  // payload length saturates at 8191 (no RoCE MTU is above 4096: the
+  // responder's length check then refuses the packet).
+  logic [16:0]  pay_full;
+  logic [12:0]  pay_len;
+  logic [255:0] meta;
+
+  function automatic logic [31:0] be32(logic [HW-1:0] h, int k);
+    be32 = {h[8*k +: 8], h[8*(k+1) +: 8], h[8*(k+2) +: 8], h[8*(k+3) +: 8]};
+  endfunction
+
+  always_comb begin
+    pay_full = ip_end_q - hdr_end - 17'(padcnt);
+    pay_len  = (pay_full > 17'd8191) ? 13'd8191 : pay_full[12:0];
+    meta     = '0;
+    meta[rx_meta_pkg::QP_LO +: 8]       = dqp[7:0];
+    meta[rx_meta_pkg::OPCODE_LO +: 8]   = opcode;
+    meta[rx_meta_pkg::PSN_LO +: 24]     = {hu[8*39 +: 8], hu[8*40 +: 8], hu[8*41 +: 8]};
+    meta[rx_meta_pkg::ACKREQ_LO]       = hu[8*38 + 7];
+    meta[rx_meta_pkg::HAS_RETH_LO]      = reth;
+    meta[rx_meta_pkg::HAS_IMM_LO]       = imm;
+    meta[rx_meta_pkg::HAS_AETH_LO]      = aeth;
+    meta[rx_meta_pkg::HDR_LEN_LO +: 7]  = 7'(hdr_end - 17'd4);
+    meta[rx_meta_pkg::PAY_LEN_LO +: 13] = pay_len;
+    if (reth) begin
+      meta[rx_meta_pkg::VA_LO +: 64]   = {be32(hu, 42), be32(hu, 46)};
+      meta[rx_meta_pkg::RKEY_LO +: 32] = be32(hu, 50);
+      meta[rx_meta_pkg::DMA_LEN_LO +: 32]  = be32(hu, 54);
+    end
+    if (imm) begin
+      meta[rx_meta_pkg::IMM_LO +: 32] = reth ? be32(hu, 58) : be32(hu, 42);
+    end
+    if (aeth) begin
+      meta[rx_meta_pkg::AETH_LO +: 32] = be32(hu, 42);
+    end
   end
 
   // IPv4 header checksum: ones'-complement sum of the ten words = 0xFFFF.
@@ -304,6 +349,7 @@ module rx_parser #(
     cnp_qp_d         = cnp_qp_q;
     data_qp_d        = data_qp_q;
     data_ce_d        = data_ce_q;
+    data_meta_d      = data_meta_q;
     ack_qp_d         = ack_qp_q;
     ack_psn_d        = ack_psn_q;
     ack_syndrome_d   = ack_syndrome_q;
@@ -352,6 +398,7 @@ module rx_parser #(
         data_valid_d = 1'b1;
         data_qp_d    = dqp[QPW-1:0];
         data_ce_d    = ecn_ce;
+        data_meta_d  = meta;
       end
     end
   end
@@ -381,6 +428,7 @@ module rx_parser #(
       data_valid_q     <= 1'b0;
       data_qp_q        <= '0;
       data_ce_q        <= 1'b0;
+      data_meta_q      <= '0;
       ack_valid_q      <= 1'b0;
       ack_qp_q         <= '0;
       ack_psn_q        <= '0;
@@ -408,6 +456,7 @@ module rx_parser #(
       data_valid_q     <= data_valid_d;
       data_qp_q        <= data_qp_d;
       data_ce_q        <= data_ce_d;
+      data_meta_q      <= data_meta_d;
       ack_valid_q      <= ack_valid_d;
       ack_qp_q         <= ack_qp_d;
       ack_psn_q        <= ack_psn_d;
@@ -427,6 +476,7 @@ module rx_parser #(
   assign data_valid     = data_valid_q;
   assign data_qp        = data_qp_q;
   assign data_ce        = data_ce_q;
+  assign data_meta      = data_meta_q;
   assign ack_valid      = ack_valid_q;
   assign ack_qp         = ack_qp_q;
   assign ack_psn        = ack_psn_q;

@@ -18,12 +18,20 @@
 //!   n+1 (`qp_pcp_all` is every QP's VLAN.PCP field straight out of the QP
 //!   table's registers: no lookup, so a write at n is on it at n+1).
 //!
-//! Hardware writes (`psn_wr`, `err_a`, `err_b`) win over an MMIO write of the
+//! Hardware writes (`psn_wr`, `err_a/b/c`) win over an MMIO write of the
 //! same field in the same cycle; the MMIO write's other fields still apply
 //! (an MMIO CTRL write in the cycle `err_a` hits the same QP keeps its UC,
 //! MTU, ... bits and the state becomes ERROR). An MMIO write of a QP's PSN
 //! that takes effect shows on `psn_set_*` at n+1: ack_tracker restarts the
-//! QP's window of unacknowledged PSNs at the new PSN.
+//! QP's window of unacknowledged PSNs at the new PSN; one of its EPSN on
+//! `epsn_set_*` at n+1 (the responder restarts there).
+//!
+//! CTRL.STATE is 3 bits (0 RESET, 1 RTS, 2 ERROR, 3 RTR, 4 INIT). The
+//! transmit path sees a 2-bit view ([`tx_view`]: `qp_state`, `db_state`),
+//! the receive path another ([`rx_view`]: `qp_state_all`); the responder's
+//! ports (`rctx_state`, `rq_db_state`) carry all 3 bits. An RQ DOORBELL
+//! write at n -> `rq_db_*` at n+1 like the SQ doorbell; `rctx_idx` /
+//! `rmr_idx` at n -> `rctx_*` / `rmr_*` at n+1.
 
 use crate::csr_map as map;
 use crate::dut::Dut;
@@ -36,8 +44,28 @@ pub use crate::params::{CQS, CQW, MRS, MRW, QPS, QPW};
 
 /// QP states (CTRL.STATE).
 pub use crate::params::qp_state::{
-    ERROR as QP_STATE_ERROR, RESET as QP_STATE_RESET, RTS as QP_STATE_RTS,
+    ERROR as QP_STATE_ERROR, INIT as QP_STATE_INIT, RESET as QP_STATE_RESET, RTR as QP_STATE_RTR,
+    RTS as QP_STATE_RTS,
 };
+
+/// The transmit path's 2-bit view of CTRL.STATE: RTS and ERROR as they
+/// are, every other state RESET (nothing is sent before RTS).
+pub fn tx_view(st: u8) -> u8 {
+    match st {
+        QP_STATE_RTS | QP_STATE_ERROR => st,
+        _ => QP_STATE_RESET,
+    }
+}
+
+/// The receive path's 2-bit view of CTRL.STATE: RTR and RTS as RTS, ERROR
+/// as it is, every other state RESET (rx_parser drops the QP's frames).
+pub fn rx_view(st: u8) -> u8 {
+    match st {
+        QP_STATE_RTS | QP_STATE_RTR => QP_STATE_RTS,
+        QP_STATE_ERROR => QP_STATE_ERROR,
+        _ => QP_STATE_RESET,
+    }
+}
 
 ports! {
     /// Inputs of `csr` (all but `clk`/`rst`).
@@ -57,6 +85,10 @@ ports! {
         pub err_a_qp: u8 = 4 if err_a_valid,
         pub err_b_valid: bool = 1,
         pub err_b_qp: u8 = 4 if err_b_valid,
+        pub err_c_valid: bool = 1,
+        pub err_c_qp: u8 = 4 if err_c_valid,
+        pub rctx_idx: u8 = 4,
+        pub rmr_idx: u8 = 4,
         pub ev_tx_frame: bool = 1,
         pub ev_tx_len: u16 = 14 if ev_tx_frame,
         pub ev_wqe_n: u8 = 4,
@@ -165,6 +197,39 @@ ports! {
         pub psn_set_valid: bool = 1,
         pub psn_set_qp: u8 = 4 if psn_set_valid,
         pub psn_set_psn: u32 = 24 if psn_set_valid,
+        /// One-cycle pulse per RQ_DOORBELL write (to a QP < QPS), with the
+        /// QP's 3-bit state and RQ ring after cycle n's writes.
+        pub rq_db_valid: bool = 1,
+        pub rq_db_qp: u8 = 4 if rq_db_valid,
+        pub rq_db_pi: u16 = 16 if rq_db_valid,
+        pub rq_db_state: u8 = 3 if rq_db_valid,
+        pub rq_db_base: u64 = 64 if rq_db_valid,
+        pub rq_db_log: u8 = 5 if rq_db_valid,
+        /// The responder's QP context lookup (`rctx_idx` last cycle).
+        pub rctx_state: u8 = 3,
+        pub rctx_uc: bool = 1,
+        pub rctx_mtu: u8 = 3,
+        pub rctx_pd: u16 = 16,
+        pub rctx_rq_cq: u8 = 2,
+        pub rctx_rnr_timer: u8 = 5,
+        pub rctx_max_rd: u8 = 3,
+        pub rctx_access: u8 = 4,
+        pub rctx_remote_qpn: u32 = 24,
+        /// The responder's MR lookup (`rmr_idx` last cycle).
+        pub rmr_valid: bool = 1,
+        pub rmr_key: u32 = 32,
+        pub rmr_va: u64 = 64,
+        pub rmr_len: u64 = 64,
+        pub rmr_pbase: u64 = 64,
+        pub rmr_access: u8 = 4,
+        pub rmr_pd: u16 = 16,
+        /// One-cycle pulse: software wrote QP `epsn_set_qp`'s EPSN.
+        pub epsn_set_valid: bool = 1,
+        pub epsn_set_qp: u8 = 4 if epsn_set_valid,
+        pub epsn_set_psn: u32 = 24 if epsn_set_valid,
+        /// Every QP's CTRL.STATE == ERROR, QP q at bit q (the responder
+        /// flushes their receive queues).
+        pub qp_err_all: u16 = 16,
     }
 }
 
@@ -241,6 +306,32 @@ pub struct Csr {
     psn_set_valid_q: bool,
     psn_set_qp_q: u8,
     psn_set_psn_q: u32,
+    epsn_set_valid_q: bool,
+    epsn_set_qp_q: u8,
+    epsn_set_psn_q: u32,
+    rq_db_valid_q: bool,
+    rq_db_qp_q: u8,
+    rq_db_pi_q: u16,
+    rq_db_state_q: u8,
+    rq_db_base_q: u64,
+    rq_db_log_q: u8,
+    // The responder's lookup registers.
+    rctx_state_q: u8,
+    rctx_uc_q: bool,
+    rctx_mtu_q: u8,
+    rctx_pd_q: u16,
+    rctx_rq_cq_q: u8,
+    rctx_rnr_timer_q: u8,
+    rctx_max_rd_q: u8,
+    rctx_access_q: u8,
+    rctx_remote_qpn_q: u32,
+    rmr_valid_q: bool,
+    rmr_key_q: u32,
+    rmr_va_q: u64,
+    rmr_len_q: u64,
+    rmr_pbase_q: u64,
+    rmr_access_q: u8,
+    rmr_pd_q: u16,
     cnt_ev_q: [u32; NEV],
     cc_q: [u32; NCC],
     rd_resp_valid_q: bool,
@@ -302,6 +393,31 @@ impl Default for Csr {
             psn_set_valid_q: false,
             psn_set_qp_q: 0,
             psn_set_psn_q: 0,
+            epsn_set_valid_q: false,
+            epsn_set_qp_q: 0,
+            epsn_set_psn_q: 0,
+            rq_db_valid_q: false,
+            rq_db_qp_q: 0,
+            rq_db_pi_q: 0,
+            rq_db_state_q: 0,
+            rq_db_base_q: 0,
+            rq_db_log_q: 0,
+            rctx_state_q: 0,
+            rctx_uc_q: false,
+            rctx_mtu_q: 0,
+            rctx_pd_q: 0,
+            rctx_rq_cq_q: 0,
+            rctx_rnr_timer_q: 0,
+            rctx_max_rd_q: 0,
+            rctx_access_q: 0,
+            rctx_remote_qpn_q: 0,
+            rmr_valid_q: false,
+            rmr_key_q: 0,
+            rmr_va_q: 0,
+            rmr_len_q: 0,
+            rmr_pbase_q: 0,
+            rmr_access_q: 0,
+            rmr_pd_q: 0,
             cnt_ev_q: [0; NEV],
             cc_q: map::CC_RW_RESETS,
             rd_resp_valid_q: false,
@@ -409,7 +525,7 @@ impl Csr {
             mr_pd: self.mr_pd_q,
             cq_base: self.cq_base_q,
             cq_log: self.cq_log_q,
-            qp_state_all: self.ctrl_all(map::QP_CTRL_STATE_LSB, map::QP_CTRL_STATE_W) as u32,
+            qp_state_all: self.state_all(rx_view) as u32,
             qp_cc_en_all: self.ctrl_all(map::QP_CTRL_CC_EN_LSB, 1) as u16,
             cfg_g_shift: field(self.cc_q[0], map::CC_DCQCN_G_G_SHIFT_LSB, 4) as u8,
             cfg_f: field(self.cc_q[0], map::CC_DCQCN_G_F_LSB, 8) as u8,
@@ -430,7 +546,61 @@ impl Csr {
             psn_set_valid: self.psn_set_valid_q,
             psn_set_qp: self.psn_set_qp_q,
             psn_set_psn: self.psn_set_psn_q,
+            rq_db_valid: self.rq_db_valid_q,
+            rq_db_qp: self.rq_db_qp_q,
+            rq_db_pi: self.rq_db_pi_q,
+            rq_db_state: self.rq_db_state_q,
+            rq_db_base: self.rq_db_base_q,
+            rq_db_log: self.rq_db_log_q,
+            rctx_state: self.rctx_state_q,
+            rctx_uc: self.rctx_uc_q,
+            rctx_mtu: self.rctx_mtu_q,
+            rctx_pd: self.rctx_pd_q,
+            rctx_rq_cq: self.rctx_rq_cq_q,
+            rctx_rnr_timer: self.rctx_rnr_timer_q,
+            rctx_max_rd: self.rctx_max_rd_q,
+            rctx_access: self.rctx_access_q,
+            rctx_remote_qpn: self.rctx_remote_qpn_q,
+            rmr_valid: self.rmr_valid_q,
+            rmr_key: self.rmr_key_q,
+            rmr_va: self.rmr_va_q,
+            rmr_len: self.rmr_len_q,
+            rmr_pbase: self.rmr_pbase_q,
+            rmr_access: self.rmr_access_q,
+            rmr_pd: self.rmr_pd_q,
+            epsn_set_valid: self.epsn_set_valid_q,
+            epsn_set_qp: self.epsn_set_qp_q,
+            epsn_set_psn: self.epsn_set_psn_q,
+            qp_err_all: self.qp_err_all(),
         }
+    }
+
+    /// Every QP's CTRL.STATE seen through `view`, 2 bits a QP.
+    fn state_all(&self, view: fn(u8) -> u8) -> u64 {
+        let mut v = 0u64;
+        for (e, q) in self.qp_q.iter().enumerate() {
+            let st = field(
+                q[map::QP_CTRL_WORD],
+                map::QP_CTRL_STATE_LSB,
+                map::QP_CTRL_STATE_W,
+            );
+            v |= (view(st as u8) as u64) << (2 * e);
+        }
+        v
+    }
+
+    /// Bit q: QP q's CTRL.STATE is ERROR.
+    fn qp_err_all(&self) -> u16 {
+        let mut v = 0u16;
+        for (e, q) in self.qp_q.iter().enumerate() {
+            let st = field(
+                q[map::QP_CTRL_WORD],
+                map::QP_CTRL_STATE_LSB,
+                map::QP_CTRL_STATE_W,
+            );
+            v |= ((st as u8 == QP_STATE_ERROR) as u16) << e;
+        }
+        v
     }
 
     /// A CTRL field of every QP, QP q's at bits `[w*q, w*q + w)`: wires from
@@ -534,7 +704,7 @@ impl Csr {
                 | q[w0 + 3] as u128
         };
         CsrOut {
-            qp_state: field(ctrl, map::QP_CTRL_STATE_LSB, map::QP_CTRL_STATE_W) as u8,
+            qp_state: tx_view(field(ctrl, map::QP_CTRL_STATE_LSB, map::QP_CTRL_STATE_W) as u8),
             qp_uc: field(ctrl, map::QP_CTRL_UC_LSB, 1) != 0,
             qp_ipv6: field(ctrl, map::QP_CTRL_IPV6_LSB, 1) != 0,
             qp_vlan_en: field(ctrl, map::QP_CTRL_VLAN_EN_LSB, 1) != 0,
@@ -570,6 +740,43 @@ impl Csr {
             ..CsrOut::default()
         }
     }
+
+    /// The responder's lookup registers' next values, the same way.
+    fn lookup_resp(&self, i: &CsrIn) -> CsrOut {
+        let q = &self.qp_q[i.rctx_idx as usize % QPS];
+        let m = &self.mr_q[i.rmr_idx as usize % MRS];
+        let ctrl = q[map::QP_CTRL_WORD];
+        let resp = q[map::QP_RESP_WORD];
+        let flags = m[map::MR_FLAGS_WORD];
+        CsrOut {
+            rctx_state: field(ctrl, map::QP_CTRL_STATE_LSB, map::QP_CTRL_STATE_W) as u8,
+            rctx_uc: field(ctrl, map::QP_CTRL_UC_LSB, 1) != 0,
+            rctx_mtu: field(ctrl, map::QP_CTRL_MTU_LSB, map::QP_CTRL_MTU_W) as u8,
+            rctx_pd: field(q[map::QP_PD_WORD], map::QP_PD_PD_LSB, map::QP_PD_PD_W) as u16,
+            // RESP.RQ_CQ may be wider than the index: its low bits name the CQ.
+            rctx_rq_cq: field(resp, map::QP_RESP_RQ_CQ_LSB, CQW) as u8,
+            rctx_rnr_timer: field(resp, map::QP_RESP_RNR_TIMER_LSB, map::QP_RESP_RNR_TIMER_W) as u8,
+            rctx_max_rd: field(
+                resp,
+                map::QP_RESP_MAX_DEST_RD_LSB,
+                map::QP_RESP_MAX_DEST_RD_W,
+            ) as u8,
+            rctx_access: field(resp, map::QP_RESP_ACCESS_LSB, map::QP_RESP_ACCESS_W) as u8,
+            rctx_remote_qpn: field(
+                q[map::QP_REMOTE_QPN_WORD],
+                map::QP_REMOTE_QPN_QPN_LSB,
+                map::QP_REMOTE_QPN_QPN_W,
+            ),
+            rmr_valid: field(flags, map::MR_FLAGS_VALID_LSB, 1) != 0,
+            rmr_key: m[map::MR_KEY_WORD],
+            rmr_va: join64(m[map::MR_VA_HI_WORD], m[map::MR_VA_LO_WORD]),
+            rmr_len: join64(m[map::MR_LEN_HI_WORD], m[map::MR_LEN_LO_WORD]),
+            rmr_pbase: join64(m[map::MR_PBASE_HI_WORD], m[map::MR_PBASE_LO_WORD]),
+            rmr_access: field(flags, map::MR_FLAGS_ACCESS_LSB, map::MR_FLAGS_ACCESS_W) as u8,
+            rmr_pd: field(m[map::MR_PD_WORD], map::MR_PD_PD_LSB, map::MR_PD_PD_W) as u16,
+            ..CsrOut::default()
+        }
+    }
 }
 
 impl Dut for Csr {
@@ -586,6 +793,7 @@ impl Dut for Csr {
         // ---- Reads of the current state (before this cycle's writes). ----
         let rd_data = self.read(i.mmio_rd_addr, i);
         let look = self.lookup(i);
+        let rlook = self.lookup_resp(i);
 
         // ---- MMIO write decode. ----
         let wr = i.mmio_wr_valid && i.mmio_wr_addr.is_multiple_of(4);
@@ -595,9 +803,16 @@ impl Dut for Csr {
             field(data, map::GLOBAL_DOORBELL_QP_LSB, map::GLOBAL_DOORBELL_QP_W) as usize;
         // A doorbell for a QP the build does not have is ignored.
         let db_hit = wr && addr == map::GLOBAL_DOORBELL_ADDR && db_field_qp < QPS;
+        let rq_db_field_qp = field(
+            data,
+            map::GLOBAL_RQ_DOORBELL_QP_LSB,
+            map::GLOBAL_RQ_DOORBELL_QP_W,
+        ) as usize;
+        let rq_db_hit = wr && addr == map::GLOBAL_RQ_DOORBELL_ADDR && rq_db_field_qp < QPS;
 
         // ---- Tables: the MMIO write, then hardware's writes over it. ----
         let mut psn_sw = None;
+        let mut epsn_sw = None;
         if wr {
             if let Some((e, w)) = table_hit(addr, map::QP_BASE, map::QP_STRIDE, QPS, map::QP_WORDS)
             {
@@ -605,6 +820,9 @@ impl Dut for Csr {
                 let hw = i.psn_wr_valid && i.psn_wr_qp as usize % QPS == e;
                 if w == map::QP_PSN_WORD && !hw {
                     psn_sw = Some(e);
+                }
+                if w == map::QP_EPSN_WORD {
+                    epsn_sw = Some(e);
                 }
             }
             if let Some((e, w)) = table_hit(addr, map::MR_BASE, map::MR_STRIDE, MRS, map::MR_WORDS)
@@ -622,7 +840,11 @@ impl Dut for Csr {
             *word = (*word & !psn_mask) | ((i.psn_wr_psn << map::QP_PSN_PSN_LSB) & psn_mask);
         }
         let state_mask = ((1u32 << map::QP_CTRL_STATE_W) - 1) << map::QP_CTRL_STATE_LSB;
-        for (valid, qp) in [(i.err_a_valid, i.err_a_qp), (i.err_b_valid, i.err_b_qp)] {
+        for (valid, qp) in [
+            (i.err_a_valid, i.err_a_qp),
+            (i.err_b_valid, i.err_b_qp),
+            (i.err_c_valid, i.err_c_qp),
+        ] {
             if valid {
                 let word = &mut self.qp_q[qp as usize % QPS][map::QP_CTRL_WORD];
                 *word = (*word & !state_mask) | ((QP_STATE_ERROR as u32) << map::QP_CTRL_STATE_LSB);
@@ -658,6 +880,11 @@ impl Dut for Csr {
             self.psn_set_qp_q = e as u8;
             self.psn_set_psn_q = field(data, map::QP_PSN_PSN_LSB, map::QP_PSN_PSN_W);
         }
+        self.epsn_set_valid_q = epsn_sw.is_some();
+        if let Some(e) = epsn_sw {
+            self.epsn_set_qp_q = e as u8;
+            self.epsn_set_psn_q = field(data, map::QP_EPSN_PSN_LSB, map::QP_EPSN_PSN_W);
+        }
         let ev = ev_bits(i);
         for (k, c) in self.cnt_ev_q.iter_mut().enumerate() {
             *c = c.wrapping_add(ev >> k & 1);
@@ -679,11 +906,11 @@ impl Dut for Csr {
             self.db_qp_q = db_field_qp as u8;
             self.db_pi_q =
                 field(data, map::GLOBAL_DOORBELL_PI_LSB, map::GLOBAL_DOORBELL_PI_W) as u16;
-            self.db_state_q = field(
+            self.db_state_q = tx_view(field(
                 q[map::QP_CTRL_WORD],
                 map::QP_CTRL_STATE_LSB,
                 map::QP_CTRL_STATE_W,
-            ) as u8;
+            ) as u8);
             self.db_sq_base_q = join64(q[map::QP_SQ_BASE_HI_WORD], q[map::QP_SQ_BASE_LO_WORD]);
             self.db_sq_log_q = field(
                 q[map::QP_SQ_LOG_WORD],
@@ -691,6 +918,43 @@ impl Dut for Csr {
                 map::QP_SQ_LOG_LOG_W,
             ) as u8;
         }
+        self.rq_db_valid_q = rq_db_hit;
+        if rq_db_hit {
+            let q = &self.qp_q[rq_db_field_qp];
+            self.rq_db_qp_q = rq_db_field_qp as u8;
+            self.rq_db_pi_q = field(
+                data,
+                map::GLOBAL_RQ_DOORBELL_PI_LSB,
+                map::GLOBAL_RQ_DOORBELL_PI_W,
+            ) as u16;
+            self.rq_db_state_q = field(
+                q[map::QP_CTRL_WORD],
+                map::QP_CTRL_STATE_LSB,
+                map::QP_CTRL_STATE_W,
+            ) as u8;
+            self.rq_db_base_q = join64(q[map::QP_RQ_BASE_HI_WORD], q[map::QP_RQ_BASE_LO_WORD]);
+            self.rq_db_log_q = field(
+                q[map::QP_RQ_LOG_WORD],
+                map::QP_RQ_LOG_LOG_LSB,
+                map::QP_RQ_LOG_LOG_W,
+            ) as u8;
+        }
+        self.rctx_state_q = rlook.rctx_state;
+        self.rctx_uc_q = rlook.rctx_uc;
+        self.rctx_mtu_q = rlook.rctx_mtu;
+        self.rctx_pd_q = rlook.rctx_pd;
+        self.rctx_rq_cq_q = rlook.rctx_rq_cq;
+        self.rctx_rnr_timer_q = rlook.rctx_rnr_timer;
+        self.rctx_max_rd_q = rlook.rctx_max_rd;
+        self.rctx_access_q = rlook.rctx_access;
+        self.rctx_remote_qpn_q = rlook.rctx_remote_qpn;
+        self.rmr_valid_q = rlook.rmr_valid;
+        self.rmr_key_q = rlook.rmr_key;
+        self.rmr_va_q = rlook.rmr_va;
+        self.rmr_len_q = rlook.rmr_len;
+        self.rmr_pbase_q = rlook.rmr_pbase;
+        self.rmr_access_q = rlook.rmr_access;
+        self.rmr_pd_q = rlook.rmr_pd;
         self.qp_state_q = look.qp_state;
         self.qp_uc_q = look.qp_uc;
         self.qp_ipv6_q = look.qp_ipv6;
@@ -751,6 +1015,31 @@ impl Trace for Csr {
         t.reg("psn_set_valid_q", 1, &self.psn_set_valid_q);
         t.reg("psn_set_qp_q", 4, &self.psn_set_qp_q);
         t.reg("psn_set_psn_q", 24, &self.psn_set_psn_q);
+        t.reg("epsn_set_valid_q", 1, &self.epsn_set_valid_q);
+        t.reg("epsn_set_qp_q", 4, &self.epsn_set_qp_q);
+        t.reg("epsn_set_psn_q", 24, &self.epsn_set_psn_q);
+        t.reg("rq_db_valid_q", 1, &self.rq_db_valid_q);
+        t.reg("rq_db_qp_q", 4, &self.rq_db_qp_q);
+        t.reg("rq_db_pi_q", 16, &self.rq_db_pi_q);
+        t.reg("rq_db_state_q", 3, &self.rq_db_state_q);
+        t.reg("rq_db_base_q", 64, &self.rq_db_base_q);
+        t.reg("rq_db_log_q", 5, &self.rq_db_log_q);
+        t.reg("rctx_state_q", 3, &self.rctx_state_q);
+        t.reg("rctx_uc_q", 1, &self.rctx_uc_q);
+        t.reg("rctx_mtu_q", 3, &self.rctx_mtu_q);
+        t.reg("rctx_pd_q", 16, &self.rctx_pd_q);
+        t.reg("rctx_rq_cq_q", 2, &self.rctx_rq_cq_q);
+        t.reg("rctx_rnr_timer_q", 5, &self.rctx_rnr_timer_q);
+        t.reg("rctx_max_rd_q", 3, &self.rctx_max_rd_q);
+        t.reg("rctx_access_q", 4, &self.rctx_access_q);
+        t.reg("rctx_remote_qpn_q", 24, &self.rctx_remote_qpn_q);
+        t.reg("rmr_valid_q", 1, &self.rmr_valid_q);
+        t.reg("rmr_key_q", 32, &self.rmr_key_q);
+        t.reg("rmr_va_q", 64, &self.rmr_va_q);
+        t.reg("rmr_len_q", 64, &self.rmr_len_q);
+        t.reg("rmr_pbase_q", 64, &self.rmr_pbase_q);
+        t.reg("rmr_access_q", 4, &self.rmr_access_q);
+        t.reg("rmr_pd_q", 16, &self.rmr_pd_q);
         t.each("cnt_ev_q", 32, &self.cnt_ev_q);
         t.each("cc_q", 32, &self.cc_q);
         t.reg("rd_resp_valid_q", 1, &self.rd_resp_valid_q);
@@ -864,8 +1153,8 @@ mod tests {
         c.tick(&wr(q + 0x2C, 0xC0A8_0001)); // SRC_IP3
         c.tick(&wr(q + 0x40, 0xFFFF_12B7)); // UDP: sport 0x12B7, DSCP 0x3F
         c.tick(&wr(q + 0x44, 0x1234_5ABC)); // VLAN: VID 0xABC, PCP 5, PKEY 0x1234
-                                            // STATE 1:0, UC 4, IPV6 5, VLAN_EN 6, ECN_EN 7, MTU 10:8, CQ 15:12, CC_EN 16.
-        assert_eq!(read(&mut c, q), 0x0001_F7F3);
+                                            // STATE 2:0, UC 4, IPV6 5, VLAN_EN 6, ECN_EN 7, MTU 10:8, CQ 15:12, CC_EN 16.
+        assert_eq!(read(&mut c, q), 0x0001_F7F7);
         assert_eq!(read(&mut c, q + 0x04), 0x00CD_EF12);
         assert_eq!(read(&mut c, q + 0x0C), 0x5678);
         assert_eq!(read(&mut c, q + 0x14), 0x1122);
@@ -885,7 +1174,8 @@ mod tests {
                 o.qp_mtu,
                 o.qp_cq
             ),
-            (3, true, true, true, true, 7, 3)
+            // STATE 7 is no state the transmit path knows: RESET to it.
+            (0, true, true, true, true, 7, 3)
         );
         assert_eq!((o.qp_remote_qpn, o.qp_pd), (0xCD_EF12, 0x5678));
         assert_eq!(o.qp_dst_mac, 0x1122_3344_5566);
@@ -1150,5 +1440,105 @@ mod tests {
         c.tick(&wr(0x1000 + 2 * 0x80, 1 << 16 | 2));
         let o = c.outputs();
         assert_eq!((o.qp_state_all, o.qp_cc_en_all), (2 << 4, 1 << 2));
+    }
+
+    #[test]
+    fn responder_side_views_doorbell_lookups_and_epsn() {
+        let mut c = Csr::new();
+        c.reset();
+        let q = 0x1000 + 6 * 0x80;
+        c.tick(&wr(q + 0x04, 0x00AB_CDEF)); // REMOTE_QPN
+        c.tick(&wr(q + 0x0C, 0x0042)); // PD
+        c.tick(&wr(q + 0x54, 0x1234_5680)); // RQ_BASE_LO
+        c.tick(&wr(q + 0x58, 0x0000_0009)); // RQ_BASE_HI
+        c.tick(&wr(q + 0x5C, 0x0000_0007)); // RQ_LOG
+                                            // RESP: RNR_TIMER 0x12, MAX_DEST_RD 5, RQ_CQ 3 (0xB: low bits),
+                                            // ACCESS 6; bits outside the fields dropped.
+        c.tick(&wr(q + 0x60, 0xFFF6_B512));
+        assert_eq!(read(&mut c, q + 0x60), 0x0006_B512);
+        // RTR: the transmit path sees RESET, the receive path RTS.
+        c.tick(&wr(q, 0x0000_0503)); // STATE 3 (RTR), MTU 5
+        let o = c.tick(&CsrIn {
+            qp_idx: 6,
+            rctx_idx: 6,
+            ..CsrIn::default()
+        });
+        assert_eq!(o.qp_state_all >> 12 & 3, 1, "rx view of RTR");
+        assert_eq!(o.qp_state, 0, "tx view of RTR");
+        let o2 = o;
+        assert_eq!(
+            (o2.rctx_state, o2.rctx_mtu, o2.rctx_pd, o2.rctx_remote_qpn),
+            (3, 5, 0x42, 0xAB_CDEF)
+        );
+        assert_eq!(
+            (
+                o2.rctx_rnr_timer,
+                o2.rctx_max_rd,
+                o2.rctx_rq_cq,
+                o2.rctx_access
+            ),
+            (0x12, 5, 3, 6)
+        );
+        // RQ doorbell for QP 6: its ring and 3-bit state at n+1.
+        // (tick returns the outputs after the edge that ends its cycle.)
+        let o = c.tick(&wr(0x0018, 6 << 16 | 0x0102));
+        assert!(o.rq_db_valid && !o.db_valid);
+        assert_eq!(
+            (
+                o.rq_db_qp,
+                o.rq_db_pi,
+                o.rq_db_state,
+                o.rq_db_base,
+                o.rq_db_log
+            ),
+            (6, 0x0102, 3, 0x9_1234_5680, 7)
+        );
+        assert!(!c.tick(&CsrIn::default()).rq_db_valid);
+        // A doorbell for a QP the build lacks is ignored.
+        assert!(!c.tick(&wr(0x0018, 16 << 16 | 1)).rq_db_valid);
+        // EPSN write: a pulse with the PSN, and it reads back.
+        let o = c.tick(&wr(q + 0x64, 0xFF12_3456));
+        assert_eq!(
+            (o.epsn_set_valid, o.epsn_set_qp, o.epsn_set_psn),
+            (true, 6, 0x12_3456)
+        );
+        assert!(!c.tick(&CsrIn::default()).epsn_set_valid);
+        assert_eq!(read(&mut c, q + 0x64), 0x12_3456);
+        // INIT: RESET in both views. The responder's error port: ERROR.
+        let o = c.tick(&wr(q, 0x0000_0004));
+        assert_eq!((o.qp_state_all >> 12 & 3, o.qp_err_all), (0, 0));
+        let o = c.tick(&CsrIn {
+            err_c_valid: true,
+            err_c_qp: 6,
+            ..CsrIn::default()
+        });
+        assert_eq!((o.qp_state_all >> 12 & 3, o.qp_err_all), (2, 1 << 6));
+        // The responder's MR port, independent of mr_idx.
+        let m = 0x2000 + 9 * 0x40;
+        c.tick(&wr(m, 0xC0DE_0009));
+        c.tick(&wr(m + 0x04, 0x1000));
+        c.tick(&wr(m + 0x0C, 0x2000));
+        c.tick(&wr(m + 0x14, 0x8000));
+        c.tick(&wr(m + 0x1C, 0x106));
+        c.tick(&wr(m + 0x20, 0x42));
+        c.tick(&CsrIn {
+            rmr_idx: 9,
+            mr_idx: 1,
+            ..CsrIn::default()
+        });
+        let o = c.outputs();
+        assert_eq!(
+            (
+                o.rmr_valid,
+                o.rmr_key,
+                o.rmr_va,
+                o.rmr_len,
+                o.rmr_pbase,
+                o.rmr_access,
+                o.rmr_pd
+            ),
+            (true, 0xC0DE_0009, 0x1000, 0x2000, 0x8000, 6, 0x42)
+        );
+        assert!(!o.mr_valid);
     }
 }

@@ -16,6 +16,7 @@
 //! | 0x000C | GLOBAL_CPL_TIMEOUT | RW | [23:0] CYCLES 50000 |
 //! | 0x0010 | GLOBAL_DOORBELL | WO | [15:0] PI 0, [23:16] QP 0 |
 //! | 0x0014 | GLOBAL_PARAMS | CONST | [7:0] QPS QPS, [15:8] MRS MRS, [23:16] CQS CQS |
+//! | 0x0018 | GLOBAL_RQ_DOORBELL | WO | [15:0] PI 0, [23:16] QP 0 |
 //! | 0x0100 | CNT_TX_FRAMES | RO | [31:0] VALUE 0 |
 //! | 0x0104 | CNT_TX_BYTES_LO | RO | [31:0] VALUE 0 |
 //! | 0x0108 | CNT_TX_BYTES_HI | RO | [31:0] VALUE 0 |
@@ -70,7 +71,7 @@
 //! | 0x0234 | CC_STAT_RC | RO | [31:0] RATE 0 |
 //! | 0x0238 | CC_STAT_RT | RO | [31:0] RATE 0 |
 //! | 0x023C | CC_STAT_ALPHA | RO | [10:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [1:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0 |
+//! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [2:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0 |
 //! | 0x1000 + i*0x80 + 0x04 | QP_REMOTE_QPN | RW | [23:0] QPN 0 |
 //! | 0x1000 + i*0x80 + 0x08 | QP_PSN | RWH | [23:0] PSN 0 |
 //! | 0x1000 + i*0x80 + 0x0C | QP_PD | RW | [15:0] PD 0 |
@@ -91,6 +92,11 @@
 //! | 0x1000 + i*0x80 + 0x48 | QP_SQ_BASE_LO | RW | [31:0] VALUE 0 |
 //! | 0x1000 + i*0x80 + 0x4C | QP_SQ_BASE_HI | RW | [31:0] VALUE 0 |
 //! | 0x1000 + i*0x80 + 0x50 | QP_SQ_LOG | RW | [4:0] LOG 0 |
+//! | 0x1000 + i*0x80 + 0x54 | QP_RQ_BASE_LO | RW | [31:0] VALUE 0 |
+//! | 0x1000 + i*0x80 + 0x58 | QP_RQ_BASE_HI | RW | [31:0] VALUE 0 |
+//! | 0x1000 + i*0x80 + 0x5C | QP_RQ_LOG | RW | [4:0] LOG 0 |
+//! | 0x1000 + i*0x80 + 0x60 | QP_RESP | RW | [4:0] RNR_TIMER 0, [10:8] MAX_DEST_RD 0, [15:12] RQ_CQ 0, [19:16] ACCESS 0 |
+//! | 0x1000 + i*0x80 + 0x64 | QP_EPSN | RW | [23:0] PSN 0 |
 //! | 0x2000 + i*0x40 + 0x00 | MR_KEY | RW | [31:0] VALUE 0 |
 //! | 0x2000 + i*0x40 + 0x04 | MR_VA_LO | RW | [31:0] VALUE 0 |
 //! | 0x2000 + i*0x40 + 0x08 | MR_VA_HI | RW | [31:0] VALUE 0 |
@@ -161,6 +167,18 @@ pub const GLOBAL_PARAMS_MRS_W: u32 = 8;
 /// Number of CQ table entries
 pub const GLOBAL_PARAMS_CQS_LSB: u32 = 16;
 pub const GLOBAL_PARAMS_CQS_W: u32 = 8;
+/// WO: RQ doorbell: a write hands the QP's new receive-queue producer index to rq_fetch
+pub const GLOBAL_RQ_DOORBELL_ADDR: u16 = 0x0018;
+pub const GLOBAL_RQ_DOORBELL_MASK: u32 = 0x00FFFFFF;
+pub const GLOBAL_RQ_DOORBELL_RESET: u32 = 0x00000000;
+/// RQ producer index (free-running, 16 bits)
+pub const GLOBAL_RQ_DOORBELL_PI_LSB: u32 = 0;
+pub const GLOBAL_RQ_DOORBELL_PI_W: u32 = 16;
+pub const GLOBAL_RQ_DOORBELL_PI_RESET: u32 = 0x0;
+/// QP number; a doorbell for a QP >= QPS is ignored
+pub const GLOBAL_RQ_DOORBELL_QP_LSB: u32 = 16;
+pub const GLOBAL_RQ_DOORBELL_QP_W: u32 = 8;
+pub const GLOBAL_RQ_DOORBELL_QP_RESET: u32 = 0x0;
 
 // CNT registers at 0x0100.
 /// RO: Frames sent on the MAC TX port (wraps)
@@ -469,10 +487,10 @@ pub const CC_STAT_ALPHA_VALUE_RESET: u32 = 0x0;
 pub const QP_BASE: u16 = 0x1000;
 pub const QP_STRIDE: u16 = 0x80;
 pub const QP_MAX: usize = 32;
-pub const QP_WORDS: usize = 21;
+pub const QP_WORDS: usize = 26;
 /// QP entry: mask of word `w` (offset `4 w`).
-pub const QP_MASKS: [u32; 21] = [
-    0x0001F7F3, // CTRL
+pub const QP_MASKS: [u32; 26] = [
+    0x0001F7F7, // CTRL
     0x00FFFFFF, // REMOTE_QPN
     0x00FFFFFF, // PSN
     0x0000FFFF, // PD
@@ -493,9 +511,14 @@ pub const QP_MASKS: [u32; 21] = [
     0xFFFFFFFF, // SQ_BASE_LO
     0xFFFFFFFF, // SQ_BASE_HI
     0x0000001F, // SQ_LOG
+    0xFFFFFFFF, // RQ_BASE_LO
+    0xFFFFFFFF, // RQ_BASE_HI
+    0x0000001F, // RQ_LOG
+    0x000FF71F, // RESP
+    0x00FFFFFF, // EPSN
 ];
 /// QP entry: reset of word `w` (offset `4 w`).
-pub const QP_RESETS: [u32; 21] = [
+pub const QP_RESETS: [u32; 26] = [
     0x00000000, // CTRL
     0x00000000, // REMOTE_QPN
     0x00000000, // PSN
@@ -517,15 +540,20 @@ pub const QP_RESETS: [u32; 21] = [
     0x00000000, // SQ_BASE_LO
     0x00000000, // SQ_BASE_HI
     0x00000000, // SQ_LOG
+    0x00000000, // RQ_BASE_LO
+    0x00000000, // RQ_BASE_HI
+    0x00000000, // RQ_LOG
+    0x00000000, // RESP
+    0x00000000, // EPSN
 ];
 /// RWH: Connection state and options
 pub const QP_CTRL_OFF: u16 = 0x00;
 pub const QP_CTRL_WORD: usize = 0;
-pub const QP_CTRL_MASK: u32 = 0x0001F7F3;
+pub const QP_CTRL_MASK: u32 = 0x0001F7F7;
 pub const QP_CTRL_RESET: u32 = 0x00000000;
-/// 0 RESET, 1 RTS, 2 ERROR (hardware sets ERROR)
+/// 0 RESET, 1 RTS, 2 ERROR (hardware sets ERROR), 3 RTR, 4 INIT; 5..7 act as RESET
 pub const QP_CTRL_STATE_LSB: u32 = 0;
-pub const QP_CTRL_STATE_W: u32 = 2;
+pub const QP_CTRL_STATE_W: u32 = 3;
 pub const QP_CTRL_STATE_RESET: u32 = 0x0;
 /// 1 = Unreliable Connection, 0 = Reliable Connection
 pub const QP_CTRL_UC_LSB: u32 = 4;
@@ -699,6 +727,55 @@ pub const QP_SQ_LOG_RESET: u32 = 0x00000000;
 pub const QP_SQ_LOG_LOG_LSB: u32 = 0;
 pub const QP_SQ_LOG_LOG_W: u32 = 5;
 pub const QP_SQ_LOG_LOG_RESET: u32 = 0x0;
+/// RW: Receive queue ring base (bus address), bits 31:0; 128-byte aligned
+pub const QP_RQ_BASE_LO_OFF: u16 = 0x54;
+pub const QP_RQ_BASE_LO_WORD: usize = 21;
+pub const QP_RQ_BASE_LO_MASK: u32 = 0xFFFFFFFF;
+pub const QP_RQ_BASE_LO_RESET: u32 = 0x00000000;
+/// RW: Receive queue ring base, bits 63:32
+pub const QP_RQ_BASE_HI_OFF: u16 = 0x58;
+pub const QP_RQ_BASE_HI_WORD: usize = 22;
+pub const QP_RQ_BASE_HI_MASK: u32 = 0xFFFFFFFF;
+pub const QP_RQ_BASE_HI_RESET: u32 = 0x00000000;
+/// RW: Receive queue size
+pub const QP_RQ_LOG_OFF: u16 = 0x5C;
+pub const QP_RQ_LOG_WORD: usize = 23;
+pub const QP_RQ_LOG_MASK: u32 = 0x0000001F;
+pub const QP_RQ_LOG_RESET: u32 = 0x00000000;
+/// The ring has 2^LOG RECV WQEs of 128 bytes
+pub const QP_RQ_LOG_LOG_LSB: u32 = 0;
+pub const QP_RQ_LOG_LOG_W: u32 = 5;
+pub const QP_RQ_LOG_LOG_RESET: u32 = 0x0;
+/// RW: Responder settings
+pub const QP_RESP_OFF: u16 = 0x60;
+pub const QP_RESP_WORD: usize = 24;
+pub const QP_RESP_MASK: u32 = 0x000FF71F;
+pub const QP_RESP_RESET: u32 = 0x00000000;
+/// min_rnr_timer: the timer code of the RNR NAKs this QP sends
+pub const QP_RESP_RNR_TIMER_LSB: u32 = 0;
+pub const QP_RESP_RNR_TIMER_W: u32 = 5;
+pub const QP_RESP_RNR_TIMER_RESET: u32 = 0x0;
+/// max_dest_rd_atomic: READ requests this QP executes at once (0 reads as 1)
+pub const QP_RESP_MAX_DEST_RD_LSB: u32 = 8;
+pub const QP_RESP_MAX_DEST_RD_W: u32 = 3;
+pub const QP_RESP_MAX_DEST_RD_RESET: u32 = 0x0;
+/// CQ of the receive queue's completions (the RTL uses the low log2(CQS) bits)
+pub const QP_RESP_RQ_CQ_LSB: u32 = 12;
+pub const QP_RESP_RQ_CQ_W: u32 = 4;
+pub const QP_RESP_RQ_CQ_RESET: u32 = 0x0;
+/// Remote access the QP grants, ibverbs bits: 2 REMOTE_WRITE, 4 REMOTE_READ (1 and 8 are ignored)
+pub const QP_RESP_ACCESS_LSB: u32 = 16;
+pub const QP_RESP_ACCESS_W: u32 = 4;
+pub const QP_RESP_ACCESS_RESET: u32 = 0x0;
+/// RW: Responder's expected PSN: a write sets the responder's ePSN and clears its MSN and message state
+pub const QP_EPSN_OFF: u16 = 0x64;
+pub const QP_EPSN_WORD: usize = 25;
+pub const QP_EPSN_MASK: u32 = 0x00FFFFFF;
+pub const QP_EPSN_RESET: u32 = 0x00000000;
+/// Expected PSN
+pub const QP_EPSN_PSN_LSB: u32 = 0;
+pub const QP_EPSN_PSN_W: u32 = 24;
+pub const QP_EPSN_PSN_RESET: u32 = 0x0;
 
 /// MR table: entry `i` at `0x2000 + i * 0x40`, up to 64 entries (the design has `MRS`).
 pub const MR_BASE: u16 = 0x2000;

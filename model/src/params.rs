@@ -27,6 +27,11 @@ pub mod qp_state {
     pub const RESET: u8 = 0;
     pub const RTS: u8 = 1;
     pub const ERROR: u8 = 2;
+    /// Only CTRL.STATE and the responder's ports carry these two; the
+    /// transmit and receive paths get 2-bit views (`csr::tx_view`,
+    /// `csr::rx_view`).
+    pub const RTR: u8 = 3;
+    pub const INIT: u8 = 4;
 }
 
 /// WQE opcodes (byte 8 of the WQE, docs/tx_datapath.md).

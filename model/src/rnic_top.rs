@@ -275,6 +275,11 @@ impl RnicTop {
             err_a_qp: te.err_qp,
             err_b_valid: sqf.err_valid,
             err_b_qp: sqf.err_qp,
+            // The responder's side, not wired in yet (as in the RTL).
+            err_c_valid: false,
+            err_c_qp: 0,
+            rctx_idx: 0,
+            rmr_idx: 0,
             ev_tx_frame: pb.ev_tx_frame,
             ev_tx_len: pb.ev_tx_len,
             ev_wqe_n: sqf.ev_wqe_n,

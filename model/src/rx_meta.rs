@@ -23,6 +23,20 @@ impl PortValue for MetaBits {
     }
 }
 
+impl crate::trace::TraceValue for MetaBits {
+    fn put(&self, w: u32, b: &mut crate::trace::Bits) {
+        let mut left = w;
+        for x in self.0 {
+            let n = left.min(64);
+            b.push(x, n);
+            left -= n;
+        }
+    }
+}
+
+/// The payload length field saturates here (13 bits; rx_parser).
+pub const PAY_LEN_MAX: u16 = 8191;
+
 /// Field offsets (LSB) and widths, as `rx_meta_pkg`.
 pub mod field {
     pub const QP: (u32, u32) = (0, 8);

@@ -3,14 +3,15 @@
 //! contract in `docs/rx_cc.md` (section `rx_parser`).
 //!
 //! Two stages, one beat per cycle, no back-pressure:
-//! - **beat stage** (cycle n, each beat): the header bytes 12..81 of the
-//!   frame are kept (beat 0 and the first 18 bytes of beat 1, bytes past the
+//! - **beat stage** (cycle n, each beat): the header bytes 12..97 of the
+//!   frame are kept (beat 0 and the first 34 bytes of beat 1, bytes past the
 //!   frame's end read as zero), the layout (802.1Q tag, IPv6) and the IP
 //!   packet's end are taken from beat 0, and the ICRC's CRC register advances
 //!   over the beat's covered bytes. On the last beat the frame's length and
 //!   FCS flag are kept and `fin_q` is set.
 //! - **classify stage** (cycle n+1, when `fin_q`): the rule table is applied
-//!   to those registers; the event registers are visible at n+2.
+//!   to those registers; the event registers are visible at n+2. A data
+//!   frame's event carries its request metadata ([`crate::rx_meta`]).
 //!
 //! The ICRC is checked without locating it: the CRC register runs over the
 //! covered bytes *including* the four ICRC bytes, and a good frame leaves the
@@ -26,6 +27,7 @@ use crate::dut::Dut;
 use crate::icrc::crc32_raw;
 use crate::ports;
 use crate::ports::Beat;
+use crate::rx_meta::{MetaBits, RxMeta, PAY_LEN_MAX};
 use crate::trace::{Trace, Tracer};
 
 /// QPs (`QPS` of the RTL); QP numbers are [`QPW`] bits.
@@ -56,6 +58,8 @@ ports! {
         pub data_valid: bool = 1,
         pub data_qp: u8 = 4 if data_valid,
         pub data_ce: bool = 1 if data_valid,
+        /// The request metadata (docs/responder.md).
+        pub data_meta: MetaBits = 256 if data_valid,
         pub ack_valid: bool = 1,
         pub ack_qp: u8 = 4 if ack_valid,
         pub ack_psn: u32 = 24 if ack_valid,
@@ -79,8 +83,9 @@ pub const DROP_QP: u8 = 7;
 
 /// First frame byte kept in `hdr_q` (the MAC addresses are not needed).
 pub const HDR_FIRST: usize = 12;
-/// Bytes kept: 12..82, up to the AETH's last byte with tag and IPv6.
-pub const HDR_BYTES: usize = 70;
+/// Bytes kept: 12..98, up to the ImmDt after a RETH with tag and IPv6 (the
+/// longest request header).
+pub const HDR_BYTES: usize = 86;
 /// Beat counter saturates here (frames over 128 KiB are not expected).
 pub const BEAT_MAX: u16 = 2047;
 
@@ -145,7 +150,7 @@ pub fn opcode_known(opcode: u8) -> bool {
 pub struct RxParser {
     /// Index of the next beat of the frame (0: the next beat starts one).
     beat_q: u16,
-    /// Frame bytes 12..82 (`hdr_q[i - 12]`), zero past the frame's end.
+    /// Frame bytes 12..98 (`hdr_q[i - 12]`), zero past the frame's end.
     hdr_q: [u8; HDR_BYTES],
     /// Layout from beat 0: 802.1Q tag present, EtherType IPv6.
     vlan_q: bool,
@@ -168,6 +173,7 @@ pub struct RxParser {
     data_valid_q: bool,
     data_qp_q: u8,
     data_ce_q: bool,
+    data_meta_q: MetaBits,
     ack_valid_q: bool,
     ack_qp_q: u8,
     ack_psn_q: u32,
@@ -199,6 +205,7 @@ impl Default for RxParser {
             data_valid_q: false,
             data_qp_q: 0,
             data_ce_q: false,
+            data_meta_q: MetaBits::default(),
             ack_valid_q: false,
             ack_qp_q: 0,
             ack_psn_q: 0,
@@ -230,6 +237,7 @@ enum Class {
     Data {
         qp: u8,
         ce: bool,
+        meta: MetaBits,
     },
 }
 
@@ -248,6 +256,7 @@ impl RxParser {
             data_valid: self.data_valid_q,
             data_qp: self.data_qp_q,
             data_ce: self.data_ce_q,
+            data_meta: self.data_meta_q,
             ack_valid: self.ack_valid_q,
             ack_qp: self.ack_qp_q,
             ack_psn: self.ack_psn_q,
@@ -259,7 +268,7 @@ impl RxParser {
         }
     }
 
-    /// Frame byte `i` (12..82) as kept in `hdr_q`.
+    /// Frame byte `i` (12..98) as kept in `hdr_q`.
     fn byte(&self, i: usize) -> u8 {
         self.hdr_q[i - HDR_FIRST]
     }
@@ -268,6 +277,44 @@ impl RxParser {
     }
     fn be24(&self, i: usize) -> u32 {
         (self.be16(i)) << 8 | self.byte(i + 2) as u32
+    }
+
+    fn be32(&self, i: usize) -> u32 {
+        self.be16(i) << 16 | self.be16(i + 2)
+    }
+
+    /// The request metadata of a data frame whose BTH is at frame byte `b`
+    /// (meaningful when it is not TRUNC).
+    fn meta(&self, b: usize, opcode: u8, dqp: u32, hdr_end: u32, padcnt: u32) -> RxMeta {
+        let reth = matches!(opcode & 0xDF, 0x06 | 0x0A | 0x0B) || opcode == 0x0C;
+        let imm = matches!(opcode & 0xDF, 0x03 | 0x05 | 0x09 | 0x0B);
+        let aeth = matches!(opcode, 0x0D | 0x0F | 0x10 | 0x11);
+        let x = b + 12;
+        let pay = self.ip_end_q - hdr_end - padcnt;
+        RxMeta {
+            qp: dqp as u8,
+            opcode,
+            psn: self.be24(b + 9),
+            ack_req: self.byte(b + 8) & 0x80 != 0,
+            has_reth: reth,
+            has_imm: imm,
+            has_aeth: aeth,
+            hdr_len: (hdr_end - 4) as u8,
+            pay_len: pay.min(PAY_LEN_MAX as u32) as u16,
+            va: if reth {
+                (self.be32(x) as u64) << 32 | self.be32(x + 4) as u64
+            } else {
+                0
+            },
+            rkey: if reth { self.be32(x + 8) } else { 0 },
+            dma_len: if reth { self.be32(x + 12) } else { 0 },
+            imm: match (imm, reth) {
+                (false, _) => 0,
+                (true, true) => self.be32(x + 16),
+                (true, false) => self.be32(x),
+            },
+            aeth: if aeth { self.be32(x) } else { 0 },
+        }
     }
 
     /// The classify stage: the rule table on the registers of the frame
@@ -290,7 +337,9 @@ impl RxParser {
         let tver = self.byte(b + 1) & 0x0F;
         let dqp = self.be24(b + 5);
         let hdr_end = b as u32 + 12 + ext_len(opcode) + 4;
-        let trunc = hdr_end > self.ip_end_q || self.ip_end_q > self.len_q;
+        // The PadCnt bytes must fit between the headers and the ICRC too.
+        let padcnt = (self.byte(b + 1) >> 4 & 3) as u32;
+        let trunc = hdr_end + padcnt > self.ip_end_q || self.ip_end_q > self.len_q;
         // IPv4 header checksum: ones'-complement sum of the 10 words.
         let mut sum = 0u32;
         for k in 0..10 {
@@ -344,7 +393,11 @@ impl RxParser {
             } else {
                 self.byte(e + 1)
             } & 3;
-            Class::Data { qp, ce: ecn == 3 }
+            Class::Data {
+                qp,
+                ce: ecn == 3,
+                meta: self.meta(b, opcode, dqp, hdr_end, padcnt).pack(),
+            }
         }
     }
 }
@@ -396,10 +449,11 @@ impl Dut for RxParser {
                 self.ack_syndrome_q = syndrome;
                 self.ack_msn_q = msn;
             }
-            Some(Class::Data { qp, ce }) => {
+            Some(Class::Data { qp, ce, meta }) => {
                 self.data_valid_q = true;
                 self.data_qp_q = qp;
                 self.data_ce_q = ce;
+                self.data_meta_q = meta;
             }
         }
 
@@ -476,7 +530,7 @@ impl Dut for RxParser {
 impl Trace for RxParser {
     fn trace(&self, t: &mut dyn Tracer) {
         t.reg("beat_q", 11, &self.beat_q);
-        t.reg("hdr_q", 560, &self.hdr_q);
+        t.reg("hdr_q", 688, &self.hdr_q);
         t.reg("vlan_q", 1, &self.vlan_q);
         t.reg("v6_q", 1, &self.v6_q);
         t.reg("ip_end_q", 17, &self.ip_end_q);
@@ -493,6 +547,7 @@ impl Trace for RxParser {
         t.reg("data_valid_q", 1, &self.data_valid_q);
         t.reg("data_qp_q", 4, &self.data_qp_q);
         t.reg("data_ce_q", 1, &self.data_ce_q);
+        t.reg("data_meta_q", 256, &self.data_meta_q);
         t.reg("ack_valid_q", 1, &self.ack_valid_q);
         t.reg("ack_qp_q", 4, &self.ack_qp_q);
         t.reg("ack_psn_q", 24, &self.ack_psn_q);

@@ -187,6 +187,19 @@ fn ce_marked_data() {
     let o = one(f.clone());
     assert!(o.data_valid && o.data_ce, "{o:?}");
     assert_eq!(o.data_qp, 2);
+    // Payload at 14 + 20 + 8 + 12 = 54, 4 bytes; no extension header.
+    assert_eq!(
+        RxMeta::unpack(&o.data_meta),
+        RxMeta {
+            qp: 2,
+            opcode: 0x04,
+            psn: 1,
+            ack_req: true,
+            hdr_len: 54,
+            pay_len: 4,
+            ..Default::default()
+        }
+    );
     // ECT(0): not CE. The ToS byte is not covered by the ICRC.
     f[15] = 0x02;
     fix(&mut f);
@@ -316,6 +329,27 @@ fn long_ipv6_tagged_frames_back_to_back() {
     assert_eq!(ev[0].0, beats + 1);
     assert!(ev[0].1.data_valid && ev[0].1.data_ce);
     assert_eq!(ev[0].1.data_qp, 9);
+    // The longest request header ends at frame byte 98 (tag, IPv6, RETH,
+    // ImmDt): every field of it reaches the metadata.
+    assert_eq!(
+        RxMeta::unpack(&ev[0].1.data_meta),
+        RxMeta {
+            qp: 9,
+            opcode: 0x2B,
+            psn: 7,
+            ack_req: true,
+            has_reth: true,
+            has_imm: true,
+            has_aeth: false,
+            hdr_len: 98,
+            pay_len: 4000,
+            va: 0x1111_1111_1111_1111,
+            rkey: 0x1111_1111,
+            dma_len: 0x1111_1111,
+            imm: 0x2222_2222,
+            aeth: 0,
+        }
+    );
     assert_eq!(ev[1].0, beats + 2);
     assert!(ev[1].1.ack_valid);
     // The same with one covered payload byte flipped: ICRC.
@@ -329,4 +363,72 @@ fn one_beat_frames_at_line_rate() {
     let ev = run(&frames, 0, ALL_RTS);
     assert_eq!(ev.iter().map(|e| e.0).collect::<Vec<_>>(), [2, 3, 4, 5, 6]);
     assert!(ev.iter().all(|e| e.1.ack_valid));
+}
+
+/// SEND ONLY to QP 2, `pay` payload bytes of which the last `pad` are
+/// PadCnt padding (BTH byte 1 bits 5:4).
+fn send_only_padded(pay: usize, pad: u8) -> Vec<u8> {
+    let mut f = hex("020000000001 020000000002 0800
+         4500 0000 0001 4000 4011 0000 0a000001 0a000002
+         c000 12b7 0000 0000
+         04 00 ffff 00 000002 00 000001");
+    f.extend(vec![0x5A; pay]);
+    f.extend([0; 4]); // ICRC, computed by fix_ip
+    f[43] = pad << 4;
+    let ip_len = (f.len() - 14) as u16;
+    f[16..18].copy_from_slice(&ip_len.to_be_bytes());
+    f[38..40].copy_from_slice(&(ip_len - 20).to_be_bytes());
+    while f.len() < 60 {
+        f.push(0); // Ethernet padding: outside the IP packet
+    }
+    let n = 14 + ip_len as usize;
+    fix_ip(&mut f, n);
+    f
+}
+
+/// [`fix`] for a frame with Ethernet padding after the IP packet's end `n`.
+fn fix_ip(f: &mut [u8], n: usize) {
+    let mut g = f[..n].to_vec();
+    fix(&mut g);
+    f[..n].copy_from_slice(&g);
+}
+
+#[test]
+fn padcnt_is_taken_off_the_payload_and_must_fit() {
+    // 4 bytes after the BTH, 3 of them padding: one byte of payload.
+    let o = one(send_only_padded(4, 3));
+    assert!(o.data_valid, "{o:?}");
+    assert_eq!(RxMeta::unpack(&o.data_meta).pay_len, 1);
+    // Padding claimed with no bytes to hold it: TRUNC.
+    assert_eq!(drop_reason(send_only_padded(0, 1)), Some(DROP_TRUNC));
+    assert_eq!(drop_reason(send_only_padded(2, 3)), Some(DROP_TRUNC));
+    assert_eq!(drop_reason(send_only_padded(3, 3)), None);
+}
+
+#[test]
+fn read_response_carries_its_aeth() {
+    // READ RESPONSE ONLY (0x10) to QP 6, AETH syndrome 0x1F MSN 0x000102,
+    // 8 bytes of payload.
+    let mut f = hex("020000000001 020000000002 0800
+         4500 0038 0001 4000 4011 0000 0a000001 0a000002
+         c000 12b7 0024 0000
+         10 00 ffff 00 000006 00 0000ff
+         1f000102
+         0102030405060708
+         00000000");
+    fix(&mut f);
+    let o = one(f);
+    assert_eq!(
+        RxMeta::unpack(&o.data_meta),
+        RxMeta {
+            qp: 6,
+            opcode: 0x10,
+            psn: 0xFF,
+            has_aeth: true,
+            hdr_len: 58,
+            pay_len: 8,
+            aeth: 0x1F00_0102,
+            ..Default::default()
+        }
+    );
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::vector::{QpState, Vector, QPS};
 use crate::wire::pfc;
-use crate::wire::roce::{self, aeth, bth, ethernet, ipv4, ipv6, udp};
+use crate::wire::roce::{self, aeth, bth, ethernet, immdt, ipv4, ipv6, reth, udp};
 
 /// Drop reasons in `ev_drop_reason` order (docs/rx_cc.md): the first rule
 /// a frame breaks names it.
@@ -161,7 +161,8 @@ pub fn classify(f: &[u8], fcs: bool, live: impl Fn(u32) -> bool) -> RxEvent {
     // The IP length (not the frame's) bounds the packet: Ethernet padding
     // after it is ignored.
     let hdr_end = b + bth::HEADER_LEN + info.map_or(0, |i| i.ext_len()) + roce::ICRC_LEN;
-    if hdr_end > ip_end || ip_end > f.len() {
+    // The BTH's pad bytes must fit in the packet as well.
+    if hdr_end + bh.pad_cnt() as usize > ip_end || ip_end > f.len() {
         return RxEvent::Drop(Trunc);
     }
     if !v6 && ipv4::checksum(&h[e..e + 20]) != 0 {
@@ -190,6 +191,92 @@ pub fn classify(f: &[u8], fcs: bool, live: impl Fn(u32) -> bool) -> RxEvent {
         }
         roce::OPCODE_CNP => RxEvent::Cnp { qp },
         _ => RxEvent::Data { qp, ce: ecn == 3 },
+    }
+}
+
+/// The request metadata of a data frame (docs/responder.md, "Request
+/// metadata"): what `rx_parser` must hand on with a frame that
+/// [`classify`] calls `Data`. Taken from the testbench's header views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReqMeta {
+    pub qp: u32,
+    pub opcode: u8,
+    pub psn: u32,
+    pub ack_req: bool,
+    /// Frame offset of the first payload byte.
+    pub hdr_len: usize,
+    /// Payload bytes, PadCnt excluded.
+    pub pay_len: usize,
+    /// RETH (VA, rkey, DMA length).
+    pub reth: Option<(u64, u32, u32)>,
+    pub imm: Option<u32>,
+    /// AETH as its 32-bit word (syndrome, MSN).
+    pub aeth: Option<u32>,
+}
+
+impl ReqMeta {
+    /// The 256-bit record as four little-endian words, by the table of
+    /// docs/responder.md (written here from the table, not from the model).
+    pub fn words(&self) -> [u64; 4] {
+        let (va, rkey, len) = self.reth.unwrap_or_default();
+        let w0 = self.qp as u64 & 0xFF
+            | (self.opcode as u64) << 8
+            | (self.psn as u64 & 0xFF_FFFF) << 16
+            | (self.ack_req as u64) << 40
+            | (self.reth.is_some() as u64) << 41
+            | (self.imm.is_some() as u64) << 42
+            | (self.aeth.is_some() as u64) << 43
+            | (self.hdr_len as u64 & 0x7F) << 44
+            | (self.pay_len.min(8191) as u64) << 51;
+        [
+            w0,
+            va,
+            rkey as u64 | (len as u64) << 32,
+            self.imm.unwrap_or(0) as u64 | (self.aeth.unwrap_or(0) as u64) << 32,
+        ]
+    }
+}
+
+/// The metadata of frame `f`, meaningful when [`classify`] says `Data`.
+pub fn request_meta(f: &[u8]) -> ReqMeta {
+    let eth = ethernet::Header::new_unchecked(f);
+    let e = eth.header_len();
+    let (ip_hlen, ip_end) = if eth.ethertype() == ethernet::ETHERTYPE_IPV6 {
+        let ip = ipv6::Header::new_unchecked(&f[e..]);
+        (40, e + 40 + ip.payload_len() as usize)
+    } else {
+        let ip = ipv4::Header::new_unchecked(&f[e..]);
+        (20, e + ip.total_len() as usize)
+    };
+    let b = e + ip_hlen + udp::HEADER_LEN;
+    let bh = bth::Header::new_unchecked(&f[b..]);
+    let info = roce::opcode_info(bh.opcode()).expect("a data frame has a known opcode");
+    let mut x = b + bth::HEADER_LEN;
+    let reth = info.reth.then(|| {
+        let r = reth::Header::new_unchecked(&f[x..]);
+        x += reth::HEADER_LEN;
+        (r.va(), r.rkey(), r.dma_len())
+    });
+    let imm = info.imm.then(|| {
+        let i = immdt::Header::new_unchecked(&f[x..]);
+        x += immdt::HEADER_LEN;
+        i.imm()
+    });
+    let aeth = info.aeth.then(|| {
+        let a = aeth::Header::new_unchecked(&f[x..]);
+        x += aeth::HEADER_LEN;
+        (a.syndrome() as u32) << 24 | a.msn()
+    });
+    ReqMeta {
+        qp: bh.dest_qp(),
+        opcode: bh.opcode(),
+        psn: bh.psn(),
+        ack_req: bh.ack_req(),
+        hdr_len: x,
+        pay_len: ip_end - roce::ICRC_LEN - bh.pad_cnt() as usize - x,
+        reth,
+        imm,
+        aeth,
     }
 }
 
