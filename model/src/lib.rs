@@ -28,6 +28,7 @@ pub mod rq_arb;
 pub mod rr_pick;
 pub mod rx_buf;
 pub mod rx_parser;
+pub mod rx_wr;
 pub mod skid_arb;
 pub mod sq_fetch;
 pub mod sync_fifo;
