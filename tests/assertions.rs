@@ -473,3 +473,53 @@ trait Wrap {
 impl<T: RtlTop> Wrap for Rtl<T> {
     type T = T;
 }
+
+#[test]
+fn rx_buf_hq_a_no_push_full() {
+    use rnic_model::rx_buf::{RxBufIn, HQ};
+    // rx_buf's header queue (u_hq, NEVER_FULL) holds HQ headers, enough
+    // when each frame's header is taken no later than its last beat. A
+    // consumer that drains beats (out_ready high) and never takes a header
+    // breaks that: HQ kept one-beat frames fit, the next verdict's push is
+    // lost.
+    let idle = RxBufIn {
+        out_ready: true,
+        ..Default::default()
+    };
+    let frame = RxBufIn {
+        in_valid: true,
+        in_keep: 1,
+        in_last: true,
+        ..idle
+    };
+    let verdict = RxBufIn {
+        vd_valid: true,
+        vd_keep: true,
+        ..idle
+    };
+    let mut rtl = RtlRxBuf::new();
+    rtl.reset();
+    for _ in 0..HQ {
+        rtl.tick(&frame);
+        rtl.tick(&verdict);
+    }
+    rtl.tick(&frame);
+    assert!(
+        rtl.assertion_failures().is_empty(),
+        "{HQ} headers fit: {:?}",
+        rtl.assertion_failures()
+    );
+    let at = rtl.cycle() - RESET_CYCLES;
+    rtl.tick(&verdict);
+    rtl.tick(&idle);
+    let o = Outcome {
+        failures: rtl.assertion_failures().to_vec(),
+        break_cycle: at,
+    };
+    expect_failure(
+        &o,
+        "a_no_push_full",
+        "TOP.rx_buf.u_hq.g_never_full",
+        o.break_cycle,
+    );
+}
