@@ -35,6 +35,7 @@ pub mod sync_fifo;
 pub mod trace;
 pub mod tx_engine;
 pub mod tx_sched;
+pub mod wr_arb;
 
 pub use dut::Dut;
 pub use ports::{Beat, PortInfo, PortValue, Ports};

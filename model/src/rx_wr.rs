@@ -255,8 +255,8 @@ impl Dut for RxWr {
         let mut eof_d = self.eof_q;
         let mut mid_d = self.mid_q;
         let mut end_d = self.end_q;
-        let outst_d = self.outst_q + (self.req_valid_q && i.wr_req_ready) as usize
-            - i.wr_done_valid as usize;
+        let outst_d =
+            self.outst_q + (self.req_valid_q && i.wr_req_ready) as usize - i.wr_done_valid as usize;
         let mut req_valid_d = self.req_valid_q && !i.wr_req_ready;
         let mut req_addr_d = self.req_addr_q;
         let mut req_len_d = self.req_len_q;
