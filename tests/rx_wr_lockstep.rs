@@ -22,7 +22,10 @@
 //!   beats always offered, `wr_done` 2 cycles after a request's last beat)
 //!   frame f's last beat is taken by cycle `4 + sum over frames <= f of
 //!   (1 + B + S + Z) + sum over tokens before it of 6`, B its beats, S its
-//!   non-empty segments, Z its zero-length commands: one beat a cycle.
+//!   non-empty segments, Z its zero-length commands: one beat a cycle; and
+//!   frame by frame (no token in between), within 1 + B + S + Z cycles of
+//!   the previous frame's last beat, plus the previous frame's S + Z (what
+//!   of it may follow its last beat).
 //!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or `RNIC_RANDOM_CASES`.
@@ -83,6 +86,11 @@ struct WrEnv {
     tokens: Vec<Beat>,
     /// Per frame: the full-speed bound of its last beat's cycle.
     budget: Vec<u64>,
+    /// Per frame: 1 + B + S + Z; S + Z (what may follow its last beat);
+    /// whether a token came before it.
+    cost: Vec<u64>,
+    trail: Vec<u64>,
+    tok_before: Vec<bool>,
     // Progress.
     next_item: usize,
     /// The frame of the last command accepted (its commands started).
@@ -106,6 +114,10 @@ struct WrEnv {
     outs_max: usize,
     zero_len: usize,
     shared: usize,
+    /// Full speed: the least margin of a frame's last beat to its bound,
+    /// cumulative and frame by frame.
+    slack: u64,
+    frame_slack: u64,
 }
 
 fn beats_of(frame: &[u8]) -> usize {
@@ -136,6 +148,9 @@ impl WrEnv {
         let mut tok_after = Vec::new();
         let mut tokens = Vec::new();
         let mut budget = Vec::new();
+        let mut cost = Vec::new();
+        let mut trail = Vec::new();
+        let mut tok_before = Vec::new();
         let mut acc = 4u64;
         let mut zero_len = 0;
         for f in 0..FRAMES {
@@ -147,6 +162,7 @@ impl WrEnv {
                 1 + rng.below(1500) as usize
             };
             let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let after_tok = matches!(items.last(), Some(Item::Token(_)));
             // Segments: increasing, non-overlapping, inside the frame.
             let nseg = 1 + rng.below(5) as usize;
             let mut cur = 0usize;
@@ -193,6 +209,9 @@ impl WrEnv {
             }
             acc += 1 + beats_of(&bytes) as u64 + s + z;
             budget.push(acc);
+            cost.push(1 + beats_of(&bytes) as u64 + s + z);
+            trail.push(s + z);
+            tok_before.push(after_tok);
             frames.push(bytes);
             if f % 3 == 2 || rng.percent(10) {
                 let mut t = Beat::default();
@@ -223,6 +242,9 @@ impl WrEnv {
             tok_after,
             tokens,
             budget,
+            cost,
+            trail,
+            tok_before,
             next_item: 0,
             in_frame: 0,
             in_beat: 0,
@@ -240,6 +262,8 @@ impl WrEnv {
             outs_max: 0,
             zero_len,
             shared: 0,
+            slack: u64::MAX,
+            frame_slack: u64::MAX,
         }
     }
 
@@ -326,6 +350,23 @@ impl WrEnv {
                         "cycle {cycle}: frame {f}'s last beat taken after its bound {}",
                         self.budget[f]
                     );
+                    self.slack = self.slack.min(self.budget[f] - cycle);
+                    // Frame by frame (no token in between): within
+                    // 1 + B + S + Z cycles of the previous frame's last
+                    // beat, plus what of the previous frame may follow its
+                    // last beat (its zero-length commands, an emit-only
+                    // cycle per segment).
+                    if f > 0 && !self.tok_before[f] {
+                        let prev = self.frame_done_at[f - 1].expect("in order");
+                        let bound = self.cost[f] + self.trail[f - 1];
+                        assert!(
+                            cycle - prev <= bound,
+                            "cycle {cycle}: frame {f} took {} cycles after frame {}, bound {bound}",
+                            cycle - prev,
+                            f - 1,
+                        );
+                        self.frame_slack = self.frame_slack.min(bound - (cycle - prev));
+                    }
                 }
                 self.in_frame += 1;
                 self.in_beat = 0;
@@ -474,6 +515,7 @@ impl Env for WrEnv {
 fn rx_wr_random_lockstep() {
     let (mut total, mut frames, mut writes, mut beats, mut toks) = (0, 0, 0, 0, 0);
     let (mut zero, mut shared, mut outs_max, mut k) = (0, 0, 0, 0u64);
+    let (mut slack, mut frame_slack) = (u64::MAX, u64::MAX);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = WrEnv::new(seed, k);
         k += 1;
@@ -503,11 +545,14 @@ fn rx_wr_random_lockstep() {
         zero += env.zero_len;
         shared += env.shared;
         outs_max = outs_max.max(env.outs_max);
+        slack = slack.min(env.slack);
+        frame_slack = frame_slack.min(env.frame_slack);
     });
     println!(
         "rx_wr: {} cases, {total} cycles, {frames} frames, {writes} writes, {beats} data beats, \
          {toks} tokens, {zero} zero-length commands, {shared} writes straddling beats, \
-         at most {outs_max} outstanding",
+         at most {outs_max} outstanding, least full-speed slack {slack} cycles \
+         ({frame_slack} frame by frame)",
         run.cases
     );
     if run.full {
