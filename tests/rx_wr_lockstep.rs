@@ -127,7 +127,7 @@ fn beats_of(frame: &[u8]) -> usize {
 impl WrEnv {
     fn new(seed: u64, case_mode: u64) -> Self {
         let mut rng = SplitMix64::new(seed);
-        let fast = case_mode % 4 == 0;
+        let fast = case_mode.is_multiple_of(4);
         let slow_done = case_mode % 4 == 3;
         let pick = |rng: &mut SplitMix64, v: &[u8]| v[rng.below(v.len() as u64) as usize];
         let (cmd_pct, in_pct, req_pct, data_pct, tok_pct) = if fast {
@@ -182,7 +182,11 @@ impl WrEnv {
                     2 => rng.below(room.min(70) as u64 + 1) as usize,
                     _ => rng.below(room as u64 + 1) as usize,
                 };
-                let seg = if f % 5 == 0 && k == 0 { 0 } else { seg };
+                let seg = if f.is_multiple_of(5) && k == 0 {
+                    0
+                } else {
+                    seg
+                };
                 if seg == 0 {
                     z += 1;
                 } else {
@@ -402,7 +406,7 @@ impl WrEnv {
                 wr.off,
                 wr.off + wr.len
             );
-            if b == 0 && wr.off % 64 != 0 && wr.len > 64 - wr.off % 64 {
+            if b == 0 && !wr.off.is_multiple_of(64) && wr.len > 64 - wr.off % 64 {
                 self.shared += 1;
             }
             self.beats_of[w] += 1;

@@ -10,7 +10,7 @@
 //!   them, exactly `ceil(len/64)` beats of that request's client, byte for
 //!   byte: never a beat of another request in between;
 //! - round robin: while a client has a request offered, the other gets at
-//!   most two requests through;
+//!   most one request through;
 //! - valid/ready: an offer not taken stays unchanged;
 //! - no stall: in the full-speed cases (every valid and ready high) the run
 //!   takes one cycle per data beat plus 4 (the pipeline), so requests of
@@ -321,7 +321,7 @@ fn wr_arb_random_lockstep() {
     let (mut total, mut reqs, mut beats, mut worst, mut chances) = (0, 0, 0, 0, 0);
     let mut k = 0u64;
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
-        let fast = k % 4 == 0;
+        let fast = k.is_multiple_of(4);
         k += 1;
         let mut env = ArbEnv::new(seed, fast);
         let fin = lockstep::run(
