@@ -621,6 +621,23 @@ fn rx_write_path_assertions_fire() {
         &[&|i| i.wc_valid = false, &|i| i.wc_tok_data.0[0] ^= 1],
         &[],
     );
+    // a_in_hold: no command, so no beat is taken (in_ready low from reset).
+    let beat = RxWrIn {
+        in_valid: true,
+        in_keep: u64::MAX,
+        ..Default::default()
+    };
+    handshake::<RxWrTop>(
+        "a_in_hold",
+        "TOP.rx_wr",
+        beat,
+        RxWrIn::default(),
+        |o| o.in_ready,
+        &[&|i| i.in_valid = false, &|i| i.in_data.0[5] ^= 1, &|i| {
+            i.in_last = true
+        }],
+        &[],
+    );
 
     // wr_arb: a_len_zero (dma_wr takes 1..65536 bytes).
     let a_idle = WrArbIn {
@@ -639,6 +656,41 @@ fn rx_write_path_assertions_fire() {
         "TOP.wr_arb",
         0,
     );
+    // a_a_data_hold / a_b_data_hold: no request taken, so no beat is
+    // (data_ready low from reset).
+    for (name, base) in [
+        (
+            "a_a_data_hold",
+            WrArbIn {
+                a_data_valid: true,
+                ..Default::default()
+            },
+        ),
+        (
+            "a_b_data_hold",
+            WrArbIn {
+                b_data_valid: true,
+                ..Default::default()
+            },
+        ),
+    ] {
+        let a = name == "a_a_data_hold";
+        handshake::<WrArbTop>(
+            name,
+            "TOP.wr_arb",
+            base,
+            WrArbIn::default(),
+            move |o| if a { o.a_data_ready } else { o.b_data_ready },
+            &[
+                &|i| (i.a_data_valid, i.b_data_valid) = (false, false),
+                &|i| {
+                    i.a_data.0[0] ^= 1;
+                    i.b_data.0[0] ^= 1;
+                },
+            ],
+            &[],
+        );
+    }
     // a_a_req_hold / a_b_req_hold: dma_wr not ready, the output register
     // and the skid entry fill, the client's ready drops.
     for (name, base) in [

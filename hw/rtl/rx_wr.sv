@@ -319,6 +319,8 @@ module rx_wr #(
 
   `RNIC_ASSERT_HANDSHAKE(a_wc_hold, clk, rst, wc_valid, wc_ready,
                          {wc_tok, wc_off, wc_len, wc_addr, wc_last, wc_tok_data})
+  `RNIC_ASSERT_HANDSHAKE(a_in_hold, clk, rst, in_valid, in_ready,
+                         {in_data, in_keep, in_last})
   // A frame's segments in increasing, non-overlapping order.
   `RNIC_ASSERT_NEVER(a_cmd_order, clk, rst,
                      load_w && mid_q && 14'(h_off) < end_q)

@@ -151,6 +151,8 @@ module wr_arb #(
                          {a_req_addr, a_req_len})
   `RNIC_ASSERT_HANDSHAKE(a_b_req_hold, clk, rst, b_req_valid, b_req_ready,
                          {b_req_addr, b_req_len})
+  `RNIC_ASSERT_HANDSHAKE(a_a_data_hold, clk, rst, a_data_valid, a_data_ready, a_data)
+  `RNIC_ASSERT_HANDSHAKE(a_b_data_hold, clk, rst, b_data_valid, b_data_ready, b_data)
   // dma_wr takes lengths 1..65536.
   `RNIC_ASSERT_NEVER(a_len_zero, clk, rst,
                      (a_req_valid && a_req_len == '0) || (b_req_valid && b_req_len == '0))
