@@ -16,6 +16,11 @@
 //! - cnp_gen: a CNP for a random QP waits at random times (`cnp_valid`,
 //!   held until taken by a control grant); some grants are control grants
 //!   (`grant_ctrl`, `grant_qp` 0), with or without a CNP waiting;
+//! - ack_gen: an ACK / NAK (every syndrome kind: ACK, RNR NAK, NAK codes
+//!   0..4; random QP, PSN and MSN; now and then for a UC QP) waits at random
+//!   times (`ack_valid`, held until taken); a control grant takes the ACK
+//!   when the environment's own round-robin pointer says so (asserted equal
+//!   to `ctrl_ack_first` every cycle) or no CNP waits, else the CNP;
 //! - ack_tracker's `full` as `wqe_block`: in some cases random QPs' bits
 //!   flip at random times (held for a while, like a full queue); tx_sched
 //!   mostly leaves blocked QPs out of its grant (rnic_top gates `rate_ok`
@@ -40,7 +45,13 @@
 //! 3, CNP 3). Every descriptor's `desc_wire_len` is the length of the frame
 //! the testbench's own encoder (`rnic_testbench::wire::roce::RoceRepr`)
 //! builds from it, and each CNP descriptor (in the order the CNPs were
-//! taken) carries its QP's addresses and the CNP configuration.
+//! taken) carries its QP's addresses and the CNP configuration. Each ACK
+//! descriptor (in the order the control frames were taken) is turned into
+//! frame bytes by that encoder, parsed back by the testbench's decoder
+//! (`RoceRepr::parse`: ICRC, opcode 0x11 with an AETH and no payload) and
+//! compared field by field with the QP's headers and the ACK taken; an ACK
+//! for a UC QP gives no output at all and `grant_ready` rises 4 cycles after
+//! its grant.
 //!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
@@ -61,7 +72,9 @@ use rnic_testbench::rtl::RtlTxEngine;
 use rnic_testbench::wire::cqe::{
     STATUS_LOC_PROT_ERR, STATUS_LOC_QP_OP_ERR, STATUS_SUCCESS, STATUS_WR_FLUSH_ERR,
 };
-use rnic_testbench::wire::roce::{bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, RoceRepr};
+use rnic_testbench::wire::roce::{
+    aeth, bth, ethernet, ipv4, ipv6, reth, udp, IpRepr, RoceFrame, RoceRepr,
+};
 use rnic_testbench::wire::wqe;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -343,6 +356,26 @@ struct Case {
     /// grants that ignore the block (the others leave blocked QPs out).
     block_flip_pct: u8,
     block_ignore_pct: u8,
+    /// Percent of cycles an ACK starts waiting (when none waits), and of
+    /// ACKs asked for any QP (UC ones included) rather than an RC QP.
+    ack_pct: u8,
+    ack_any_pct: u8,
+}
+
+/// An ACK / NAK as ack_gen offers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ack {
+    qp: u8,
+    psn: u32,
+    syndrome: u8,
+    msn: u32,
+}
+
+/// A control frame taken, in the order taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctrl {
+    Cnp(u8),
+    Ack(Ack),
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -495,6 +528,8 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         cnp_becn: r.percent(50),
         block_flip_pct: [0, 0, 2, 10, 50][r.below(5) as usize],
         block_ignore_pct: [0, 10, 50][r.below(3) as usize],
+        ack_pct: [0, 1, 10, 50, 100][r.below(5) as usize],
+        ack_any_pct: [0, 5, 30][r.below(3) as usize],
     }
 }
 
@@ -520,7 +555,19 @@ struct TxEnv {
     // cnp_gen: the CNP waiting (its QP), then the CNPs taken and not yet
     // seen as descriptors, in order.
     cnp: Option<u8>,
-    exp_cnps: VecDeque<u8>,
+    // ack_gen: the ACK waiting; the round-robin pointer (true: an ACK goes
+    // before a CNP); the control frames taken and not yet seen as
+    // descriptors, in order.
+    ack: Option<Ack>,
+    ack_first: bool,
+    exp_ctrl: VecDeque<Ctrl>,
+    /// The cycle grant_ready must rise after an ACK for a UC QP.
+    ready_due: Option<u64>,
+    /// ACK frames checked by syndrome kind (ACK, RNR NAK, NAK), ACKs for a
+    /// UC QP dropped, control grants taken with both an ACK and a CNP waiting.
+    ack_kinds: [u64; 3],
+    acks_dropped: u64,
+    both_waiting: u64,
     // checks
     exp_pkts: Vec<VecDeque<Pkt>>,
     exp_cpls: Vec<VecDeque<Cpl>>,
@@ -544,13 +591,76 @@ struct TxEnv {
     prot: usize,
     flush_exp: usize,
     flush: usize,
-    /// Steps: WQE in progress, new WQE, CNP.
-    steps: [u64; 3],
-    /// Packets, completions by status (0, 2, 4, 5), CNPs.
-    stats: [u64; 6],
+    /// Steps: WQE in progress, new WQE, CNP, ACK.
+    steps: [u64; 4],
+    /// Packets, completions by status (0, 2, 4, 5), CNPs, ACKs.
+    stats: [u64; 7],
     /// Grants taken for a blocked QP: with a WQE available and none in
     /// progress (nothing must happen), with a WQE in progress (it goes on).
     blocked: [u64; 2],
+}
+
+/// The frame the testbench's encoder builds from a descriptor (zero
+/// payload bytes).
+fn desc_repr(o: &TxEngineOut) -> RoceRepr {
+    let ip = if o.desc_ipv6 {
+        IpRepr::V6(ipv6::Repr {
+            src: Ipv6Addr::from(o.desc_src_ip),
+            dst: Ipv6Addr::from(o.desc_dst_ip),
+            dscp: o.desc_dscp,
+            ecn: o.desc_ecn,
+            flow_label: 0,
+            hop_limit: 64,
+        })
+    } else {
+        IpRepr::V4(ipv4::Repr {
+            src: Ipv4Addr::from(o.desc_src_ip as u32),
+            dst: Ipv4Addr::from(o.desc_dst_ip as u32),
+            dscp: o.desc_dscp,
+            ecn: o.desc_ecn,
+            ident: 0,
+            dont_frag: true,
+            ttl: 64,
+        })
+    };
+    RoceRepr {
+        eth: ethernet::Repr {
+            dst: o.desc_dst_mac,
+            src: o.desc_src_mac,
+            vlan: o.desc_vlan_en.then_some(ethernet::VlanTag {
+                pcp: o.desc_pcp,
+                dei: false,
+                vid: o.desc_vid,
+            }),
+        },
+        ip,
+        udp: udp::Repr {
+            src_port: o.desc_udp_sport,
+            checksum: 0,
+        },
+        bth: bth::Repr {
+            opcode: o.desc_opcode,
+            se: o.desc_se,
+            migreq: false,
+            pkey: o.desc_pkey,
+            fecn: false,
+            becn: o.desc_becn,
+            dest_qp: o.desc_dest_qp,
+            ack_req: o.desc_ack_req,
+            psn: o.desc_psn,
+        },
+        reth: o.desc_reth_en.then_some(reth::Repr {
+            va: o.desc_reth_va,
+            rkey: o.desc_reth_rkey,
+            dma_len: o.desc_reth_len,
+        }),
+        aeth: o.desc_aeth_en.then_some(aeth::Repr {
+            syndrome: (o.desc_aeth >> 24) as u8,
+            msn: o.desc_aeth & 0xFF_FFFF,
+        }),
+        imm: o.desc_imm_en.then_some(o.desc_imm),
+        payload: vec![0; o.desc_pay_len as usize],
+    }
 }
 
 fn qp_of(t: &[Qp; QPS], i: u8) -> Qp {
@@ -592,7 +702,13 @@ impl TxEnv {
             ptr: 0,
             block: 0,
             cnp: None,
-            exp_cnps: VecDeque::new(),
+            ack: None,
+            ack_first: false,
+            exp_ctrl: VecDeque::new(),
+            ready_due: None,
+            ack_kinds: [0; 3],
+            acks_dropped: 0,
+            both_waiting: 0,
             c,
             exp_pkts,
             exp_cpls,
@@ -610,8 +726,8 @@ impl TxEnv {
             prot: 0,
             flush_exp,
             flush: 0,
-            steps: [0; 3],
-            stats: [0; 6],
+            steps: [0; 4],
+            stats: [0; 7],
             blocked: [0; 2],
         }
     }
@@ -619,10 +735,10 @@ impl TxEnv {
     /// A CNP descriptor: the next CNP taken, its QP's addresses, the CNP
     /// configuration.
     fn check_cnp(&mut self, cycle: u64, o: &TxEngineOut) {
-        let q = self
-            .exp_cnps
-            .pop_front()
-            .unwrap_or_else(|| panic!("cycle {cycle}: a CNP descriptor nobody asked for"));
+        let q = match self.exp_ctrl.pop_front() {
+            Some(Ctrl::Cnp(q)) => q,
+            other => panic!("cycle {cycle}: a CNP descriptor, expected {other:?}"),
+        };
         assert_eq!(o.desc_qp, q, "cycle {cycle}: CNP QP");
         let qp = self.c.qps[q as usize];
         let c = &self.c;
@@ -662,61 +778,7 @@ impl TxEnv {
     /// encoder builds from the descriptor (it also insists that the
     /// extension headers present match the opcode).
     fn check_wire_len(&self, cycle: u64, o: &TxEngineOut) {
-        let ip = if o.desc_ipv6 {
-            IpRepr::V6(ipv6::Repr {
-                src: Ipv6Addr::from(o.desc_src_ip),
-                dst: Ipv6Addr::from(o.desc_dst_ip),
-                dscp: o.desc_dscp,
-                ecn: o.desc_ecn,
-                flow_label: 0,
-                hop_limit: 64,
-            })
-        } else {
-            IpRepr::V4(ipv4::Repr {
-                src: Ipv4Addr::from(o.desc_src_ip as u32),
-                dst: Ipv4Addr::from(o.desc_dst_ip as u32),
-                dscp: o.desc_dscp,
-                ecn: o.desc_ecn,
-                ident: 0,
-                dont_frag: true,
-                ttl: 64,
-            })
-        };
-        let f = RoceRepr {
-            eth: ethernet::Repr {
-                dst: o.desc_dst_mac,
-                src: o.desc_src_mac,
-                vlan: o.desc_vlan_en.then_some(ethernet::VlanTag {
-                    pcp: o.desc_pcp,
-                    dei: false,
-                    vid: o.desc_vid,
-                }),
-            },
-            ip,
-            udp: udp::Repr {
-                src_port: o.desc_udp_sport,
-                checksum: 0,
-            },
-            bth: bth::Repr {
-                opcode: o.desc_opcode,
-                se: o.desc_se,
-                migreq: false,
-                pkey: o.desc_pkey,
-                fecn: false,
-                becn: o.desc_becn,
-                dest_qp: o.desc_dest_qp,
-                ack_req: o.desc_ack_req,
-                psn: o.desc_psn,
-            },
-            reth: o.desc_reth_en.then_some(reth::Repr {
-                va: o.desc_reth_va,
-                rkey: o.desc_reth_rkey,
-                dma_len: o.desc_reth_len,
-            }),
-            aeth: None,
-            imm: o.desc_imm_en.then_some(o.desc_imm),
-            payload: vec![0; o.desc_pay_len as usize],
-        };
+        let f = desc_repr(o);
         assert_eq!(
             o.desc_wire_len as usize,
             f.buffer_len(),
@@ -725,10 +787,97 @@ impl TxEnv {
         );
     }
 
+    /// An ACK descriptor: the next control frame taken is this ACK; the
+    /// frame the testbench encodes from the descriptor, decoded again by the
+    /// testbench, has exactly the QP's headers (as a data packet of the QP
+    /// would) and the ACK's PSN and AETH.
+    fn check_ack(&mut self, cycle: u64, o: &TxEngineOut) {
+        let a = match self.exp_ctrl.pop_front() {
+            Some(Ctrl::Ack(a)) => a,
+            other => panic!("cycle {cycle}: an ACK descriptor, expected {other:?}"),
+        };
+        let qp = self.c.qps[a.qp as usize];
+        assert!(!qp.uc, "cycle {cycle}: an ACK frame for UC QP {}", a.qp);
+        assert_eq!(
+            (o.desc_qp, o.desc_cpl, o.desc_cnp_pad, o.desc_pay_len),
+            (a.qp, false, false, 0),
+            "cycle {cycle}: ACK descriptor"
+        );
+        assert!(!o.rd_req_valid, "cycle {cycle}: a payload read with an ACK");
+        let bytes = desc_repr(o).to_bytes();
+        let f = RoceFrame::new_checked(&bytes[..])
+            .unwrap_or_else(|e| panic!("cycle {cycle}: ACK frame: {e:?}"));
+        let got = RoceRepr::parse(&f).unwrap_or_else(|e| panic!("cycle {cycle}: ACK frame: {e:?}"));
+        let ecn = if qp.ecn_en { 2 } else { 0 };
+        let want = RoceRepr {
+            eth: ethernet::Repr {
+                dst: qp.dst_mac,
+                src: qp.src_mac,
+                vlan: qp.vlan_en.then_some(ethernet::VlanTag {
+                    pcp: qp.pcp,
+                    dei: false,
+                    vid: qp.vid,
+                }),
+            },
+            ip: if qp.ipv6 {
+                IpRepr::V6(ipv6::Repr {
+                    src: Ipv6Addr::from(qp.src_ip),
+                    dst: Ipv6Addr::from(qp.dst_ip),
+                    dscp: qp.dscp,
+                    ecn,
+                    flow_label: 0,
+                    hop_limit: 64,
+                })
+            } else {
+                IpRepr::V4(ipv4::Repr {
+                    src: Ipv4Addr::from(qp.src_ip as u32),
+                    dst: Ipv4Addr::from(qp.dst_ip as u32),
+                    dscp: qp.dscp,
+                    ecn,
+                    ident: 0,
+                    dont_frag: true,
+                    ttl: 64,
+                })
+            },
+            udp: udp::Repr {
+                src_port: qp.udp_sport,
+                checksum: 0,
+            },
+            bth: bth::Repr {
+                opcode: 0x11,
+                se: false,
+                migreq: false,
+                pkey: qp.pkey,
+                fecn: false,
+                becn: false,
+                dest_qp: qp.remote_qpn,
+                ack_req: false,
+                psn: a.psn,
+            },
+            reth: None,
+            aeth: Some(aeth::Repr {
+                syndrome: a.syndrome,
+                msn: a.msn,
+            }),
+            imm: None,
+            payload: vec![],
+        };
+        assert_eq!(got, want, "cycle {cycle}: ACK frame of QP {}", a.qp);
+        self.ack_kinds[match a.syndrome >> 5 {
+            0 => 0,
+            1 => 1,
+            _ => 2,
+        }] += 1;
+        self.stats[6] += 1;
+    }
+
     fn check_desc(&mut self, cycle: u64, o: &TxEngineOut) {
         self.check_wire_len(cycle, o);
         if o.desc_cnp_pad {
             return self.check_cnp(cycle, o);
+        }
+        if o.desc_aeth_en || o.desc_opcode == 0x11 {
+            return self.check_ack(cycle, o);
         }
         let q = o.desc_qp as usize;
         let qp = self.c.qps[q];
@@ -910,13 +1059,80 @@ impl Env for TxEnv {
         i.cfg_cnp_dscp = self.c.cnp_dscp;
         i.cfg_cnp_pcp = self.c.cnp_pcp;
         i.cfg_cnp_becn = self.c.cnp_becn;
+        // ---- ack_gen ----
+        if self.ack.is_none() && self.r.percent(self.c.ack_pct) {
+            let any = self.r.percent(self.c.ack_any_pct);
+            let cands: Vec<u8> = (0..QPS as u8)
+                .filter(|&q| any || !self.c.qps[q as usize].uc)
+                .collect();
+            if !cands.is_empty() {
+                let qp = cands[self.r.below(cands.len() as u64) as usize];
+                // ACK (credit count), RNR NAK (timer), NAK (codes 0..4).
+                let syndrome = match self.r.below(3) {
+                    0 => self.r.below(32) as u8,
+                    1 => 0x20 | self.r.below(32) as u8,
+                    _ => 0x60 + self.r.below(5) as u8,
+                };
+                self.ack = Some(Ack {
+                    qp,
+                    psn: self.r.below(1 << 24) as u32,
+                    syndrome,
+                    msn: self.r.below(1 << 24) as u32,
+                });
+            }
+        }
+        {
+            let junk = Ack {
+                qp: self.r.below(QPS as u64) as u8,
+                psn: self.r.below(1 << 24) as u32,
+                syndrome: self.r.below(256) as u8,
+                msn: self.r.below(1 << 24) as u32,
+            };
+            let a = self.ack.unwrap_or(junk);
+            i.ack_valid = self.ack.is_some();
+            i.ack_qp = a.qp;
+            i.ack_psn = a.psn;
+            i.ack_syndrome = a.syndrome;
+            i.ack_msn = a.msn;
+        }
+        assert_eq!(
+            o.ctrl_ack_first, self.ack_first,
+            "cycle {cycle}: control round-robin pointer"
+        );
+        // After an ACK for a UC QP: nothing, and grant_ready back at n+4.
+        if let Some(c) = self.ready_due {
+            assert_eq!(
+                o.grant_ready,
+                cycle == c,
+                "cycle {cycle}: grant_ready after a UC ACK"
+            );
+            if cycle == c {
+                self.ready_due = None;
+            }
+        }
         if i.grant_valid && i.grant_ctrl && o.grant_ready {
-            // rnic_top: cnp_ready = grant_valid & grant_ctrl & grant_ready
-            // & cnp_valid. Without a CNP the grant does nothing.
-            if let Some(q) = self.cnp.take() {
+            // rnic_top: the ACK is taken when ack_valid & (ctrl_ack_first |
+            // !cnp_valid), else the CNP when cnp_valid. With neither the
+            // grant does nothing.
+            if self.ack.is_some() && self.cnp.is_some() {
+                self.both_waiting += 1;
+            }
+            if self.ack.is_some() && (self.ack_first || self.cnp.is_none()) {
+                let a = self.ack.take().unwrap();
+                self.ack_first = false;
+                assert!(self.step_start.is_none());
+                if self.c.qps[a.qp as usize].uc {
+                    self.acks_dropped += 1;
+                    self.ready_due = Some(cycle + 4);
+                } else {
+                    self.step_start = Some((cycle, 3));
+                    self.exp_ctrl.push_back(Ctrl::Ack(a));
+                }
+            } else if let Some(q) = self.cnp.take() {
+                self.ack_first = true;
                 assert!(self.step_start.is_none());
                 self.step_start = Some((cycle, 3));
-                self.exp_cnps.push_back(q);
+                self.exp_ctrl.push_back(Ctrl::Cnp(q));
             }
         } else if i.grant_valid && o.grant_ready {
             let q = i.grant_qp as usize;
@@ -974,6 +1190,8 @@ impl Env for TxEnv {
             );
             let kind = if o.desc_valid && o.desc_cnp_pad {
                 2
+            } else if o.desc_valid && o.desc_aeth_en {
+                3
             } else {
                 (budget == 4) as usize
             };
@@ -1052,15 +1270,18 @@ impl Env for TxEnv {
         self.left == 0
             && self.step_start.is_none()
             && self.desc_wait_rd.is_empty()
-            && self.exp_cnps.is_empty()
+            && self.exp_ctrl.is_empty()
+            && self.ready_due.is_none()
     }
 }
 
 #[test]
 fn tx_engine_random_lockstep() {
     let mut total = 0u64;
-    let (mut new_steps, mut cont_steps, mut cnp_steps) = (0u64, 0u64, 0u64);
-    let mut stats = [0u64; 6];
+    let (mut new_steps, mut cont_steps) = (0u64, 0u64);
+    let (mut cnp_steps, mut ack_steps) = (0u64, 0u64);
+    let mut stats = [0u64; 7];
+    let (mut ack_kinds, mut acks_dropped, mut both_waiting) = ([0u64; 3], 0u64, 0u64);
     let mut blocked = [0u64; 2];
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
@@ -1090,6 +1311,12 @@ fn tx_engine_random_lockstep() {
         new_steps += env.steps[1];
         cont_steps += env.steps[0];
         cnp_steps += env.steps[2];
+        ack_steps += env.steps[3];
+        for (a, b) in ack_kinds.iter_mut().zip(env.ack_kinds) {
+            *a += b;
+        }
+        acks_dropped += env.acks_dropped;
+        both_waiting += env.both_waiting;
         blocked[0] += env.blocked[0];
         blocked[1] += env.blocked[1];
         for (a, b) in stats.iter_mut().zip(env.stats) {
@@ -1098,12 +1325,15 @@ fn tx_engine_random_lockstep() {
     });
     eprintln!(
         "tx_engine lockstep: {} cases, {total} cycles, {new_steps} new-WQE steps, \
-         {cont_steps} in-progress steps, {cnp_steps} CNP steps; {} packets ({} CNPs), \
+         {cont_steps} in-progress steps, {cnp_steps} CNP steps, {ack_steps} ACK steps; \
+         {} packets ({} CNPs, {} ACKs: {ack_kinds:?} ACK / RNR NAK / NAK), \
+         {acks_dropped} ACKs for UC QPs dropped, {both_waiting} control grants with both waiting; \
          completions: {} success, {} QP op error, {} protection error, {} flushed; \
          blocked grants: {} with a WQE waiting (nothing done), {} with a WQE in progress",
         run.cases,
         stats[0],
         stats[5],
+        stats[6],
         stats[1],
         stats[2],
         stats[3],
@@ -1114,6 +1344,16 @@ fn tx_engine_random_lockstep() {
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
         assert!(cnp_steps >= 1000, "only {cnp_steps} CNPs");
+        assert!(ack_steps >= 1000, "only {ack_steps} ACKs");
+        assert!(
+            ack_kinds.iter().all(|&k| k >= 200),
+            "ACK / RNR NAK / NAK frames: {ack_kinds:?}"
+        );
+        assert!(acks_dropped >= 20, "only {acks_dropped} ACKs for UC QPs");
+        assert!(
+            both_waiting >= 500,
+            "only {both_waiting} grants with both waiting"
+        );
         assert!(
             blocked[0] >= 1000 && blocked[1] >= 1000,
             "only {blocked:?} blocked grants"

@@ -6,7 +6,16 @@
 //! (work, `rate_ok`, the pause bit of the QP's priority):
 //! - `grant_valid` at n+1 is exactly "a control frame waited or some QP was
 //!   eligible at n", `grant_ctrl` at n+1 exactly `ctrl_req` at n (control
-//!   first, never paused), with `grant_qp` 0;
+//!   first, never paused) unless `CTRL_BURST` control grants were taken
+//!   since the last data grant taken (counted here, up to cycle n's
+//!   transfer) and some QP was eligible at n, with `grant_qp` 0;
+//! - the bound, both sides: a control grant taken while data is eligible is
+//!   never the `CTRL_BURST + 1`-th in a row (data gets at least one of every
+//!   `CTRL_BURST + 1` grants taken), and at most one data grant is taken
+//!   between a control frame starting to wait and its control grant (a
+//!   control frame waits at most one data frame); cases with control and
+//!   data saturated (a control frame always waiting, every QP always
+//!   eligible) reach both bounds exactly;
 //! - a data grant never names a QP without work, a rate-blocked QP or a QP
 //!   whose priority was paused at n;
 //! - fairness: a QP that stays eligible is granted before `QPS` data grants
@@ -27,7 +36,7 @@
 
 mod common;
 
-use rnic_model::tx_sched::{TxSched, TxSchedIn, TxSchedOut, QPS};
+use rnic_model::tx_sched::{TxSched, TxSchedIn, TxSchedOut, CTRL_BURST, QPS};
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlTxSched;
@@ -109,6 +118,18 @@ struct SchedEnv {
     /// Data waited (eligible) while a control grant went out.
     ctrl_over_data: u64,
     max_skipped: u32,
+    /// Control grants taken since the last data grant taken (saturating at
+    /// CTRL_BURST; the contract's count), the longest such run while data
+    /// was eligible, and data grants taken since a control frame began
+    /// waiting without a control grant.
+    ctrl_run: u32,
+    ctrl_streak: u32,
+    max_streak: u32,
+    data_while_ctrl: u32,
+    /// Data grants taken over a waiting control frame (the bound's turn),
+    /// and control waits that saw exactly one data grant.
+    data_turns: u64,
+    ctrl_waited_one: u64,
 }
 
 impl SchedEnv {
@@ -119,7 +140,8 @@ impl SchedEnv {
         let rate_all = rng.percent(40);
         let pause_pct = [0, 0, 15, 40, 85][rng.below(5) as usize];
         let pcp_mode = [PcpMode::Same, PcpMode::Spread, PcpMode::Changing][rng.below(3) as usize];
-        let ctrl_pct = [0, 1, 5, 20][rng.below(4) as usize];
+        // 100: a control frame always waits (saturated control).
+        let ctrl_pct = [0, 1, 5, 20, 100][rng.below(5) as usize];
         let ctrl_burst = [1, 4, 30][rng.below(3) as usize];
         let ready_pct = [100, 80, 50, 10][rng.below(4) as usize];
         let mut pcp = [0u8; QPS];
@@ -155,6 +177,12 @@ impl SchedEnv {
             grants_past_rate: 0,
             ctrl_over_data: 0,
             max_skipped: 0,
+            ctrl_run: 0,
+            ctrl_streak: 0,
+            max_streak: 0,
+            data_while_ctrl: 0,
+            data_turns: 0,
+            ctrl_waited_one: 0,
         }
     }
 
@@ -176,9 +204,15 @@ impl SchedEnv {
             "cycle {cycle}: grant_valid vs ctrl_req {} / eligible {elig:#06x} of the cycle before",
             s.ctrl
         );
+        // Control first, but after CTRL_BURST control grants in a row an
+        // eligible data QP goes.
+        let data_turn = self.ctrl_run == CTRL_BURST && elig != 0;
         assert_eq!(
-            o.grant_ctrl, s.ctrl,
-            "cycle {cycle}: grant_ctrl vs ctrl_req of the cycle before (control first)"
+            o.grant_ctrl,
+            s.ctrl && !data_turn,
+            "cycle {cycle}: grant_ctrl vs ctrl_req of the cycle before, {} control grants \
+             in a row, eligible {elig:#06x}",
+            self.ctrl_run
         );
         if o.grant_ctrl {
             assert_eq!(o.grant_qp, 0, "cycle {cycle}: a control grant names QP 0");
@@ -205,15 +239,46 @@ impl SchedEnv {
                 self.skipped[q] = 0;
             }
         }
+        if !s.ctrl {
+            // No control frame waited at n: its wait (if any) ended.
+            self.data_while_ctrl = 0;
+        }
         if !(o.grant_valid && ready) {
             return;
         }
         if o.grant_ctrl {
             self.ctrl_grants += 1;
             self.ctrl_over_data += (elig != 0) as u64;
+            self.ctrl_run = (self.ctrl_run + 1).min(CTRL_BURST);
+            // Data side of the bound: with data eligible, never more than
+            // CTRL_BURST control grants in a row.
+            if elig != 0 {
+                self.ctrl_streak += 1;
+                self.max_streak = self.max_streak.max(self.ctrl_streak);
+                assert!(
+                    self.ctrl_streak <= CTRL_BURST,
+                    "cycle {cycle}: control grant {} in a row over eligible data",
+                    self.ctrl_streak
+                );
+            }
+            self.ctrl_waited_one += (self.data_while_ctrl == 1) as u64;
+            self.data_while_ctrl = 0;
             return;
         }
         self.data_grants += 1;
+        self.ctrl_run = 0;
+        self.ctrl_streak = 0;
+        if s.ctrl {
+            // Control side of the bound: a waiting control frame lets at
+            // most one data grant go first.
+            self.data_turns += 1;
+            self.data_while_ctrl += 1;
+            assert!(
+                self.data_while_ctrl <= 1,
+                "cycle {cycle}: {} data grants while a control frame waited",
+                self.data_while_ctrl
+            );
+        }
         let held = |f: &dyn Fn(usize) -> bool| (0..QPS).any(|q| s.work >> q & 1 != 0 && f(q));
         self.grants_past_paused += held(&|q| s.paused(q)) as u64;
         self.grants_past_rate += held(&|q| s.rate_ok >> q & 1 == 0) as u64;
@@ -298,6 +363,7 @@ fn tx_sched_random_lockstep() {
     let mut total = 0u64;
     let (mut data, mut ctrl, mut past_paused, mut past_rate, mut ctrl_over) = (0, 0, 0, 0, 0);
     let mut worst = 0u32;
+    let (mut max_streak, mut data_turns, mut waited_one) = (0u32, 0u64, 0u64);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = SchedEnv::new(seed);
         let fin = lockstep::run(
@@ -314,11 +380,16 @@ fn tx_sched_random_lockstep() {
         past_rate += env.grants_past_rate;
         ctrl_over += env.ctrl_over_data;
         worst = worst.max(env.max_skipped);
+        max_streak = max_streak.max(env.max_streak);
+        data_turns += env.data_turns;
+        waited_one += env.ctrl_waited_one;
     });
     println!(
         "tx_sched: {} cases, {total} cycles, {data} data grants ({past_paused} past a \
          paused QP, {past_rate} past a rate-blocked one), {ctrl} control grants ({ctrl_over} \
-         over eligible data), longest wait {worst} grants",
+         over eligible data), longest wait {worst} grants; bound {CTRL_BURST}: longest control \
+         run over eligible data {max_streak}, {data_turns} data grants over a waiting control \
+         frame, {waited_one} control frames that waited one data grant",
         run.cases
     );
     if run.full {
@@ -340,6 +411,19 @@ fn tx_sched_random_lockstep() {
         assert!(
             ctrl_over >= 1_000,
             "control-first barely exercised ({ctrl_over})"
+        );
+        // Both sides of the bound reached, not just respected.
+        assert_eq!(
+            max_streak, CTRL_BURST,
+            "control runs never reached the bound"
+        );
+        assert!(
+            data_turns >= 1_000,
+            "data's turn barely taken ({data_turns})"
+        );
+        assert!(
+            waited_one >= 1_000,
+            "control waits behind data barely seen ({waited_one})"
         );
     }
     assert!(data + ctrl > total / 20, "too few grants: {data} + {ctrl}");

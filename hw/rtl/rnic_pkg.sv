@@ -17,6 +17,10 @@ package rnic_pkg;
   // Link bits per core clock cycle: 100 Gb/s at 250 MHz.
   localparam int BITS_PER_CYCLE = 400;
 
+  // tx_sched: control grants (CNP / ACK) in a row after which a waiting
+  // eligible data QP gets the next grant.
+  localparam int CTRL_BURST = 8;
+
   // QP states. CTRL.STATE is 3 bits: these three, which are also the
   // values of the 2-bit views the transmit and receive paths get from csr,
   // and RTR and INIT, which only CTRL.STATE and the responder's ports carry.

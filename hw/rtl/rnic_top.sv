@@ -208,6 +208,8 @@ module rnic_top #(
   logic [23:0]  rctx_remote_qpn_unused, epsn_set_psn_unused;
   logic [31:0]  rmr_key_unused;
   logic [QPS-1:0] qp_err_all_unused;
+  // ack_gen's events: no counters for them yet.
+  logic         ag_ev_ack_unused, ag_ev_coalesced_unused;
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---------------- receive path, PFC, congestion control ----------------
@@ -242,6 +244,12 @@ module rnic_top #(
   logic [QPS-1:0] rl_rate_ok, ack_full;
   logic         cg_cnp_valid, cg_cnp_ready;
   logic [QPW-1:0] cg_cnp_qp;
+  // ack_gen's offer (the responder's ACK / NAK) and tx_engine's control
+  // round robin.
+  logic         ag_ack_valid, ag_ack_ready, ctrl_take, ctrl_ack_first;
+  logic [QPW-1:0] ag_ack_qp;
+  logic [23:0]  ag_ack_psn, ag_ack_msn;
+  logic [7:0]   ag_ack_syndrome;
   logic         grant_ctrl, charge_valid;
   logic [13:0]  desc_wire_len;
   // tx_engine's completions, before ack_tracker orders them.
@@ -326,6 +334,16 @@ module rnic_top #(
     .ev_ce(ev_rx_ce), .ev_ce_suppressed, .ev_cnp(ev_cnp_sent)
   );
 
+  // The responder's acknowledgements, one pending per QP (docs/responder.md,
+  // "ack_gen"). The responder is not built yet: no requests until it is.
+  ack_gen #(.QPS(QPS)) u_ack_gen (
+    .clk, .rst,
+    .req_valid(1'b0), .req_qp('0), .req_psn('0), .req_syndrome('0), .req_msn('0),
+    .ack_valid(ag_ack_valid), .ack_qp(ag_ack_qp), .ack_psn(ag_ack_psn),
+    .ack_syndrome(ag_ack_syndrome), .ack_msn(ag_ack_msn), .ack_ready(ag_ack_ready),
+    .ev_ack(ag_ev_ack_unused), .ev_coalesced(ag_ev_coalesced_unused)
+  );
+
   // A data frame is committed when its descriptor goes to pkt_builder: the
   // rate limiter charges it and dcqcn's byte counter counts it.
   assign charge_valid = desc_valid && desc_ready && !desc_cnp_pad;
@@ -384,12 +402,18 @@ module rnic_top #(
     .clk, .rst,
     .req_active, .req_avail(wqe_avail),
     // A QP may start a frame when its rate limiter allows it and its
-    // completion queue in ack_tracker has room; a waiting CNP goes first.
-    .rate_ok(rl_rate_ok & ~ack_full), .pause, .qp_pcp(qp_pcp_all), .ctrl_req(cg_cnp_valid),
+    // completion queue in ack_tracker has room; a waiting CNP or ACK goes
+    // first (within tx_sched's bound on control grants in a row).
+    .rate_ok(rl_rate_ok & ~ack_full), .pause, .qp_pcp(qp_pcp_all),
+    .ctrl_req(cg_cnp_valid || ag_ack_valid),
     .grant_valid, .grant_qp, .grant_ctrl, .grant_ready
   );
-  // tx_engine takes the CNP with the control grant.
-  assign cg_cnp_ready = grant_valid && grant_ctrl && grant_ready && cg_cnp_valid;
+  // tx_engine takes the CNP or the ACK with the control grant: the ACK when
+  // it is the ACK's turn (ctrl_ack_first) or no CNP waits, else the CNP
+  // (docs/tx_datapath.md, tx_engine).
+  assign ctrl_take    = grant_valid && grant_ctrl && grant_ready;
+  assign ag_ack_ready = ctrl_take && ag_ack_valid && (ctrl_ack_first || !cg_cnp_valid);
+  assign cg_cnp_ready = ctrl_take && cg_cnp_valid && !(ag_ack_valid && ctrl_ack_first);
 
   tx_engine #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_tx_engine (
     .clk, .rst,
@@ -418,6 +442,8 @@ module rnic_top #(
     .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn),
     .grant_ctrl, .cnp_valid(cg_cnp_valid), .cnp_qp(cg_cnp_qp),
     .cfg_cnp_dscp, .cfg_cnp_pcp, .cfg_cnp_becn,
+    .ack_valid(ag_ack_valid), .ack_qp(ag_ack_qp), .ack_psn(ag_ack_psn),
+    .ack_syndrome(ag_ack_syndrome), .ack_msn(ag_ack_msn), .ctrl_ack_first,
     .desc_wire_len,
     .ev_prot_err, .ev_flush
   );

@@ -10,7 +10,11 @@
 // when it carries payload, a PSN write-back to csr, and, for the last packet
 // of a signaled message, a completion (UC: it waits for the frame; RC: it
 // goes to ack_tracker, which holds it until the ACK). A control grant
-// (grant_ctrl) with cnp_valid emits a CNP descriptor for cnp_qp instead.
+// (grant_ctrl) takes the CNP (cnp_valid, cnp_qp) or the ACK (ack_valid,
+// ack_qp, ack_psn, ack_syndrome, ack_msn) waiting, round robin when both
+// wait (the 1-bit pointer ctrl_ack_q, output as ctrl_ack_first), and emits
+// its descriptor instead: rnic_top forms cnp_ready / ack_ready from the same
+// rule (an ACK is taken when ack_valid & (ctrl_ack_first | !cnp_valid)).
 // desc, rd_req and cpl are each held until taken; the next grant is taken
 // once all are.
 //
@@ -19,7 +23,9 @@
 //                   entry (addressed by the WQE's lkey in rnic_top) at n+3,
 //                   checks; desc / rd_req / cpl visible at n+4
 //   WQE in progress: qp_idx at n+1, QP context at n+2, outputs at n+3
-//   CNP (control grant with cnp_valid): the same as a WQE in progress
+//   CNP / ACK (control grant with one waiting): the same as a WQE in
+//                   progress (an ACK for a UC QP is dropped: no output,
+//                   grant_ready back at n+4)
 //   no work:         grant ignored, grant_ready stays high (also a QP with
 //                    no WQE in progress whose wqe_block is high)
 //   last transfer of the step at m -> grant_ready at m+1
@@ -39,6 +45,12 @@ module tx_engine #(
   input  logic [5:0]           cfg_cnp_dscp,
   input  logic [2:0]           cfg_cnp_pcp,
   input  logic                 cfg_cnp_becn,
+  input  logic                 ack_valid,
+  input  logic [QPW-1:0]       ack_qp,
+  input  logic [23:0]          ack_psn,
+  input  logic [7:0]           ack_syndrome,
+  input  logic [23:0]          ack_msn,
+  output logic                 ctrl_ack_first,
   output logic [QPS-1:0]       req_active,
   input  logic [QPS-1:0]       wqe_avail,
   input  logic [QPS-1:0]       wqe_block,
@@ -162,6 +174,12 @@ module tx_engine #(
   logic           grant_ready_q;
   logic [QPW-1:0] qp_idx_q;
   logic           cnp_q;  // the step is a CNP (control grant)
+  logic           ack_q;  // the step is an ACK (control grant)
+  // Control round robin: 1 = an ACK goes before a CNP when both wait.
+  logic           ctrl_ack_q;
+  // The ACK taken: BTH PSN and AETH.
+  logic [23:0]    a_psn_q, a_msn_q;
+  logic [7:0]     a_syndrome_q;
   logic           wqe_pop_valid_q;
   logic [QPW-1:0] wqe_pop_qp_q;
   // The new WQE, latched from wqe_data.
@@ -204,7 +222,8 @@ module tx_engine #(
   logic [63:0]    desc_reth_va_q;
   logic [31:0]    desc_reth_rkey_q, desc_reth_len_q, desc_imm_q;
   logic [12:0]    desc_pay_len_q;
-  logic           desc_becn_q, desc_cnp_pad_q;
+  logic           desc_becn_q, desc_cnp_pad_q, desc_aeth_en_q;
+  logic [31:0]    desc_aeth_q;
   logic [13:0]    desc_wire_len_q;
   logic           cpl_valid_q, cpl_wait_frame_q;
   logic [63:0]    cpl_wr_id_q;
@@ -219,7 +238,7 @@ module tx_engine #(
   // ------------------------------------------------------------------
   // Grant and WQE intake
   // ------------------------------------------------------------------
-  logic grant_take, grant_active, grant_avail, wqe_ok;
+  logic grant_take, grant_active, grant_avail, wqe_ok, take_ack;
   // Reserved WQE bytes, flag bits 7..2 and the access bits other than
   // LOCAL_WRITE are not looked at.
   logic wqe_rsvd_unused;
@@ -227,6 +246,9 @@ module tx_engine #(
   always_comb begin
     grant_take   = state_q == S_IDLE && grant_valid && grant_ready_q;
     grant_active = active_q[grant_qp];
+    // A control grant takes the ACK when one waits and it is its turn (or
+    // no CNP waits), else the CNP if one waits.
+    take_ack     = ack_valid && (ctrl_ack_q || !cnp_valid);
     // A QP whose wqe_block is high (rnic_top: ack_tracker full) may finish
     // its WQE in progress but not start a new one: its grant counts as one
     // with no work, whatever tx_sched computed the cycle before.
@@ -332,7 +354,7 @@ module tx_engine #(
   // ------------------------------------------------------------------
   // Frame length without FCS (desc_wire_len), for the rate limiter
   // ------------------------------------------------------------------
-  logic [13:0] hdr_len, data_len, cnp_len;
+  logic [13:0] hdr_len, data_len, cnp_len, ack_len;
   logic [1:0]  pad_n;
   logic        reth_en, imm_en;
 
@@ -347,27 +369,31 @@ module tx_engine #(
                + {1'b0, pay} + {12'd0, pad_n} + 14'd4;
     // + CNP's 16 reserved bytes, ICRC 4.
     cnp_len  = hdr_len + 14'd20;
+    // + AETH 4, ICRC 4.
+    ack_len  = hdr_len + 14'd8;
   end
 
   // ------------------------------------------------------------------
   // State
   // ------------------------------------------------------------------
-  logic emit, emit_cnp, desc_left, rd_left, cpl_left, chk_err;
+  logic emit, emit_cnp, emit_ack, desc_left, rd_left, cpl_left, chk_err;
 
   always_comb begin
     desc_left = desc_valid_q && !desc_ready;
     rd_left   = rd_req_valid_q && !rd_req_ready;
     cpl_left  = cpl_valid_q && !cpl_ready;
-    emit      = (state_q == S_CHK && chk_pkt) || (state_q == S_EMIT && !cnp_q);
+    emit      = (state_q == S_CHK && chk_pkt) || (state_q == S_EMIT && !cnp_q && !ack_q);
     emit_cnp  = state_q == S_EMIT && cnp_q;
+    // A UC QP has no ACKs: one asked for is dropped (no descriptor).
+    emit_ack  = state_q == S_EMIT && ack_q && !qp_uc;
     chk_err   = state_q == S_CHK && !chk_pkt;
     state_d   = state_q;
     unique case (state_q)
       S_IDLE: begin
-        // A control grant names no QP (grant_qp is 0): it is for the CNP,
-        // if one waits, and does nothing otherwise.
+        // A control grant names no QP (grant_qp is 0): it is for the CNP
+        // or ACK, if one waits, and does nothing otherwise.
         if (grant_take && grant_ctrl) begin
-          if (cnp_valid) state_d = S_CTX;
+          if (cnp_valid || ack_valid) state_d = S_CTX;
         end else if (grant_take && grant_active) state_d = S_CTX;
         else if (grant_take && grant_avail) state_d = S_POP;
       end
@@ -387,6 +413,11 @@ module tx_engine #(
       grant_ready_q    <= 1'b0;
       qp_idx_q         <= '0;
       cnp_q            <= 1'b0;
+      ack_q            <= 1'b0;
+      ctrl_ack_q       <= 1'b0;
+      a_psn_q          <= '0;
+      a_syndrome_q     <= '0;
+      a_msn_q          <= '0;
       wqe_pop_valid_q  <= 1'b0;
       wqe_pop_qp_q     <= '0;
       w_wr_id_q        <= '0;
@@ -436,6 +467,8 @@ module tx_engine #(
       desc_pay_len_q   <= '0;
       desc_becn_q      <= 1'b0;
       desc_cnp_pad_q   <= 1'b0;
+      desc_aeth_en_q   <= 1'b0;
+      desc_aeth_q      <= '0;
       desc_wire_len_q  <= '0;
       cpl_valid_q      <= 1'b0;
       cpl_wait_frame_q <= 1'b0;
@@ -462,11 +495,20 @@ module tx_engine #(
       // ---- grants ----
       if (state_q == S_IDLE) begin
         if (grant_take) begin
-          cnp_q <= grant_ctrl;
+          cnp_q <= grant_ctrl && !take_ack;
+          ack_q <= grant_ctrl && take_ack;
           if (grant_ctrl) begin
-            // A control grant without a waiting CNP does nothing.
-            if (cnp_valid) begin
+            // A control grant with neither waiting does nothing.
+            if (take_ack) begin
+              qp_idx_q      <= ack_qp;
+              a_psn_q       <= ack_psn;
+              a_syndrome_q  <= ack_syndrome;
+              a_msn_q       <= ack_msn;
+              ctrl_ack_q    <= 1'b0;
+              grant_ready_q <= 1'b0;
+            end else if (cnp_valid) begin
               qp_idx_q      <= cnp_qp;
+              ctrl_ack_q    <= 1'b1;
               grant_ready_q <= 1'b0;
             end
           end else begin
@@ -554,6 +596,8 @@ module tx_engine #(
         desc_pay_len_q   <= pay;
         desc_becn_q      <= 1'b0;
         desc_cnp_pad_q   <= 1'b0;
+        desc_aeth_en_q   <= 1'b0;
+        desc_aeth_q      <= '0;
         desc_wire_len_q  <= data_len;
 
         rd_req_valid_q   <= pay != 13'd0;
@@ -613,7 +657,47 @@ module tx_engine #(
         desc_pay_len_q   <= '0;
         desc_becn_q      <= cfg_cnp_becn;
         desc_cnp_pad_q   <= 1'b1;
+        desc_aeth_en_q   <= 1'b0;
+        desc_aeth_q      <= '0;
         desc_wire_len_q  <= cnp_len;
+      end
+
+      // ---- an ACK / NAK (docs/tx_datapath.md, tx_engine) ----
+      // The QP's own headers, as for a data packet of the QP; opcode
+      // ACKNOWLEDGE, BTH PSN and AETH from ack_gen, no payload.
+      if (emit_ack) begin
+        desc_valid_q     <= 1'b1;
+        desc_qp_q        <= qp_idx_q;
+        desc_cpl_q       <= 1'b0;
+        desc_dst_mac_q   <= qp_dst_mac;
+        desc_src_mac_q   <= qp_src_mac;
+        desc_vlan_en_q   <= qp_vlan_en;
+        desc_pcp_q       <= qp_pcp;
+        desc_vid_q       <= qp_vid;
+        desc_ipv6_q      <= qp_ipv6;
+        desc_src_ip_q    <= qp_src_ip;
+        desc_dst_ip_q    <= qp_dst_ip;
+        desc_dscp_q      <= qp_dscp;
+        desc_ecn_q       <= qp_ecn_en ? 2'b10 : 2'b00;
+        desc_udp_sport_q <= qp_udp_sport;
+        desc_opcode_q    <= 8'h11;
+        desc_se_q        <= 1'b0;
+        desc_pkey_q      <= qp_pkey;
+        desc_dest_qp_q   <= qp_remote_qpn;
+        desc_ack_req_q   <= 1'b0;
+        desc_psn_q       <= a_psn_q;
+        desc_reth_en_q   <= 1'b0;
+        desc_reth_va_q   <= '0;
+        desc_reth_rkey_q <= '0;
+        desc_reth_len_q  <= '0;
+        desc_imm_en_q    <= 1'b0;
+        desc_imm_q       <= '0;
+        desc_pay_len_q   <= '0;
+        desc_becn_q      <= 1'b0;
+        desc_cnp_pad_q   <= 1'b0;
+        desc_aeth_en_q   <= 1'b1;
+        desc_aeth_q      <= {a_syndrome_q, a_msn_q};
+        desc_wire_len_q  <= ack_len;
       end
 
       // ---- transfers ----
@@ -641,6 +725,7 @@ module tx_engine #(
   end
 
   assign grant_ready    = grant_ready_q;
+  assign ctrl_ack_first = ctrl_ack_q;
   assign req_active     = active_q;
   assign wqe_pop_valid  = wqe_pop_valid_q;
   assign wqe_pop_qp     = wqe_pop_qp_q;
@@ -680,9 +765,8 @@ module tx_engine #(
   assign desc_reth_len  = desc_reth_len_q;
   assign desc_imm_en    = desc_imm_en_q;
   assign desc_imm       = desc_imm_q;
-  // ACKs are not sent yet (responder side: a later issue).
-  assign desc_aeth_en   = 1'b0;
-  assign desc_aeth      = 32'd0;
+  assign desc_aeth_en   = desc_aeth_en_q;
+  assign desc_aeth      = desc_aeth_q;
   assign desc_cnp_pad   = desc_cnp_pad_q;
   assign desc_pay_len   = desc_pay_len_q;
   assign desc_wire_len  = desc_wire_len_q;

@@ -134,6 +134,24 @@ impl Dut for AckGen {
     }
 }
 
+impl crate::trace::Trace for AckGen {
+    fn trace(&self, t: &mut dyn crate::trace::Tracer) {
+        // A row as the RTL packs it: {psn, syndrome, msn}.
+        let row = |r: &Row| (r.psn as u64) << 32 | (r.syndrome as u64) << 24 | r.msn as u64;
+        let rows: [u64; QPS] = core::array::from_fn(|q| row(&self.row_q[q]));
+        t.reg("pending_q", QPS as u32, &self.pending_q);
+        t.each("row_q", 56, &rows);
+        t.reg("ack_valid_q", 1, &self.ack_valid_q);
+        t.reg("ack_qp_q", crate::params::QPW, &self.ack_qp_q);
+        t.reg("ack_row_q", 56, &row(&self.ack_row_q));
+        t.reg("ev_ack_q", 1, &self.ev_ack_q);
+        t.reg("ev_coalesced_q", 1, &self.ev_coalesced_q);
+        t.push("u_rr");
+        self.u_rr.trace(t);
+        t.pop();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

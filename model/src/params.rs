@@ -22,6 +22,10 @@ pub const CQW: u32 = CQS.trailing_zeros();
 /// `BITS_PER_CYCLE` parameter).
 pub const BITS_PER_CYCLE: u32 = 400;
 
+/// `tx_sched`: control grants (CNP / ACK) in a row after which a waiting
+/// eligible data QP gets the next grant (its `CTRL_BURST` parameter).
+pub const CTRL_BURST: u32 = 8;
+
 /// QP states (csr's QP CTRL.STATE, `qp_state`).
 pub mod qp_state {
     pub const RESET: u8 = 0;

@@ -52,6 +52,7 @@ ports! {
     }
 }
 
+use crate::ack_gen::{AckGen, AckGenIn, AckGenOut};
 use crate::ack_tracker::{AckTracker, AckTrackerIn, AckTrackerOut};
 use crate::cnp_gen::{CnpGen, CnpGenIn, CnpGenOut};
 use crate::cq_writer::{CqWriter, CqWriterIn, CqWriterOut};
@@ -99,6 +100,7 @@ pub struct RnicTop {
     dcqcn: Dcqcn,
     rate_limiter: RateLimiter,
     ack_tracker: AckTracker,
+    ack_gen: AckGen,
     o_csr: CsrOut,
     o_sqf: SqFetchOut,
     o_sched: TxSchedOut,
@@ -115,6 +117,7 @@ pub struct RnicTop {
     o_dc: DcqcnOut,
     o_rl: RateLimiterOut,
     o_at: AckTrackerOut,
+    o_ag: AckGenOut,
 }
 
 /// Every block's inputs in one cycle.
@@ -135,6 +138,7 @@ struct Ins {
     dc: DcqcnIn,
     rl: RateLimiterIn,
     at: AckTrackerIn,
+    ag: AckGenIn,
 }
 
 /// Bits `[lsb, lsb + w)` of a wide port (byte 0 holds bits 7..0), w <= 32.
@@ -183,6 +187,7 @@ impl RnicTop {
             dcqcn: Dcqcn::new(),
             rate_limiter: RateLimiter::new(),
             ack_tracker: AckTracker::new(),
+            ack_gen: AckGen::new(),
             o_csr: CsrOut::default(),
             o_sqf: SqFetchOut::default(),
             o_sched: TxSchedOut::default(),
@@ -199,6 +204,7 @@ impl RnicTop {
             o_dc: DcqcnOut::default(),
             o_rl: RateLimiterOut::default(),
             o_at: AckTrackerOut::default(),
+            o_ag: AckGenOut::default(),
         }
     }
 
@@ -236,6 +242,7 @@ impl RnicTop {
     /// Every block's inputs this cycle, from the top inputs and the blocks'
     /// registered outputs, exactly as rnic_top.sv wires them.
     fn wire(&self, i: &RnicTopIn) -> Ins {
+        let ag = &self.o_ag;
         let (c, sqf, sch, te, pb, cqw, ra, rd, wr, rqa) = (
             &self.o_csr,
             &self.o_sqf,
@@ -339,11 +346,21 @@ impl RnicTop {
             rate_ok: rl.rate_ok & !at.full,
             pause: pfc.pause,
             qp_pcp: c.qp_pcp_all,
-            ctrl_req: cg.cnp_valid,
+            // A waiting CNP or ACK (within tx_sched's bound on control
+            // grants in a row).
+            ctrl_req: cg.cnp_valid || ag.ack_valid,
             grant_ready: te.grant_ready,
         };
-        // tx_engine takes the CNP with the control grant.
-        let cnp_ready = sch.grant_valid && sch.grant_ctrl && te.grant_ready && cg.cnp_valid;
+        // tx_engine takes the CNP or the ACK with the control grant: the ACK
+        // when it is the ACK's turn (ctrl_ack_first) or no CNP waits.
+        let ctrl_take = sch.grant_valid && sch.grant_ctrl && te.grant_ready;
+        let ack_ready = ctrl_take && ag.ack_valid && (te.ctrl_ack_first || !cg.cnp_valid);
+        let cnp_ready = ctrl_take && cg.cnp_valid && !(ag.ack_valid && te.ctrl_ack_first);
+        // The responder is not built yet: ack_gen gets no requests.
+        let ag_in = AckGenIn {
+            ack_ready,
+            ..AckGenIn::default()
+        };
         // A data frame is committed when its descriptor goes to pkt_builder:
         // the rate limiter charges it and dcqcn's byte counter counts it.
         let charge = te.desc_valid && pb.desc_ready && !te.desc_cnp_pad;
@@ -392,6 +409,11 @@ impl RnicTop {
             cfg_cnp_dscp: c.cfg_cnp_dscp,
             cfg_cnp_pcp: c.cfg_cnp_pcp,
             cfg_cnp_becn: c.cfg_cnp_becn,
+            ack_valid: ag.ack_valid,
+            ack_qp: ag.ack_qp,
+            ack_psn: ag.ack_psn,
+            ack_syndrome: ag.ack_syndrome,
+            ack_msn: ag.ack_msn,
         };
         let pb_in = PktBuilderIn {
             desc_valid: te.desc_valid,
@@ -591,6 +613,7 @@ impl RnicTop {
             dc: dc_in,
             rl: rl_in,
             at: at_in,
+            ag: ag_in,
         }
     }
 }
@@ -613,7 +636,7 @@ impl Tracer for Snapshot {
 impl RnicTop {
     /// The blocks without free-running timers, as one snapshot.
     fn datapath_state(&self) -> Snapshot {
-        let blocks: [&dyn Trace; 12] = [
+        let blocks: [&dyn Trace; 13] = [
             &self.csr,
             &self.sq_fetch,
             &self.tx_sched,
@@ -626,6 +649,7 @@ impl RnicTop {
             &self.rq_arb,
             &self.rx_parser,
             &self.ack_tracker,
+            &self.ack_gen,
         ];
         let mut s = Snapshot::default();
         for b in blocks {
@@ -651,6 +675,7 @@ impl RnicTop {
             && self.o_dc == o.o_dc
             && self.o_rl == o.o_rl
             && self.o_at == o.o_at
+            && self.o_ag == o.o_ag
     }
 
     /// Cycles [`RnicTop::skip`] may jump with the top inputs `i` held.
@@ -721,6 +746,7 @@ impl Dut for RnicTop {
         self.o_dc = self.dcqcn.reset();
         self.o_rl = self.rate_limiter.reset();
         self.o_at = self.ack_tracker.reset();
+        self.o_ag = self.ack_gen.reset();
         self.top_out()
     }
 
@@ -742,6 +768,7 @@ impl Dut for RnicTop {
         self.o_dc = self.dcqcn.tick(&w.dc);
         self.o_rl = self.rate_limiter.tick(&w.rl);
         self.o_at = self.ack_tracker.tick(&w.at);
+        self.o_ag = self.ack_gen.tick(&w.ag);
         self.top_out()
     }
 }
@@ -749,7 +776,7 @@ impl Dut for RnicTop {
 impl Trace for RnicTop {
     /// Every block's registers in the scope of its instance in rnic_top.sv.
     fn trace(&self, t: &mut dyn Tracer) {
-        let blocks: [(&str, &dyn Trace); 16] = [
+        let blocks: [(&str, &dyn Trace); 17] = [
             ("u_csr", &self.csr),
             ("u_sq_fetch", &self.sq_fetch),
             ("u_tx_sched", &self.tx_sched),
@@ -766,6 +793,7 @@ impl Trace for RnicTop {
             ("u_dcqcn", &self.dcqcn),
             ("u_rate_limiter", &self.rate_limiter),
             ("u_ack_tracker", &self.ack_tracker),
+            ("u_ack_gen", &self.ack_gen),
         ];
         for (name, b) in blocks {
             t.push(name);

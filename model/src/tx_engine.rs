@@ -11,8 +11,12 @@
 //! and, for the last packet of a signaled message, a completion (UC: it
 //! waits for the frame, `cpl_wait_frame`; RC: `ack_tracker` holds it until
 //! the ACK, with `cpl_psn` the message's last PSN). A control grant
-//! (`grant_ctrl`) with `cnp_valid` emits a CNP descriptor for `cnp_qp`
-//! instead (docs/rx_cc.md, "tx_engine changes"). The three valid/ready
+//! (`grant_ctrl`) takes the CNP (`cnp_valid`, `cnp_qp`) or the ACK
+//! (`ack_valid`, `ack_qp`, `ack_psn`, `ack_syndrome`, `ack_msn`) waiting,
+//! round robin when both wait (the 1-bit pointer `ctrl_ack_q`, output as
+//! `ctrl_ack_first`: the ACK is taken when `ack_valid & (ctrl_ack_first |
+//! !cnp_valid)`), and emits its descriptor instead (docs/tx_datapath.md,
+//! tx_engine). The three valid/ready
 //! outputs are each held until taken; the next grant is taken once all are.
 //!
 //! Timing (grant transferred at n):
@@ -22,8 +26,9 @@
 //!   descriptor / payload read / completion visible at n+4;
 //! - WQE in progress: `qp_idx` visible at n+1, QP context at n+2, outputs
 //!   visible at n+3;
-//! - CNP (control grant with `cnp_valid`): as a WQE in progress, descriptor
-//!   visible at n+3;
+//! - CNP / ACK (control grant with one waiting): as a WQE in progress,
+//!   descriptor visible at n+3 (an ACK for a UC QP is dropped: no output,
+//!   `grant_ready` back at n+4);
 //! - grant for a QP with no work (or with no WQE in progress and
 //!   `wqe_block` high in the cycle the grant is taken): ignored,
 //!   `grant_ready` stays high;
@@ -53,6 +58,11 @@ ports! {
         pub cfg_cnp_dscp: u8 = 6,
         pub cfg_cnp_pcp: u8 = 3,
         pub cfg_cnp_becn: bool = 1,
+        pub ack_valid: bool = 1,
+        pub ack_qp: u8 = 4 if ack_valid,
+        pub ack_psn: u32 = 24 if ack_valid,
+        pub ack_syndrome: u8 = 8 if ack_valid,
+        pub ack_msn: u32 = 24 if ack_valid,
         pub wqe_avail: u16 = 16,
         pub wqe_block: u16 = 16,
         pub wqe_valid: bool = 1,
@@ -94,6 +104,9 @@ ports! {
     /// Outputs of `tx_engine`, all registered.
     pub struct TxEngineOut {
         pub grant_ready: bool = 1,
+        /// The control round robin: 1 = a control grant takes a waiting
+        /// ACK before a waiting CNP.
+        pub ctrl_ack_first: bool = 1,
         pub req_active: u16 = 16,
         pub wqe_pop_valid: bool = 1,
         pub wqe_pop_qp: u8 = 4 if wqe_pop_valid,
@@ -207,6 +220,14 @@ pub struct TxEngine {
     qp_idx_q: u8,
     /// The step is a CNP (a control grant).
     cnp_q: bool,
+    /// The step is an ACK (a control grant).
+    ack_q: bool,
+    /// Control round robin: an ACK goes before a CNP when both wait.
+    ctrl_ack_q: bool,
+    // The ACK taken: BTH PSN and AETH.
+    a_psn_q: u32,
+    a_syndrome_q: u8,
+    a_msn_q: u32,
     wqe_pop_valid_q: bool,
     wqe_pop_qp_q: u8,
     // The new WQE, latched from wqe_data.
@@ -242,7 +263,7 @@ pub struct TxEngine {
     rd_req_addr_q: u64,
     rd_req_len_q: u32,
     desc_valid_q: bool,
-    /// The descriptor's fields (valid, aeth_en, aeth aside).
+    /// The descriptor's fields (valid aside).
     desc_q: TxEngineOut,
     cpl_valid_q: bool,
     cpl_wait_frame_q: bool,
@@ -266,6 +287,11 @@ impl Default for TxEngine {
             grant_ready_q: false,
             qp_idx_q: 0,
             cnp_q: false,
+            ack_q: false,
+            ctrl_ack_q: false,
+            a_psn_q: 0,
+            a_syndrome_q: 0,
+            a_msn_q: 0,
             wqe_pop_valid_q: false,
             wqe_pop_qp_q: 0,
             w_wr_id_q: 0,
@@ -331,6 +357,7 @@ impl TxEngine {
         let d = &self.desc_q;
         TxEngineOut {
             grant_ready: self.grant_ready_q,
+            ctrl_ack_first: self.ctrl_ack_q,
             req_active: self.active_q,
             wqe_pop_valid: self.wqe_pop_valid_q,
             wqe_pop_qp: self.wqe_pop_qp_q,
@@ -344,9 +371,6 @@ impl TxEngine {
             rd_req_addr: self.rd_req_addr_q,
             rd_req_len: self.rd_req_len_q,
             desc_valid: self.desc_valid_q,
-            // ACKs are not sent yet (responder side: a later issue).
-            desc_aeth_en: false,
-            desc_aeth: 0,
             cpl_valid: self.cpl_valid_q,
             cpl_wait_frame: self.cpl_wait_frame_q,
             cpl_wr_id: self.cpl_wr_id_q,
@@ -473,6 +497,8 @@ impl TxEngine {
         d.desc_pay_len = pay as u16;
         d.desc_becn = false;
         d.desc_cnp_pad = false;
+        d.desc_aeth_en = false;
+        d.desc_aeth = 0;
         // Ethernet 14 (+4 VLAN), IP 20 / 40, UDP 8, BTH 12, RETH 16, ImmDt 4,
         // payload and pad to a multiple of 4, ICRC 4.
         d.desc_wire_len = (hdr_len(i)
@@ -553,8 +579,50 @@ impl TxEngine {
         d.desc_pay_len = 0;
         d.desc_becn = i.cfg_cnp_becn;
         d.desc_cnp_pad = true;
+        d.desc_aeth_en = false;
+        d.desc_aeth = 0;
         // Headers, the 16 reserved bytes, ICRC 4.
         d.desc_wire_len = (hdr_len(i) + 16 + 4) as u16;
+        self.desc_valid_q = true;
+    }
+
+    /// The ACK / NAK taken for QP `qp_idx_q`: the QP's own headers as for
+    /// a data packet of the QP, opcode ACKNOWLEDGE (0x11), BTH PSN and AETH
+    /// {syndrome, MSN} as taken, AckReq 0, no payload, no completion.
+    fn emit_ack(&mut self, i: &TxEngineIn) {
+        let d = &mut self.desc_q;
+        d.desc_qp = self.qp_idx_q;
+        d.desc_cpl = false;
+        d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
+        d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
+        d.desc_vlan_en = i.qp_vlan_en;
+        d.desc_pcp = i.qp_pcp & 7;
+        d.desc_vid = i.qp_vid & 0xFFF;
+        d.desc_ipv6 = i.qp_ipv6;
+        d.desc_src_ip = i.qp_src_ip;
+        d.desc_dst_ip = i.qp_dst_ip;
+        d.desc_dscp = i.qp_dscp & 0x3F;
+        d.desc_ecn = if i.qp_ecn_en { 2 } else { 0 };
+        d.desc_udp_sport = i.qp_udp_sport;
+        d.desc_opcode = 0x11;
+        d.desc_se = false;
+        d.desc_pkey = i.qp_pkey;
+        d.desc_dest_qp = i.qp_remote_qpn & 0xFF_FFFF;
+        d.desc_ack_req = false;
+        d.desc_psn = self.a_psn_q;
+        d.desc_reth_en = false;
+        d.desc_reth_va = 0;
+        d.desc_reth_rkey = 0;
+        d.desc_reth_len = 0;
+        d.desc_imm_en = false;
+        d.desc_imm = 0;
+        d.desc_pay_len = 0;
+        d.desc_becn = false;
+        d.desc_cnp_pad = false;
+        d.desc_aeth_en = true;
+        d.desc_aeth = (self.a_syndrome_q as u32) << 24 | self.a_msn_q;
+        // Headers, AETH 4, ICRC 4.
+        d.desc_wire_len = (hdr_len(i) + 4 + 4) as u16;
         self.desc_valid_q = true;
     }
 }
@@ -581,17 +649,30 @@ impl Dut for TxEngine {
             State::Idle => {
                 // grant_ready_q is low only in the reset cycle.
                 if i.grant_valid && self.grant_ready_q && i.grant_ctrl {
-                    // A control grant names no QP: it is for the CNP, if
-                    // one waits, and does nothing otherwise.
-                    self.cnp_q = true;
-                    if i.cnp_valid {
+                    // A control grant names no QP: it is for the ACK or CNP
+                    // waiting (the ACK when it is its turn or no CNP waits),
+                    // and does nothing when neither does.
+                    let take_ack = i.ack_valid && (self.ctrl_ack_q || !i.cnp_valid);
+                    self.cnp_q = !take_ack;
+                    self.ack_q = take_ack;
+                    if take_ack {
+                        self.qp_idx_q = i.ack_qp & (QPS as u8 - 1);
+                        self.a_psn_q = i.ack_psn & 0xFF_FFFF;
+                        self.a_syndrome_q = i.ack_syndrome;
+                        self.a_msn_q = i.ack_msn & 0xFF_FFFF;
+                        self.ctrl_ack_q = false;
+                        self.grant_ready_q = false;
+                        self.state_q = State::Ctx;
+                    } else if i.cnp_valid {
                         self.qp_idx_q = i.cnp_qp & (QPS as u8 - 1);
+                        self.ctrl_ack_q = true;
                         self.grant_ready_q = false;
                         self.state_q = State::Ctx;
                     }
                 } else if i.grant_valid && self.grant_ready_q {
                     let q = i.grant_qp & (QPS as u8 - 1);
                     self.cnp_q = false;
+                    self.ack_q = false;
                     self.qp_idx_q = q;
                     if self.active_q >> q & 1 != 0 {
                         self.grant_ready_q = false;
@@ -682,6 +763,13 @@ impl Dut for TxEngine {
                 self.emit_cnp(i);
                 self.state_q = State::Out;
             }
+            State::Emit if self.ack_q => {
+                // A UC QP has no ACKs: one asked for is dropped.
+                if !i.qp_uc {
+                    self.emit_ack(i);
+                }
+                self.state_q = State::Out;
+            }
             State::Emit => {
                 let q = self.qp_idx_q as usize;
                 let s = Src {
@@ -722,6 +810,11 @@ impl Trace for TxEngine {
         t.reg("grant_ready_q", 1, &self.grant_ready_q);
         t.reg("qp_idx_q", 4, &self.qp_idx_q);
         t.reg("cnp_q", 1, &self.cnp_q);
+        t.reg("ack_q", 1, &self.ack_q);
+        t.reg("ctrl_ack_q", 1, &self.ctrl_ack_q);
+        t.reg("a_psn_q", 24, &self.a_psn_q);
+        t.reg("a_syndrome_q", 8, &self.a_syndrome_q);
+        t.reg("a_msn_q", 24, &self.a_msn_q);
         t.reg("wqe_pop_valid_q", 1, &self.wqe_pop_valid_q);
         t.reg("wqe_pop_qp_q", 4, &self.wqe_pop_qp_q);
         t.reg("w_wr_id_q", 64, &self.w_wr_id_q);
@@ -768,6 +861,8 @@ impl Trace for TxEngine {
         // The descriptor register, one RTL register per field.
         let d = &self.desc_q;
         t.reg("desc_ack_req_q", 1, &d.desc_ack_req);
+        t.reg("desc_aeth_en_q", 1, &d.desc_aeth_en);
+        t.reg("desc_aeth_q", 32, &d.desc_aeth);
         t.reg("desc_becn_q", 1, &d.desc_becn);
         t.reg("desc_cnp_pad_q", 1, &d.desc_cnp_pad);
         t.reg("desc_cpl_q", 1, &d.desc_cpl);

@@ -4,7 +4,11 @@
 //!
 //! The grant is recomputed every cycle from that cycle's inputs, not held
 //! while not taken: `ctrl_req` gives a control grant (`grant_ctrl`,
-//! `grant_qp` 0; control frames win over data and are never paused), else
+//! `grant_qp` 0; control frames win over data and are never paused), unless
+//! [`CTRL_BURST`] control grants were taken since the last data grant taken
+//! (`ctrl_run_q`) and a data QP is eligible: then that QP goes (data gets at
+//! least one of every `CTRL_BURST + 1` grants, a control frame waits at most
+//! one data grant); else
 //! the first eligible QP at or after the round-robin pointer, eligible
 //! meaning it has work, `rate_ok` and its priority (`qp_pcp`) not paused.
 //! When a data grant on the outputs is taken, the pointer moves to
@@ -16,6 +20,8 @@ use crate::dut::Dut;
 use crate::ports;
 use crate::rr_pick::RrPick;
 
+/// Control grants in a row after which waiting data goes first.
+pub use crate::params::CTRL_BURST;
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
 
@@ -63,6 +69,9 @@ pub struct TxSched {
     grant_valid_q: bool,
     grant_qp_q: u8,
     grant_ctrl_q: bool,
+    /// Control grants taken since the last data grant taken (saturating at
+    /// `CTRL_BURST`).
+    ctrl_run_q: u8,
     /// The round robin (`hw/rtl/rr_pick.sv`, instance `u_rr`).
     u_rr: RrPick<QPS>,
 }
@@ -95,12 +104,20 @@ impl Dut for TxSched {
         let elig = eligible(i);
         // Only a data grant taken moves the pointer.
         let data_taken = self.grant_valid_q && i.grant_ready && !self.grant_ctrl_q;
+        let ctrl_taken = self.grant_valid_q && i.grant_ready && self.grant_ctrl_q;
+        if data_taken {
+            self.ctrl_run_q = 0;
+        } else if ctrl_taken && u32::from(self.ctrl_run_q) != CTRL_BURST {
+            self.ctrl_run_q += 1;
+        }
         let pick = self
             .u_rr
             .tick(|q| elig >> q & 1 != 0, data_taken, self.grant_qp_q);
-        self.grant_ctrl_q = i.ctrl_req;
+        // After CTRL_BURST control grants in a row, a waiting data QP goes.
+        let data_turn = pick.is_some() && u32::from(self.ctrl_run_q) == CTRL_BURST;
+        self.grant_ctrl_q = i.ctrl_req && !data_turn;
         self.grant_valid_q = i.ctrl_req || pick.is_some();
-        if i.ctrl_req {
+        if self.grant_ctrl_q {
             self.grant_qp_q = 0;
         } else if let Some(q) = pick {
             self.grant_qp_q = q;
@@ -115,6 +132,11 @@ impl crate::trace::Trace for TxSched {
         t.reg("grant_valid_q", 1, &self.grant_valid_q);
         t.reg("grant_qp_q", 4, &self.grant_qp_q);
         t.reg("grant_ctrl_q", 1, &self.grant_ctrl_q);
+        t.reg(
+            "ctrl_run_q",
+            (CTRL_BURST + 1).next_power_of_two().trailing_zeros(),
+            &self.ctrl_run_q,
+        );
         t.push("u_rr");
         self.u_rr.trace(t);
         t.pop();
@@ -290,5 +312,34 @@ mod tests {
             ..TxSchedIn::default()
         });
         assert_eq!((o.grant_valid, o.grant_ctrl, o.grant_qp), (true, true, 0));
+    }
+
+    #[test]
+    fn data_gets_one_grant_after_ctrl_burst_control_grants() {
+        let mut s = TxSched::new();
+        s.reset();
+        // A control frame always waiting, QP 3 always eligible, every grant
+        // taken: CTRL_BURST control grants, one data grant, again.
+        let i = TxSchedIn {
+            req_avail: 1 << 3,
+            rate_ok: 0xFFFF,
+            ctrl_req: true,
+            grant_ready: true,
+            ..TxSchedIn::default()
+        };
+        let got: Vec<bool> = (0..3 * (CTRL_BURST as usize + 1))
+            .map(|_| s.tick(&i).grant_ctrl)
+            .collect();
+        let mut want = Vec::new();
+        for _ in 0..3 {
+            want.extend(std::iter::repeat_n(true, CTRL_BURST as usize));
+            want.push(false);
+        }
+        assert_eq!(got, want);
+        // No data eligible: control goes on past the bound.
+        let i = TxSchedIn { req_avail: 0, ..i };
+        for _ in 0..2 * CTRL_BURST {
+            assert!(s.tick(&i).grant_ctrl);
+        }
     }
 }
