@@ -243,7 +243,7 @@ impl PairEnv {
                 let mut probe = f.clone();
                 if mark_ce(&mut probe) {
                     ect += 1;
-                    if ect % spec.ce_every == 0 {
+                    if ect.is_multiple_of(spec.ce_every) {
                         want = probe;
                     }
                 }
@@ -373,6 +373,9 @@ struct TraceTo<'a> {
 
 type Traced = Result<Vec<PathBuf>, String>;
 
+/// The environment after a run, how it ended, its divergence, its waveforms.
+type Simulated = (PairEnv, Finished, Option<Box<Divergence>>, Traced);
+
 /// Runs the pair from reset. With `trace`, steps cycles `0..=max_cycles`
 /// and traces (a replay; nothing is compared); otherwise stops when both
 /// NICs are done, at `max_cycles`, or at the first divergence or failed
@@ -382,7 +385,7 @@ fn simulate(
     mode: Mode,
     max_cycles: u64,
     trace: Option<TraceTo>,
-) -> Result<(PairEnv, Finished, Option<Box<Divergence>>, Traced), String> {
+) -> Result<Simulated, String> {
     let mut env = PairEnv::new(v)?;
     let mut duts = [Duts::new(mode), Duts::new(mode)];
     let _ = take_assertion_failure();

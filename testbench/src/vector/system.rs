@@ -350,7 +350,7 @@ mod tests {
         assert!(err(&t).starts_with("v.json: b.rx: "), "{}", err(&t));
         let t = text(&host(""), &host(""), r#"{"a_to_b":{"delai":3}}"#);
         assert!(
-            err(&t).starts_with("v.json: link.a_to_b: unknown field `delai`"),
+            err(&t).starts_with("v.json: link.a_to_b.delai: unknown field `delai`"),
             "{}",
             err(&t)
         );
