@@ -333,16 +333,21 @@ impl PairReport {
     }
 }
 
+/// The `rnic_top` model of one NIC: [`RnicTop`], or in a self-test a
+/// deliberately broken one.
+pub trait NicModel: Dut<In = RnicTopIn, Out = RnicTopOut> + Trace {}
+impl<M: Dut<In = RnicTopIn, Out = RnicTopOut> + Trace> NicModel for M {}
+
 /// One NIC's DUTs: the model, the RTL, or both.
-struct Duts {
-    model: Option<RnicTop>,
+struct Duts<M> {
+    model: Option<M>,
     rtl: Option<Rtl<RtlRnicTopTop>>,
 }
 
-impl Duts {
-    fn new(mode: Mode) -> Self {
+impl<M: NicModel> Duts<M> {
+    fn new(mode: Mode, mk: impl FnOnce() -> M) -> Self {
         Duts {
-            model: (mode != Mode::Rtl).then(RnicTop::new),
+            model: (mode != Mode::Rtl).then(mk),
             rtl: (mode != Mode::Model).then(Rtl::<RtlRnicTopTop>::new),
         }
     }
@@ -380,14 +385,18 @@ type Simulated = (PairEnv, Finished, Option<Box<Divergence>>, Traced);
 /// and traces (a replay; nothing is compared); otherwise stops when both
 /// NICs are done, at `max_cycles`, or at the first divergence or failed
 /// RTL assertion.
-fn simulate(
+fn simulate<M: NicModel>(
     v: &SystemVector,
     mode: Mode,
+    mk_model: &impl Fn(usize) -> M,
     max_cycles: u64,
     trace: Option<TraceTo>,
 ) -> Result<Simulated, String> {
     let mut env = PairEnv::new(v)?;
-    let mut duts = [Duts::new(mode), Duts::new(mode)];
+    let mut duts = [
+        Duts::new(mode, || mk_model(0)),
+        Duts::new(mode, || mk_model(1)),
+    ];
     let _ = take_assertion_failure();
     let mut outs = [duts[0].reset(), duts[1].reset()];
     let mut vcds: [Option<ModelVcd<RnicTopIn, RnicTopOut>>; 2] = [None, None];
@@ -490,7 +499,18 @@ fn simulate(
 /// is in the report. `opts` as for a single NIC; the waveforms go to
 /// `DIR/a/` and `DIR/b/`.
 pub fn run(v: &SystemVector, mode: Mode, opts: &super::RunOpts) -> Result<PairReport, String> {
-    let (mut env, fin, div, _) = simulate(v, mode, v.max_cycles, None)?;
+    run_with(v, mode, opts, |_| RnicTop::new())
+}
+
+/// [`run`] with the models `mk_model(0)` (A) and `mk_model(1)` (B): the
+/// divergence self-test breaks one of them on purpose.
+pub fn run_with<M: NicModel>(
+    v: &SystemVector,
+    mode: Mode,
+    opts: &super::RunOpts,
+    mk_model: impl Fn(usize) -> M,
+) -> Result<PairReport, String> {
+    let (mut env, fin, div, _) = simulate(v, mode, &mk_model, v.max_cycles, None)?;
     let dir = match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
         (Some(d), _) => Some(d.clone()),
         (None, _) if div.is_none() => None,
@@ -501,7 +521,7 @@ pub fn run(v: &SystemVector, mode: Mode, opts: &super::RunOpts) -> Result<PairRe
         Some(dir) => {
             let end = fin.cycles;
             let from = end.saturating_sub(opts.vcd_window.unwrap_or(VCD_WINDOW));
-            match simulate(v, mode, end, Some(TraceTo { from, dir: &dir })) {
+            match simulate(v, mode, &mk_model, end, Some(TraceTo { from, dir: &dir })) {
                 Ok((_, _, _, files)) => files,
                 Err(e) => Err(e),
             }
