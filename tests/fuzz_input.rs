@@ -29,7 +29,7 @@ use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::scenario::rx_reference::{self, DropReason, RxEvent};
 use rnic_testbench::scenario::{self, Mode, RunOpts};
-use rnic_testbench::vector::{self, QpSpec, RxFault, RxFrame, Vector};
+use rnic_testbench::vector::{self, AnyVector, QpSpec, RxFault, RxFrame, Vector};
 use serde_json::{json, Value};
 
 const DEFAULT_SEED: u64 = 0x6675_7A7A; // "fuzz"
@@ -221,7 +221,7 @@ fn mutated_vectors_never_panic() {
                 mutate(&mut m, &mut rng);
             }
             let text = m.to_string();
-            match Vector::parse(file, &text) {
+            match AnyVector::parse(file, &text) {
                 Err(e) => {
                     refused.set(refused.get() + 1);
                     let e = e.to_string();
@@ -235,10 +235,17 @@ fn mutated_vectors_never_panic() {
                         .borrow_mut()
                         .insert(e.split(": ").nth(1).unwrap_or("").to_string());
                 }
-                Ok(mut vec) => {
+                Ok(AnyVector::Single(mut vec)) => {
                     loaded.set(loaded.get() + 1);
                     vec.max_cycles = vec.max_cycles.min(MUTANT_CYCLES);
                     if scenario::run(&vec, Mode::Model, &RunOpts::default()).is_err() {
+                        run_errors.set(run_errors.get() + 1);
+                    }
+                }
+                Ok(AnyVector::System(mut vec)) => {
+                    loaded.set(loaded.get() + 1);
+                    vec.max_cycles = vec.max_cycles.min(MUTANT_CYCLES);
+                    if scenario::pair::run(&vec, Mode::Model, &RunOpts::default()).is_err() {
                         run_errors.set(run_errors.get() + 1);
                     }
                 }

@@ -4,10 +4,14 @@
 use std::path::Path;
 
 use rnic_testbench::scenario::{self, Mode, RunOpts};
-use rnic_testbench::vector::Vector;
+use rnic_testbench::vector::{AnyVector, SystemVector};
 
+/// Runs a vector of either kind: a single NIC (or DMA engine), or a pair.
 fn cosim_vector(path: &str) {
-    let v = Vector::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+    let v = match AnyVector::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}")) {
+        AnyVector::Single(v) => v,
+        AnyVector::System(v) => return cosim_pair(path, &v),
+    };
     let r = scenario::run(&v, Mode::Lockstep, &RunOpts::default()).unwrap();
     if let Some(d) = &r.divergence {
         panic!(
@@ -26,6 +30,33 @@ fn cosim_vector(path: &str) {
         v.max_cycles
     );
     let m = scenario::mismatches(&v, &r);
+    assert!(
+        m.is_empty(),
+        "{path}: results differ from the blessed ones:\n{}",
+        m.join("\n")
+    );
+}
+
+fn cosim_pair(path: &str, v: &SystemVector) {
+    let pr = scenario::pair::run(v, Mode::Lockstep, &RunOpts::default()).unwrap();
+    let r = &pr.report;
+    if let Some(d) = &r.divergence {
+        panic!(
+            "{d}\n  waveforms: {:?}\n  reproduce: rnic cosim {path} --vcd out/vcd",
+            r.vcd
+        );
+    }
+    assert!(
+        r.failures.is_empty(),
+        "{path}: independent checks failed:\n{}",
+        r.failures.join("\n")
+    );
+    assert!(
+        r.completed,
+        "{path}: not complete after {} cycles",
+        v.max_cycles
+    );
+    let m = scenario::pair::mismatches(v, &pr);
     assert!(
         m.is_empty(),
         "{path}: results differ from the blessed ones:\n{}",

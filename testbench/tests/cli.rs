@@ -731,3 +731,66 @@ fn bless_with_jobs_writes_each_vector_once() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.ends_with("7 passed, 0 failed\n"), "{out}");
 }
+
+const PAIR: &str = "../vectors/pair/ce_cnp_loop.json";
+
+#[test]
+fn a_pair_vector_writes_per_nic_waveforms_and_one_capture_of_both_ways() {
+    let d = scratch("pair");
+    let (vcd, pcap) = (d.join("vcd"), d.join("both.pcap"));
+    let (code, out, err) = rnic(&[
+        "cosim",
+        PAIR,
+        "--vcd",
+        vcd.to_str().unwrap(),
+        "--vcd-window",
+        "200",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    for nic in ["a", "b"] {
+        for side in ["model.vcd", "rtl.vcd"] {
+            let f = vcd.join("ce_cnp_loop").join(nic).join(side);
+            assert!(f.is_file(), "{} missing", f.display());
+        }
+    }
+    // One capture, both directions, in time order: A's 128 data frames and
+    // B's CNPs (source MACs 02:00:00:00:00:xx and 02:00:00:00:01:xx).
+    let b = std::fs::read(&pcap).unwrap();
+    let (mut at, mut last, mut from) = (24usize, 0u64, [0usize; 2]);
+    while at < b.len() {
+        let word = |o: usize| u32::from_le_bytes(b[at + o..at + o + 4].try_into().unwrap());
+        let t = word(0) as u64 * 1_000_000_000 + word(4) as u64;
+        assert!(t >= last, "capture not in time order");
+        last = t;
+        from[b[at + 16 + 10] as usize] += 1;
+        at += 16 + word(8) as usize;
+    }
+    assert_eq!(from, [128, 6]);
+}
+
+#[test]
+fn a_malformed_pair_vector_names_the_host_and_field_with_exit_2() {
+    let d = scratch("pair_bad");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(PAIR)).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["b"]["qps"][1]["mtu"] = 100.into();
+    let f = d.join("v.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let (code, out, _) = rnic(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}: b.qps[1].mtu: 100 is not 256, 512, 1024, 2048 or 4096",
+            f.display()
+        )),
+        "{out}"
+    );
+    v["b"]["qps"][1]["mtu"] = 1024.into();
+    v["a"]["peer"] = serde_json::json!({"auto_ack": true});
+    std::fs::write(&f, v.to_string()).unwrap();
+    let (code, out, _) = rnic(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("a.peer: the other NIC"), "{out}");
+}

@@ -32,7 +32,7 @@ use serde_json::json;
 
 use rnic_testbench::plot::CcTrace;
 use rnic_testbench::scenario::{self, Mode, Report, RunOpts};
-use rnic_testbench::vector::{self, Vector};
+use rnic_testbench::vector::{self, AnyVector};
 
 #[derive(Parser)]
 #[command(
@@ -437,7 +437,7 @@ struct Ran {
 /// verdict an error; `Err` is for what stops the whole invocation (a
 /// vector `--plot` cannot draw).
 fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome> {
-    let v = match Vector::load(&p.file) {
+    let any = match AnyVector::load(&p.file) {
         Ok(v) => v,
         Err(e) => {
             let top = top_of(&p.file);
@@ -447,20 +447,42 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
             });
         }
     };
-    let top = v.top.name();
+    let top = any.top_name();
     let opts = RunOpts {
         vcd_dir: p.vcd.clone(),
         divergence_vcd_dir: p.divergence_vcd.clone(),
         vcd_window: args.vcd_window,
     };
-    let report = match scenario::run(&v, mode, &opts) {
-        Ok(r) => r,
-        Err(msg) => {
-            return Ok(Outcome::Error {
-                msg,
-                top: top.into(),
-            })
-        }
+    // (report, verdict inputs, the vector with its new `expect` for bless)
+    let (report, mismatches, with_expect) = match &any {
+        AnyVector::Single(v) => match scenario::run(v, mode, &opts) {
+            Ok(r) => {
+                let m = scenario::mismatches(v, &r);
+                let mut nv = (**v).clone();
+                nv.expect = Some(r.to_expect());
+                (r, m, nv.to_json())
+            }
+            Err(msg) => {
+                return Ok(Outcome::Error {
+                    msg,
+                    top: top.into(),
+                })
+            }
+        },
+        AnyVector::System(v) => match scenario::pair::run(v, mode, &opts) {
+            Ok(r) => {
+                let m = scenario::pair::mismatches(v, &r);
+                let mut nv = (**v).clone();
+                nv.expect = Some(r.to_expect());
+                (r.report, m, nv.to_json())
+            }
+            Err(msg) => {
+                return Ok(Outcome::Error {
+                    msg,
+                    top: top.into(),
+                })
+            }
+        },
     };
     let mut unwritten: Vec<String> = report.vcd_error.iter().cloned().collect();
     if let Some(path) = &p.pcap {
@@ -470,19 +492,21 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         unwritten.extend(w.err());
     }
     if let Some(path) = &p.plot {
-        let trace = scenario::cc_trace(&v).map_err(anyhow::Error::msg)?;
+        let AnyVector::Single(v) = &any else {
+            anyhow::bail!(
+                "{}: --plot needs an rnic_top vector, not a system vector",
+                p.file.display()
+            );
+        };
+        let trace = scenario::cc_trace(v).map_err(anyhow::Error::msg)?;
         unwritten.extend(draw_plot(path, &trace, &v.name).err());
     }
-    let (mut verdict, mut notes) = judge(&v, &report, bless);
+    let (mut verdict, mut notes) = judge(any.max_cycles(), &report, bless, mismatches);
     if !unwritten.is_empty() {
         verdict = Verdict::Error;
         notes.extend(unwritten);
     }
-    let blessed = (bless && report.clean() && verdict != Verdict::Error).then(|| {
-        let mut nv = v.clone();
-        nv.expect = Some(report.to_expect());
-        nv.to_json()
-    });
+    let blessed = (bless && report.clean() && verdict != Verdict::Error).then_some(with_expect);
     Ok(Outcome::Ran(Box::new(Ran {
         report,
         verdict,
@@ -522,12 +546,16 @@ fn finish(
     Ok(Outcome::Ran(r))
 }
 
-/// The `top` field of a vector that did not load, if it has one.
+/// The `top` field (or `kind` of a system vector) of a vector that did
+/// not load, if it has one.
 fn top_of(file: &Path) -> String {
     std::fs::read(file)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v.get("top")?.as_str().map(str::to_string))
+        .and_then(|v| {
+            let kind = v.get("kind").and_then(|k| k.as_str());
+            kind.or_else(|| v.get("top")?.as_str()).map(str::to_string)
+        })
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -598,8 +626,14 @@ fn draw_plot(path: &Path, trace: &CcTrace, title: &str) -> Result<(), String> {
     rnic_testbench::plot::draw_svg(trace, title, path)
 }
 
-/// Verdict and the reasons behind it.
-fn judge(v: &Vector, r: &Report, bless: bool) -> (Verdict, Vec<String>) {
+/// Verdict and the reasons behind it; `mismatches` are the differences
+/// from the blessed results, weighed only when the run is otherwise clean.
+fn judge(
+    max_cycles: u64,
+    r: &Report,
+    bless: bool,
+    mismatches: Vec<String>,
+) -> (Verdict, Vec<String>) {
     if r.divergence.is_some() {
         return (Verdict::Diverged, Vec::new());
     }
@@ -609,10 +643,10 @@ fn judge(v: &Vector, r: &Report, bless: bool) -> (Verdict, Vec<String>) {
         .map(|f| format!("check failed: {f}"))
         .collect();
     if !r.completed {
-        notes.push(format!("not complete after max_cycles = {}", v.max_cycles));
+        notes.push(format!("not complete after max_cycles = {max_cycles}"));
     }
     if !bless && notes.is_empty() {
-        notes.extend(scenario::mismatches(v, r));
+        notes.extend(mismatches);
     }
     if notes.is_empty() {
         (Verdict::Pass, notes)

@@ -5,6 +5,7 @@
 pub mod common;
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod pair;
 pub mod resp_reference;
 pub mod rnic_top;
 pub mod rx_reference;
@@ -368,21 +369,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
                 rx_reference::check_ack_counters(&mut env, fin.cycles);
             }
             report.frames = env.frame_results();
-            report.cqes = env
-                .cqe_log
-                .iter()
-                .map(|w| CqeResult {
-                    cq: w.cq,
-                    index: w.index,
-                    wr_id: Hex(w.cqe.wr_id),
-                    qp: w.cqe.qp,
-                    opcode: w.cqe.opcode,
-                    status: w.cqe.status,
-                    len: w.cqe.len,
-                    imm: Hex(w.cqe.imm as u64),
-                    owner: w.cqe.owner as u8,
-                })
-                .collect();
+            report.cqes = env.cqe_results();
             report.counters = env
                 .counters
                 .iter()

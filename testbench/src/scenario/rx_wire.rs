@@ -182,6 +182,19 @@ impl RxWire {
         b
     }
 
+    /// A frame from the other NIC of a pair (scenario::pair), due at
+    /// `due`: it goes out after the frames already queued. The link pushes
+    /// frames in due order.
+    pub fn push_link(&mut self, due: u64, bytes: Arc<[u8]>) {
+        debug_assert!(self.peer.is_none(), "a pair's NIC has no scripted peer");
+        self.peer_queue.push_back(Pending {
+            due,
+            bytes,
+            fcs: false,
+            spec: None,
+        });
+    }
+
     /// A frame left on `tx_*` at `cycle`: the peer answers it.
     /// `r` is the frame decoded (None when it is not a well-formed RoCE frame).
     pub fn on_tx_frame(&mut self, cycle: u64, r: Option<&RoceRepr>) {

@@ -24,9 +24,11 @@ pub mod paths;
 pub mod qp_frame;
 pub mod rx;
 mod shape;
+pub mod system;
 pub mod tx;
 pub use paths::{collect, walk, CollectError, Found, Walk};
 pub use rx::{CcSpec, PeerSpec, RxFault, RxFrame, RxSpec};
+pub use system::{AnyVector, LinkDir, LinkSpec, SystemExpect, SystemVector};
 pub use tx::*;
 
 /// The current format number.
@@ -326,6 +328,40 @@ fn field_err(file: &Path, path: impl Into<String>, reason: impl Into<String>) ->
     }
 }
 
+/// The text of a vector file: a regular file of at most
+/// [`limits::MAX_FILE_BYTES`].
+pub(crate) fn read_text(file: &Path) -> Result<String, VectorError> {
+    use std::io::Read;
+    let io = |source| VectorError::Io {
+        file: file.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(file).map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(field_err(
+            file,
+            "(file)",
+            "is not a regular file (a vector is a JSON file)",
+        ));
+    }
+    let mut text = String::new();
+    f.take(limits::MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > limits::MAX_FILE_BYTES {
+        return Err(field_err(
+            file,
+            "(file)",
+            format!(
+                "larger than the {} MiB a vector may be",
+                limits::MAX_FILE_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(text)
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
@@ -358,41 +394,18 @@ impl Vector {
     /// Reads and validates a vector file: a regular file of at most
     /// [`limits::MAX_FILE_BYTES`].
     pub fn load(file: &Path) -> Result<Vector, VectorError> {
-        use std::io::Read;
-        let io = |source| VectorError::Io {
-            file: file.to_path_buf(),
-            source,
-        };
-        let f = std::fs::File::open(file).map_err(io)?;
-        let meta = f.metadata().map_err(io)?;
-        if !meta.is_file() {
-            return Err(field_err(
-                file,
-                "(file)",
-                "is not a regular file (a vector is a JSON file)",
-            ));
-        }
-        let mut text = String::new();
-        f.take(limits::MAX_FILE_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(io)?;
-        if text.len() as u64 > limits::MAX_FILE_BYTES {
-            return Err(field_err(
-                file,
-                "(file)",
-                format!(
-                    "larger than the {} MiB a vector may be",
-                    limits::MAX_FILE_BYTES >> 20
-                ),
-            ));
-        }
-        Self::parse(file, &text)
+        Self::parse(file, &read_text(file)?)
     }
 
     /// Parses and validates vector text; `file` is only used in errors.
     pub fn parse(file: &Path, text: &str) -> Result<Vector, VectorError> {
         let json: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| field_err(file, "(top level)", format!("not valid JSON: {e}")))?;
+        Self::from_json(file, json)
+    }
+
+    /// Validates parsed vector JSON; `file` is only used in errors.
+    pub fn from_json(file: &Path, json: serde_json::Value) -> Result<Vector, VectorError> {
         shape::check(&json).map_err(|(path, reason)| field_err(file, path, reason))?;
         let v: Vector = serde_path_to_error::deserialize(&json).map_err(|e| {
             let path = e.path().to_string();

@@ -3,7 +3,7 @@
 //! interrupt, the CNPs the CE marks call for, the PFC pause windows, and the
 //! receive counters read back.
 
-use super::program::{uses_rx, RX_COUNTERS};
+use super::program::RX_COUNTERS;
 use super::{is_cnp, RnicTopEnv, PFC_BITS_PER_CYCLE};
 use crate::scenario::rx_reference::{self, RxEvent};
 use crate::wire::cqe;
@@ -340,7 +340,7 @@ impl RnicTopEnv {
 
     /// Every RX counter read back is what the frames sent call for.
     fn check_rx_counters(&mut self, cycle: u64) {
-        if !uses_rx(&self.vector) {
+        if !self.uses_rx() {
             return;
         }
         let sent: Vec<(&[u8], bool)> = self.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs)).collect();
@@ -369,6 +369,24 @@ impl RnicTopEnv {
         self.check_rx_counters(cycle);
         self.check_pause(cycle);
         self.common.finish(cycle);
+    }
+
+    /// CQEs as the vector's expected results record them.
+    pub fn cqe_results(&self) -> Vec<crate::vector::CqeResult> {
+        self.cqe_log
+            .iter()
+            .map(|w| crate::vector::CqeResult {
+                cq: w.cq,
+                index: w.index,
+                wr_id: crate::vector::Hex(w.cqe.wr_id),
+                qp: w.cqe.qp,
+                opcode: w.cqe.opcode,
+                status: w.cqe.status,
+                len: w.cqe.len,
+                imm: crate::vector::Hex(w.cqe.imm as u64),
+                owner: w.cqe.owner as u8,
+            })
+            .collect()
     }
 
     /// Frames as the vector's expected results record them.

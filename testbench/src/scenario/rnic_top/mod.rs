@@ -27,7 +27,7 @@ mod expect;
 mod program;
 
 pub use checks::CqeWrite;
-use program::{config_writes, readback_plan, Readback};
+use program::{config_writes, readback_plan, uses_rx, Readback};
 pub use program::{encode_wqe, COUNTERS, RX_COUNTERS};
 
 /// Link bits per clock cycle of `rnic_top` as built (100 Gb/s at 250 MHz).
@@ -90,10 +90,33 @@ pub struct RnicTopEnv {
     data_frames: usize,
     /// CQE writes seen, filled by the end-of-run checks.
     pub cqe_log: Vec<CqeWrite>,
+    /// Set by a pair's runner (scenario::pair) while the other NIC or the
+    /// link may still bring frames: the quiet window restarts, so the
+    /// counters are read only once nothing more can arrive.
+    pub hold: bool,
+    /// Cycle the run reached [`Phase::Done`].
+    pub done_at: Option<u64>,
+    in_pair: bool,
 }
 
 impl RnicTopEnv {
     pub fn new(v: &Vector) -> Result<Self, String> {
+        Self::build(v, false)
+    }
+
+    /// One NIC of a pair (scenario::pair): its `rx_*` is fed by the link
+    /// ([`RxWire::push_link`]), and its receive counters are always read
+    /// back and checked.
+    pub fn new_in_pair(v: &Vector) -> Result<Self, String> {
+        Self::build(v, true)
+    }
+
+    /// Whether the receive path's counters are read back and checked.
+    pub fn uses_rx(&self) -> bool {
+        self.in_pair || uses_rx(&self.vector)
+    }
+
+    fn build(v: &Vector, in_pair: bool) -> Result<Self, String> {
         let common = Common::new(v)?;
         let mut qp_wqes = vec![Vec::new(); crate::vector::QPS as usize];
         for (k, w) in v.wqes.iter().enumerate() {
@@ -117,12 +140,15 @@ impl RnicTopEnv {
             frame_ends: Vec::new(),
             irqs: Vec::new(),
             doorbell_cycles: Vec::new(),
-            counter_reads: readback_plan(v),
+            counter_reads: readback_plan(v, in_pair || uses_rx(v)),
             awaiting: VecDeque::new(),
             counters: Vec::new(),
             rx: RxWire::new(v)?,
             data_frames: 0,
             cqe_log: Vec::new(),
+            hold: false,
+            done_at: None,
+            in_pair,
         })
     }
 
@@ -194,7 +220,7 @@ impl RnicTopEnv {
                 // WQE prefetch for a QP that sends nothing more may take
                 // several round trips), so the run ends only after
                 // DRAIN_CYCLES with no read outstanding.
-                if self.common.rc.outstanding() > 0 {
+                if self.common.rc.outstanding() > 0 || self.hold {
                     self.phase = Phase::Drain {
                         until: cycle + DRAIN_CYCLES,
                     };
@@ -210,7 +236,10 @@ impl RnicTopEnv {
                 Some(Readback::Write(a, d)) => {
                     (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
                 }
-                None if self.awaiting.is_empty() => self.phase = Phase::Done,
+                None if self.awaiting.is_empty() => {
+                    self.phase = Phase::Done;
+                    self.done_at = Some(cycle);
+                }
                 None => {}
             },
             Phase::Done => {}
@@ -264,6 +293,12 @@ impl RnicTopEnv {
 
     pub fn finished(&self) -> bool {
         self.phase == Phase::Done
+    }
+
+    /// Still configuring or sending its own work (not yet in the quiet
+    /// window or after it).
+    pub fn running(&self) -> bool {
+        matches!(self.phase, Phase::Config | Phase::Run)
     }
 }
 

@@ -71,12 +71,13 @@ pub(super) fn uses_rx(v: &Vector) -> bool {
     !v.rx.is_empty() || v.qps.iter().any(|q| q.cc) || v.peer.auto_ack
 }
 
-pub(super) fn readback_plan(v: &Vector) -> VecDeque<Readback> {
+/// `rx`: read the receive path's counters too (always for a NIC of a pair).
+pub(super) fn readback_plan(v: &Vector, rx: bool) -> VecDeque<Readback> {
     let mut plan: VecDeque<Readback> = COUNTERS
         .iter()
         .map(|&(n, a)| Readback::Read(n.to_string(), a))
         .collect();
-    if uses_rx(v) {
+    if rx {
         plan.extend(
             RX_COUNTERS
                 .iter()

@@ -1,0 +1,646 @@
+//! Two NICs in one run (docs/pair.md): A and B, each its own `rnic_top`
+//! model against its own Verilated `rnic_top` in lockstep, each with the
+//! host environment of a single-NIC run ([`RnicTopEnv`]: tables, memory,
+//! root complex, WQEs and doorbells, every end-of-run check), joined by a
+//! link: every frame A sends on `tx_*` reaches B's `rx_*` after the link's
+//! delay, CE-marked by the link's rule, and the other way round.
+//!
+//! On top of each NIC's own checks the pair checks the link (every frame
+//! decoded and ICRC-checked, delivered whole, in order, no earlier than the
+//! delay allows, marked exactly as the rule says) and the DCQCN counters
+//! against the CNPs each NIC received. All of it comes from the vector and
+//! the bytes on the wire, never from the model.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
+use rnic_model::trace::Trace;
+use rnic_model::Dut;
+
+use super::rx_reference::{self, RxEvent};
+use super::{Mode, Report, RnicTopEnv, RtlRnicTopTop, VCD_WINDOW};
+use crate::lockstep::{compare, Divergence, Finished};
+use crate::rtl::{take_assertion_failure, Rtl, RtlTop};
+use crate::vcd_model::ModelVcd;
+use crate::vector::{Expect, LinkDir, SystemExpect, SystemVector, Vector};
+use crate::wire::roce::RoceRepr;
+
+/// The two NICs by name, in report order.
+pub const NICS: [&str; 2] = ["A", "B"];
+
+/// Block names of the divergence reports: they name the NIC.
+const BLOCK: [&str; 2] = ["NIC A (rnic_top)", "NIC B (rnic_top)"];
+
+/// Marks `f` CE when it is ECT: the IP ECN field (IPv4 TOS or IPv6 traffic
+/// class, behind an optional 802.1Q tag) 01 or 10 becomes 11, and the IPv4
+/// header checksum is recomputed. The ICRC masks these bits, so it stays
+/// valid. Returns whether the frame was ECT (and is now CE); a frame that
+/// is not IP, or not ECT, is left alone.
+pub fn mark_ce(f: &mut [u8]) -> bool {
+    if f.len() < 14 {
+        return false;
+    }
+    let (ip, ethertype) = if f[12..14] == [0x81, 0x00] && f.len() >= 18 {
+        (18, u16::from_be_bytes([f[16], f[17]]))
+    } else {
+        (14, u16::from_be_bytes([f[12], f[13]]))
+    };
+    match ethertype {
+        0x0800 if f.len() >= ip + 20 => {
+            let ecn = f[ip + 1] & 3;
+            if ecn != 1 && ecn != 2 {
+                return false;
+            }
+            f[ip + 1] |= 3;
+            f[ip + 10..ip + 12].fill(0);
+            let sum = crate::wire::roce::ipv4::checksum(&f[ip..ip + 20]);
+            f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+            true
+        }
+        0x86DD if f.len() >= ip + 40 => {
+            // Traffic class: low nibble of byte 0, high nibble of byte 1;
+            // ECN is its low two bits, bits 5:4 of byte 1.
+            let ecn = (f[ip + 1] >> 4) & 3;
+            if ecn != 1 && ecn != 2 {
+                return false;
+            }
+            f[ip + 1] |= 0x30;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// One frame on the link.
+#[derive(Debug, Clone)]
+pub struct LinkFrame {
+    /// Cycle of its first and last beat on the sender's `tx_*`.
+    pub first: u64,
+    pub last: u64,
+    /// Earliest cycle of its first beat on the receiver's `rx_*`.
+    pub due: u64,
+    /// As delivered (marked when `marked`).
+    pub bytes: Arc<[u8]>,
+    pub marked: bool,
+}
+
+/// One direction of the link.
+struct Link {
+    spec: LinkDir,
+    /// ECT frames seen, for the marking rule.
+    ect: u64,
+    frames: Vec<LinkFrame>,
+}
+
+impl Link {
+    fn new(spec: LinkDir) -> Self {
+        Link {
+            spec,
+            ect: 0,
+            frames: Vec::new(),
+        }
+    }
+
+    /// A frame whose last beat left at `last`: what the receiver gets.
+    fn carry(&mut self, first: u64, last: u64, sent: &[u8]) -> LinkFrame {
+        let mut b = sent.to_vec();
+        let mut marked = false;
+        if self.spec.ce_every > 0 {
+            let mut probe = b.clone();
+            if mark_ce(&mut probe) {
+                self.ect += 1;
+                if self.ect.is_multiple_of(self.spec.ce_every) {
+                    b = probe;
+                    marked = true;
+                }
+            }
+        }
+        let f = LinkFrame {
+            first,
+            last,
+            due: last + 1 + self.spec.delay,
+            bytes: b.into(),
+            marked,
+        };
+        self.frames.push(f.clone());
+        f
+    }
+}
+
+/// The environment of a pair: both hosts and the link.
+pub struct PairEnv {
+    pub nic: [RnicTopEnv; 2],
+    /// `link[0]` A to B, `link[1]` B to A.
+    links: [Link; 2],
+    /// Per NIC: frames of its `tx_*` handed to the link so far.
+    forwarded: [usize; 2],
+}
+
+impl PairEnv {
+    pub fn new(v: &SystemVector) -> Result<Self, String> {
+        let a = RnicTopEnv::new_in_pair(&v.a).map_err(|e| format!("a: {e}"))?;
+        let b = RnicTopEnv::new_in_pair(&v.b).map_err(|e| format!("b: {e}"))?;
+        Ok(PairEnv {
+            nic: [a, b],
+            links: [
+                Link::new(v.link.a_to_b.clone()),
+                Link::new(v.link.b_to_a.clone()),
+            ],
+            forwarded: [0, 0],
+        })
+    }
+
+    /// Inputs of both NICs for `cycle`, given their outputs in it.
+    pub fn step(&mut self, cycle: u64, out: [&RnicTopOut; 2]) -> [RnicTopIn; 2] {
+        let ia = self.nic[0].step(cycle, out[0]);
+        let ib = self.nic[1].step(cycle, out[1]);
+        for s in 0..2 {
+            let d = 1 - s;
+            while self.forwarded[s] < self.nic[s].frames.len() {
+                let k = self.forwarded[s];
+                let (first, ref bytes) = self.nic[s].frames[k];
+                let last = self.nic[s].frame_ends[k];
+                let f = self.links[s].carry(first, last, bytes);
+                self.nic[d].rx.push_link(f.due, f.bytes);
+                self.forwarded[s] += 1;
+            }
+        }
+        // Nothing more can arrive at a NIC once the other one has sent all
+        // its own work and both directions of the link are empty (a CNP
+        // answering the last frames leaves well within the quiet window).
+        let quiet = self.nic[0].rx.idle() && self.nic[1].rx.idle();
+        self.nic[0].hold = !quiet || self.nic[1].running();
+        self.nic[1].hold = !quiet || self.nic[0].running();
+        [ia, ib]
+    }
+
+    pub fn finished(&self) -> bool {
+        self.nic[0].finished() && self.nic[1].finished()
+    }
+
+    /// The frames of one direction (0: A to B, 1: B to A).
+    pub fn link_frames(&self, dir: usize) -> &[LinkFrame] {
+        &self.links[dir].frames
+    }
+
+    /// The end-of-run checks: each NIC's own (its frames against its
+    /// reference, CQEs, receive counters from the frames it received, CNPs
+    /// from the CE marks it received, PCIe rules), the link, and DCQCN.
+    fn finish_checks(&mut self, v: &SystemVector, cycle: u64) -> Vec<String> {
+        for e in &mut self.nic {
+            e.finish_checks(cycle);
+            rx_reference::check_ack_counters(e, cycle);
+        }
+        let mut out = Vec::new();
+        for (n, e) in self.nic.iter().enumerate() {
+            out.extend(
+                e.common
+                    .failures
+                    .iter()
+                    .map(|f| format!("{}: {f}", NICS[n])),
+            );
+        }
+        for dir in 0..2 {
+            out.extend(self.check_link(dir));
+        }
+        for (n, hv) in [&v.a, &v.b].into_iter().enumerate() {
+            out.extend(
+                check_dcqcn(hv, &self.nic[n])
+                    .into_iter()
+                    .map(|f| format!("{}: {f}", NICS[n])),
+            );
+        }
+        out
+    }
+
+    /// One direction: every frame the sender sent arrived, in order, whole,
+    /// as the marking rule (applied here to the sender's bytes) makes it,
+    /// no earlier than its due cycle, and decodes with a good ICRC and IPv4
+    /// checksum.
+    fn check_link(&self, dir: usize) -> Vec<String> {
+        let (s, d) = (dir, 1 - dir);
+        let name = format!("link {} to {}", NICS[s], NICS[d]);
+        let spec = &self.links[dir].spec;
+        let mut out = Vec::new();
+        let sent = &self.nic[s].frames;
+        let got = &self.nic[d].rx.sent;
+        if sent.len() != got.len() {
+            out.push(format!(
+                "{name}: {} frames sent on {}'s tx_*, {} arrived on {}'s rx_*",
+                sent.len(),
+                NICS[s],
+                got.len(),
+                NICS[d]
+            ));
+        }
+        let mut ect = 0u64;
+        for (k, ((_, f), g)) in sent.iter().zip(got).enumerate() {
+            let end = self.nic[s].frame_ends[k];
+            let mut want = f.clone();
+            if spec.ce_every > 0 {
+                let mut probe = f.clone();
+                if mark_ce(&mut probe) {
+                    ect += 1;
+                    if ect.is_multiple_of(spec.ce_every) {
+                        want = probe;
+                    }
+                }
+            }
+            if g.bytes[..] != want[..] || g.fcs {
+                out.push(format!(
+                    "{name}: frame {k} arrived different from the frame sent (marking rule applied)"
+                ));
+            }
+            if g.first < end + 1 + spec.delay {
+                out.push(format!(
+                    "{name}: frame {k} left at cycle {end}, arrived at {} (delay {})",
+                    g.first, spec.delay
+                ));
+            }
+            if let Err(e) = RoceRepr::parse_bytes(&g.bytes) {
+                out.push(format!(
+                    "{name}: frame {k} as delivered does not decode: {e}"
+                ));
+            }
+        }
+        out
+    }
+
+    /// Each NIC's results as an `expect`.
+    fn expect_of(&self, n: usize) -> Expect {
+        let e = &self.nic[n];
+        Expect {
+            cycles: e.done_at.unwrap_or(0),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            frames: e.frame_results(),
+            cqes: e.cqe_results(),
+            counters: e
+                .counters
+                .iter()
+                .map(|(n, v)| (n.to_string(), *v as u64))
+                .collect(),
+        }
+    }
+}
+
+/// DCQCN's counters against the CNPs the NIC received: every CNP for a live
+/// QP reaches the reaction point (`dcqcn_cnp`), and each one for a QP with
+/// congestion control on cuts its rate (`dcqcn_cut`; docs/rx_cc.md,
+/// `dcqcn`).
+fn check_dcqcn(v: &Vector, e: &RnicTopEnv) -> Vec<String> {
+    let live = rx_reference::live_qps(v);
+    let (mut cnp, mut cut) = (0u64, 0u64);
+    for s in &e.rx.sent {
+        if let RxEvent::Cnp { qp } = rx_reference::classify(&s.bytes, s.fcs, &live) {
+            cnp += 1;
+            if v.qps.iter().any(|q| q.qp == qp && q.cc) {
+                cut += 1;
+            }
+        }
+    }
+    let get = |n: &str| e.counters.iter().find(|(m, _)| m == n).map(|x| x.1 as u64);
+    let mut out = Vec::new();
+    for (name, want) in [("dcqcn_cnp", cnp), ("dcqcn_cut", cut)] {
+        if get(name) != Some(want) {
+            out.push(format!(
+                "{name} = {:?}, the CNPs received call for {want}",
+                get(name)
+            ));
+        }
+    }
+    out
+}
+
+/// What a pair run produced: `report` as for a single NIC (cycles, verdict
+/// material, `tx_frames` = both directions in time order, failures named
+/// by NIC or link), and each NIC's results.
+pub struct PairReport {
+    pub report: Report,
+    pub a: Expect,
+    pub b: Expect,
+}
+
+impl PairReport {
+    pub fn to_expect(&self) -> SystemExpect {
+        SystemExpect {
+            cycles: self.report.cycles,
+            a: self.a.clone(),
+            b: self.b.clone(),
+        }
+    }
+}
+
+/// The `rnic_top` model of one NIC: [`RnicTop`], or in a self-test a
+/// deliberately broken one.
+pub trait NicModel: Dut<In = RnicTopIn, Out = RnicTopOut> + Trace {}
+impl<M: Dut<In = RnicTopIn, Out = RnicTopOut> + Trace> NicModel for M {}
+
+/// One NIC's DUTs: the model, the RTL, or both.
+struct Duts<M> {
+    model: Option<M>,
+    rtl: Option<Rtl<RtlRnicTopTop>>,
+}
+
+impl<M: NicModel> Duts<M> {
+    fn new(mode: Mode, mk: impl FnOnce() -> M) -> Self {
+        Duts {
+            model: (mode != Mode::Rtl).then(mk),
+            rtl: (mode != Mode::Model).then(Rtl::<RtlRnicTopTop>::new),
+        }
+    }
+
+    /// (the outputs the environment follows, the RTL's when both run).
+    fn reset(&mut self) -> (RnicTopOut, Option<RnicTopOut>) {
+        let r = self.rtl.as_mut().map(|r| r.reset());
+        match self.model.as_mut() {
+            Some(m) => (m.reset(), r),
+            None => (r.expect("the RTL runs"), None),
+        }
+    }
+
+    fn tick(&mut self, i: &RnicTopIn) -> (RnicTopOut, Option<RnicTopOut>) {
+        let r = self.rtl.as_mut().map(|r| r.tick(i));
+        match self.model.as_mut() {
+            Some(m) => (m.tick(i), r),
+            None => (r.expect("the RTL runs"), None),
+        }
+    }
+}
+
+/// Tracing of a replay: from cycle `from`, into `dir/a/` and `dir/b/`.
+struct TraceTo<'a> {
+    from: u64,
+    dir: &'a Path,
+}
+
+type Traced = Result<Vec<PathBuf>, String>;
+
+/// The environment after a run, how it ended, its divergence, its waveforms.
+type Simulated = (PairEnv, Finished, Option<Box<Divergence>>, Traced);
+
+/// Runs the pair from reset. With `trace`, steps cycles `0..=max_cycles`
+/// and traces (a replay; nothing is compared); otherwise stops when both
+/// NICs are done, at `max_cycles`, or at the first divergence or failed
+/// RTL assertion.
+fn simulate<M: NicModel>(
+    v: &SystemVector,
+    mode: Mode,
+    mk_model: &impl Fn(usize) -> M,
+    max_cycles: u64,
+    trace: Option<TraceTo>,
+) -> Result<Simulated, String> {
+    let mut env = PairEnv::new(v)?;
+    let mut duts = [
+        Duts::new(mode, || mk_model(0)),
+        Duts::new(mode, || mk_model(1)),
+    ];
+    let _ = take_assertion_failure();
+    let mut outs = [duts[0].reset(), duts[1].reset()];
+    let mut vcds: [Option<ModelVcd<RnicTopIn, RnicTopOut>>; 2] = [None, None];
+    let mut files = Vec::new();
+    let at = |p: &Path| {
+        let p = p.to_path_buf();
+        move |e: std::io::Error| format!("cannot write {}: {e}", p.display())
+    };
+    let mut cycle = 0u64;
+    loop {
+        if let Some(t) = &trace {
+            if cycle > max_cycles {
+                break;
+            }
+            if cycle == t.from {
+                for (n, d) in duts.iter_mut().enumerate() {
+                    let dir = t.dir.join(["a", "b"][n]);
+                    std::fs::create_dir_all(&dir).map_err(at(&dir))?;
+                    if let Some(r) = d.rtl.as_mut() {
+                        let p = dir.join("rtl.vcd");
+                        r.try_trace_open(&p).map_err(at(&p))?;
+                        files.push(p);
+                    }
+                    if let Some(m) = d.model.as_ref() {
+                        let p = dir.join("model.vcd");
+                        let regs = Some(m as &dyn Trace);
+                        vcds[n] =
+                            Some(ModelVcd::create(&p, RtlRnicTopTop::NAME, regs).map_err(at(&p))?);
+                        files.push(p);
+                    }
+                }
+            }
+        } else {
+            for n in 0..2 {
+                if let (o, Some(r)) = &outs[n] {
+                    if let Some(diff) = compare(o, r) {
+                        let d = Divergence {
+                            block: BLOCK[n],
+                            cycle,
+                            diff,
+                            history: Vec::new(),
+                            assertion: None,
+                        };
+                        let fin = Finished {
+                            cycles: cycle,
+                            completed: false,
+                        };
+                        return Ok((env, fin, Some(Box::new(d)), Ok(Vec::new())));
+                    }
+                }
+            }
+            if env.finished() || cycle >= max_cycles {
+                let fin = Finished {
+                    cycles: cycle,
+                    completed: env.finished(),
+                };
+                return Ok((env, fin, None, Ok(Vec::new())));
+            }
+        }
+        let ins = env.step(cycle, [&outs[0].0, &outs[1].0]);
+        for n in 0..2 {
+            let next = duts[n].tick(&ins[n]);
+            if let Some(a) = take_assertion_failure() {
+                if trace.is_none() {
+                    let d = Divergence::from_assertion(BLOCK[n], a, Vec::new());
+                    let fin = Finished {
+                        cycles: cycle + 1,
+                        completed: false,
+                    };
+                    return Ok((env, fin, Some(Box::new(d)), Ok(Vec::new())));
+                }
+            }
+            if let Some(w) = vcds[n].as_mut() {
+                let regs = duts[n].model.as_ref().map(|m| m as &dyn Trace);
+                w.cycle(cycle, &ins[n], &outs[n].0, &next.0, regs)
+                    .map_err(|e| format!("cannot write the model VCD of NIC {}: {e}", NICS[n]))?;
+            }
+            outs[n] = next;
+        }
+        cycle += 1;
+    }
+    for (n, d) in duts.iter_mut().enumerate() {
+        if let Some(r) = d.rtl.as_mut() {
+            r.trace_close();
+        }
+        if let Some(w) = vcds[n].take() {
+            w.finish()
+                .map_err(|e| format!("cannot write the model VCD of NIC {}: {e}", NICS[n]))?;
+        }
+    }
+    let fin = Finished {
+        cycles: cycle,
+        completed: env.finished(),
+    };
+    Ok((env, fin, None, Ok(files)))
+}
+
+/// Runs a system vector in `mode`. Errors only for a vector the
+/// environment cannot be built from; everything that goes wrong in the run
+/// is in the report. `opts` as for a single NIC; the waveforms go to
+/// `DIR/a/` and `DIR/b/`.
+pub fn run(v: &SystemVector, mode: Mode, opts: &super::RunOpts) -> Result<PairReport, String> {
+    run_with(v, mode, opts, |_| RnicTop::new())
+}
+
+/// [`run`] with the models `mk_model(0)` (A) and `mk_model(1)` (B): the
+/// divergence self-test breaks one of them on purpose.
+pub fn run_with<M: NicModel>(
+    v: &SystemVector,
+    mode: Mode,
+    opts: &super::RunOpts,
+    mk_model: impl Fn(usize) -> M,
+) -> Result<PairReport, String> {
+    let (mut env, fin, div, _) = simulate(v, mode, &mk_model, v.max_cycles, None)?;
+    let dir = match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
+        (Some(d), _) => Some(d.clone()),
+        (None, _) if div.is_none() => None,
+        (None, Some(d)) => Some(d.clone()),
+        (None, None) => Some(Path::new("out/vcd").join(super::safe_file_name(&v.name))),
+    };
+    let vcd: Traced = match dir {
+        Some(dir) => {
+            let end = fin.cycles;
+            let from = end.saturating_sub(opts.vcd_window.unwrap_or(VCD_WINDOW));
+            match simulate(v, mode, &mk_model, end, Some(TraceTo { from, dir: &dir })) {
+                Ok((_, _, _, files)) => files,
+                Err(e) => Err(e),
+            }
+        }
+        None => Ok(Vec::new()),
+    };
+    let failures = if div.is_none() {
+        env.finish_checks(v, fin.cycles)
+    } else {
+        Vec::new()
+    };
+    // Both directions as the frames left their senders, in time order.
+    let mut tx_frames: Vec<(u64, Vec<u8>)> = Vec::new();
+    for e in &env.nic {
+        tx_frames.extend(e.frames.iter().cloned());
+    }
+    tx_frames.sort_by_key(|f| f.0);
+    let (a, b) = (env.expect_of(0), env.expect_of(1));
+    let mut report = Report {
+        name: v.name.clone(),
+        cycles: fin.cycles,
+        completed: fin.completed,
+        reads: Vec::new(),
+        writes: Vec::new(),
+        frames: Vec::new(),
+        cqes: Vec::new(),
+        tx_frames,
+        counters: BTreeMap::new(),
+        failures,
+        divergence: div,
+        tlp_log: Vec::new(),
+        vcd: Vec::new(),
+        vcd_error: None,
+    };
+    match vcd {
+        Ok(f) => report.vcd = f,
+        Err(e) => report.vcd_error = Some(e),
+    }
+    Ok(PairReport { report, a, b })
+}
+
+/// Differences between a clean pair run's results and the blessed ones.
+pub fn mismatches(v: &SystemVector, r: &PairReport) -> Vec<String> {
+    let Some(x) = &v.expect else {
+        return vec!["no expected results: run `rnic bless` on this vector".into()];
+    };
+    let mut out = Vec::new();
+    if x.cycles != r.report.cycles {
+        out.push(format!(
+            "cycles: expected {}, got {}",
+            x.cycles, r.report.cycles
+        ));
+    }
+    for (n, (e, g)) in [(&x.a, &r.a), (&x.b, &r.b)].into_iter().enumerate() {
+        let who = ["a", "b"][n];
+        if e.cycles != g.cycles {
+            out.push(format!(
+                "{who}.cycles: expected {}, got {}",
+                e.cycles, g.cycles
+            ));
+        }
+        for (k, (ef, gf)) in e.frames.iter().zip(&g.frames).enumerate() {
+            if ef != gf {
+                out.push(format!(
+                    "{who}.frames[{k}]: expected {} ({} bytes, {:#x}), got {} ({} bytes, {:#x})",
+                    ef.what, ef.len, ef.digest.0, gf.what, gf.len, gf.digest.0
+                ));
+            }
+        }
+        if e.frames.len() != g.frames.len() {
+            out.push(format!(
+                "{who}.frames: expected {}, got {}",
+                e.frames.len(),
+                g.frames.len()
+            ));
+        }
+        if e.cqes != g.cqes {
+            out.push(format!(
+                "{who}.cqes: expected {:?}, got {:?}",
+                e.cqes, g.cqes
+            ));
+        }
+        if e.counters != g.counters {
+            out.push(format!(
+                "{who}.counters: expected {:?}, got {:?}",
+                e.counters, g.counters
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marking_sets_ce_and_keeps_the_ipv4_checksum_good() {
+        // Ethernet + IPv4 header with ECT(0), checksum filled.
+        let mut f = vec![0u8; 14 + 20];
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[15] = 26 << 2 | 2;
+        f[16..18].copy_from_slice(&20u16.to_be_bytes());
+        f[22] = 64;
+        f[23] = 17;
+        let s = crate::wire::roce::ipv4::checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&s.to_be_bytes());
+        assert!(mark_ce(&mut f));
+        assert_eq!(f[15] & 3, 3);
+        assert_eq!(f[15] >> 2, 26);
+        assert_eq!(crate::wire::roce::ipv4::checksum(&f[14..34]), 0);
+        // Now CE: not ECT any more.
+        assert!(!mark_ce(&mut f));
+        // Not-ECT is left alone.
+        let mut g = f.clone();
+        g[15] &= !3;
+        let before = g.clone();
+        assert!(!mark_ce(&mut g));
+        assert_eq!(g, before);
+    }
+}
