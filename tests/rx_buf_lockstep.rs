@@ -16,7 +16,14 @@
 //!   a line a cycle, as fast as the link fills it);
 //! - each priority's line count never exceeds the environment's bound for
 //!   it, and everything is freed when the traffic stops;
-//! - valid/ready: a beat offered and not taken is offered again unchanged.
+//! - valid/ready: a beat offered and not taken is offered again unchanged;
+//! - the header queue: `hd_*` offers, in order, the verdict metadata of
+//!   exactly the kept frames that were stored, each from the cycle after its
+//!   verdict until taken (`hd_valid` is high exactly when such a header
+//!   waits), never a dropped or discarded frame's, and a frame's header is
+//!   offered no later than its first beat. The consumer behaves as the
+//!   responder will: it takes a frame's beats only once it took its header
+//!   (in that cycle or before), with its own random `hd_ready`.
 //!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or `RNIC_RANDOM_CASES`.
@@ -25,7 +32,7 @@ mod common;
 
 use std::collections::VecDeque;
 
-use rnic_model::rx_buf::{RxBuf, RxBufIn, RxBufOut, FRAMES, LINES, PRIO_W};
+use rnic_model::rx_buf::{RxBuf, RxBufIn, RxBufOut, FRAMES, LINES, META_W, PRIO_W};
 use rnic_model::Beat;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
@@ -46,7 +53,11 @@ struct Frame {
     /// Cycles of its first and last beat.
     first: u64,
     last: u64,
-    verdict: Option<(bool, u32)>,
+    verdict: Option<(bool, Beat)>,
+    /// The cycle its verdict was given.
+    vd_at: u64,
+    /// Its header was offered (at the head of the header queue).
+    hd_seen: bool,
     dropped: Option<bool>,
     /// Beats that came out.
     out: usize,
@@ -66,6 +77,7 @@ struct BufEnv {
     gap_pct: u8,
     keep_pct: u8,
     ready_pct: u8,
+    hd_pct: u8,
     vlan_pct: u8,
     frames: Vec<Frame>,
     /// Frame being sent and its next beat.
@@ -74,6 +86,9 @@ struct BufEnv {
     verdicts: VecDeque<(u64, usize)>,
     /// Next frame whose beats may come out.
     out_cursor: usize,
+    /// Next frame whose header may be offered.
+    hd_cursor: usize,
+    headers: u64,
     prev: Option<(RxBufIn, RxBufOut)>,
     /// (cycle, lines bound, slots bound) of recent cycles, for judging drops.
     bound_hist: VecDeque<(u64, u64, u64)>,
@@ -102,12 +117,19 @@ impl BufEnv {
             gap_pct: [0, 0, 10, 50][rng.below(4) as usize],
             keep_pct: [100, 70, 30][rng.below(3) as usize],
             ready_pct,
+            hd_pct: if ready_pct == 100 {
+                100
+            } else {
+                [100, 70, 30][rng.below(3) as usize]
+            },
             vlan_pct: [0, 50, 100][rng.below(3) as usize],
             rng,
             frames: Vec::new(),
             sending: None,
             verdicts: VecDeque::new(),
             out_cursor: 0,
+            hd_cursor: 0,
+            headers: 0,
             prev: None,
             bound_hist: VecDeque::new(),
             drops: 0,
@@ -182,6 +204,42 @@ impl BufEnv {
             ),
         }
 
+        // The header queue: the next kept frame (skipping discarded and
+        // dropped ones) whose verdict came before this cycle is on offer.
+        while self.hd_cursor < self.frames.len()
+            && self.frames[self.hd_cursor].vd_at < cycle
+            && self.frames[self.hd_cursor].kept() == Some(false)
+        {
+            self.hd_cursor += 1;
+        }
+        let hd_due = self
+            .frames
+            .get(self.hd_cursor)
+            .filter(|f| f.vd_at < cycle)
+            .map(|f| f.verdict.expect("given").1);
+        assert_eq!(
+            o.hd_valid,
+            hd_due.is_some(),
+            "cycle {cycle}: hd_valid, frame {} next",
+            self.hd_cursor
+        );
+        if let Some(meta) = hd_due {
+            assert_eq!(
+                o.hd_meta, meta,
+                "cycle {cycle}: frame {}'s header",
+                self.hd_cursor
+            );
+            self.frames[self.hd_cursor].hd_seen = true;
+        }
+        // A frame's beat is never offered before its header.
+        if o.out_valid {
+            let k = self.out_frame(cycle);
+            assert!(
+                self.frames[k].hd_seen,
+                "cycle {cycle}: frame {k}'s beat offered before its header"
+            );
+        }
+
         // Valid/ready: an offer not taken stays unchanged.
         if let Some((pi, po)) = &self.prev {
             if po.out_valid && !pi.out_ready {
@@ -221,6 +279,17 @@ impl BufEnv {
             self.ready_pct < 100,
             "frame {k} dropped with out_ready always high"
         );
+    }
+
+    /// The frame whose beat is at the head of `out_*`: the first kept frame
+    /// from the output cursor.
+    fn out_frame(&self, cycle: u64) -> usize {
+        (self.out_cursor..self.frames.len())
+            .find(|&k| match self.frames[k].kept() {
+                Some(kept) => kept,
+                None => panic!("cycle {cycle}: a beat offered before frame {k}'s verdict"),
+            })
+            .unwrap_or_else(|| panic!("cycle {cycle}: a beat offered with no kept frame"))
     }
 
     /// A beat taken at `cycle`: the next beat of the next frame that can
@@ -290,6 +359,8 @@ impl BufEnv {
             first: cycle,
             last: u64::MAX,
             verdict: None,
+            vd_at: u64::MAX,
+            hd_seen: false,
             dropped: None,
             out: 0,
             gone: None,
@@ -307,8 +378,18 @@ impl Env for BufEnv {
         let traffic = cycle < CYCLES;
         let mut i = RxBufIn {
             out_ready: !traffic || self.rng.percent(self.ready_pct),
+            hd_ready: !traffic || self.rng.percent(self.hd_pct),
             ..Default::default()
         };
+        // The consumer takes a header, then its frame's beats.
+        if o.hd_valid && i.hd_ready {
+            self.frames[self.hd_cursor].hd_seen = true;
+            self.hd_cursor += 1;
+            self.headers += 1;
+        }
+        if o.out_valid && self.out_frame(cycle) >= self.hd_cursor {
+            i.out_ready = false;
+        }
         if o.out_valid && i.out_ready {
             self.on_out(cycle, o);
         }
@@ -340,9 +421,14 @@ impl Env for BufEnv {
         // A verdict.
         if self.verdicts.front().is_some_and(|v| v.0 <= cycle) {
             let (_, k) = self.verdicts.pop_front().expect("front");
-            let v = (self.rng.percent(self.keep_pct), self.rng.next_u64() as u32);
+            let mut meta = Beat::default();
+            for w in meta.0[..META_W as usize / 8].chunks_mut(8) {
+                w.copy_from_slice(&self.rng.next_u64().to_le_bytes());
+            }
+            let v = (self.rng.percent(self.keep_pct), meta);
             (i.vd_valid, i.vd_keep, i.vd_meta) = (true, v.0, v.1);
             self.frames[k].verdict = Some(v);
+            self.frames[k].vd_at = cycle;
         }
         self.prev = Some((i, *o));
         i
@@ -356,6 +442,7 @@ impl Env for BufEnv {
 #[test]
 fn rx_buf_random_lockstep() {
     let (mut total, mut drops, mut multi, mut discards, mut out, mut stalls) = (0, 0, 0, 0, 0, 0);
+    let mut headers = 0;
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = BufEnv::new(seed);
         let fin = lockstep::run(
@@ -371,6 +458,10 @@ fn rx_buf_random_lockstep() {
             .filter(|&k| env.frames[k].kept() != Some(false))
             .collect();
         assert!(left.is_empty(), "frames never delivered: {left:?}");
+        let hd_left = (env.hd_cursor..env.frames.len())
+            .filter(|&k| env.frames[k].kept() != Some(false))
+            .count();
+        assert_eq!(hd_left, 0, "headers never taken");
         let o = env.prev.expect("ran").1;
         assert_eq!(
             o.prio_lines, 0,
@@ -382,15 +473,17 @@ fn rx_buf_random_lockstep() {
         discards += env.discards;
         out += env.frames_out;
         stalls += env.stalls;
+        headers += env.headers;
     });
     println!(
         "rx_buf: {} cases, {total} cycles, {out} frames out, {discards} discarded, \
-         {drops} dropped ({multi} of several beats), {stalls} stalled beats",
+         {drops} dropped ({multi} of several beats), {stalls} stalled beats, {headers} headers",
         run.cases
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
         assert!(out >= 20_000, "few frames out ({out})");
+        assert_eq!(headers, out, "one header per frame out");
         assert!(discards >= 2_000, "discards barely exercised ({discards})");
         assert!(drops >= 200, "a full buffer barely exercised ({drops})");
         assert!(

@@ -20,6 +20,12 @@
 // lines are freed in one cycle when it reaches the head. A line is freed
 // when its read is issued.
 //
+// Header queue: the metadata of every stored frame whose verdict keeps
+// it, in frame order, offered on hd_* from the cycle after the verdict (a
+// FIFO of HQ entries: the consumer takes a frame's header no later than
+// its last beat, so at most FRAMES frames in slots plus OQ + 1 that left
+// them have one waiting; an assertion checks it never fills).
+//
 // Per-priority accounting: prio_lines holds the lines each 802.1p priority
 // has in the buffer (the PCP of the frame's VLAN tag, 0 untagged), for PFC
 // generation.
@@ -27,7 +33,7 @@ module rx_buf #(
   parameter int LINES  = 512,
   parameter int FRAMES = 64,
   parameter int PEND   = 8,
-  parameter int META_W = 32
+  parameter int META_W = 256
 ) (
   input  logic                       clk,
   input  logic                       rst,
@@ -45,6 +51,9 @@ module rx_buf #(
   output logic [META_W-1:0]          out_meta,
   output logic [2:0]                 out_prio,
   input  logic                       out_ready,
+  output logic                       hd_valid,
+  input  logic                       hd_ready,
+  output logic [META_W-1:0]          hd_meta,
   output logic [8*($clog2(LINES)+1)-1:0] prio_lines,
   output logic                       ev_drop_full
 );
@@ -53,6 +62,8 @@ module rx_buf #(
   localparam int PW    = $clog2(PEND);
   localparam int OQ    = 4;  // output FIFO depth: one line a cycle behind a 1-cycle RAM read
   localparam int OQ_W  = 512 + 64 + 1 + META_W + 3;
+  // Header queue depth: FRAMES in slots, OQ + 1 beyond (rd register and FIFO).
+  localparam int HQ    = 1 << $clog2(FRAMES + OQ + 1);
 
   if (LINES < 16 || (LINES & (LINES - 1)) != 0) begin : g_bad_lines
     $error("rx_buf: LINES must be a power of two >= 16");
@@ -106,6 +117,7 @@ module rx_buf #(
   logic            oq_in_ready, oq_out_valid;
   logic [OQ_W-1:0] oq_out_data;
   logic [$clog2(OQ):0] oq_count_q;
+  logic            hq_in_ready;
 
   // The read credit below keeps it from ever being pushed full.
   sync_fifo #(
@@ -121,6 +133,23 @@ module rx_buf #(
     .out_valid(oq_out_valid),
     .out_ready(out_ready),
     .out_data (oq_out_data)
+  );
+
+  // The header queue. A frame's header is taken no later than its last
+  // beat, so it never fills (its assertion checks it).
+  sync_fifo #(
+    .WIDTH     (META_W),
+    .DEPTH     (HQ),
+    .NEVER_FULL(1'b1)
+  ) u_hq (
+    .clk      (clk),
+    .rst      (rst),
+    .in_valid (vd_valid && pend_q[0] && vd_keep),
+    .in_ready (hq_in_ready),
+    .in_data  (vd_meta),
+    .out_valid(hd_valid),
+    .out_ready(hd_ready),
+    .out_data (hd_meta)
   );
 
   assign out_valid = oq_out_valid;
@@ -342,6 +371,10 @@ module rx_buf #(
   // Assertions (simulation only; rnic_assert.svh)
   // ------------------------------------------------------------------
   `RNIC_ASSERT_IMPORT
+
+  // Unused: u_hq's own assertion checks it is never pushed full.
+  logic unused_hq_in_ready;
+  assign unused_hq_in_ready = hq_in_ready;
 
   // Verdicts only for frames waiting for one; never more waiting than PEND.
   `RNIC_ASSERT_NEVER(a_vd_no_frame, clk, rst, vd_valid && pend_n_q == '0)

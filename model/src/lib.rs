@@ -32,12 +32,14 @@ pub mod rr_pick;
 pub mod rx_buf;
 pub mod rx_meta;
 pub mod rx_parser;
+pub mod rx_wr;
 pub mod skid_arb;
 pub mod sq_fetch;
 pub mod sync_fifo;
 pub mod trace;
 pub mod tx_engine;
 pub mod tx_sched;
+pub mod wr_arb;
 
 pub use dut::Dut;
 pub use ports::{Beat, PortInfo, PortValue, Ports};

@@ -4,7 +4,8 @@
 //! Frames are stored whole in a ring of 64-byte lines as their beats arrive,
 //! and handed on in arrival order once their verdict keeps them; discarded
 //! frames are freed when they reach the head. Per-priority line counts feed
-//! PFC generation.
+//! PFC generation. The header queue offers the metadata of every kept
+//! frame on `hd_*` from the cycle after its verdict.
 
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
@@ -19,6 +20,13 @@ pub const FRAMES: usize = 64;
 pub const PEND: usize = 8;
 /// Output FIFO depth: a line a cycle behind a one-cycle RAM read.
 const OQ: usize = 4;
+/// Header queue depth: FRAMES frames in slots and OQ + 1 beyond them, at
+/// most, have a header waiting (the consumer takes a frame's header no
+/// later than its last beat).
+pub const HQ: usize = (FRAMES + OQ + 1).next_power_of_two();
+/// Bits of the metadata (`META_W`): the request metadata record of
+/// docs/responder.md, carried in the low 32 bytes of a [`Beat`].
+pub const META_W: u32 = 256;
 /// Bits of each priority's count in `prio_lines`: log2(LINES) + 1.
 pub const PRIO_W: u32 = LINES.trailing_zeros() + 1;
 
@@ -33,8 +41,10 @@ crate::ports! {
         /// The verdict of the oldest frame waiting for one.
         pub vd_valid: bool = 1,
         pub vd_keep: bool = 1 if vd_valid,
-        pub vd_meta: u32 = 32 if vd_valid,
+        /// The metadata, in the low `META_W` bits (the rest must be zero).
+        pub vd_meta: Beat = 256 if vd_valid,
         pub out_ready: bool = 1,
+        pub hd_ready: bool = 1,
     }
 }
 
@@ -45,8 +55,11 @@ crate::ports! {
         pub out_data: Beat = 512 if out_valid,
         pub out_keep: u64 = 64 if out_valid,
         pub out_last: bool = 1 if out_valid,
-        pub out_meta: u32 = 32 if out_valid,
+        pub out_meta: Beat = 256 if out_valid,
         pub out_prio: u8 = 3 if out_valid,
+        /// The header queue: one entry per kept stored frame, in order.
+        pub hd_valid: bool = 1,
+        pub hd_meta: Beat = 256 if hd_valid,
         /// Lines held per priority, priority p at [PRIO_W p +: PRIO_W].
         pub prio_lines: u128 = 80,
         /// Pulse: a frame was lost for lack of room (cycle after its last beat).
@@ -60,7 +73,7 @@ struct OqEntry {
     data: Beat,
     keep: u64,
     last: bool,
-    meta: u32,
+    meta: Beat,
     prio: u8,
 }
 
@@ -82,7 +95,7 @@ pub struct RxBuf {
     f_bytes_q: Vec<u8>,
     f_prio_q: Vec<u8>,
     f_keep_q: Vec<bool>,
-    f_meta_q: Vec<u32>,
+    f_meta_q: Vec<Beat>,
     fh_q: usize,
     fv_q: usize,
     ft_q: usize,
@@ -96,6 +109,7 @@ pub struct RxBuf {
     rd_q: OqEntry,
     ev_drop_full_q: bool,
     u_oq: SyncFifo<OqEntry>,
+    u_hq: SyncFifo<Beat>,
 }
 
 impl Default for RxBuf {
@@ -116,7 +130,7 @@ impl Default for RxBuf {
             f_bytes_q: vec![0; FRAMES],
             f_prio_q: vec![0; FRAMES],
             f_keep_q: vec![false; FRAMES],
-            f_meta_q: vec![0; FRAMES],
+            f_meta_q: vec![Beat::default(); FRAMES],
             fh_q: 0,
             fv_q: 0,
             ft_q: 0,
@@ -129,6 +143,7 @@ impl Default for RxBuf {
             rd_q: OqEntry::default(),
             ev_drop_full_q: false,
             u_oq: SyncFifo::new(OQ),
+            u_hq: SyncFifo::new(HQ),
         }
     }
 }
@@ -171,6 +186,8 @@ impl RxBuf {
             out_last: h.last,
             out_meta: h.meta,
             out_prio: h.prio,
+            hd_valid: self.u_hq.out_valid(),
+            hd_meta: self.u_hq.out_data(),
             prio_lines,
             ev_drop_full: self.ev_drop_full_q,
         }
@@ -269,6 +286,10 @@ impl Dut for RxBuf {
             pend_n_d = (pend_n_d + 1) & (2 * PEND - 1);
         }
         let mut fv_d = self.fv_q;
+        // The header queue takes the verdict's metadata of a kept stored
+        // frame (never full: see HQ).
+        let hq_push = (i.vd_valid && vd_stored && i.vd_keep).then_some(i.vd_meta);
+        self.u_hq.tick(hq_push, i.hd_ready);
         if i.vd_valid && vd_stored {
             self.f_keep_q[self.fv_q] = i.vd_keep;
             self.f_meta_q[self.fv_q] = i.vd_meta;

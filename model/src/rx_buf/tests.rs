@@ -30,11 +30,20 @@ fn send(b: Beat, keep: u64, last: bool) -> RxBufIn {
     }
 }
 
+/// A 256-bit metadata record with `x` in its low 32 bits and a marker in
+/// its top byte (so a lost high half shows).
+fn m(x: u32) -> Beat {
+    let mut b = Beat::default();
+    b.0[..4].copy_from_slice(&x.to_le_bytes());
+    b.0[31] = 0xC3;
+    b
+}
+
 fn verdict(keep: bool, meta: u32) -> RxBufIn {
     RxBufIn {
         vd_valid: true,
         vd_keep: keep,
-        vd_meta: meta,
+        vd_meta: m(meta),
         ..idle()
     }
 }
@@ -69,11 +78,11 @@ fn kept_frame_comes_out_three_cycles_after_its_verdict() {
     assert!(o.out_valid && !o.out_last, "visible at 5");
     assert_eq!(
         (o.out_data, o.out_keep, o.out_meta, o.out_prio),
-        (f0, u64::MAX, 0xABC, 5)
+        (f0, u64::MAX, m(0xABC), 5)
     );
     let o = b.tick(&idle()); // cycle 5
     assert!(o.out_valid && o.out_last);
-    assert_eq!((o.out_data, o.out_keep, o.out_meta), (f1, 0xFF, 0xABC));
+    assert_eq!((o.out_data, o.out_keep, o.out_meta), (f1, 0xFF, m(0xABC)));
     let o = b.tick(&idle());
     assert!(!o.out_valid);
     assert_eq!(o.prio_lines, 0);
@@ -125,7 +134,7 @@ fn full_frame_slots_drop_whole_frames() {
         }
         o = b.tick(&idle());
     }
-    assert_eq!(metas, (0..FRAMES as u32 + 4).collect::<Vec<_>>());
+    assert_eq!(metas, (0..FRAMES as u32 + 4).map(m).collect::<Vec<_>>());
 }
 
 /// A frame that runs out of lines midway gives back every line it took.
@@ -159,4 +168,30 @@ fn overflow_midway_rewinds() {
     assert!(dropped || o.ev_drop_full);
     assert_eq!(b.used(), before);
     assert_eq!(lines(&o, 7), 0);
+}
+
+/// The header queue: a kept frame's metadata is offered the cycle after its
+/// verdict, two cycles before its first beat; a discarded frame's never.
+#[test]
+fn header_comes_the_cycle_after_the_verdict_kept_frames_only() {
+    let mut b = RxBuf::new();
+    b.reset();
+    b.tick(&send(beat(1, None), 0xF, true)); // cycle 0: frame A
+    b.tick(&send(beat(2, None), 0xF, true)); // cycle 1: frame B
+    b.tick(&send(beat(3, None), 0xF, true)); // cycle 2: frame C
+    let o = b.tick(&verdict(true, 0xA)); // cycle 3
+    assert!(o.hd_valid && o.hd_meta == m(0xA), "offered at 4");
+    assert!(!o.out_valid);
+    // Not taken: it stays; B is discarded, C kept.
+    let o = b.tick(&verdict(false, 0xB)); // cycle 4
+    assert!(o.hd_valid && o.hd_meta == m(0xA));
+    let mut i = verdict(true, 0xC);
+    i.hd_ready = true;
+    let o = b.tick(&i); // cycle 5: A's header taken
+    assert!(o.out_valid, "A's beat visible at 6 (verdict at 3)");
+    assert!(o.hd_valid && o.hd_meta == m(0xC), "B's never offered");
+    let mut i = idle();
+    i.hd_ready = true;
+    let o = b.tick(&i);
+    assert!(!o.hd_valid);
 }
