@@ -242,7 +242,7 @@ fn rq_fetch_registers_match_the_rtl_trace() {
 // ---------------------------------------------------------------------
 // rx_buf: frames of 1 to 24 beats (VLAN-tagged or not) with gaps, verdicts
 // a few cycles after each last beat, phases of back-pressure, one that
-// fills the buffer.
+// fills the buffer; headers taken at random.
 // ---------------------------------------------------------------------
 
 struct RxBufEnv {
@@ -271,6 +271,7 @@ impl Env for RxBufEnv {
         }
         let mut i = RxBufIn {
             out_ready: r.percent(self.ready_pct),
+            hd_ready: r.percent(60),
             ..Default::default()
         };
         self.beats_out += (o.out_valid && i.out_ready) as u64;
@@ -278,7 +279,14 @@ impl Env for RxBufEnv {
             self.pend.pop_front();
             i.vd_valid = true;
             i.vd_keep = r.percent(70);
-            i.vd_meta = r.next_u64() as u32;
+            // The metadata: META_W bits, the rest of the beat zero.
+            i.vd_meta = Beat(core::array::from_fn(|k| {
+                if k < 32 {
+                    r.next_u64() as u8
+                } else {
+                    0
+                }
+            }));
         }
         // A frame starts only while fewer than PEND wait for a verdict, so
         // its last beat never overflows them.

@@ -377,7 +377,7 @@ impl TraceValue for OqEntry {
     /// `{data, keep, last, meta, prio}`: prio in the low bits.
     fn put(&self, _w: u32, b: &mut Bits) {
         b.push(self.prio as u64, 3);
-        b.push(self.meta as u64, 32);
+        self.meta.put(META_W, b);
         b.push(self.last as u64, 1);
         b.push(self.keep, 64);
         self.data.put(512, b);
@@ -413,13 +413,18 @@ impl Trace for RxBuf {
         t.reg("rd_data_q", 512, &self.rd_q.data);
         t.reg("rd_keep_q", 64, &self.rd_q.keep);
         t.reg("rd_last_q", 1, &self.rd_q.last);
-        t.reg("rd_meta_q", 32, &self.rd_q.meta);
+        t.reg("rd_meta_q", META_W, &self.rd_q.meta);
         t.reg("rd_prio_q", 3, &self.rd_q.prio);
         t.reg("ev_drop_full_q", 1, &self.ev_drop_full_q);
         // The FIFO's count, mirrored in the RTL for the read credit.
         t.reg("oq_count_q", OQ.trailing_zeros() + 1, &self.u_oq.count());
         t.push("u_oq");
-        self.u_oq.trace_all(t, 512 + 64 + 1 + 32 + 3);
+        self.u_oq.trace_all(t, 512 + 64 + 1 + META_W + 3);
+        t.pop();
+        // The header queue's storage (HQ rows) is longer than Verilator
+        // dumps: its pointers only.
+        t.push("u_hq");
+        self.u_hq.trace_ptrs(t);
         t.pop();
     }
 }
