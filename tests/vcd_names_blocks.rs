@@ -1,5 +1,6 @@
-//! The blocks not yet in `rnic_top` trace their registers as the RTL names
-//! them, so that wiring one into `rnic_top` does not fail
+//! The blocks not yet in `rnic_top` (the receive side: `rq_fetch`,
+//! `rx_buf`, `responder`, `rx_wr`, `wr_arb`) trace their registers as the
+//! RTL names them, so that wiring one into `rnic_top` does not fail
 //! `tests/vcd_names.rs`: each block runs standalone in a short random
 //! lockstep (model and RTL compared every cycle) with both VCDs written,
 //! and then, with the checks of `tests/common/vcd.rs`,
@@ -28,12 +29,14 @@ use rnic_model::responder::{Responder, ResponderIn, ResponderOut, RqeBits};
 use rnic_model::rq_fetch::{RqFetch, RqFetchIn, RqFetchOut};
 use rnic_model::rx_buf::{RxBuf, RxBufIn, RxBufOut, PEND};
 use rnic_model::rx_meta::RxMeta;
+use rnic_model::rx_wr::{RxWr, RxWrIn, RxWrOut};
 use rnic_model::trace::Trace;
+use rnic_model::wr_arb::{WrArb, WrArbIn, WrArbOut};
 use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{compare, Env};
 use rnic_testbench::rtl::{
-    take_assertion_failure, ResponderTop, RqFetchTop, Rtl, RtlTop, RxBufTop,
+    take_assertion_failure, ResponderTop, RqFetchTop, Rtl, RtlTop, RxBufTop, RxWrTop, WrArbTop,
 };
 use rnic_testbench::vcd_model::ModelVcd;
 
@@ -607,4 +610,245 @@ fn responder_registers_match_the_rtl_trace() {
             "responder: too idle"
         );
     });
+}
+
+// ---------------------------------------------------------------------
+// rx_wr: frames of 1 to 8 beats on in_*, each with its segment commands
+// (increasing, inside the frame, the last one wc_last; sometimes one empty
+// command), now and then a token between frames; dma_wr's requests
+// completed after a random latency.
+// ---------------------------------------------------------------------
+
+struct RxWrEnv {
+    rng: SplitMix64,
+    /// Commands to give, in order (held on wc_* until taken).
+    cmds: VecDeque<RxWrIn>,
+    /// Beats to give: (data, keep, last), the head held until taken.
+    beats: VecDeque<(Beat, u64, bool)>,
+    /// Cycles at which the requests taken complete.
+    done: VecDeque<u64>,
+    /// Requests written, tokens taken.
+    reqs: u64,
+    toks: u64,
+}
+
+impl RxWrEnv {
+    fn new(seed: u64) -> Self {
+        RxWrEnv {
+            rng: SplitMix64::new(seed),
+            cmds: VecDeque::new(),
+            beats: VecDeque::new(),
+            done: VecDeque::new(),
+            reqs: 0,
+            toks: 0,
+        }
+    }
+
+    /// The next frame's beats and commands.
+    fn frame(&mut self) {
+        let r = &mut self.rng;
+        let n = 1 + r.below(8) as usize;
+        let last_bytes = 1 + r.below(64) as usize;
+        let bytes = (n - 1) * 64 + last_bytes;
+        for k in 0..n {
+            let last = k + 1 == n;
+            let keep = if last {
+                u64::MAX >> (64 - last_bytes)
+            } else {
+                u64::MAX
+            };
+            self.beats.push_back((
+                Beat(core::array::from_fn(|_| r.next_u64() as u8)),
+                keep,
+                last,
+            ));
+        }
+        let cmd = |off: usize, len: usize, last: bool, addr: u64| RxWrIn {
+            wc_valid: true,
+            wc_off: off as u16,
+            wc_len: len as u16,
+            wc_addr: addr,
+            wc_last: last,
+            ..Default::default()
+        };
+        if r.percent(10) {
+            self.cmds.push_back(cmd(0, 0, true, 0));
+        } else {
+            // Up to three segments of [hdr, bytes), with gaps.
+            let mut off = r.below(bytes.min(60) as u64 + 1) as usize;
+            let segs = 1 + r.below(3) as usize;
+            for s in 0..segs {
+                let left = bytes - off;
+                let len = if s + 1 == segs {
+                    left
+                } else {
+                    r.below(left as u64 + 1) as usize
+                };
+                let addr = r.next_u64() >> 8;
+                self.cmds.push_back(cmd(off, len, s + 1 == segs, addr));
+                off += len;
+                if s + 1 < segs && off < bytes {
+                    off += r.below(((bytes - off) / 4) as u64 + 1) as usize;
+                }
+            }
+        }
+        if r.percent(30) {
+            let mut tok = Beat::default();
+            for b in tok.0.iter_mut().take(24) {
+                *b = r.next_u64() as u8;
+            }
+            self.cmds.push_back(RxWrIn {
+                wc_valid: true,
+                wc_tok: true,
+                wc_tok_data: tok,
+                ..Default::default()
+            });
+        }
+    }
+}
+
+impl Env for RxWrEnv {
+    type In = RxWrIn;
+    type Out = RxWrOut;
+
+    fn step(&mut self, cycle: u64, o: &RxWrOut) -> RxWrIn {
+        if self.cmds.len() < 4 {
+            self.frame();
+        }
+        let r = &mut self.rng;
+        let mut i = self.cmds.front().copied().unwrap_or_default();
+        if o.wc_ready && i.wc_valid {
+            self.cmds.pop_front();
+        }
+        // The head beat is offered until taken (rx_buf's out_* are never
+        // withdrawn).
+        if let Some(&(data, keep, last)) = self.beats.front() {
+            (i.in_valid, i.in_data, i.in_keep, i.in_last) = (true, data, keep, last);
+        }
+        if i.in_valid && o.in_ready {
+            self.beats.pop_front();
+        }
+        i.wr_req_ready = r.percent(70);
+        i.wr_data_ready = r.percent(80);
+        i.tok_ready = r.percent(60);
+        if o.wr_req_valid && i.wr_req_ready {
+            self.reqs += 1;
+            self.done.push_back(cycle + 1 + r.below(20));
+        }
+        if self.done.front().is_some_and(|&c| c <= cycle) {
+            self.done.pop_front();
+            i.wr_done_valid = true;
+        }
+        if o.tok_valid && i.tok_ready {
+            self.toks += 1;
+        }
+        i
+    }
+
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn rx_wr_registers_match_the_rtl_trace() {
+    check_block::<_, RxWrTop, _>(RxWr::default(), RxWrEnv::new, |e| {
+        eprintln!("rx_wr: {} requests, {} tokens", e.reqs, e.toks);
+        assert!(e.reqs >= 100 && e.toks >= 20, "rx_wr: too idle");
+    });
+}
+
+// ---------------------------------------------------------------------
+// wr_arb: two clients with requests of 1 to 1024 bytes, their beats sent
+// once a request is taken, random back-pressure from dma_wr.
+// ---------------------------------------------------------------------
+
+#[derive(Default)]
+struct Client {
+    /// The request offered (held until taken).
+    req: Option<(u64, u32)>,
+    /// Beats due for requests taken, and the beat offered (held until
+    /// taken).
+    beats: u32,
+    beat: Option<Beat>,
+}
+
+struct WrArbEnv {
+    rng: SplitMix64,
+    c: [Client; 2],
+    /// Requests and beats that went out.
+    reqs: u64,
+    beats: u64,
+}
+
+impl Env for WrArbEnv {
+    type In = WrArbIn;
+    type Out = WrArbOut;
+
+    fn step(&mut self, _cycle: u64, o: &WrArbOut) -> WrArbIn {
+        let r = &mut self.rng;
+        let mut i = WrArbIn {
+            wr_req_ready: r.percent(70),
+            wr_data_ready: r.percent(80),
+            ..Default::default()
+        };
+        self.reqs += (o.wr_req_valid && i.wr_req_ready) as u64;
+        self.beats += (o.wr_data_valid && i.wr_data_ready) as u64;
+        let ready = [
+            (o.a_req_ready, o.a_data_ready),
+            (o.b_req_ready, o.b_data_ready),
+        ];
+        let mut offers = [(None, None); 2];
+        for (k, c) in self.c.iter_mut().enumerate() {
+            if c.req.is_none() && r.percent(30) {
+                c.req = Some((r.next_u64() >> 8, 1 + r.below(1024) as u32));
+            }
+            if c.beat.is_none() && c.beats > 0 && r.percent(80) {
+                c.beat = Some(Beat(core::array::from_fn(|_| r.next_u64() as u8)));
+            }
+            offers[k] = (c.req, c.beat);
+            if let (Some((_, len)), true) = (c.req, ready[k].0) {
+                c.beats += len.div_ceil(64);
+                c.req = None;
+            }
+            if c.beat.is_some() && ready[k].1 {
+                c.beat = None;
+                c.beats -= 1;
+            }
+        }
+        if let Some((addr, len)) = offers[0].0 {
+            (i.a_req_valid, i.a_req_addr, i.a_req_len) = (true, addr, len);
+        }
+        if let Some(d) = offers[0].1 {
+            (i.a_data_valid, i.a_data) = (true, d);
+        }
+        if let Some((addr, len)) = offers[1].0 {
+            (i.b_req_valid, i.b_req_addr, i.b_req_len) = (true, addr, len);
+        }
+        if let Some(d) = offers[1].1 {
+            (i.b_data_valid, i.b_data) = (true, d);
+        }
+        i
+    }
+
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn wr_arb_registers_match_the_rtl_trace() {
+    check_block::<_, WrArbTop, _>(
+        WrArb::default(),
+        |seed| WrArbEnv {
+            rng: SplitMix64::new(seed),
+            c: Default::default(),
+            reqs: 0,
+            beats: 0,
+        },
+        |e| {
+            eprintln!("wr_arb: {} requests, {} beats", e.reqs, e.beats);
+            assert!(e.reqs >= 100 && e.beats >= 500, "wr_arb: too idle");
+        },
+    );
 }
