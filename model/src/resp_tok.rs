@@ -36,6 +36,17 @@ impl PortValue for TokBits {
     }
 }
 
+impl crate::trace::TraceValue for TokBits {
+    fn put(&self, w: u32, b: &mut crate::trace::Bits) {
+        let mut left = w;
+        for x in self.0 {
+            let n = left.min(64);
+            b.push(x, n);
+            left -= n;
+        }
+    }
+}
+
 impl TokBits {
     /// Bits `[lo, lo + w)`, `w <= 64` (may straddle two words).
     pub fn get(&self, lo: u32, w: u32) -> u64 {

@@ -19,6 +19,7 @@ use crate::ports::PortValue;
 use crate::resp_tok::{ReadJob, RecvCqe, Tok, TokBits};
 use crate::rr_pick::RrPick;
 use crate::rx_meta::{MetaBits, RxMeta};
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 /// The 128 bytes of a RECV WQE: byte k at bits [8k +: 8].
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -975,6 +976,115 @@ impl Dut for Responder {
         self.mr_rd_valid_q = mr_rd;
         self.rqe_rd_valid_q = rqe_rd;
         self.outputs()
+    }
+}
+
+/// Bits of a RECV as the RTL keeps it (`RCV_W`).
+const RCV_W: u32 = 72 + 4 * 128;
+/// Bits of a state row (`ROW_W`): the fields below `R_RECV`, then the RECV.
+const ROW_W: u32 = 214 + RCV_W;
+
+impl TraceValue for Recv {
+    /// wr_id 63:0, entry count 71:64, entry k at 72 + 128k (VA, length,
+    /// lkey from the low bits up).
+    fn put(&self, _w: u32, b: &mut Bits) {
+        b.push(self.wr_id, 64);
+        b.push(self.nsge as u64, 8);
+        for s in &self.sge {
+            b.push(s.va, 64);
+            b.push(s.len as u64, 32);
+            b.push(s.lkey as u64, 32);
+        }
+    }
+}
+
+impl TraceValue for Row {
+    /// The RTL's `R_*` offsets: EPSN 0, MSN 24, NAK 48, UCD 49, CLS 50,
+    /// WADDR 52, WLEFT 116, WTOTAL 148, PLACED 180, RECV 214.
+    fn put(&self, _w: u32, b: &mut Bits) {
+        b.push(self.epsn as u64, 24);
+        b.push(self.msn as u64, 24);
+        b.push(self.nak_sent as u64, 1);
+        b.push(self.uc_drop as u64, 1);
+        b.push(self.cls as u64, 2);
+        b.push(self.waddr, 64);
+        b.push(self.wleft as u64, 32);
+        b.push(self.wtotal as u64, 32);
+        b.push(self.placed, 34);
+        self.recv.put(RCV_W, b);
+    }
+}
+
+impl Trace for Responder {
+    /// The RTL's registers in its declaration order (`state_q` is the
+    /// `state_e` encoding, S_IDLE = 0 in the order of [`St`]).
+    fn trace(&self, t: &mut dyn Tracer) {
+        let (qpw, mrw, cqw) = (
+            QPS.trailing_zeros(),
+            MRS.trailing_zeros(),
+            CQS.trailing_zeros(),
+        );
+        t.reg("state_q", 4, &(self.state_q as u8));
+        t.reg("hd_ready_q", 1, &self.hd_ready_q);
+        t.reg("m_q", 256, &self.m_q.pack());
+        t.reg("fl_qp_q", qpw, &self.fl_qp_q);
+        t.reg("fl_q", 1, &self.fl_q);
+        t.each("row_mem_q", ROW_W, &self.row_mem_q);
+        t.reg("row_q", ROW_W, &self.row_q);
+        t.reg("epsn_pend_q", 1, &self.epsn_pend_q);
+        t.reg("epsn_pqp_q", qpw, &self.epsn_pqp_q);
+        t.reg("epsn_ppsn_q", 24, &self.epsn_ppsn_q);
+        t.reg("ctx_rd_valid_q", 1, &self.ctx_rd_valid_q);
+        t.reg("ctx_rd_qp_q", qpw, &self.ctx_rd_qp_q);
+        t.reg("mr_rd_valid_q", 1, &self.mr_rd_valid_q);
+        t.reg("mr_rd_idx_q", mrw, &self.mr_rd_idx_q);
+        t.reg("rqe_rd_valid_q", 1, &self.rqe_rd_valid_q);
+        t.reg("rqe_rd_qp_q", qpw, &self.rqe_rd_qp_q);
+        t.reg("c_uc_q", 1, &self.c_uc_q);
+        t.reg("c_pd_q", 16, &self.c_pd_q);
+        t.reg("c_cq_q", cqw, &self.c_cq_q);
+        t.reg("c_rqpn_q", 24, &self.c_rqpn_q);
+        t.reg("cur_q", RCV_W, &self.cur_q);
+        t.reg("k_q", 3, &self.k_q);
+        t.reg("off_q", 34, &self.off_q);
+        t.reg("rest_q", 13, &self.rest_q);
+        t.reg("pos_q", 13, &self.pos_q);
+        t.reg("seg_n_q", 3, &self.seg_n_q);
+        t.reg("seg_i_q", 3, &self.seg_i_q);
+        t.reg("seg_off_q", 4 * 13, &self.seg_off_q);
+        t.reg("seg_len_q", 4 * 13, &self.seg_len_q);
+        t.reg("seg_addr_q", 4 * 64, &self.seg_addr_q);
+        t.reg("tok_v_q", 1, &self.tok_v_q);
+        t.reg("tok_q", 192, &self.tok_q);
+        t.reg("fin_ack_q", 1, &self.fin_ack_q);
+        t.reg("fin_psn_q", 24, &self.fin_psn_q);
+        t.reg("fin_syn_q", 8, &self.fin_syn_q);
+        t.reg("fin_msn_q", 24, &self.fin_msn_q);
+        t.reg("fin_err_q", 1, &self.fin_err_q);
+        t.reg("fin_pop_q", 1, &self.fin_pop_q);
+        t.reg("fin_we_q", 1, &self.fin_we_q);
+        t.reg("fin_ev_q", 10, &self.fin_ev_q);
+        t.reg("row_n_q", ROW_W, &self.row_n_q);
+        t.reg("wc_valid_q", 1, &self.wc_valid_q);
+        t.reg("wc_tok_q", 1, &self.wc_tok_q);
+        t.reg("wc_off_q", 13, &self.wc_off_q);
+        t.reg("wc_len_q", 13, &self.wc_len_q);
+        t.reg("wc_addr_q", 64, &self.wc_addr_q);
+        t.reg("wc_last_q", 1, &self.wc_last_q);
+        t.reg("wc_tok_data_q", 192, &self.wc_tok_data_q);
+        t.reg("ack_valid_q", 1, &self.ack_valid_q);
+        t.reg("ack_qp_q", qpw, &self.ack_qp_q);
+        t.reg("ack_psn_q", 24, &self.ack_psn_q);
+        t.reg("ack_syndrome_q", 8, &self.ack_syndrome_q);
+        t.reg("ack_msn_q", 24, &self.ack_msn_q);
+        t.reg("err_valid_q", 1, &self.err_valid_q);
+        t.reg("err_qp_q", qpw, &self.err_qp_q);
+        t.reg("rqe_pop_valid_q", 1, &self.rqe_pop_valid_q);
+        t.reg("rqe_pop_qp_q", qpw, &self.rqe_pop_qp_q);
+        t.reg("ev_q", 10, &self.ev_q);
+        t.push("u_rr");
+        self.u_rr.trace(t);
+        t.pop();
     }
 }
 

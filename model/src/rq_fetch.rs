@@ -18,6 +18,7 @@ use crate::ports;
 use crate::ports::{Beat, PortValue};
 use crate::rr_pick::RrPick;
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
@@ -400,6 +401,65 @@ impl Dut for RqFetch {
         }
         self.ev_rqe_n_q = if ok { hn } else { 0 };
         self.outputs()
+    }
+}
+
+impl TraceValue for DbRow {
+    /// `{pi, base[63:7], log}`: log in the low 5 bits.
+    fn put(&self, _w: u32, b: &mut Bits) {
+        b.push(self.log as u64, 5);
+        b.push(self.base, 57);
+        b.push(self.pi as u64, 16);
+    }
+}
+
+impl TraceValue for Rqe {
+    fn put(&self, w: u32, b: &mut Bits) {
+        self.0.as_slice().put(w, b);
+    }
+}
+
+impl Trace for RqFetch {
+    /// The RTL's registers in its declaration order; the per-QP vectors
+    /// packed (QP 0 lowest), the tables one signal per row.
+    fn trace(&self, t: &mut dyn Tracer) {
+        let (sw, cw) = (SLOTS.trailing_zeros(), SLOTS.trailing_zeros() + 1);
+        let qps = QPS as u32;
+        let qpw = QPS.trailing_zeros();
+        t.reg("live_q", qps, &self.live_q);
+        t.reg("pend_q", qps, &self.pend_q);
+        t.reg("busy_q", qps, &self.busy_q);
+        t.reg("drop_q", qps, &self.drop_q);
+        t.reg("hd_q", qps * sw, &self.hd_q);
+        t.reg("cnt_q", qps * cw, &self.cnt_q);
+        t.reg("rqe_avail_q", qps, &self.rqe_avail_q);
+        t.each("db_mem_q", 78, &self.db_mem_q);
+        t.each("fidx_mem_q", 16, &self.fidx_mem_q);
+        t.reg("db_rd_q", 78, &self.db_rd_q);
+        t.reg("fidx_rd_q", 16, &self.fidx_rd_q);
+        t.reg("s1_valid_q", 1, &self.s1_valid_q);
+        t.reg("s1_qp_q", qpw, &self.s1_qp_q);
+        t.reg("rd_req_valid_q", 1, &self.rd_req_valid_q);
+        t.reg("rd_req_addr_q", 64, &self.rd_req_addr_q);
+        t.reg("rd_req_len_q", 17, &self.rd_req_len_q);
+        t.reg("rd_data_ready_q", 1, &self.rd_data_ready_q);
+        t.reg("bcnt_q", cw, &self.bcnt_q);
+        t.reg("bad_q", 1, &self.bad_q);
+        t.reg("lo_q", 512, &self.lo_q);
+        t.each("mem_q", 1024, &self.mem_q);
+        t.reg("rqe_present_q", 1, &self.rqe_present_q);
+        t.reg("rqe_data_q", 1024, &self.rqe_data_q);
+        t.reg("err_valid_q", 1, &self.err_valid_q);
+        t.reg("err_qp_q", qpw, &self.err_qp_q);
+        t.reg("ev_rqe_n_q", 4, &self.ev_rqe_n_q);
+        // In-flight FIFO entries `{qp, n}`: n in the low CW bits.
+        t.push("u_infl");
+        self.u_infl
+            .trace_map(t, qpw + cw, |&(q, n)| (q as u64) << cw | n as u64);
+        t.pop();
+        t.push("u_rr");
+        self.u_rr.trace(t);
+        t.pop();
     }
 }
 

@@ -9,6 +9,7 @@
 
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 use crate::Dut;
 
 /// Lines (64 bytes each) as `rnic_top` will build it: 32 KiB.
@@ -369,6 +370,62 @@ impl Dut for RxBuf {
         self.rd_valid_q = issue;
         self.ev_drop_full_q = last_beat && !ok;
         self.outputs()
+    }
+}
+
+impl TraceValue for OqEntry {
+    /// `{data, keep, last, meta, prio}`: prio in the low bits.
+    fn put(&self, _w: u32, b: &mut Bits) {
+        b.push(self.prio as u64, 3);
+        self.meta.put(META_W, b);
+        b.push(self.last as u64, 1);
+        b.push(self.keep, 64);
+        self.data.put(512, b);
+    }
+}
+
+impl Trace for RxBuf {
+    /// The RTL's registers in its declaration order. The line RAM and the
+    /// frame slot tables (`mem_q`, `f_*_q`: LINES and FRAMES rows) are
+    /// longer than Verilator dumps, so they are not traced.
+    fn trace(&self, t: &mut dyn Tracer) {
+        let lw = LINES.trailing_zeros();
+        let fw = FRAMES.trailing_zeros();
+        t.reg("wp_q", lw, &self.wp_q);
+        t.reg("rp_q", lw, &self.rp_q);
+        t.reg("used_q", lw + 1, &self.used_q);
+        t.each("plines_q", lw + 1, &self.plines_q);
+        t.reg("in_frame_q", 1, &self.in_frame_q);
+        t.reg("cur_ok_q", 1, &self.cur_ok_q);
+        t.reg("cur_start_q", lw, &self.cur_start_q);
+        t.reg("cur_n_q", lw + 1, &self.cur_n_q);
+        t.reg("cur_prio_q", 3, &self.cur_prio_q);
+        t.reg("cur_idx_q", fw, &self.cur_idx_q);
+        t.reg("fh_q", fw, &self.fh_q);
+        t.reg("fv_q", fw, &self.fv_q);
+        t.reg("ft_q", fw, &self.ft_q);
+        t.reg("fcount_q", fw + 1, &self.fcount_q);
+        t.reg("dec_q", fw + 1, &self.dec_q);
+        t.reg("hd_off_q", lw + 1, &self.hd_off_q);
+        t.reg("pend_q", PEND as u32, &self.pend_q);
+        t.reg("pend_n_q", PEND.trailing_zeros() + 1, &self.pend_n_q);
+        t.reg("rd_valid_q", 1, &self.rd_valid_q);
+        t.reg("rd_data_q", 512, &self.rd_q.data);
+        t.reg("rd_keep_q", 64, &self.rd_q.keep);
+        t.reg("rd_last_q", 1, &self.rd_q.last);
+        t.reg("rd_meta_q", META_W, &self.rd_q.meta);
+        t.reg("rd_prio_q", 3, &self.rd_q.prio);
+        t.reg("ev_drop_full_q", 1, &self.ev_drop_full_q);
+        // The FIFO's count, mirrored in the RTL for the read credit.
+        t.reg("oq_count_q", OQ.trailing_zeros() + 1, &self.u_oq.count());
+        t.push("u_oq");
+        self.u_oq.trace_all(t, 512 + 64 + 1 + META_W + 3);
+        t.pop();
+        // The header queue's storage (HQ rows) is longer than Verilator
+        // dumps: its pointers only.
+        t.push("u_hq");
+        self.u_hq.trace_ptrs(t);
+        t.pop();
     }
 }
 

@@ -12,6 +12,7 @@ use crate::dut::Dut;
 use crate::ports;
 use crate::ports::Beat;
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Bits, Trace, TraceValue, Tracer};
 
 /// Bits of a token (`TOK_W`): opaque to `rx_wr` (a completion or a READ job
 /// for the responder). Carried in the low bits of a [`Beat`].
@@ -350,6 +351,52 @@ impl Dut for RxWr {
         self.ev_write_q = ev_write_d;
         self.ev_bytes_q = ev_bytes_d;
         self.outputs()
+    }
+}
+
+impl TraceValue for Cmd {
+    /// `{tok, off, len, addr, last, tok_data}`: tok_data in the low bits.
+    fn put(&self, _w: u32, b: &mut Bits) {
+        self.tok_data.put(TOK_W, b);
+        b.push(self.last as u64, 1);
+        b.push(self.addr, 64);
+        b.push(self.len as u64, 13);
+        b.push(self.off as u64, 13);
+        b.push(self.tok as u64, 1);
+    }
+}
+
+impl Trace for RxWr {
+    /// The RTL's registers in its declaration order (`state_q` is the
+    /// `state_e` encoding: S_IDLE 0, S_SEG 1, S_DRAIN 2).
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.push("u_cq");
+        self.u_cq.trace_all(t, 1 + 13 + 13 + 64 + 1 + TOK_W);
+        t.pop();
+        t.push("u_oq");
+        self.u_oq.trace_all(t, 512);
+        t.pop();
+        t.reg("state_q", 2, &(self.state_q as u8));
+        t.reg("c_off_q", 14, &self.c_off_q);
+        t.reg("c_rem_q", 13, &self.c_rem_q);
+        t.reg("c_last_q", 1, &self.c_last_q);
+        t.reg("pos_q", 8, &self.pos_q);
+        t.reg("hb_q", 512, &self.hb_q);
+        t.reg("eof_q", 1, &self.eof_q);
+        t.reg("mid_q", 1, &self.mid_q);
+        t.reg("end_q", 14, &self.end_q);
+        t.reg(
+            "outst_q",
+            (OUTS + 1).next_power_of_two().trailing_zeros(),
+            &self.outst_q,
+        );
+        t.reg("req_valid_q", 1, &self.req_valid_q);
+        t.reg("req_addr_q", 64, &self.req_addr_q);
+        t.reg("req_len_q", 17, &self.req_len_q);
+        t.reg("tok_valid_q", 1, &self.tok_valid_q);
+        t.reg("tok_data_q", TOK_W, &self.tok_data_q);
+        t.reg("ev_write_q", 1, &self.ev_write_q);
+        t.reg("ev_bytes_q", 13, &self.ev_bytes_q);
     }
 }
 

@@ -87,6 +87,16 @@ impl<T> SyncFifo<T> {
     }
 }
 
+impl<T> SyncFifo<T> {
+    /// The pointers and the storage, `mem_q[k]` of `width` bits each, for
+    /// entries the RTL packs in a way of the owner's (`f` gives the bits).
+    pub fn trace_map<V: TraceValue>(&self, t: &mut dyn Tracer, width: u32, f: impl Fn(&T) -> V) {
+        self.trace_ptrs(t);
+        let mem: Vec<V> = self.mem.iter().map(f).collect();
+        t.each("mem_q", width, &mem);
+    }
+}
+
 impl<T: TraceValue> SyncFifo<T> {
     /// The pointers and the storage, `mem_q[k]` of `width` bits each.
     pub fn trace_all(&self, t: &mut dyn Tracer, width: u32) {

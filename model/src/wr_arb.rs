@@ -13,6 +13,7 @@ use crate::ports;
 use crate::ports::Beat;
 use crate::skid_arb::{SkidArb, SkidArbIn, SkidItem};
 use crate::sync_fifo::SyncFifo;
+use crate::trace::{Trace, Tracer};
 
 /// Order FIFO depth (`ORD`): requests taken whose data has not all passed.
 pub const ORD: usize = 4;
@@ -157,6 +158,24 @@ impl Dut for WrArb {
             o_ready: ord_in_ready && i.wr_req_ready,
         });
         self.outputs()
+    }
+}
+
+impl Trace for WrArb {
+    /// The RTL's registers: the instances' in their scopes, then `cnt_q`.
+    fn trace(&self, t: &mut dyn Tracer) {
+        t.push("u_arb");
+        self.u_arb.trace(t);
+        t.pop();
+        // Order entries `{client, beats}`: beats in the low 11 bits.
+        t.push("u_ord");
+        self.u_ord
+            .trace_map(t, 12, |&(c, n)| (c as u64) << 11 | n as u64);
+        t.pop();
+        t.push("u_dq");
+        self.u_dq.trace_all(t, 512);
+        t.pop();
+        t.reg("cnt_q", 11, &self.cnt_q);
     }
 }
 

@@ -20,8 +20,9 @@
 //! there, so a seed means the same stream whatever crate versions change).
 //!
 //! Fixtures that several tests share: [`cpl::Cpl`], a completion on the
-//! `cpl_*` interface, [`vector_json`], pieces of `rnic_top` vectors, and
-//! [`figures`], the README's measured tables.
+//! `cpl_*` interface, [`vector_json`], pieces of `rnic_top` vectors,
+//! [`figures`], the README's measured tables, and [`vcd`], the reader and
+//! checks of a lockstep run's two VCDs.
 
 // Each test uses only part of this module (dma_random has its own proptest
 // runner and takes only the seed and case count).
@@ -31,6 +32,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub mod cpl;
 pub mod figures;
+pub mod vcd;
 pub mod vector_json;
 
 /// The seed variable, the same for every random test.
