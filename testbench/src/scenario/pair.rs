@@ -190,6 +190,10 @@ impl PairEnv {
     /// from the CE marks it received, PCIe rules), the link, and DCQCN.
     fn finish_checks(&mut self, v: &SystemVector, cycle: u64) -> Vec<String> {
         for e in &mut self.nic {
+            // RC work completes as the ACKs that actually arrived allow
+            // (the other NIC's responder, decoded from the wire).
+            let acks = arrived_acks(e);
+            e.expected = super::tx_reference::expected_with(&e.vector, &acks);
             e.finish_checks(cycle);
             rx_reference::check_ack_counters(e, cycle);
         }
@@ -284,6 +288,21 @@ impl PairEnv {
                 .collect(),
         }
     }
+}
+
+/// The ACKs and NAKs that arrived on the NIC's `rx_*`, classified by
+/// their bytes: (DestQP, PSN, syndrome), in arrival order.
+fn arrived_acks(e: &RnicTopEnv) -> Vec<(u32, u32, u8)> {
+    let live = rx_reference::live_qps(&e.vector);
+    e.rx.sent
+        .iter()
+        .filter_map(|s| match rx_reference::classify(&s.bytes, s.fcs, &live) {
+            RxEvent::Ack {
+                qp, psn, syndrome, ..
+            } => Some((qp, psn, syndrome)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// DCQCN's counters against the CNPs the NIC received: every CNP for a live

@@ -77,6 +77,8 @@ pub enum Step {
     /// Wait until `count` CQEs in all (from the start of the run) have been
     /// written to CQ `cq` (seen by their interrupts).
     WaitCqes { cq: u32, count: u32 },
+    /// Wait until `cycle` cycles after configuration.
+    WaitUntil { cycle: u64 },
 }
 
 /// Bits of RESP.ACCESS (ibverbs: 2 REMOTE_WRITE, 4 REMOTE_READ, 8 atomic).
@@ -236,6 +238,17 @@ impl Vector {
                         );
                     }
                     sq_posted[qp as usize] += wqes;
+                }
+                Step::WaitUntil { cycle } => {
+                    if cycle > self.max_cycles {
+                        return e(
+                            format!("{at}.wait_until.cycle"),
+                            format!(
+                                "{cycle} is past the run's limit (max_cycles = {})",
+                                self.max_cycles
+                            ),
+                        );
+                    }
                 }
                 Step::WaitCqes { cq, count } => {
                     if !self.cqs.iter().any(|c| c.cq == cq) {

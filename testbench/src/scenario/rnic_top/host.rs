@@ -77,6 +77,12 @@ impl RnicTopEnv {
                     self.host.next_step += 1;
                     return Some(self.sq_doorbell(cycle, qp, wqes));
                 }
+                Step::WaitUntil { cycle: c } => {
+                    if cycle < base + c {
+                        return None;
+                    }
+                    self.host.next_step += 1;
+                }
                 Step::WaitCqes { cq, count } => {
                     let seen = self.irqs.iter().filter(|x| x.1 as u32 == cq).count();
                     if seen < count as usize {
