@@ -43,6 +43,41 @@ pub struct RespPrediction {
     pub errors: Vec<bool>,
     /// Frames whose outcome the vector's timing leaves open.
     pub problems: Vec<String>,
+    /// The responder's event counts (docs/responder.md, `ev_*`): exec,
+    /// dup, seq_nak, rnr_nak, inv_nak, acc_nak, op_nak, recv (RECVs
+    /// consumed or flushed), uc_drop, notready.
+    pub counts: std::collections::BTreeMap<&'static str, u64>,
+}
+
+/// The event counts one packet's effects call for (the responder's
+/// counter pulses: a packet neither silent, nor a duplicate, nor NAKed was
+/// executed; the ahead packets after a NAK count nothing).
+fn count(out: &mut RespPrediction, e: &[Effect]) {
+    use crate::scenario::resp_reference::{Nak, Silent};
+    let mut add = |k: &'static str| *out.counts.entry(k).or_insert(0) += 1;
+    let silent = e.iter().any(|x| matches!(x, Effect::Silent(_)));
+    let dup = e.iter().any(|x| matches!(x, Effect::Duplicate));
+    let nak = e.iter().any(|x| matches!(x, Effect::Nak { .. }));
+    if !silent && !dup && !nak {
+        add("exec");
+    }
+    if dup {
+        add("dup");
+    }
+    for x in e {
+        match x {
+            Effect::Nak { nak, .. } => add(match nak {
+                Nak::PsnSequence => "seq_nak",
+                Nak::Rnr(_) => "rnr_nak",
+                Nak::InvalidRequest => "inv_nak",
+                Nak::RemoteAccess => "acc_nak",
+                Nak::RemoteOperational => "op_nak",
+            }),
+            Effect::Silent(Silent::NotReady | Silent::QpError) => add("notready"),
+            Effect::Silent(Silent::UcDropping | Silent::UcError) => add("uc_drop"),
+            _ => {}
+        }
+    }
 }
 
 /// The MR table as the responder sees it.
@@ -124,6 +159,12 @@ impl RnicTopEnv {
             errors: vec![false; n],
             ..Default::default()
         };
+        for k in [
+            "exec", "dup", "seq_nak", "rnr_nak", "inv_nak", "acc_nak", "op_nak", "recv", "uc_drop",
+            "notready",
+        ] {
+            out.counts.insert(k, 0);
+        }
         let live = live_qps(v);
         for (f, s) in self.rx.sent.iter().enumerate() {
             let RxEvent::Data { qp, .. } = classify(&s.bytes, s.fcs, &live) else {
@@ -178,7 +219,9 @@ impl RnicTopEnv {
             let effects = r.packet(&p);
             for _ in r.rq.len()..before {
                 tm.consumed.push(t);
+                *out.counts.entry("recv").or_insert(0) += 1;
             }
+            count(&mut out, &effects);
             let mut effects = effects;
             if r.in_error() {
                 out.errors[q] = true;
@@ -196,6 +239,7 @@ impl RnicTopEnv {
                 }
                 tm.next = tm.posted.len();
                 let mut f = resp_cover::flush(r);
+                *out.counts.entry("recv").or_insert(0) += f.len() as u64;
                 absorb(&mut out, i, &mut f);
             }
         }
