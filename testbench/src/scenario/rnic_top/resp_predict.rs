@@ -47,6 +47,8 @@ pub struct RespPrediction {
     /// dup, seq_nak, rnr_nak, inv_nak, acc_nak, op_nak, recv (RECVs
     /// consumed or flushed), uc_drop, notready.
     pub counts: std::collections::BTreeMap<&'static str, u64>,
+    /// Per QP: RECVs consumed or flushed.
+    pub popped: Vec<usize>,
 }
 
 /// The event counts one packet's effects call for (the responder's
@@ -63,6 +65,10 @@ fn count(out: &mut RespPrediction, e: &[Effect]) {
     }
     if dup {
         add("dup");
+    }
+    // A READ executed (fresh or again): its job token, unanswered for now.
+    if e.iter().any(|x| matches!(x, Effect::ReadResponse { .. })) {
+        add("read");
     }
     for x in e {
         match x {
@@ -157,11 +163,12 @@ impl RnicTopEnv {
             responses: vec![Vec::new(); n],
             cqes: vec![Vec::new(); n],
             errors: vec![false; n],
+            popped: vec![0; n],
             ..Default::default()
         };
         for k in [
             "exec", "dup", "seq_nak", "rnr_nak", "inv_nak", "acc_nak", "op_nak", "recv", "uc_drop",
-            "notready",
+            "notready", "read",
         ] {
             out.counts.insert(k, 0);
         }
@@ -219,6 +226,7 @@ impl RnicTopEnv {
             let effects = r.packet(&p);
             for _ in r.rq.len()..before {
                 tm.consumed.push(t);
+                out.popped[q] += 1;
                 *out.counts.entry("recv").or_insert(0) += 1;
             }
             count(&mut out, &effects);
@@ -240,6 +248,7 @@ impl RnicTopEnv {
                 tm.next = tm.posted.len();
                 let mut f = resp_cover::flush(r);
                 *out.counts.entry("recv").or_insert(0) += f.len() as u64;
+                out.popped[i] += f.len();
                 absorb(&mut out, i, &mut f);
             }
         }
