@@ -417,6 +417,12 @@ pub struct CqeResult {
     pub len: u32,
     pub imm: Hex,
     pub owner: u8,
+    /// RECV completions: byte 0x16 bit 0, the immediate is present.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imm_flag: bool,
+    /// RECV completions: the source QP (bytes 0x18..0x1A).
+    #[serde(default, skip_serializing_if = "is_zero32")]
+    pub src_qp: u32,
 }
 
 /// A ring of 2^log_size entries of `entry` bytes: log_size 0..=15, base

@@ -402,6 +402,8 @@ impl RnicTopEnv {
                 len: w.cqe.len,
                 imm: crate::vector::Hex(w.cqe.imm as u64),
                 owner: w.cqe.owner as u8,
+                imm_flag: w.raw[0x16] & 1 == 1,
+                src_qp: u32::from_le_bytes([w.raw[0x18], w.raw[0x19], w.raw[0x1A], 0]),
             })
             .collect()
     }
