@@ -103,7 +103,13 @@ impl RnicTopEnv {
                 masked[0x16] &= !1;
                 masked[0x18..0x1B].fill(0);
             }
-            if w.cqe.owner as u8 != owner || !cqe::Cqe::new_unchecked(&masked).reserved_zero() {
+            // A requester CQE keeps them zero (whatever the codec calls reserved).
+            let requester_clean = w.cqe.opcode >= 128
+                || (w.raw[0x16] == 0 && w.raw[0x18..0x1B].iter().all(|&b| b == 0));
+            if w.cqe.owner as u8 != owner
+                || !cqe::Cqe::new_unchecked(&masked).reserved_zero()
+                || !requester_clean
+            {
                 self.common.fail(
                     cycle,
                     format!(
