@@ -15,7 +15,9 @@ source region, 2 MiB at 0x10_0000 (VA 0x7F00_0000_0000); MR 1 (key
 0x4561) is the receive region, 2 MiB at 0x40_0000 (VA 0x7E00_0000_0000),
 LOCAL_WRITE and REMOTE_WRITE; both filled with a seeded pattern, so bytes
 the responder must not touch are checked too. RQ rings at 0x3000_0000 +
-64 KiB * qp; requester completions in CQ 0, receive completions in CQ 1.
+64 KiB * qp; requester completions in CQ 0 (CQ 2 for QPs posted all at
+once, so that a wait on CQ 0 counts the paced QPs alone), receive
+completions in CQ 1.
 
 Timing discipline (docs/pair.md, "RECVs and timing"): the receiver posts
 its RECVs first thing; the sender starts at cycle 400 after configuration
@@ -125,6 +127,13 @@ class Side:
         its completion); plain: QPs posted at once, before the paced ones."""
         self.done = 0
         self.program = [{"wait_until": {"cycle": start}}] if (pace or plain) else []
+        # The waits count CQ 0: only the paced QPs complete there.
+        cqs = [gen_tx.cq(0), gen_tx.cq(1)]
+        for q in self.qps:
+            if q["qp"] in plain:
+                q["cq"] = 2
+        if plain:
+            cqs.append(gen_tx.cq(2))
         for n in plain:
             self.send_all(n, False)
         for n in pace:
@@ -132,7 +141,7 @@ class Side:
         self.post_recvs()
         h = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": self.seed},
                         {"addr": hex(PHYS1), "len": LEN1, "seed": self.seed + 100}],
-             "qps": self.qps, "mrs": self.mrs, "cqs": [gen_tx.cq(0), gen_tx.cq(1)],
+             "qps": self.qps, "mrs": self.mrs, "cqs": cqs,
              "wqes": self.wqes, "recvs": self.recvs, "program": self.program}
         if self.root_complex:
             h["root_complex"] = self.root_complex
