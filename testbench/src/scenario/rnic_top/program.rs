@@ -68,7 +68,7 @@ pub(super) enum Readback {
 /// Whether the vector uses the receive path or congestion control at all
 /// (then its counters and every CC QP's final DCQCN state are results too).
 pub(super) fn uses_rx(v: &Vector) -> bool {
-    !v.rx.is_empty() || v.qps.iter().any(|q| q.cc) || v.peer.auto_ack
+    !v.rx.is_empty() || v.qps.iter().any(|q| q.cc) || v.peer.auto_ack || !v.recvs.is_empty()
 }
 
 /// `rx`: read the receive path's counters too (always for a NIC of a pair).
