@@ -467,7 +467,11 @@ module rnic_top #(
   cq_writer #(.CQS(CQS), .QPS(QPS)) u_cq_writer (
     .clk, .rst,
     .cpl_valid, .cpl_ready, .cpl_wait_frame, .cpl_wr_id, .cpl_status, .cpl_opcode,
-    .cpl_len, .cpl_imm, .cpl_qp, .cpl_cq,
+    .cpl_len, .cpl_imm,
+    // Requester completions only (no cq_arb here yet): no immediate flag
+    // or source QP in their CQEs.
+    .cpl_imm_flag(1'b0), .cpl_src_qp(24'd0),
+    .cpl_qp, .cpl_cq,
     .frame_done_valid, .frame_done_err,
     .cq_idx, .cq_base, .cq_log,
     .wr_req_valid(cqw_wr_req_valid), .wr_req_ready(cqw_wr_req_ready),
@@ -479,12 +483,19 @@ module rnic_top #(
     .ev_cqe
   );
 
+  // Clients 2 (rq_fetch) and 3 (READ responder) are not wired yet: idle.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic rdarb_c_ready_unused, rdarb_d_ready_unused;
+  /* verilator lint_on UNUSEDSIGNAL */
+
   rd_req_arb u_rd_req_arb (
     .clk, .rst,
     .a_valid(sqf_rd_req_valid), .a_ready(sqf_rd_req_ready),
     .a_addr(sqf_rd_req_addr), .a_len(sqf_rd_req_len),
     .b_valid(te_rd_req_valid), .b_ready(te_rd_req_ready),
     .b_addr(te_rd_req_addr), .b_len(te_rd_req_len),
+    .c_valid(1'b0), .c_ready(rdarb_c_ready_unused), .c_addr(64'd0), .c_len(17'd0),
+    .d_valid(1'b0), .d_ready(rdarb_d_ready_unused), .d_addr(64'd0), .d_len(17'd0),
     .o_valid(rd_req_valid), .o_ready(rd_req_ready),
     .o_addr(rd_req_addr), .o_len(rd_req_len), .o_client(rd_req_client)
   );

@@ -462,6 +462,9 @@ impl RnicTop {
             cpl_opcode: at.out_opcode,
             cpl_len: at.out_len,
             cpl_imm: at.out_imm,
+            // Requester completions only (no cq_arb here yet).
+            cpl_imm_flag: false,
+            cpl_src_qp: 0,
             cpl_qp: at.out_qp,
             cpl_cq: at.out_cq,
             frame_done_valid: pb.frame_done_valid,
@@ -479,6 +482,13 @@ impl RnicTop {
             b_valid: te.rd_req_valid,
             b_addr: te.rd_req_addr,
             b_len: te.rd_req_len,
+            // Clients 2 (rq_fetch) and 3 (READ responder) not wired yet: idle.
+            c_valid: false,
+            c_addr: 0,
+            c_len: 0,
+            d_valid: false,
+            d_addr: 0,
+            d_len: 0,
             o_ready: rd.rd_req_ready,
         };
         let rd_in = DmaRdIn {
