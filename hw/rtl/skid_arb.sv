@@ -31,7 +31,9 @@ module skid_arb #(
   output logic [W-1:0]         o_data,
   output logic [$clog2(N)-1:0] o_sel
 );
-  localparam int SW = $clog2(N);
+  localparam int SW  = $clog2(N);
+  // One bit more: rr_q + j before the wrap at N (N need not be 2^SW).
+  localparam int SW1 = SW + 1;
 
   if (W < 1) begin : g_bad_w
     $error("skid_arb: W must be at least 1");
@@ -59,7 +61,7 @@ module skid_arb #(
   logic          slot, any;
   logic [SW-1:0] win, rr_next;
   logic [W-1:0]  win_head;
-  int unsigned   idx;
+  logic [SW:0]   idx;
 
   always_comb begin
     // A transfer on an input happens only when its skid entry is empty.
@@ -71,19 +73,19 @@ module skid_arb #(
     slot = !o_valid_q || o_ready;
     any  = 1'b0;
     win  = o_sel_q;
-    idx  = 0;
+    idx  = '0;
     if (lock_q) begin
       any = has[o_sel_q];
     end else begin
       // The first input with an item, from rr_q on, wrapping at N.
       for (int j = 0; j < N; j++) begin
-        idx = int'(rr_q) + j;
-        if (idx >= N) begin
-          idx = idx - N;
+        idx = {1'b0, rr_q} + SW1'(j);
+        if (idx >= SW1'(N)) begin
+          idx = idx - SW1'(N);
         end
-        if (!any && has[idx]) begin
+        if (!any && has[idx[SW-1:0]]) begin
           any = 1'b1;
-          win = SW'(idx);
+          win = idx[SW-1:0];
         end
       end
     end
