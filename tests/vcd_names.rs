@@ -6,8 +6,8 @@
 //!
 //! Both files are read with the small VCD reader of `tests/common/vcd.rs`
 //! (not the writer's own crate), so a naming slip on either side shows up
-//! here. `tests/vcd_names_blocks.rs` checks the blocks not yet in rnic_top
-//! the same way, each standalone.
+//! here. `tests/vcd_names_blocks.rs` checks the receive-side blocks the
+//! same way, each standalone (they are in rnic_top's trace too).
 
 mod common;
 
