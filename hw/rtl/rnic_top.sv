@@ -440,8 +440,9 @@ module rnic_top #(
   // pulses for every frame it saw (its last beat + 2, dropped frames too),
   // and a request packet's data_valid/data_meta come in that same cycle.
   // Kept: request packets for a QP not in RESET that passed every check,
-  // except READ RESPONSEs (0x0D..0x10), which go on to ack_tracker only
-  // (the requester's READ data path, rd_sink, is not built).
+  // except READ RESPONSEs (0x0D..0x10): the requester's READ data path
+  // (rd_sink) is not built, so as before they are only counted (RX_DATA)
+  // and their CE mark reaches cnp_gen.
   assign rxb_vd_keep = data_valid
       && !(data_meta[rx_meta_pkg::OPCODE_LO +: 8] >= rnic_pkg::BTH_RC_RD_RESP_FIRST
            && data_meta[rx_meta_pkg::OPCODE_LO +: 8] <= rnic_pkg::BTH_RC_RD_RESP_ONLY);

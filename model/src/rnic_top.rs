@@ -660,7 +660,8 @@ impl RnicTop {
             wr_data_ready: wr.wr_data_ready,
         };
         // rx_buf's verdict: rx_parser's ev_frame (one per frame, in order)
-        // keeps a request packet (data_valid), but not a READ RESPONSE.
+        // keeps a request packet (data_valid), but not a READ RESPONSE (no
+        // rd_sink yet: as before, only counted and CE-checked).
         let meta_op = rxp.data_meta.0[0] >> meta_field::OPCODE.0 & 0xFF;
         let rd_resp =
             (bth_op::RC_RD_RESP_FIRST as u64..=bth_op::RC_RD_RESP_ONLY as u64).contains(&meta_op);
