@@ -11,7 +11,8 @@
 //!
 //! Independent checks, from a reference written here: every CQE's address
 //! (`cq_base + 32 * (pi mod 2^cq_log)` with a producer index per CQ), its 32
-//! bytes (wr_id, length, immediate, QP, opcode, status with a dropped frame
+//! bytes (wr_id, length, immediate, QP, opcode, immediate flag, source QP,
+//! reserved bytes zero, status with a dropped frame
 //! turning success into 21 and the length into 0, owner bit = NOT bit
 //! `cq_log` of the index), zero bytes above 32, length 32, completions in
 //! order; every irq names the CQ of the CQE whose wr_done it follows, and
@@ -43,6 +44,9 @@ const MIN_TOTAL_CYCLES: u64 = 400_000;
 struct CqEnv {
     r: SplitMix64,
     cpls: Vec<Cpl>,
+    /// Immediate flag and source QP of each completion (the responder's
+    /// fields, which `common::cpl::Cpl` does not carry).
+    resp: Vec<(bool, u32)>,
     /// Error bit of the frame of each wait_frame completion, in order.
     frames: Vec<bool>,
     cq_tab: [(u64, u8); CQS],
@@ -78,6 +82,7 @@ impl CqEnv {
         let n = 20 + r.below(300) as usize;
         let mut cpls = Vec::with_capacity(n);
         let mut frames = Vec::new();
+        let mut resp = Vec::with_capacity(n);
         let wait_pct = [0, 50, 90, 100][r.below(4) as usize];
         for _ in 0..n {
             let wait = r.percent(wait_pct);
@@ -96,6 +101,14 @@ impl CqEnv {
                 qp: r.below(QPS as u64) as u8,
                 cq: r.below(CQS as u64) as u8,
             });
+            // Half of them with all-ones or random high bits of the
+            // source QP: the CQE keeps 24 of them, none spill into 0x1B.
+            let src_qp = if r.percent(20) {
+                0xFF_FFFF
+            } else {
+                r.next_u64() as u32 & 0xFF_FFFF
+            };
+            resp.push((r.percent(50), src_qp));
             if wait {
                 frames.push(r.percent(10));
             }
@@ -129,6 +142,7 @@ impl CqEnv {
             max_done_delay: [1, 4, 40][r.below(3) as usize],
             r,
             cpls,
+            resp,
             frames,
             cq_tab,
             next_cpl: 0,
@@ -149,7 +163,7 @@ impl CqEnv {
     }
 
     /// The reference CQE of completion `c` (taken in order).
-    fn expect(&mut self, c: &Cpl) {
+    fn expect(&mut self, c: &Cpl, (imm_flag, src_qp): (bool, u32)) {
         let (mut status, mut len) = (c.status, c.len);
         if c.wait_frame {
             let err = self.frame_errs.pop_front().unwrap();
@@ -176,7 +190,9 @@ impl CqEnv {
             qp: c.qp as u32,
             opcode: c.opcode,
             status,
+            imm_flag,
             owner,
+            src_qp,
         }
         .to_bytes();
         self.exp.push_back((base.wrapping_add(32 * slot), b, c.cq));
@@ -232,6 +248,7 @@ impl Env for CqEnv {
             i.cpl_opcode = c.opcode;
             i.cpl_len = c.len;
             i.cpl_imm = c.imm;
+            (i.cpl_imm_flag, i.cpl_src_qp) = self.resp[self.next_cpl];
             i.cpl_qp = c.qp;
             i.cpl_cq = c.cq;
             if o.cpl_ready {
@@ -252,13 +269,14 @@ impl Env for CqEnv {
         // The reference takes the completions in order; the frame of a
         // wait_frame one is known once it has been sent.
         while let Some(c) = self.cpls.get(self.written + self.exp.len()).copied() {
-            if self.written + self.exp.len() >= self.next_cpl {
+            let k = self.written + self.exp.len();
+            if k >= self.next_cpl {
                 break;
             }
             if c.wait_frame && self.frame_errs.is_empty() {
                 break;
             }
-            self.expect(&c);
+            self.expect(&c, self.resp[k]);
         }
         // ---- csr ----
         (i.cq_base, i.cq_log) = self.cq_read;

@@ -31,6 +31,8 @@ module cq_writer #(
   input  logic [7:0]           cpl_opcode,
   input  logic [31:0]          cpl_len,
   input  logic [31:0]          cpl_imm,
+  input  logic                 cpl_imm_flag,
+  input  logic [23:0]          cpl_src_qp,
   input  logic [QPW-1:0]       cpl_qp,
   input  logic [CQW-1:0]       cpl_cq,
   input  logic                 frame_done_valid,
@@ -54,7 +56,7 @@ module cq_writer #(
   localparam int CQW       = (CQS > 1) ? $clog2(CQS) : 1;
   localparam int FD_DEPTH  = 2 * CPL_DEPTH;
   localparam int IRQ_DEPTH = 4;
-  localparam int CPL_W     = 1 + 64 + 8 + 8 + 32 + 32 + QPW + CQW;
+  localparam int CPL_W     = 1 + 64 + 8 + 8 + 32 + 32 + 1 + 24 + QPW + CQW;
 
 
   if (QPS < 2 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
@@ -85,6 +87,8 @@ module cq_writer #(
   logic [63:0]      head_wr_id;
   logic [7:0]       head_status, head_opcode;
   logic [31:0]      head_len, head_imm;
+  logic             head_imm_flag;
+  logic [23:0]      head_src_qp;
   logic [QPW-1:0]   head_qp;
   logic [CQW-1:0]   head_cq;
 
@@ -94,13 +98,13 @@ module cq_writer #(
     .in_valid  (cpl_valid),
     .in_ready  (cpl_ready),
     .in_data   ({cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm,
-                 cpl_qp, cpl_cq}),
+                 cpl_imm_flag, cpl_src_qp, cpl_qp, cpl_cq}),
     .out_valid (cpl_out_valid),
     .out_ready (pop),
     .out_data  (cpl_out)
   );
   assign {head_wait, head_wr_id, head_status, head_opcode, head_len, head_imm,
-          head_qp, head_cq} = cpl_out;
+          head_imm_flag, head_src_qp, head_qp, head_cq} = cpl_out;
 
   sync_fifo #(.WIDTH(1), .DEPTH(FD_DEPTH), .NEVER_FULL(1'b1)) u_fd_fifo (
     .clk       (clk),
@@ -134,6 +138,8 @@ module cq_writer #(
   logic [7:0]     h_status_q, h_opcode_q;
   logic [31:0]    h_len_q, h_imm_q;
   logic [QPW-1:0] h_qp_q;
+  logic           h_imm_flag_q;
+  logic [23:0]    h_src_qp_q;
   logic [CQW-1:0] cq_idx_q;
   logic [15:0]    pi_q [CQS];
   logic           wr_req_valid_q, wr_data_valid_q;
@@ -173,7 +179,7 @@ module cq_writer #(
       owner = !pi[cq_log[3:0]];
     end
     // Bytes 0x00..0x1F of the CQE, byte 0 in bits 7..0.
-    cqe = {64'd0, 7'd0, owner, 8'd0, h_status_q, h_opcode_q,
+    cqe = {40'd0, h_src_qp_q, 7'd0, owner, 7'd0, h_imm_flag_q, h_status_q, h_opcode_q,
            {(32 - QPW){1'b0}}, h_qp_q, h_imm_q, h_len_q, h_wr_id_q};
   end
 
@@ -199,6 +205,8 @@ module cq_writer #(
       h_len_q         <= '0;
       h_imm_q         <= '0;
       h_qp_q          <= '0;
+      h_imm_flag_q    <= 1'b0;
+      h_src_qp_q      <= '0;
       cq_idx_q        <= '0;
       for (int c = 0; c < CQS; c++) pi_q[c] <= '0;
       wr_req_valid_q  <= 1'b0;
@@ -220,6 +228,8 @@ module cq_writer #(
         h_len_q    <= fail ? 32'd0 : head_len;
         h_imm_q    <= head_imm;
         h_qp_q     <= head_qp;
+        h_imm_flag_q <= head_imm_flag;
+        h_src_qp_q   <= head_src_qp;
         cq_idx_q   <= head_cq;
       end
       if (state_q == S_USE) begin
@@ -251,7 +261,7 @@ module cq_writer #(
 
   `RNIC_ASSERT_HANDSHAKE(a_cpl_hold, clk, rst, cpl_valid, cpl_ready,
                          {cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm,
-                          cpl_qp, cpl_cq})
+                          cpl_imm_flag, cpl_src_qp, cpl_qp, cpl_cq})
   // dma_wr reports one wr_done per CQE write: one without a write waiting
   // for it (an irq entry) would be dropped and would end the wrong write.
   `RNIC_ASSERT_NEVER(a_wr_done_expected, clk, rst, wr_done_valid && !irq_out_valid)

@@ -40,20 +40,18 @@ module rq_arb (
 
   skid_arb #(
     .W       (W),
+    .N       (2),
     .PACKETS (1'b1)
   ) u_arb (
-    .clk     (clk),
-    .rst     (rst),
-    .a_valid (a_valid),
-    .a_ready (a_ready),
-    .a_data  ({a_data, a_keep, a_sop, a_eop}),
-    .b_valid (b_valid),
-    .b_ready (b_ready),
-    .b_data  ({b_data, b_keep, b_sop, b_eop}),
-    .o_valid (o_valid),
-    .o_ready (o_ready),
-    .o_data  (o_item),
-    .o_sel   (o_sel_unused)
+    .clk      (clk),
+    .rst      (rst),
+    .in_valid ({b_valid, a_valid}),
+    .in_ready ({b_ready, a_ready}),
+    .in_data  ({b_data, b_keep, b_sop, b_eop, a_data, a_keep, a_sop, a_eop}),
+    .o_valid  (o_valid),
+    .o_ready  (o_ready),
+    .o_data   (o_item),
+    .o_sel    (o_sel_unused)
   );
 
   assign o_data = o_item[W-1 -: 512];

@@ -58,20 +58,18 @@ module wr_arb #(
 
   skid_arb #(
     .W       (RW),
+    .N       (2),
     .PACKETS (1'b0)
   ) u_arb (
-    .clk     (clk),
-    .rst     (rst),
-    .a_valid (a_req_valid),
-    .a_ready (a_req_ready),
-    .a_data  ({a_req_addr, a_req_len}),
-    .b_valid (b_req_valid),
-    .b_ready (b_req_ready),
-    .b_data  ({b_req_addr, b_req_len}),
-    .o_valid (arb_valid),
-    .o_ready (arb_ready),
-    .o_data  (arb_data),
-    .o_sel   (arb_sel)
+    .clk      (clk),
+    .rst      (rst),
+    .in_valid ({b_req_valid, a_req_valid}),
+    .in_ready ({b_req_ready, a_req_ready}),
+    .in_data  ({b_req_addr, b_req_len, a_req_addr, a_req_len}),
+    .o_valid  (arb_valid),
+    .o_ready  (arb_ready),
+    .o_data   (arb_data),
+    .o_sel    (arb_sel)
   );
 
   // ------------------------------------------------------------------

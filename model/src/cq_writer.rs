@@ -48,6 +48,10 @@ ports! {
         pub cpl_opcode: u8 = 8 if cpl_valid,
         pub cpl_len: u32 = 32 if cpl_valid,
         pub cpl_imm: u32 = 32 if cpl_valid,
+        /// CQE byte 0x16 bit 0: the message carried an immediate (responder).
+        pub cpl_imm_flag: bool = 1 if cpl_valid,
+        /// CQE bytes 0x18..0x1A: the sender's QP (responder; 0 requester).
+        pub cpl_src_qp: u32 = 24 if cpl_valid,
         pub cpl_qp: u8 = 4 if cpl_valid,
         pub cpl_cq: u8 = 2 if cpl_valid,
         /// A frame with `desc_cpl` left (or was dropped: `frame_done_err`).
@@ -89,6 +93,8 @@ pub struct Cpl {
     pub opcode: u8,
     pub len: u32,
     pub imm: u32,
+    pub imm_flag: bool,
+    pub src_qp: u32,
     pub qp: u8,
     pub cq: u8,
 }
@@ -102,7 +108,9 @@ pub fn cqe_bytes(c: &Cpl, owner: bool) -> [u8; 32] {
     b[16..20].copy_from_slice(&(c.qp as u32).to_le_bytes());
     b[0x14] = c.opcode;
     b[0x15] = c.status;
+    b[0x16] = c.imm_flag as u8;
     b[0x17] = owner as u8;
+    b[0x18..0x1B].copy_from_slice(&c.src_qp.to_le_bytes()[..3]);
     b
 }
 
@@ -277,6 +285,8 @@ impl Dut for CqWriter {
                 opcode: i.cpl_opcode,
                 len: i.cpl_len,
                 imm: i.cpl_imm,
+                imm_flag: i.cpl_imm_flag,
+                src_qp: i.cpl_src_qp & 0xFF_FFFF,
                 qp: i.cpl_qp & (QPS as u8 - 1),
                 cq: i.cpl_cq & (CQS as u8 - 1),
             }),
@@ -290,11 +300,13 @@ impl Dut for CqWriter {
 }
 
 /// A completion as `u_cpl_fifo` holds it: `{wait_frame, wr_id, status,
-/// opcode, len, imm, qp, cq}`.
+/// opcode, len, imm, imm_flag, src_qp, qp, cq}`.
 impl TraceValue for Cpl {
     fn put(&self, _: u32, b: &mut Bits) {
         b.push(self.cq as u64, CQW);
         b.push(self.qp as u64, QPW);
+        b.push(self.src_qp as u64, 24);
+        b.push(self.imm_flag as u64, 1);
         b.push(self.imm as u64, 32);
         b.push(self.len as u64, 32);
         b.push(self.opcode as u64, 8);
@@ -317,7 +329,7 @@ impl Trace for CqWriter {
         t.reg("irq_cq_q", 2, &self.irq_cq_q);
         t.reg("ev_cqe_q", 1, &self.ev_cqe_q);
         t.push("u_cpl_fifo");
-        self.cpl_fifo.trace_all(t, 145 + QPW + CQW);
+        self.cpl_fifo.trace_all(t, 145 + 1 + 24 + QPW + CQW);
         t.pop();
         t.push("u_fd_fifo");
         self.fd_fifo.trace_all(t, 1);
@@ -332,6 +344,8 @@ impl Trace for CqWriter {
         t.reg("h_len_q", 32, &h.len);
         t.reg("h_imm_q", 32, &h.imm);
         t.reg("h_qp_q", QPW, &h.qp);
+        t.reg("h_imm_flag_q", 1, &h.imm_flag);
+        t.reg("h_src_qp_q", 24, &h.src_qp);
     }
 }
 
@@ -368,6 +382,8 @@ mod tests {
                 i.cpl_opcode = c.opcode;
                 i.cpl_len = c.len;
                 i.cpl_imm = c.imm;
+                i.cpl_imm_flag = c.imm_flag;
+                i.cpl_src_qp = c.src_qp;
                 i.cpl_qp = c.qp;
                 i.cpl_cq = c.cq;
                 if out.cpl_ready {
@@ -405,6 +421,8 @@ mod tests {
             opcode: 3,
             len: 0x1234,
             imm: 0xA1B2_C3D4,
+            imm_flag: false,
+            src_qp: 0,
             qp: 9,
             cq,
         }
@@ -412,11 +430,13 @@ mod tests {
 
     #[test]
     fn cqe_layout_is_the_contracts() {
-        let (w, irqs) = run(
-            &[cpl(0x0102_0304_0506_0708, status::SUCCESS, false, 2)],
-            &[],
-            &[(0, 0), (0, 0), (0x1_0000_0000, 4), (0, 0)],
-        );
+        // A responder's RECV completion: immediate flag and source QP set.
+        let c = Cpl {
+            imm_flag: true,
+            src_qp: 0xAB_CDEF,
+            ..cpl(0x0102_0304_0506_0708, status::SUCCESS, false, 2)
+        };
+        let (w, irqs) = run(&[c], &[], &[(0, 0), (0, 0), (0x1_0000_0000, 4), (0, 0)]);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].0, 0x1_0000_0000);
         #[rustfmt::skip]
@@ -425,8 +445,9 @@ mod tests {
             0x34, 0x12, 0x00, 0x00, // length
             0xD4, 0xC3, 0xB2, 0xA1, // immediate
             0x09, 0x00, 0x00, 0x00, // local QP
-            0x03, 0x00, 0x00, 0x01, // opcode, status, reserved, owner
-            0, 0, 0, 0, 0, 0, 0, 0,
+            0x03, 0x00, 0x01, 0x01, // opcode, status, immediate flag, owner
+            0xEF, 0xCD, 0xAB, // source QP
+            0, 0, 0, 0, 0, // reserved
         ];
         assert_eq!(w[0].1, expect);
         assert_eq!(irqs, vec![2]);

@@ -8,6 +8,7 @@
 pub mod ack_gen;
 pub mod ack_tracker;
 pub mod cnp_gen;
+pub mod cq_arb;
 pub mod cq_writer;
 pub mod csr;
 pub mod csr_map;

@@ -2,11 +2,13 @@
 //! `hw/rtl/rd_req_arb.sv` (same register names).
 //!
 //! Input `a` is client 0 (sq_fetch's WQE reads), `b` client 1 (tx_engine's
-//! payload reads); `o_client` says which. The arbiter is `skid_arb` (`u_arb`,
-//! one request per item, no packets): one skid entry and a registered ready
-//! per input, so one input alone streams a request per cycle and two busy
-//! inputs alternate. Input transferred at n -> visible on `o_*` at n+1 when
-//! the output is free.
+//! payload reads), `c` client 2 (rq_fetch's RECV WQE reads), `d` client 3
+//! (the READ responder's host reads); `o_client` says which. The arbiter is
+//! `skid_arb` (`u_arb`, N = 4, one request per item, no packets): one skid
+//! entry and a registered ready per input, so one input alone streams a
+//! request per cycle, busy inputs take turns and idle ones take none.
+//! Input transferred at n -> visible on `o_*` at n+1 when the output is
+//! free.
 
 use crate::dut::Dut;
 use crate::ports;
@@ -21,6 +23,12 @@ ports! {
         pub b_valid: bool = 1,
         pub b_addr: u64 = 64 if b_valid,
         pub b_len: u32 = 17 if b_valid,
+        pub c_valid: bool = 1,
+        pub c_addr: u64 = 64 if c_valid,
+        pub c_len: u32 = 17 if c_valid,
+        pub d_valid: bool = 1,
+        pub d_addr: u64 = 64 if d_valid,
+        pub d_len: u32 = 17 if d_valid,
         pub o_ready: bool = 1,
     }
 }
@@ -30,10 +38,12 @@ ports! {
     pub struct RdReqArbOut {
         pub a_ready: bool = 1,
         pub b_ready: bool = 1,
+        pub c_ready: bool = 1,
+        pub d_ready: bool = 1,
         pub o_valid: bool = 1,
         pub o_addr: u64 = 64 if o_valid,
         pub o_len: u32 = 17 if o_valid,
-        /// 0: input a, 1: input b (two bits, dma_rd's CLIENT_W).
+        /// The input: 0 a, 1 b, 2 c, 3 d (two bits, dma_rd's CLIENT_W).
         pub o_client: u8 = 2 if o_valid,
     }
 }
@@ -60,7 +70,7 @@ impl SkidItem for RdReq {
 
 #[derive(Debug, Clone, Default)]
 pub struct RdReqArb {
-    u_arb: SkidArb<RdReq, false>,
+    u_arb: SkidArb<RdReq, 4, false>,
 }
 
 impl RdReqArb {
@@ -72,14 +82,16 @@ impl RdReqArb {
         Self::ports(&self.u_arb.outputs())
     }
 
-    fn ports(o: &SkidArbOut<RdReq>) -> RdReqArbOut {
+    fn ports(o: &SkidArbOut<RdReq, 4>) -> RdReqArbOut {
         RdReqArbOut {
-            a_ready: o.a_ready,
-            b_ready: o.b_ready,
+            a_ready: o.in_ready[0],
+            b_ready: o.in_ready[1],
+            c_ready: o.in_ready[2],
+            d_ready: o.in_ready[3],
             o_valid: o.o_valid,
             o_addr: o.o_data.addr,
             o_len: o.o_data.len,
-            o_client: o.o_sel as u8,
+            o_client: o.o_sel,
         }
     }
 }
@@ -95,17 +107,18 @@ impl Dut for RdReqArb {
     }
 
     fn tick(&mut self, i: &RdReqArbIn) -> RdReqArbOut {
+        let req = |addr, len: u32| RdReq {
+            addr,
+            len: len & 0x1_FFFF,
+        };
         let o = self.u_arb.tick(&SkidArbIn {
-            a_valid: i.a_valid,
-            a_data: RdReq {
-                addr: i.a_addr,
-                len: i.a_len & 0x1_FFFF,
-            },
-            b_valid: i.b_valid,
-            b_data: RdReq {
-                addr: i.b_addr,
-                len: i.b_len & 0x1_FFFF,
-            },
+            in_valid: [i.a_valid, i.b_valid, i.c_valid, i.d_valid],
+            in_data: [
+                req(i.a_addr, i.a_len),
+                req(i.b_addr, i.b_len),
+                req(i.c_addr, i.c_len),
+                req(i.d_addr, i.d_len),
+            ],
             o_ready: i.o_ready,
         });
         Self::ports(&o)
@@ -133,6 +146,7 @@ mod tests {
             b_addr: b.map_or(0, |x| x.0),
             b_len: b.map_or(0, |x| x.1),
             o_ready,
+            ..Default::default()
         }
     }
 
@@ -180,6 +194,42 @@ mod tests {
         assert_eq!((o.o_addr, o.o_client), (0xB1, 1));
         let o = m.tick(&req(None, None, true));
         assert_eq!((o.o_addr, o.o_client), (0xA2, 0));
+    }
+
+    #[test]
+    fn four_busy_inputs_take_turns_from_the_one_after_the_last_grant() {
+        let mut m = RdReqArb::new();
+        m.reset();
+        let all = RdReqArbIn {
+            a_valid: true,
+            a_addr: 0xA,
+            b_valid: true,
+            b_addr: 0xB,
+            c_valid: true,
+            c_addr: 0xC,
+            d_valid: true,
+            d_addr: 0xD,
+            o_ready: true,
+            ..Default::default()
+        };
+        // a first after reset, then b, c, d from their skid entries, then a.
+        let got: Vec<(u64, u8)> = (0..5)
+            .map(|_| {
+                let o = m.tick(&all);
+                (o.o_addr, o.o_client)
+            })
+            .collect();
+        assert_eq!(got, [(0xA, 0), (0xB, 1), (0xC, 2), (0xD, 3), (0xA, 0)]);
+        // Only c and a busy after c was granted: d is skipped, a is next.
+        let mut m = RdReqArb::new();
+        m.reset();
+        let ca = RdReqArbIn {
+            b_valid: false,
+            d_valid: false,
+            ..all
+        };
+        let got: Vec<u8> = (0..4).map(|_| m.tick(&ca).o_client).collect();
+        assert_eq!(got, [0, 2, 0, 2]);
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl SkidItem for RqBeat {
 
 #[derive(Debug, Clone, Default)]
 pub struct RqArb {
-    u_arb: SkidArb<RqBeat, true>,
+    u_arb: SkidArb<RqBeat, 2, true>,
 }
 
 impl RqArb {
@@ -82,10 +82,10 @@ impl RqArb {
         Self::ports(&self.u_arb.outputs())
     }
 
-    fn ports(o: &SkidArbOut<RqBeat>) -> RqArbOut {
+    fn ports(o: &SkidArbOut<RqBeat, 2>) -> RqArbOut {
         RqArbOut {
-            a_ready: o.a_ready,
-            b_ready: o.b_ready,
+            a_ready: o.in_ready[0],
+            b_ready: o.in_ready[1],
             o_valid: o.o_valid,
             o_data: o.o_data.data,
             o_keep: o.o_data.keep,
@@ -108,20 +108,21 @@ impl Dut for RqArb {
     fn tick(&mut self, i: &RqArbIn) -> RqArbOut {
         // o_sel is not a port of rq_arb: rq_* does not say which input.
         let o = self.u_arb.tick(&SkidArbIn {
-            a_valid: i.a_valid,
-            a_data: RqBeat {
-                data: i.a_data,
-                keep: i.a_keep,
-                sop: i.a_sop,
-                eop: i.a_eop,
-            },
-            b_valid: i.b_valid,
-            b_data: RqBeat {
-                data: i.b_data,
-                keep: i.b_keep,
-                sop: i.b_sop,
-                eop: i.b_eop,
-            },
+            in_valid: [i.a_valid, i.b_valid],
+            in_data: [
+                RqBeat {
+                    data: i.a_data,
+                    keep: i.a_keep,
+                    sop: i.a_sop,
+                    eop: i.a_eop,
+                },
+                RqBeat {
+                    data: i.b_data,
+                    keep: i.b_keep,
+                    sop: i.b_sop,
+                    eop: i.b_eop,
+                },
+            ],
             o_ready: i.o_ready,
         });
         Self::ports(&o)

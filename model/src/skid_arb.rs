@@ -1,17 +1,18 @@
-//! `skid_arb`: two-input round-robin arbiter with one skid entry per input
+//! `skid_arb`: N-input round-robin arbiter with one skid entry per input
 //! and a registered output, the shared core of `rd_req_arb` (single
-//! requests) and `rq_arb` (multi-beat TLPs). Model of `hw/rtl/skid_arb.sv`
-//! (same register names); its owners hold it as `u_arb`, the RTL instance
-//! name.
+//! requests), `rq_arb` (multi-beat TLPs), `wr_arb` and `cq_arb`. Model of
+//! `hw/rtl/skid_arb.sv` (same register names); its owners hold it as
+//! `u_arb`, the RTL instance name.
 //!
 //! Each input has one skid entry and a registered ready that always equals
 //! "skid entry empty". An accepted item goes straight into the output
 //! register when the output is free and its input wins the round robin,
-//! else it waits in the skid entry. With `PACKETS`, an item's `last()` ends
-//! its packet and a grant holds from a packet's first item to its last
-//! (the RTL's bit 0 of the item); without, every item is its own packet.
-//! `o_sel` names the input of the item on `o_data` (false: a, true: b).
-//! Item transferred at n -> visible at n+1 when the output is free.
+//! else it waits in the skid entry. The round robin starts at `rr_q`: after
+//! input k is granted, priority starts at k+1 (mod N), after reset at 0.
+//! With `PACKETS`, an item's `last()` ends its packet and a grant holds from
+//! a packet's first item to its last (the RTL's bit 0 of the item); without,
+//! every item is its own packet. `o_sel` names the input of the item on
+//! `o_data`. Item transferred at n -> visible at n+1 when the output is free.
 
 /// What the arbiter carries: the RTL's `W`-bit item.
 pub trait SkidItem: Copy + Default {
@@ -23,71 +24,78 @@ pub trait SkidItem: Copy + Default {
     fn pack(&self, b: &mut crate::trace::Bits);
 }
 
-/// The arbiter's inputs (all but `clk`/`rst`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SkidArbIn<T> {
-    pub a_valid: bool,
-    pub a_data: T,
-    pub b_valid: bool,
-    pub b_data: T,
+/// The arbiter's inputs (all but `clk`/`rst`): input k is `in_*[k]`.
+#[derive(Debug, Clone, Copy)]
+pub struct SkidArbIn<T, const N: usize> {
+    pub in_valid: [bool; N],
+    pub in_data: [T; N],
     pub o_ready: bool,
 }
 
+impl<T: SkidItem, const N: usize> Default for SkidArbIn<T, N> {
+    fn default() -> Self {
+        SkidArbIn {
+            in_valid: [false; N],
+            in_data: [T::default(); N],
+            o_ready: false,
+        }
+    }
+}
+
 /// The arbiter's outputs, all registered.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SkidArbOut<T> {
-    pub a_ready: bool,
-    pub b_ready: bool,
+#[derive(Debug, Clone, Copy)]
+pub struct SkidArbOut<T, const N: usize> {
+    pub in_ready: [bool; N],
     pub o_valid: bool,
     pub o_data: T,
-    pub o_sel: bool,
+    /// The input of `o_data` (`$clog2(N)` bits in the RTL).
+    pub o_sel: u8,
 }
 
 #[derive(Debug, Clone)]
-pub struct SkidArb<T, const PACKETS: bool> {
-    a_skid_valid_q: bool,
-    a_skid_data_q: T,
-    b_skid_valid_q: bool,
-    b_skid_data_q: T,
-    a_ready_q: bool,
-    b_ready_q: bool,
+pub struct SkidArb<T, const N: usize, const PACKETS: bool> {
+    skid_valid_q: [bool; N],
+    skid_data_q: [T; N],
+    in_ready_q: [bool; N],
     o_valid_q: bool,
     o_data_q: T,
-    o_sel_q: bool,
-    /// true: b has priority (a was granted last).
-    rr_q: bool,
+    /// The input granted last (0 after reset).
+    o_sel_q: u8,
+    /// The first input in priority order: the one after the input granted
+    /// last.
+    rr_q: u8,
     /// Inside a packet: only the input granted last may be granted.
     lock_q: bool,
 }
 
-impl<T: SkidItem, const PACKETS: bool> Default for SkidArb<T, PACKETS> {
+impl<T: SkidItem, const N: usize, const PACKETS: bool> Default for SkidArb<T, N, PACKETS> {
     fn default() -> Self {
+        assert!((2..=8).contains(&N), "skid_arb: N must be 2..8");
         SkidArb {
-            a_skid_valid_q: false,
-            a_skid_data_q: T::default(),
-            b_skid_valid_q: false,
-            b_skid_data_q: T::default(),
+            skid_valid_q: [false; N],
+            skid_data_q: [T::default(); N],
             // Skid entries are empty after reset, so the inputs are ready.
-            a_ready_q: true,
-            b_ready_q: true,
+            in_ready_q: [true; N],
             o_valid_q: false,
             o_data_q: T::default(),
-            o_sel_q: false,
-            rr_q: false,
+            o_sel_q: 0,
+            rr_q: 0,
             lock_q: false,
         }
     }
 }
 
-impl<T: SkidItem, const PACKETS: bool> SkidArb<T, PACKETS> {
+impl<T: SkidItem, const N: usize, const PACKETS: bool> SkidArb<T, N, PACKETS> {
+    /// The RTL's `SW = $clog2(N)`: the width of `o_sel_q` and `rr_q`.
+    const SW: u32 = usize::BITS - (N - 1).leading_zeros();
+
     pub fn new() -> Self {
         Self::default()
     }
 
-    pub fn outputs(&self) -> SkidArbOut<T> {
+    pub fn outputs(&self) -> SkidArbOut<T, N> {
         SkidArbOut {
-            a_ready: self.a_ready_q,
-            b_ready: self.b_ready_q,
+            in_ready: self.in_ready_q,
             o_valid: self.o_valid_q,
             o_data: self.o_data_q,
             o_sel: self.o_sel_q,
@@ -95,86 +103,75 @@ impl<T: SkidItem, const PACKETS: bool> SkidArb<T, PACKETS> {
     }
 
     /// One clock edge.
-    pub fn tick(&mut self, i: &SkidArbIn<T>) -> SkidArbOut<T> {
+    pub fn tick(&mut self, i: &SkidArbIn<T, N>) -> SkidArbOut<T, N> {
         // A transfer on an input happens only when its skid entry is empty.
-        let a_take = i.a_valid && self.a_ready_q;
-        let b_take = i.b_valid && self.b_ready_q;
-        let a_has = self.a_skid_valid_q || a_take;
-        let b_has = self.b_skid_valid_q || b_take;
-        let a_head = if self.a_skid_valid_q {
-            self.a_skid_data_q
-        } else {
-            i.a_data
-        };
-        let b_head = if self.b_skid_valid_q {
-            self.b_skid_data_q
-        } else {
-            i.b_data
+        let take: [bool; N] = std::array::from_fn(|k| i.in_valid[k] && self.in_ready_q[k]);
+        let has: [bool; N] = std::array::from_fn(|k| self.skid_valid_q[k] || take[k]);
+        let head = |k: usize| {
+            if self.skid_valid_q[k] {
+                self.skid_data_q[k]
+            } else {
+                i.in_data[k]
+            }
         };
         let slot = !self.o_valid_q || i.o_ready;
-        let (grant_a, grant_b) = if self.lock_q {
-            (slot && a_has && self.rr_q, slot && b_has && !self.rr_q)
+        // Under a packet lock only the input granted last; else the first
+        // input with an item from rr_q on, wrapping at N.
+        let win = if self.lock_q {
+            Some(self.o_sel_q as usize).filter(|&k| has[k])
         } else {
-            (
-                slot && a_has && (!b_has || !self.rr_q),
-                slot && b_has && (!a_has || self.rr_q),
-            )
+            (0..N)
+                .map(|j| (self.rr_q as usize + j) % N)
+                .find(|&k| has[k])
         };
+        let grant = win.filter(|_| slot);
 
-        if grant_a {
+        if let Some(k) = grant {
+            let h = head(k);
             self.o_valid_q = true;
-            self.o_data_q = a_head;
-            self.o_sel_q = false;
-            self.rr_q = true;
-            self.lock_q = PACKETS && !a_head.last();
-        } else if grant_b {
-            self.o_valid_q = true;
-            self.o_data_q = b_head;
-            self.o_sel_q = true;
-            self.rr_q = false;
-            self.lock_q = PACKETS && !b_head.last();
+            self.o_data_q = h;
+            self.o_sel_q = k as u8;
+            self.rr_q = ((k + 1) % N) as u8;
+            self.lock_q = PACKETS && !h.last();
         } else if i.o_ready {
             self.o_valid_q = false;
         }
 
         // Skid entries: emptied by a grant, filled by an accepted item that
         // did not go straight out (never both: no transfer while full).
-        if self.a_skid_valid_q && grant_a {
-            self.a_skid_valid_q = false;
-            self.a_ready_q = true;
-        } else if a_take && !grant_a {
-            self.a_skid_valid_q = true;
-            self.a_skid_data_q = i.a_data;
-            self.a_ready_q = false;
-        }
-        if self.b_skid_valid_q && grant_b {
-            self.b_skid_valid_q = false;
-            self.b_ready_q = true;
-        } else if b_take && !grant_b {
-            self.b_skid_valid_q = true;
-            self.b_skid_data_q = i.b_data;
-            self.b_ready_q = false;
+        for k in 0..N {
+            let granted = grant == Some(k);
+            if self.skid_valid_q[k] && granted {
+                self.skid_valid_q[k] = false;
+                self.in_ready_q[k] = true;
+            } else if take[k] && !granted {
+                self.skid_valid_q[k] = true;
+                self.skid_data_q[k] = i.in_data[k];
+                self.in_ready_q[k] = false;
+            }
         }
         self.outputs()
     }
 }
-impl<T: SkidItem, const PACKETS: bool> crate::trace::Trace for SkidArb<T, PACKETS> {
+
+impl<T: SkidItem, const N: usize, const PACKETS: bool> crate::trace::Trace
+    for SkidArb<T, N, PACKETS>
+{
     fn trace(&self, t: &mut dyn crate::trace::Tracer) {
-        let item = |t: &mut dyn crate::trace::Tracer, name: &str, v: &T| {
+        let bits = |v: &T| {
             let mut b = crate::trace::Bits::default();
             v.pack(&mut b);
-            t.var(name, T::W, b.words());
+            b
         };
-        t.reg("a_skid_valid_q", 1, &self.a_skid_valid_q);
-        t.reg("b_skid_valid_q", 1, &self.b_skid_valid_q);
-        item(t, "a_skid_data_q", &self.a_skid_data_q);
-        item(t, "b_skid_data_q", &self.b_skid_data_q);
-        t.reg("a_ready_q", 1, &self.a_ready_q);
-        t.reg("b_ready_q", 1, &self.b_ready_q);
+        t.reg("skid_valid_q", N as u32, &self.skid_valid_q);
+        for (k, v) in self.skid_data_q.iter().enumerate() {
+            t.element("skid_data_q", k, T::W, bits(v).words());
+        }
+        t.reg("in_ready_q", N as u32, &self.in_ready_q);
         t.reg("o_valid_q", 1, &self.o_valid_q);
-        item(t, "o_data_q", &self.o_data_q);
-        t.reg("o_sel_q", 1, &self.o_sel_q);
-        t.reg("rr_q", 1, &self.rr_q);
+        t.var("o_data_q", T::W, bits(&self.o_data_q).words());
+        t.reg("o_sel_q", Self::SW, &self.o_sel_q);
+        t.reg("rr_q", Self::SW, &self.rr_q);
         t.reg("lock_q", 1, &self.lock_q);
     }
 }

@@ -75,7 +75,7 @@ impl SkidItem for WrReq {
 /// The arbiter. Field names are the RTL's registers and instances.
 #[derive(Debug, Clone)]
 pub struct WrArb {
-    u_arb: SkidArb<WrReq, false>,
+    u_arb: SkidArb<WrReq, 2, false>,
     /// `{client, beats}` of the requests taken, oldest first.
     u_ord: SyncFifo<(bool, u32)>,
     u_dq: SyncFifo<Beat>,
@@ -103,14 +103,14 @@ impl WrArb {
         let (sel, _) = self.u_ord.out_data();
         let head = self.u_ord.out_valid() && self.u_dq.in_ready();
         WrArbOut {
-            a_req_ready: a.a_ready,
+            a_req_ready: a.in_ready[0],
             a_data_ready: head && !sel,
-            b_req_ready: a.b_ready,
+            b_req_ready: a.in_ready[1],
             b_data_ready: head && sel,
             wr_req_valid: a.o_valid && self.u_ord.in_ready(),
             wr_req_addr: a.o_data.addr,
             wr_req_len: a.o_data.len,
-            wr_req_client: a.o_sel,
+            wr_req_client: a.o_sel == 1,
             wr_data_valid: self.u_dq.out_valid(),
             wr_data: self.u_dq.out_data(),
         }
@@ -142,19 +142,21 @@ impl Dut for WrArb {
             self.cnt_q = if pop { 0 } else { self.cnt_q + 1 };
         }
 
-        self.u_ord.tick(take.then_some((arb.o_sel, beats)), pop);
+        self.u_ord
+            .tick(take.then_some((arb.o_sel == 1, beats)), pop);
         self.u_dq.tick(pass.then_some(pass_data), i.wr_data_ready);
         self.u_arb.tick(&SkidArbIn {
-            a_valid: i.a_req_valid,
-            a_data: WrReq {
-                addr: i.a_req_addr,
-                len: i.a_req_len & 0x1_FFFF,
-            },
-            b_valid: i.b_req_valid,
-            b_data: WrReq {
-                addr: i.b_req_addr,
-                len: i.b_req_len & 0x1_FFFF,
-            },
+            in_valid: [i.a_req_valid, i.b_req_valid],
+            in_data: [
+                WrReq {
+                    addr: i.a_req_addr,
+                    len: i.a_req_len & 0x1_FFFF,
+                },
+                WrReq {
+                    addr: i.b_req_addr,
+                    len: i.b_req_len & 0x1_FFFF,
+                },
+            ],
             o_ready: ord_in_ready && i.wr_req_ready,
         });
         self.outputs()

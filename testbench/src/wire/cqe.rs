@@ -8,7 +8,8 @@
 //!
 //! ```text
 //! 0x00 wr_id (8) | 0x08 byte length (4) | 0x0C immediate (4) | 0x10 local QP (4)
-//! 0x14 opcode (1) | 0x15 status (1) | 0x16 reserved (1) | 0x17 bit 0 owner (1) | 0x18 reserved (8)
+//! 0x14 opcode (1) | 0x15 status (1) | 0x16 bit 0 immediate flag (1) | 0x17 bit 0 owner (1)
+//! 0x18 source QP (3) | 0x1B reserved (5)
 //! ```
 //!
 //! The reserved bytes and bits must be zero; [`Repr::parse`] reads past
@@ -25,10 +26,15 @@ pub mod field {
     /// The WQE's opcode code.
     pub const OPCODE: usize = 0x14;
     pub const STATUS: usize = 0x15;
-    pub const RESERVED_16: usize = 0x16;
+    /// Bit 0: the message carried an immediate (responder completions), the
+    /// others reserved.
+    pub const IMM_FLAG: usize = 0x16;
     /// Bit 0 the owner bit, the others reserved.
     pub const OWNER: usize = 0x17;
-    pub const RESERVED_18: Field = 0x18..0x20;
+    /// The sending QP's number, 24 bits (responder completions; 0 for the
+    /// requester's).
+    pub const SRC_QP: Field = 0x18..0x1B;
+    pub const RESERVED_1B: Field = 0x1B..0x20;
 }
 
 /// Bytes of a CQE, and its stride in the CQ ring.
@@ -69,15 +75,22 @@ impl<T: AsRef<[u8]>> Cqe<T> {
     pub fn status(&self) -> u8 {
         self.b()[field::STATUS]
     }
+    pub fn imm_flag(&self) -> bool {
+        self.b()[field::IMM_FLAG] & 1 != 0
+    }
     pub fn owner(&self) -> bool {
         self.b()[field::OWNER] & 1 != 0
+    }
+    pub fn src_qp(&self) -> u32 {
+        let b = &self.b()[field::SRC_QP];
+        u32::from_le_bytes([b[0], b[1], b[2], 0])
     }
     /// Whether every reserved byte and bit is zero, as the layout requires.
     pub fn reserved_zero(&self) -> bool {
         let b = self.b();
-        b[field::RESERVED_16] == 0
+        b[field::IMM_FLAG] & !1 == 0
             && b[field::OWNER] & !1 == 0
-            && b[field::RESERVED_18].iter().all(|&x| x == 0)
+            && b[field::RESERVED_1B].iter().all(|&x| x == 0)
     }
 }
 
@@ -100,9 +113,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Cqe<T> {
     pub fn set_status(&mut self, v: u8) {
         self.bm()[field::STATUS] = v;
     }
+    /// Writes the whole byte: the flag, the reserved bits zero.
+    pub fn set_imm_flag(&mut self, v: bool) {
+        self.bm()[field::IMM_FLAG] = v as u8;
+    }
     /// Writes the whole byte: the owner bit, the reserved bits zero.
     pub fn set_owner(&mut self, v: bool) {
         self.bm()[field::OWNER] = v as u8;
+    }
+    /// The low 24 bits of `v`.
+    pub fn set_src_qp(&mut self, v: u32) {
+        self.put(field::SRC_QP, &v.to_le_bytes()[..3]);
     }
 }
 
@@ -115,7 +136,10 @@ pub struct Repr {
     pub qp: u32,
     pub opcode: u8,
     pub status: u8,
+    pub imm_flag: bool,
     pub owner: bool,
+    /// 24 bits.
+    pub src_qp: u32,
 }
 
 impl Repr {
@@ -127,7 +151,9 @@ impl Repr {
             qp: c.qp(),
             opcode: c.opcode(),
             status: c.status(),
+            imm_flag: c.imm_flag(),
             owner: c.owner(),
+            src_qp: c.src_qp(),
         }
     }
     /// Writes all 32 bytes, the reserved ones zero.
@@ -139,7 +165,9 @@ impl Repr {
         c.set_qp(self.qp);
         c.set_opcode(self.opcode);
         c.set_status(self.status);
+        c.set_imm_flag(self.imm_flag);
         c.set_owner(self.owner);
+        c.set_src_qp(self.src_qp);
     }
     pub fn to_bytes(&self) -> [u8; CQE_LEN] {
         let mut b = [0u8; CQE_LEN];
@@ -159,14 +187,23 @@ mod tests {
         0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, // 0x00 wr_id 0x0102030405060708
         0x40, 0x00, 0x00, 0x00, 0xEF, 0xBE, 0xAD, 0xDE, // 0x08 len 64, imm 0xdeadbeef
         0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x01, // 0x10 qp 3, op 1, status 0, owner 1
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x18 reserved
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x18 src_qp 0, reserved
     ];
     /// A second-pass (owner 0) flush of an RDMA_READ on QP 15: length 0.
     const READ_FLUSHED: [u8; 32] = [
         0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, // 0x00 wr_id all ones
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x08 len 0, imm 0
         0x0F, 0x00, 0x00, 0x00, 0x04, 0x05, 0x00, 0x00, // 0x10 qp 15, op 4, status 5, owner 0
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x18 reserved
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x18 src_qp 0, reserved
+    ];
+    /// A responder's RECV completion of a SEND with immediate on QP 2 from
+    /// source QP 0x00A1B2 (owner 1): immediate flag set.
+    const RECV_IMM: [u8; 32] = [
+        0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x00 wr_id 0x11
+        0x00, 0x01, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12, // 0x08 len 256, imm 0x12345678
+        0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01,
+        0x01, // 0x10 qp 2, op 1, status 0, imm flag, owner 1
+        0xB2, 0xA1, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x18 src_qp 0x00A1B2, reserved
     ];
 
     #[test]
@@ -178,7 +215,9 @@ mod tests {
             qp: 3,
             opcode: 1,
             status: STATUS_SUCCESS,
+            imm_flag: false,
             owner: true,
+            src_qp: 0,
         };
         let flushed = Repr {
             wr_id: u64::MAX,
@@ -187,9 +226,22 @@ mod tests {
             qp: 15,
             opcode: 4,
             status: STATUS_WR_FLUSH_ERR,
+            imm_flag: false,
             owner: false,
+            src_qp: 0,
         };
-        for (bytes, want) in [(SEND_IMM_OK, ok), (READ_FLUSHED, flushed)] {
+        let recv = Repr {
+            wr_id: 0x11,
+            len: 256,
+            imm: 0x1234_5678,
+            qp: 2,
+            opcode: 1,
+            status: STATUS_SUCCESS,
+            imm_flag: true,
+            owner: true,
+            src_qp: 0xA1B2,
+        };
+        for (bytes, want) in [(SEND_IMM_OK, ok), (READ_FLUSHED, flushed), (RECV_IMM, recv)] {
             let c = Cqe::new_checked(&bytes[..]).unwrap();
             assert!(c.reserved_zero());
             assert_eq!(Repr::parse(&c), want);
@@ -200,10 +252,11 @@ mod tests {
     #[test]
     fn reserved_bytes_and_bits_are_seen() {
         for (at, v) in [
-            (0x16, 1),
+            (0x16, 0x02),
+            (0x16, 0x80),
             (0x17, 0x02),
             (0x17, 0x81),
-            (0x18, 1),
+            (0x1B, 1),
             (0x1F, 0x80),
         ] {
             let mut b = SEND_IMM_OK;
@@ -212,6 +265,13 @@ mod tests {
             assert!(!c.reserved_zero(), "byte {at:#x} {v:#x}");
             assert!(c.owner());
         }
+        // The flag and the three source-QP bytes are fields, not reserved.
+        let mut b = SEND_IMM_OK;
+        b[0x16] = 1;
+        b[0x18..0x1B].copy_from_slice(&[0xFF, 0xFF, 0xFF]);
+        let c = Cqe::new_unchecked(&b[..]);
+        assert!(c.reserved_zero());
+        assert_eq!((c.imm_flag(), c.src_qp()), (true, 0xFF_FFFF));
         assert_eq!(
             Cqe::new_checked(&SEND_IMM_OK[..31]),
             Err(Truncated {
