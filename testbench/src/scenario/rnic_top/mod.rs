@@ -26,12 +26,14 @@ mod expect;
 mod host;
 mod program;
 mod resp_check;
+mod resp_counters;
 pub mod resp_predict;
 
 pub use checks::CqeWrite;
 pub use host::{Host, RecvPost};
 use program::{config_writes, readback_plan, uses_rx, Readback};
 pub use program::{encode_wqe, COUNTERS, RX_COUNTERS};
+pub use resp_counters::RESP_COUNTERS;
 
 /// Link bits per clock cycle of `rnic_top` as built (100 Gb/s at 250 MHz).
 pub const PFC_BITS_PER_CYCLE: u64 = rnic_model::params::BITS_PER_CYCLE as u64;

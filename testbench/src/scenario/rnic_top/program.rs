@@ -86,6 +86,7 @@ pub(super) fn readback_plan(v: &Vector, rx: bool) -> VecDeque<Readback> {
         plan.extend(
             RX_COUNTERS
                 .iter()
+                .chain(super::RESP_COUNTERS)
                 .map(|&(n, a)| Readback::Read(n.to_string(), a)),
         );
         for q in v.qps.iter().filter(|q| q.cc) {

@@ -42,7 +42,28 @@ impl RnicTopEnv {
                 addr >= c.ring.base.0 && addr < c.ring.base.0 + (32u64 << c.ring.log_size)
             });
             if !in_cq {
-                out.push((e.cycle, addr, t.payload().to_vec()));
+                // The bytes the byte enables name: the first DW's from
+                // first_be, the last DW's from last_be (one DW: first_be).
+                let p = t.payload();
+                let dws = p.len() / 4;
+                let on = |k: usize| {
+                    let (dw, b) = (k / 4, k % 4);
+                    let be = if dw == 0 {
+                        t.first_be()
+                    } else if dw + 1 == dws {
+                        t.last_be()
+                    } else {
+                        0xF
+                    };
+                    be >> b & 1 == 1
+                };
+                let (Some(lo), Some(hi)) = (
+                    (0..p.len()).find(|&k| on(k)),
+                    (0..p.len()).rfind(|&k| on(k)),
+                ) else {
+                    continue;
+                };
+                out.push((e.cycle, addr + lo as u64, p[lo..=hi].to_vec()));
             }
         }
         out
@@ -71,7 +92,11 @@ impl RnicTopEnv {
         let want = self.predict_responder();
         let mut bad: Vec<String> = want.problems.clone();
         bad.extend(self.check_writes(&want));
-        bad.extend(self.check_acks(&want));
+        let (b, acks_sent) = self.check_acks(&want);
+        bad.extend(b);
+        if self.uses_rx() {
+            bad.extend(self.check_resp_counters(&want, &acks_sent));
+        }
         bad.extend(self.check_recv_cqes(&want));
         bad.extend(self.check_error_states(&want));
         for b in bad {
@@ -194,7 +219,7 @@ impl RnicTopEnv {
 
     /// ACK/NAK frames: each byte for byte the frame of its response, and
     /// per QP a coalescing of the required responses.
-    fn check_acks(&self, want: &RespPrediction) -> Vec<String> {
+    fn check_acks(&self, want: &RespPrediction) -> (Vec<String>, Vec<usize>) {
         let mut out = Vec::new();
         let n = crate::vector::QPS as usize;
         let mut sent: Vec<Vec<Response>> = vec![Vec::new(); n];
@@ -230,7 +255,7 @@ impl RnicTopEnv {
                 out.push(format!("QP {}: ACK/NAKs sent: {e}", q.qp));
             }
         }
-        out
+        (out, sent.iter().map(Vec::len).collect())
     }
 
     /// RECV completions (opcode 128/129) per QP, in order, in the QP's
