@@ -231,7 +231,15 @@ impl RnicTopEnv {
                         until: cycle + DRAIN_CYCLES,
                     };
                 } else if cycle >= until.max(self.last_activity + DRAIN_CYCLES) {
-                    self.phase = Phase::Counters;
+                    // Not while the responder still owes a QP its last
+                    // required ACK/NAK (a PFC pause can hold it back).
+                    self.phase = if self.acks_owed(cycle) {
+                        Phase::Drain {
+                            until: cycle + DRAIN_CYCLES,
+                        }
+                    } else {
+                        Phase::Counters
+                    };
                 }
             }
             Phase::Counters => match self.counter_reads.pop_front() {

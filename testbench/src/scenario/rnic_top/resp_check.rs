@@ -87,6 +87,65 @@ impl RnicTopEnv {
         qp_frame::emit(&repr)
     }
 
+    /// Whether some QP's last required ACK/NAK (always sent: nothing
+    /// after it can replace it) has not left on `tx_*` yet.
+    pub(super) fn acks_owed(&self, cycle: u64) -> bool {
+        // A frame held by a PFC pause (an ACK/NAK or CNP too) leaves after
+        // it: no end before the last pause has run out.
+        if cycle <= self.pause_end() {
+            return true;
+        }
+        let want = self.predict_responder();
+        let sent = self.sent_acks();
+        self.vector.qps.iter().any(|q| {
+            let i = q.qp as usize;
+            want.responses[i]
+                .last()
+                .is_some_and(|last| sent[i].last() != Some(last))
+        })
+    }
+
+    /// The last cycle a PFC frame received pauses a priority: per
+    /// priority the newest frame that names it replaces the pause, from
+    /// its last beat + 4 for its time (docs/rx_cc.md, pfc).
+    fn pause_end(&self) -> u64 {
+        use crate::scenario::rx_reference::{classify, live_qps, RxEvent};
+        let live = live_qps(&self.vector);
+        let mut end = [0u64; 8];
+        for s in &self.rx.sent {
+            if let RxEvent::Pfc { enable, quanta } = classify(&s.bytes, s.fcs, &live) {
+                for p in (0..8).filter(|p| enable >> p & 1 == 1) {
+                    let d = (quanta[p] as u64 * 512).div_ceil(super::PFC_BITS_PER_CYCLE);
+                    end[p] = s.last + 3 + d;
+                }
+            }
+        }
+        end.into_iter().max().unwrap_or(0)
+    }
+
+    /// The ACK/NAK frames sent so far, per QP.
+    fn sent_acks(&self) -> Vec<Vec<Response>> {
+        let mut sent: Vec<Vec<Response>> = vec![Vec::new(); crate::vector::QPS as usize];
+        for (_, f) in &self.frames {
+            let Ok(r) = RoceRepr::parse_bytes(f) else {
+                continue;
+            };
+            if r.bth.opcode != OPCODE_ACK {
+                continue;
+            }
+            if let Some(q) = self
+                .vector
+                .qps
+                .iter()
+                .find(|q| q.remote_qpn == r.bth.dest_qp)
+            {
+                let a = r.aeth.map_or((0, 0), |a| (a.syndrome, a.msn));
+                sent[q.qp as usize].push((r.bth.psn, a.0, a.1));
+            }
+        }
+        sent
+    }
+
     /// The responder's checks (after `check_cqes`, which fills `cqe_log`).
     pub(super) fn check_responder(&mut self, cycle: u64) {
         let want = self.predict_responder();

@@ -177,7 +177,7 @@ impl RnicTopEnv {
             let RxEvent::Data { qp, .. } = classify(&s.bytes, s.fcs, &live) else {
                 continue;
             };
-            let Ok(p) = parse_padded(&s.bytes) else {
+            let Some(p) = parse_request(&s.bytes) else {
                 continue;
             };
             if !is_request(p.bth.opcode) {
@@ -281,6 +281,37 @@ pub fn parse_padded(f: &[u8]) -> Result<RoceRepr, String> {
             _ => Err(e.to_string()),
         }
     })
+}
+
+/// A request frame as `rx_parser` hands it on ([`classify`] said Data):
+/// the codec's decoding, or, for what the codec refuses but the parser
+/// takes (a FIRST or MIDDLE packet with a PadCnt), the frame decoded with
+/// PadCnt 0 (ICRC recomputed) and the payload cut by the request metadata
+/// (`rx_reference::request_meta`: IP end - ICRC - PadCnt).
+pub fn parse_request(f: &[u8]) -> Option<RoceRepr> {
+    if let Ok(p) = parse_padded(f) {
+        return Some(p);
+    }
+    let m = crate::scenario::rx_reference::request_meta(f);
+    let e = if f.get(12..14) == Some(&[0x81, 0x00]) {
+        18
+    } else {
+        14
+    };
+    let v6 = f.get(e - 2..e) == Some(&[0x86, 0xDD]);
+    let ip_end = if v6 {
+        e + 40 + u16::from_be_bytes([*f.get(e + 4)?, *f.get(e + 5)?]) as usize
+    } else {
+        e + u16::from_be_bytes([*f.get(e + 2)?, *f.get(e + 3)?]) as usize
+    };
+    let mut g = f.get(..ip_end)?.to_vec();
+    let bth = e + if v6 { 40 } else { 20 } + 8;
+    *g.get_mut(bth + 1)? &= !0x30;
+    let crc = crate::wire::roce::icrc(&g[e..ip_end - 4], v6);
+    g[ip_end - 4..].copy_from_slice(&crc.to_le_bytes());
+    let mut p = RoceRepr::parse_bytes(&g).ok()?;
+    p.payload = f.get(m.hdr_len..m.hdr_len + m.pay_len)?.to_vec();
+    Some(p)
 }
 
 fn absorb(out: &mut RespPrediction, q: usize, effects: &mut Vec<Effect>) {
