@@ -106,7 +106,7 @@ pub struct RnicTopEnv {
     pub host: Host,
     /// Last cycle with a beat on `tx_*` or `rq_*`: the quiet window
     /// restarts after it, so a late ACK or memory write is still seen.
-    last_activity: u64,
+    pub(super) last_activity: u64,
 }
 
 impl RnicTopEnv {

@@ -13,6 +13,10 @@ use crate::scenario::resp_cover::{self, Response};
 use crate::vector::qp_frame::{self, ecn_of, From};
 use crate::wire::roce::{aeth, RoceRepr};
 
+/// Cycles of silence on `tx_*` and `rq_*` after which an owed ACK/NAK is
+/// no longer waited for.
+pub const ACK_WAIT_CYCLES: u64 = 20_000;
+
 /// BTH opcode ACKNOWLEDGE.
 pub const OPCODE_ACK: u8 = 0x11;
 
@@ -94,6 +98,10 @@ impl RnicTopEnv {
         // it: no end before the last pause has run out.
         if cycle <= self.pause_end() {
             return true;
+        }
+        // A NIC silent this long will not send it: let the checks say so.
+        if cycle > self.last_activity + ACK_WAIT_CYCLES {
+            return false;
         }
         let want = self.predict_responder();
         let sent = self.sent_acks();
