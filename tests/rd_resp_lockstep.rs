@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 
 use rnic_model::rd_resp::{tok_beat, RdResp, RdRespIn, RdRespOut, DEPTH, QPS};
 use rnic_model::resp_tok::{ReadJob, Tok};
+use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlRdResp;
@@ -308,4 +309,74 @@ fn rd_resp_random_lockstep() {
         assert!(full_cases >= 5, "only {full_cases} cases filled a ring");
         assert_eq!(popped, stored);
     }
+}
+
+/// Each assertion at rd_resp's ports fires on a sequence that breaks its
+/// rule (name and cycle checked), and the same sequence kept legal fires
+/// nothing.
+#[test]
+fn rd_resp_assertions_fire() {
+    fn run(steps: &[RdRespIn]) -> Vec<(String, u64)> {
+        let mut rtl = RtlRdResp::new();
+        rtl.reset();
+        for s in steps {
+            rtl.tick(s);
+        }
+        rtl.assertion_failures()
+            .iter()
+            .map(|a| (a.name.clone(), a.cycle))
+            .collect()
+    }
+    let job = ReadJob {
+        qp: 2,
+        psn: 1,
+        addr: 0x1000,
+        len: 100,
+        msn: 1,
+        mtu: 3,
+    };
+    let idle = RdRespIn::default();
+    let push = |j: ReadJob| RdRespIn {
+        job_valid: true,
+        job_tok: tok_beat(&Tok::Read(j).pack()),
+        ..idle
+    };
+    let pop = |qp: u8| RdRespIn {
+        job_pop_valid: true,
+        job_pop_qp: qp,
+        ..idle
+    };
+    // Legal: a job stored, popped the cycle after.
+    assert_eq!(run(&[idle, push(job), pop(2)]), vec![], "legal sequence");
+    // A pop of a QP with no job (QP 3), and one the cycle the job arrives.
+    assert_eq!(
+        run(&[idle, push(job), pop(3)]),
+        vec![("a_job_pop_empty".to_string(), 2)]
+    );
+    assert_eq!(
+        run(&[
+            idle,
+            RdRespIn {
+                job_pop_valid: true,
+                job_pop_qp: 2,
+                ..push(job)
+            }
+        ]),
+        vec![("a_job_pop_empty".to_string(), 1)]
+    );
+    // A RECV completion token (kind 0) offered as a job.
+    let mut cqe = push(job);
+    cqe.job_tok[0] &= !1;
+    assert_eq!(run(&[idle, cqe]), vec![("a_job_kind".to_string(), 1)]);
+    // A QP number >= QPS.
+    assert_eq!(
+        run(&[
+            idle,
+            push(ReadJob {
+                qp: QPS as u8,
+                ..job
+            })
+        ]),
+        vec![("a_job_qp".to_string(), 1)]
+    );
 }
