@@ -92,6 +92,9 @@ struct RefMap {
     dma: u32,
     /// The receive path's counters, by address.
     rx: BTreeMap<u16, u32>,
+    /// RECV WQEs fetched and the responder's payload bytes (64-bit).
+    rqe: u32,
+    rx_wr_bytes: u64,
 }
 
 /// Block CC's RW registers (address, mask, reset), from the map by name.
@@ -164,7 +167,7 @@ const CC_REGS: [(u16, u32, u32); 13] = [
 ];
 
 /// Each receive-path counter's address and whether this cycle's inputs count it.
-fn rx_events(i: &CsrIn) -> [(u16, bool); 20] {
+fn rx_events(i: &CsrIn) -> [(u16, bool); 36] {
     let drop = |r: u8| i.ev_drop && i.ev_drop_reason == r;
     [
         (map::CNT_RX_FRAMES_ADDR, i.ev_rx_frame),
@@ -187,6 +190,23 @@ fn rx_events(i: &CsrIn) -> [(u16, bool); 20] {
         (map::CNT_CNP_SENT_ADDR, i.ev_cnp_sent),
         (map::CNT_CE_SUPPRESSED_ADDR, i.ev_ce_suppressed),
         (map::CNT_ACK_INVALID_ADDR, i.ev_ack_invalid),
+        // The responder side's one-bit events (docs/responder.md).
+        (map::CNT_RESP_EXEC_ADDR, i.ev_resp_exec),
+        (map::CNT_RESP_DUP_ADDR, i.ev_resp_dup),
+        (map::CNT_RESP_NAK_SEQ_ADDR, i.ev_resp_nak_seq),
+        (map::CNT_RESP_NAK_RNR_ADDR, i.ev_resp_nak_rnr),
+        (map::CNT_RESP_NAK_INV_ADDR, i.ev_resp_nak_inv),
+        (map::CNT_RESP_NAK_ACC_ADDR, i.ev_resp_nak_acc),
+        (map::CNT_RESP_NAK_OP_ADDR, i.ev_resp_nak_op),
+        (map::CNT_RESP_RECV_ADDR, i.ev_resp_recv),
+        (map::CNT_RESP_UC_DROP_ADDR, i.ev_resp_uc_drop),
+        (map::CNT_RESP_NOT_READY_ADDR, i.ev_resp_not_ready),
+        (map::CNT_RXBUF_FULL_ADDR, i.ev_rxbuf_full),
+        (map::CNT_RQ_FETCH_ERR_ADDR, i.ev_rq_fetch_err),
+        (map::CNT_RX_WRITES_ADDR, i.ev_rx_write),
+        (map::CNT_ACK_SENT_ADDR, i.ev_ack_sent),
+        (map::CNT_ACK_COALESCED_ADDR, i.ev_ack_coalesced),
+        (map::CNT_READ_UNANSWERED_ADDR, i.ev_read_unanswered),
     ]
 }
 
@@ -250,6 +270,8 @@ impl RefMap {
                 .iter()
                 .map(|&(a, _)| (a, 0))
                 .collect(),
+            rqe: 0,
+            rx_wr_bytes: 0,
         }
     }
 
@@ -292,6 +314,9 @@ impl RefMap {
             map::CNT_CPL_UNEXPECTED_ADDR => i.dma_cpl_unexpected,
             map::CNT_CPL_MALFORMED_ADDR => i.dma_cpl_malformed,
             map::CNT_CPL_TIMEOUT_ADDR => i.dma_cpl_timeout,
+            map::CNT_RQE_FETCHED_ADDR => self.rqe,
+            map::CNT_RX_WR_BYTES_LO_ADDR => self.rx_wr_bytes as u32,
+            map::CNT_RX_WR_BYTES_HI_ADDR => (self.rx_wr_bytes >> 32) as u32,
             _ => 0,
         }
     }
@@ -317,6 +342,7 @@ impl RefMap {
             (i.err_a_valid, i.err_a_qp),
             (i.err_b_valid, i.err_b_qp),
             (i.err_c_valid, i.err_c_qp),
+            (i.err_d_valid, i.err_d_qp),
         ] {
             if v {
                 let a = qp_addr(qp as usize, map::QP_CTRL_OFF);
@@ -333,6 +359,10 @@ impl RefMap {
         self.flush = self.flush.wrapping_add(i.ev_flush as u32);
         self.fetch = self.fetch.wrapping_add(i.ev_fetch_err as u32);
         self.dma = self.dma.wrapping_add(i.ev_dma_err as u32);
+        self.rqe = self.rqe.wrapping_add(i.ev_rqe_n as u32);
+        if i.ev_rx_write {
+            self.rx_wr_bytes = self.rx_wr_bytes.wrapping_add(i.ev_rx_write_bytes as u64);
+        }
         for (a, ev) in rx_events(i) {
             let c = self.rx.get_mut(&a).expect("a receive counter");
             *c = c.wrapping_add(ev as u32);
@@ -517,7 +547,13 @@ impl CsrEnv {
                 4 * r.below(map::CQ_WORDS as u64 + 1) as u16,
             ),
             13..=15 => 4 * r.below(8) as u16,
-            16 => map::CNT_TX_FRAMES_ADDR + 4 * r.below(38) as u16,
+            // Every CNT register, the responder's included, and one past.
+            16 => {
+                map::CNT_TX_FRAMES_ADDR
+                    + 4 * r.below(
+                        (map::CNT_RX_WR_BYTES_HI_ADDR - map::CNT_TX_FRAMES_ADDR) as u64 / 4 + 2,
+                    ) as u16
+            }
             19 => map::CC_DCQCN_G_ADDR + 4 * r.below(17) as u16,
             17 => {
                 if r.percent(50) {
@@ -596,6 +632,8 @@ impl CsrEnv {
         i.err_b_qp = pick_qp(&mut self.rng);
         i.err_c_valid = self.rng.percent(hw / 3);
         i.err_c_qp = pick_qp(&mut self.rng);
+        i.err_d_valid = self.rng.percent(hw / 3);
+        i.err_d_qp = pick_qp(&mut self.rng);
         i.rctx_idx = self.rng.below(QPS as u64) as u8;
         i.rmr_idx = self.rng.below(MRS as u64) as u8;
         i.ev_tx_frame = self.rng.percent(40);
@@ -630,6 +668,27 @@ impl CsrEnv {
         i.ev_ack_invalid = self.rng.percent(10);
         i.ev_cnp_sent = self.rng.percent(10);
         i.ev_ce_suppressed = self.rng.percent(10);
+        [
+            i.ev_resp_exec,
+            i.ev_resp_dup,
+            i.ev_resp_nak_seq,
+            i.ev_resp_nak_rnr,
+            i.ev_resp_nak_inv,
+            i.ev_resp_nak_acc,
+            i.ev_resp_nak_op,
+            i.ev_resp_recv,
+            i.ev_resp_uc_drop,
+            i.ev_resp_not_ready,
+            i.ev_rxbuf_full,
+            i.ev_rq_fetch_err,
+            i.ev_rx_write,
+            i.ev_ack_sent,
+            i.ev_ack_coalesced,
+            i.ev_read_unanswered,
+        ] = core::array::from_fn(|_| self.rng.percent(10));
+        // Bytes of a write: up to 13 bits, the top one too.
+        i.ev_rx_write_bytes = (self.rng.next_u64() as u16) & 0x1FFF;
+        i.ev_rqe_n = self.rng.below(16) as u8;
         let mut word = || self.rng.next_u64() as u32;
         (i.dcqcn_cnt_cnp, i.dcqcn_cnt_cut, i.dcqcn_cnt_fr) = (word(), word(), word());
         (i.dcqcn_cnt_ai, i.dcqcn_cnt_hai, i.dcqcn_cnt_alpha) = (word(), word(), word());

@@ -80,6 +80,25 @@ package addr_map_pkg;
   localparam logic [15:0] CNT_DCQCN_HAI_ADDR = 16'h018C;
   localparam logic [15:0] CNT_DCQCN_ALPHA_ADDR = 16'h0190;
   localparam logic [15:0] CNT_ACK_INVALID_ADDR = 16'h0194;
+  localparam logic [15:0] CNT_RESP_EXEC_ADDR = 16'h0198;
+  localparam logic [15:0] CNT_RESP_DUP_ADDR = 16'h019C;
+  localparam logic [15:0] CNT_RESP_NAK_SEQ_ADDR = 16'h01A0;
+  localparam logic [15:0] CNT_RESP_NAK_RNR_ADDR = 16'h01A4;
+  localparam logic [15:0] CNT_RESP_NAK_INV_ADDR = 16'h01A8;
+  localparam logic [15:0] CNT_RESP_NAK_ACC_ADDR = 16'h01AC;
+  localparam logic [15:0] CNT_RESP_NAK_OP_ADDR = 16'h01B0;
+  localparam logic [15:0] CNT_RESP_RECV_ADDR = 16'h01B4;
+  localparam logic [15:0] CNT_RESP_UC_DROP_ADDR = 16'h01B8;
+  localparam logic [15:0] CNT_RESP_NOT_READY_ADDR = 16'h01BC;
+  localparam logic [15:0] CNT_RXBUF_FULL_ADDR = 16'h01C0;
+  localparam logic [15:0] CNT_RQ_FETCH_ERR_ADDR = 16'h01C4;
+  localparam logic [15:0] CNT_RX_WRITES_ADDR = 16'h01C8;
+  localparam logic [15:0] CNT_ACK_SENT_ADDR = 16'h01CC;
+  localparam logic [15:0] CNT_ACK_COALESCED_ADDR = 16'h01D0;
+  localparam logic [15:0] CNT_READ_UNANSWERED_ADDR = 16'h01D4;
+  localparam logic [15:0] CNT_RQE_FETCHED_ADDR = 16'h01D8;
+  localparam logic [15:0] CNT_RX_WR_BYTES_LO_ADDR = 16'h01DC;
+  localparam logic [15:0] CNT_RX_WR_BYTES_HI_ADDR = 16'h01E0;
 
   // CC registers at 0x0200
   // CC's RW registers as csr.sv's cc_q: register k at CC_RW_ADDR + 4k, bits 32k+31:32k

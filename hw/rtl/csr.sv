@@ -24,7 +24,7 @@
 // - a write at n shows in cfg_*, qp_pcp_all, reads and lookups from n+1
 //   (qp_pcp_all is every QP's VLAN.PCP field straight out of the QP table's
 //   flops: no lookup, so a write at n is on it at n+1).
-// Hardware writes (psn_wr, err_a/b/c) win over an MMIO write to the same
+// Hardware writes (psn_wr, err_a/b/c/d) win over an MMIO write to the same
 // field in the same cycle; the MMIO write's other fields still apply.
 // An MMIO write of a QP's PSN that takes effect shows on psn_set_* at n+1
 // (ack_tracker restarts the QP's window of unacknowledged PSNs there); one
@@ -108,6 +108,8 @@ module csr #(
   input  logic [$clog2(QPS)-1:0] err_b_qp,
   input  logic                   err_c_valid,
   input  logic [$clog2(QPS)-1:0] err_c_qp,
+  input  logic                   err_d_valid,
+  input  logic [$clog2(QPS)-1:0] err_d_qp,
   // The responder's side (docs/responder.md): RQ doorbells, its own QP
   // context and MR lookups, EPSN writes, which QPs are in ERROR.
   output logic                   rq_db_valid,
@@ -181,6 +183,26 @@ module csr #(
   input  logic                   ev_ack_invalid,
   input  logic                   ev_cnp_sent,
   input  logic                   ev_ce_suppressed,
+  // The responder side's events (docs/responder.md, "In rnic_top"): one-bit
+  // pulses counted in cnt_rev_q, RECV WQEs fetched and payload bytes.
+  input  logic                   ev_resp_exec,
+  input  logic                   ev_resp_dup,
+  input  logic                   ev_resp_nak_seq,
+  input  logic                   ev_resp_nak_rnr,
+  input  logic                   ev_resp_nak_inv,
+  input  logic                   ev_resp_nak_acc,
+  input  logic                   ev_resp_nak_op,
+  input  logic                   ev_resp_recv,
+  input  logic                   ev_resp_uc_drop,
+  input  logic                   ev_resp_not_ready,
+  input  logic                   ev_rxbuf_full,
+  input  logic                   ev_rq_fetch_err,
+  input  logic                   ev_rx_write,
+  input  logic [12:0]            ev_rx_write_bytes,
+  input  logic                   ev_ack_sent,
+  input  logic                   ev_ack_coalesced,
+  input  logic                   ev_read_unanswered,
+  input  logic [3:0]             ev_rqe_n,
   // dcqcn's own counters and the STAT_QP QP's state, read as they are.
   input  logic [31:0]            dcqcn_cnt_cnp,
   input  logic [31:0]            dcqcn_cnt_cut,
@@ -300,6 +322,10 @@ module csr #(
   // ACKs / NAKs for PSNs never sent: counted from ack_tracker's own event,
   // not one of the receive path's event counters below.
   logic [31:0]  cnt_ack_invalid_q;
+  // The responder side's multi-bit counts (RECV WQEs fetched, payload bytes
+  // written); its one-bit events count in cnt_rev_q below.
+  logic [31:0]  cnt_rqe_fetched_q;
+  logic [63:0]  cnt_rx_wr_bytes_q;
   logic         psn_set_valid_q;
   logic [QPW-1:0] psn_set_qp_q;
   logic [23:0]  psn_set_psn_q;
@@ -331,6 +357,11 @@ module csr #(
   localparam int NEV = 19;
   logic [NEV-1:0] ev_vec;
   logic [31:0]  cnt_ev_q [NEV];
+  // The responder side's one-bit event counters: rev_vec[k] counts in
+  // cnt_rev_q[k] (CNT_RESP_EXEC .. CNT_READ_UNANSWERED, in that order).
+  localparam int NREV = 16;
+  logic [NREV-1:0] rev_vec;
+  logic [31:0]  cnt_rev_q [NREV];
   // Block CC's RW words in address order (DCQCN_G .. STAT_QP): the map's
   // ARRAY of block CC, its masks and resets generated from it.
   localparam int NCC = addr_map_pkg::CC_RW_N;
@@ -422,7 +453,7 @@ module csr #(
       qp_ent_oh[e] = wr_qp_hit && wr_qp_ent == QPW'(e);
       psn_hit[e]   = psn_wr_valid && psn_wr_qp == QPW'(e);
       err_hit[e]   = (err_a_valid && err_a_qp == QPW'(e)) || (err_b_valid && err_b_qp == QPW'(e))
-                  || (err_c_valid && err_c_qp == QPW'(e));
+                  || (err_c_valid && err_c_qp == QPW'(e)) || (err_d_valid && err_d_qp == QPW'(e));
     end
     for (int w = 0; w < QP_WORDS; w++) qp_wrd_oh[w] = wr_qp_wrd == (QP_SL-2)'(w);
     for (int e = 0; e < MRS; e++) mr_ent_oh[e] = wr_mr_hit && wr_mr_ent == MRW'(e);
@@ -704,6 +735,25 @@ module csr #(
         addr_map_pkg::CNT_DCQCN_HAI_ADDR: rd_data = dcqcn_cnt_hai;
         addr_map_pkg::CNT_DCQCN_ALPHA_ADDR: rd_data = dcqcn_cnt_alpha;
         addr_map_pkg::CNT_ACK_INVALID_ADDR: rd_data = cnt_ack_invalid_q;
+        addr_map_pkg::CNT_RESP_EXEC_ADDR: rd_data = cnt_rev_q[0];
+        addr_map_pkg::CNT_RESP_DUP_ADDR: rd_data = cnt_rev_q[1];
+        addr_map_pkg::CNT_RESP_NAK_SEQ_ADDR: rd_data = cnt_rev_q[2];
+        addr_map_pkg::CNT_RESP_NAK_RNR_ADDR: rd_data = cnt_rev_q[3];
+        addr_map_pkg::CNT_RESP_NAK_INV_ADDR: rd_data = cnt_rev_q[4];
+        addr_map_pkg::CNT_RESP_NAK_ACC_ADDR: rd_data = cnt_rev_q[5];
+        addr_map_pkg::CNT_RESP_NAK_OP_ADDR: rd_data = cnt_rev_q[6];
+        addr_map_pkg::CNT_RESP_RECV_ADDR: rd_data = cnt_rev_q[7];
+        addr_map_pkg::CNT_RESP_UC_DROP_ADDR: rd_data = cnt_rev_q[8];
+        addr_map_pkg::CNT_RESP_NOT_READY_ADDR: rd_data = cnt_rev_q[9];
+        addr_map_pkg::CNT_RXBUF_FULL_ADDR: rd_data = cnt_rev_q[10];
+        addr_map_pkg::CNT_RQ_FETCH_ERR_ADDR: rd_data = cnt_rev_q[11];
+        addr_map_pkg::CNT_RX_WRITES_ADDR: rd_data = cnt_rev_q[12];
+        addr_map_pkg::CNT_ACK_SENT_ADDR: rd_data = cnt_rev_q[13];
+        addr_map_pkg::CNT_ACK_COALESCED_ADDR: rd_data = cnt_rev_q[14];
+        addr_map_pkg::CNT_READ_UNANSWERED_ADDR: rd_data = cnt_rev_q[15];
+        addr_map_pkg::CNT_RQE_FETCHED_ADDR: rd_data = cnt_rqe_fetched_q;
+        addr_map_pkg::CNT_RX_WR_BYTES_LO_ADDR: rd_data = cnt_rx_wr_bytes_q[31:0];
+        addr_map_pkg::CNT_RX_WR_BYTES_HI_ADDR: rd_data = cnt_rx_wr_bytes_q[63:32];
         addr_map_pkg::CC_DCQCN_G_ADDR: rd_data = cc_q[0];
         addr_map_pkg::CC_DCQCN_K_ADDR: rd_data = cc_q[1];
         addr_map_pkg::CC_DCQCN_T_INC_ADDR: rd_data = cc_q[2];
@@ -743,6 +793,8 @@ module csr #(
       cnt_fetch_err_q   <= '0;
       cnt_dma_err_q     <= '0;
       cnt_ack_invalid_q <= '0;
+      cnt_rqe_fetched_q <= '0;
+      cnt_rx_wr_bytes_q <= '0;
       psn_set_valid_q   <= 1'b0;
       psn_set_qp_q      <= '0;
       psn_set_psn_q     <= '0;
@@ -779,6 +831,8 @@ module csr #(
       cnt_fetch_err_q   <= cnt_fetch_err_q + {31'd0, ev_fetch_err};
       cnt_dma_err_q     <= cnt_dma_err_q + {31'd0, ev_dma_err};
       cnt_ack_invalid_q <= cnt_ack_invalid_q + {31'd0, ev_ack_invalid};
+      cnt_rqe_fetched_q <= cnt_rqe_fetched_q + {28'd0, ev_rqe_n};
+      cnt_rx_wr_bytes_q <= cnt_rx_wr_bytes_q + (ev_rx_write ? {51'd0, ev_rx_write_bytes} : 64'd0);
       psn_set_valid_q   <= psn_sw;
       if (psn_sw) begin
         psn_set_qp_q  <= wr_qp_ent;
@@ -813,7 +867,18 @@ module csr #(
   always_comb begin
     ev_vec = {ev_ce_suppressed, ev_cnp_sent, ev_nak, ev_ack_dup, ev_ack_new, 8'(ev_drop) << ev_drop_reason,
               ev_rx_ce, ev_rx_data, ev_rx_ack, ev_rx_cnp, ev_rx_pfc, ev_rx_frame};
+    rev_vec = {ev_read_unanswered, ev_ack_coalesced, ev_ack_sent, ev_rx_write, ev_rq_fetch_err,
+               ev_rxbuf_full, ev_resp_not_ready, ev_resp_uc_drop, ev_resp_recv, ev_resp_nak_op,
+               ev_resp_nak_acc, ev_resp_nak_inv, ev_resp_nak_rnr, ev_resp_nak_seq, ev_resp_dup,
+               ev_resp_exec};
     wr_cc_rel = mmio_wr_addr - addr_map_pkg::CC_RW_ADDR;
+  end
+
+  for (genvar k = 0; k < NREV; k++) begin : g_rev
+    always_ff @(posedge clk) begin
+      if (rst) cnt_rev_q[k] <= '0;
+      else     cnt_rev_q[k] <= cnt_rev_q[k] + {31'd0, rev_vec[k]};
+    end
   end
 
   for (genvar k = 0; k < NEV; k++) begin : g_ev

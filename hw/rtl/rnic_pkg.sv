@@ -44,6 +44,12 @@ package rnic_pkg;
   localparam logic [7:0] CQE_WR_FLUSH_ERR  = 8'd5;
   localparam logic [7:0] CQE_GENERAL_ERR   = 8'd21;
 
+  // BTH opcodes rnic_top tells apart (docs/protocol.md section 1): RC READ
+  // RESPONSE FIRST..ONLY (0x0D..0x10) and ACKNOWLEDGE.
+  localparam logic [7:0] BTH_RC_RD_RESP_FIRST = 8'h0D;
+  localparam logic [7:0] BTH_RC_RD_RESP_ONLY  = 8'h10;
+  localparam logic [7:0] BTH_RC_ACK           = 8'h11;
+
   /* verilator lint_on UNUSEDPARAM */
 
 endpackage

@@ -1,20 +1,25 @@
 // The RNIC datapath behind the top-level ports of docs/architecture.md: the
-// transmit path, the receive path (RX parser, ACK tracking, PFC) and
-// congestion control (CNP generation, DCQCN, rate limiters).
+// transmit path, the receive path (RX parser, ACK tracking, PFC),
+// congestion control (CNP generation, DCQCN, rate limiters) and the
+// responder (rx_buf, responder, rq_fetch, rx_wr, wr_arb, ack_gen).
 // Model: model/src/rnic_top.rs (same instance and wire names).
 //
 // Only wiring lives here: every block registers its outputs, so the glue
-// below (the read-data demultiplexer by client, the MR lookup addressed by
-// the popped WQE's lkey, the scheduler's allowance, the CNP handshake, the
-// STAT_QP window on dcqcn's state) is combinational on registered outputs
-// and adds no cycle. See docs/tx_datapath.md and docs/rx_cc.md for the
-// contracts between the blocks.
+// below (the read-data demultiplexer by client, the write-done
+// demultiplexer, the MR lookup addressed by the popped WQE's lkey, the
+// scheduler's allowance, the CNP handshake, the STAT_QP window on dcqcn's
+// state, rx_buf's verdict, the charge rule, the responder token decode) is
+// combinational on registered outputs and adds no cycle. See
+// docs/tx_datapath.md, docs/rx_cc.md and docs/responder.md ("In rnic_top")
+// for the contracts between the blocks.
 module rnic_top #(
   parameter int QPS            = rnic_pkg::QPS,
   parameter int MRS            = rnic_pkg::MRS,
   parameter int CQS            = rnic_pkg::CQS,
   parameter int TAGS           = 64,
   parameter int BUF_LINES      = 512,
+  // rx_buf's 64-byte lines (the received request packets it holds whole).
+  parameter int RXB_LINES      = 512,
   // Link bits per clock cycle (100 Gb/s at 250 MHz), for PFC pause times.
   parameter int BITS_PER_CYCLE = rnic_pkg::BITS_PER_CYCLE,
   // Completions ack_tracker holds per QP.
@@ -161,13 +166,23 @@ module rnic_top #(
   logic [31:0]  cpl_len, cpl_imm;
   logic [QPW-1:0] cpl_qp;
   logic [CQW-1:0] cpl_cq;
+  logic         cpl_imm_flag;
+  logic [23:0]  cpl_src_qp;
+  // ack_tracker's requester completions, before cq_arb merges them with
+  // the responder's RECV completions.
+  logic         at_out_valid, at_out_ready, at_out_wait_frame;
+  logic [63:0]  at_out_wr_id;
+  logic [7:0]   at_out_status, at_out_opcode;
+  logic [31:0]  at_out_len, at_out_imm;
+  logic [QPW-1:0] at_out_qp;
+  logic [CQW-1:0] at_out_cq;
   logic         frame_done_valid, frame_done_err;
   logic         cqw_wr_req_valid, cqw_wr_req_ready;
   logic [63:0]  cqw_wr_req_addr;
   logic [16:0]  cqw_wr_req_len;
   logic         cqw_wr_data_valid, cqw_wr_data_ready;
   logic [511:0] cqw_wr_data;
-  logic         wr_done_valid;
+  logic         cqw_wr_done_valid;
 
   // ---------------- DMA ----------------
   logic         rd_req_valid, rd_req_ready;
@@ -184,32 +199,33 @@ module rnic_top #(
   logic         wrq_valid, wrq_ready, wrq_sop, wrq_eop;
   logic [511:0] wrq_data;
   logic [63:0]  wrq_keep;
-  // Engine status outputs this top does not use (dma_rd's occupancy, which
-  // client a write belongs to: cq_writer is dma_wr's only client here).
+  // dma_wr's two clients behind wr_arb (0 cq_writer, 1 rx_wr).
+  logic         wr_req_valid, wr_req_ready, wr_req_client;
+  logic [63:0]  wr_req_addr;
+  logic [16:0]  wr_req_len;
+  logic         wr_data_valid, wr_data_ready;
+  logic [511:0] wr_data;
+  logic         wr_done_valid;
+  logic [1:0]   wr_done_client;
+  // Engine status outputs this top does not use (dma_rd's occupancy).
   /* verilator lint_off UNUSEDSIGNAL */
   logic [63:0]  rd_data_keep_unused;
   logic [8:0]   stat_tags_busy_unused;
   logic [15:0]  stat_free_lines_unused;
-  logic [1:0]   wr_done_client_unused;
   // The ACK's MSN: ack_tracker matches ACKs by PSN.
   logic [23:0]  ack_msn_unused;
-  // The request metadata and csr's responder side: for the responder, not
-  // wired in yet.
-  logic [255:0] data_meta_unused;
-  logic         rq_db_valid_unused, rmr_valid_unused, epsn_set_valid_unused;
-  logic [QPW-1:0] rq_db_qp_unused, epsn_set_qp_unused;
-  logic [15:0]  rq_db_pi_unused, rctx_pd_unused, rmr_pd_unused;
-  logic [2:0]   rq_db_state_unused, rctx_state_unused, rctx_mtu_unused, rctx_max_rd_unused;
-  logic [63:0]  rq_db_base_unused, rmr_va_unused, rmr_len_unused, rmr_pbase_unused;
-  logic [4:0]   rq_db_log_unused, rctx_rnr_timer_unused;
-  logic         rctx_uc_unused;
-  logic [CQW-1:0] rctx_rq_cq_unused;
-  logic [3:0]   rctx_access_unused, rmr_access_unused;
-  logic [23:0]  rctx_remote_qpn_unused, epsn_set_psn_unused;
-  logic [31:0]  rmr_key_unused;
-  logic [QPS-1:0] qp_err_all_unused;
-  // ack_gen's events: no counters for them yet.
-  logic         ag_ev_ack_unused, ag_ev_coalesced_unused;
+  // The QP's max_dest_rd_atomic: for the READ responder (not built yet).
+  logic [2:0]   rctx_max_rd_unused;
+  // rx_buf's beat metadata and priority (the responder works from the
+  // header queue; rx_wr needs only the bytes) and its lines per priority
+  // (PFC generation is a later issue).
+  logic [255:0] rxb_out_meta_unused;
+  logic [2:0]   rxb_out_prio_unused;
+  logic [8*($clog2(RXB_LINES)+1)-1:0] rxb_prio_lines_unused;
+  // The token bits no consumer reads: the RECV CQE's qp/cq above QPW/CQW
+  // and the reserved bits, every READ job field (the READ responder is not
+  // built: a READ job is only counted).
+  logic [resp_pkg::TOK_W-1:0] rxw_tok_data_unused;
   // tx_engine's READ job port (rd_resp), tied off until rd_resp is wired.
   logic           te_job_rd_valid_unused, te_job_pop_valid_unused;
   logic [QPW-1:0] te_job_rd_qp_unused, te_job_pop_qp_unused;
@@ -264,6 +280,83 @@ module rnic_top #(
   logic [CQW-1:0] te_cpl_cq;
   logic [23:0]  te_cpl_psn;
 
+  // ---------------- responder side ----------------
+  // csr's responder ports: RQ doorbells, context and MR lookups, EPSN
+  // writes, the QPs in ERROR.
+  logic         rq_db_valid;
+  logic [QPW-1:0] rq_db_qp;
+  logic [15:0]  rq_db_pi;
+  logic [2:0]   rq_db_state;
+  logic [63:0]  rq_db_base;
+  logic [4:0]   rq_db_log;
+  logic [2:0]   rctx_state, rctx_mtu;
+  logic         rctx_uc;
+  logic [15:0]  rctx_pd, rmr_pd;
+  logic [CQW-1:0] rctx_rq_cq;
+  logic [4:0]   rctx_rnr_timer;
+  logic [3:0]   rctx_access, rmr_access;
+  logic [23:0]  rctx_remote_qpn;
+  logic         rmr_valid;
+  logic [31:0]  rmr_key;
+  logic [63:0]  rmr_va, rmr_len, rmr_pbase;
+  logic         epsn_set_valid;
+  logic [QPW-1:0] epsn_set_qp;
+  logic [23:0]  epsn_set_psn;
+  logic [QPS-1:0] qp_err_all;
+  // rx_parser -> rx_buf (verdict) -> responder (headers), rx_wr (bytes).
+  logic [255:0] data_meta;
+  logic         rxb_vd_keep;
+  logic         rxb_out_valid, rxb_out_last;
+  logic [511:0] rxb_out_data;
+  logic [63:0]  rxb_out_keep;
+  logic         rxb_hd_valid;
+  logic [255:0] rxb_hd_meta;
+  logic         rxb_ev_drop_full;
+  // responder
+  logic         rsp_hd_ready;
+  logic [QPW-1:0] rsp_ctx_rd_qp, rsp_rqe_rd_qp, rsp_rqe_pop_qp, rsp_ack_qp, rsp_err_qp;
+  logic [MRW-1:0] rsp_mr_rd_idx;
+  logic         rsp_rqe_rd_valid, rsp_rqe_pop_valid;
+  logic         rsp_wc_valid, rsp_wc_tok, rsp_wc_last;
+  logic [12:0]  rsp_wc_off, rsp_wc_len;
+  logic [63:0]  rsp_wc_addr;
+  logic [resp_pkg::TOK_W-1:0] rsp_wc_tok_data;
+  logic         rsp_ack_valid;
+  logic [23:0]  rsp_ack_psn, rsp_ack_msn;
+  logic [7:0]   rsp_ack_syndrome;
+  logic         rsp_err_valid;
+  logic         rsp_ev_exec, rsp_ev_dup, rsp_ev_seq_nak, rsp_ev_rnr_nak, rsp_ev_inv_nak;
+  logic         rsp_ev_acc_nak, rsp_ev_op_nak, rsp_ev_recv, rsp_ev_uc_drop, rsp_ev_notready;
+  // The lookups' valid bits: csr's lookups are free-running registers
+  // addressed by the index alone.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic         rsp_ctx_rd_valid_unused, rsp_mr_rd_valid_unused;
+  // rd_req_arb's client 3 (the READ responder, not built yet).
+  logic         rdr_rd_req_ready_unused;
+  /* verilator lint_on UNUSEDSIGNAL */
+  // rq_fetch
+  logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
+  logic [63:0]  rqf_rd_req_addr;
+  logic [16:0]  rqf_rd_req_len;
+  logic [QPS-1:0] rqf_rqe_avail;
+  logic         rqf_rqe_present;
+  logic [1023:0] rqf_rqe_data;
+  logic         rqf_err_valid;
+  logic [QPW-1:0] rqf_err_qp;
+  logic [3:0]   rqf_ev_rqe_n;
+  // rx_wr
+  logic         rxw_wc_ready, rxw_in_ready;
+  logic         rxw_wr_req_valid, rxw_wr_req_ready, rxw_wr_data_valid, rxw_wr_data_ready;
+  logic [63:0]  rxw_wr_req_addr;
+  logic [16:0]  rxw_wr_req_len;
+  logic [511:0] rxw_wr_data;
+  logic         rxw_tok_valid, rxw_tok_ready, rxw_tok_cqe, rxw_tok_read;
+  logic [resp_pkg::TOK_W-1:0] rxw_tok_data;
+  logic         rxw_ev_write;
+  logic [12:0]  rxw_ev_bytes;
+  // ack_gen's events, cq_arb's responder input.
+  logic         ag_ev_ack, ag_ev_coalesced, cqa_b_ready;
+
   csr #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_csr (
     .clk, .rst,
     .mmio_wr_valid, .mmio_wr_addr, .mmio_wr_data,
@@ -283,18 +376,17 @@ module rnic_top #(
     .psn_set_valid, .psn_set_qp, .psn_set_psn,
     .err_a_valid(te_err_valid), .err_a_qp(te_err_qp),
     .err_b_valid(sqf_err_valid), .err_b_qp(sqf_err_qp),
-    .err_c_valid(1'b0), .err_c_qp('0),
-    .rq_db_valid(rq_db_valid_unused), .rq_db_qp(rq_db_qp_unused), .rq_db_pi(rq_db_pi_unused),
-    .rq_db_state(rq_db_state_unused), .rq_db_base(rq_db_base_unused), .rq_db_log(rq_db_log_unused),
-    .rctx_idx('0), .rctx_state(rctx_state_unused), .rctx_uc(rctx_uc_unused),
-    .rctx_mtu(rctx_mtu_unused), .rctx_pd(rctx_pd_unused), .rctx_rq_cq(rctx_rq_cq_unused),
-    .rctx_rnr_timer(rctx_rnr_timer_unused), .rctx_max_rd(rctx_max_rd_unused),
-    .rctx_access(rctx_access_unused), .rctx_remote_qpn(rctx_remote_qpn_unused),
-    .rmr_idx('0), .rmr_valid(rmr_valid_unused), .rmr_key(rmr_key_unused), .rmr_va(rmr_va_unused),
-    .rmr_len(rmr_len_unused), .rmr_pbase(rmr_pbase_unused), .rmr_access(rmr_access_unused),
-    .rmr_pd(rmr_pd_unused),
-    .epsn_set_valid(epsn_set_valid_unused), .epsn_set_qp(epsn_set_qp_unused),
-    .epsn_set_psn(epsn_set_psn_unused), .qp_err_all(qp_err_all_unused),
+    // The responder's "QP to ERROR" and rq_fetch's failed RECV reads.
+    .err_c_valid(rsp_err_valid), .err_c_qp(rsp_err_qp),
+    .err_d_valid(rqf_err_valid), .err_d_qp(rqf_err_qp),
+    .rq_db_valid, .rq_db_qp, .rq_db_pi, .rq_db_state, .rq_db_base, .rq_db_log,
+    // The responder's context and MR lookups: registered in csr, data the
+    // cycle after the index, as the responder expects.
+    .rctx_idx(rsp_ctx_rd_qp), .rctx_state, .rctx_uc, .rctx_mtu, .rctx_pd, .rctx_rq_cq,
+    .rctx_rnr_timer, .rctx_max_rd(rctx_max_rd_unused), .rctx_access, .rctx_remote_qpn,
+    .rmr_idx(rsp_mr_rd_idx), .rmr_valid, .rmr_key, .rmr_va, .rmr_len, .rmr_pbase, .rmr_access,
+    .rmr_pd,
+    .epsn_set_valid, .epsn_set_qp, .epsn_set_psn, .qp_err_all,
     .ev_tx_frame, .ev_tx_len, .ev_wqe_n, .ev_cqe, .ev_prot_err, .ev_flush,
     .ev_fetch_err(sqf_err_valid), .ev_dma_err,
     .dma_cpl_unexpected(cnt_cpl_unexpected),
@@ -307,6 +399,15 @@ module rnic_top #(
     .ev_rx_frame, .ev_rx_pfc(pfc_valid), .ev_rx_cnp(rxp_cnp_valid), .ev_rx_ack(ack_valid),
     .ev_rx_data(data_valid), .ev_rx_ce, .ev_drop, .ev_drop_reason, .ev_ack_new, .ev_ack_dup,
     .ev_nak, .ev_ack_invalid, .ev_cnp_sent, .ev_ce_suppressed,
+    .ev_resp_exec(rsp_ev_exec), .ev_resp_dup(rsp_ev_dup), .ev_resp_nak_seq(rsp_ev_seq_nak),
+    .ev_resp_nak_rnr(rsp_ev_rnr_nak), .ev_resp_nak_inv(rsp_ev_inv_nak),
+    .ev_resp_nak_acc(rsp_ev_acc_nak), .ev_resp_nak_op(rsp_ev_op_nak),
+    .ev_resp_recv(rsp_ev_recv), .ev_resp_uc_drop(rsp_ev_uc_drop),
+    .ev_resp_not_ready(rsp_ev_notready), .ev_rxbuf_full(rxb_ev_drop_full),
+    .ev_rq_fetch_err(rqf_err_valid), .ev_rx_write(rxw_ev_write),
+    .ev_rx_write_bytes(rxw_ev_bytes), .ev_ack_sent(ag_ev_ack),
+    .ev_ack_coalesced(ag_ev_coalesced), .ev_read_unanswered(rxw_tok_read),
+    .ev_rqe_n(rqf_ev_rqe_n),
     .dcqcn_cnt_cnp(dc_cnt_cnp), .dcqcn_cnt_cut(dc_cnt_cut), .dcqcn_cnt_fr(dc_cnt_fr),
     .dcqcn_cnt_ai(dc_cnt_ai), .dcqcn_cnt_hai(dc_cnt_hai), .dcqcn_cnt_alpha(dc_cnt_alpha),
     .stat_rc(dc_rc[32*cfg_stat_qp +: 32]), .stat_rt(dc_rt[32*cfg_stat_qp +: 32]),
@@ -319,7 +420,7 @@ module rnic_top #(
     .qp_state_all,
     .pfc_valid, .pfc_enable, .pfc_quanta,
     .cnp_valid(rxp_cnp_valid), .cnp_qp(rxp_cnp_qp),
-    .data_valid, .data_qp, .data_ce, .data_meta(data_meta_unused),
+    .data_valid, .data_qp, .data_ce, .data_meta,
     .ack_valid, .ack_qp, .ack_psn, .ack_syndrome, .ack_msn(ack_msn_unused),
     .ev_frame(ev_rx_frame), .ev_drop, .ev_drop_reason
   );
@@ -337,19 +438,114 @@ module rnic_top #(
     .ev_ce(ev_rx_ce), .ev_ce_suppressed, .ev_cnp(ev_cnp_sent)
   );
 
+  // ---------------- responder (docs/responder.md, "In rnic_top") ----------------
+  // rx_buf's verdict, one per frame in frame order: rx_parser's ev_frame
+  // pulses for every frame it saw (its last beat + 2, dropped frames too),
+  // and a request packet's data_valid/data_meta come in that same cycle.
+  // Kept: request packets for a QP not in RESET that passed every check,
+  // except READ RESPONSEs (0x0D..0x10): the requester's READ data path
+  // (rd_sink) is not built, so as before they are only counted (RX_DATA)
+  // and their CE mark reaches cnp_gen.
+  assign rxb_vd_keep = data_valid
+      && !(data_meta[rx_meta_pkg::OPCODE_LO +: 8] >= rnic_pkg::BTH_RC_RD_RESP_FIRST
+           && data_meta[rx_meta_pkg::OPCODE_LO +: 8] <= rnic_pkg::BTH_RC_RD_RESP_ONLY);
+
+  rx_buf #(.LINES(RXB_LINES)) u_rx_buf (
+    .clk, .rst,
+    .in_valid(rx_tvalid), .in_data(rx_tdata), .in_keep(rx_tkeep), .in_last(rx_tlast),
+    .vd_valid(ev_rx_frame), .vd_keep(rxb_vd_keep), .vd_meta(data_meta),
+    .out_valid(rxb_out_valid), .out_data(rxb_out_data), .out_keep(rxb_out_keep),
+    .out_last(rxb_out_last), .out_meta(rxb_out_meta_unused), .out_prio(rxb_out_prio_unused),
+    .out_ready(rxw_in_ready),
+    .hd_valid(rxb_hd_valid), .hd_ready(rsp_hd_ready), .hd_meta(rxb_hd_meta),
+    .prio_lines(rxb_prio_lines_unused),
+    .ev_drop_full(rxb_ev_drop_full)
+  );
+
+  responder #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_responder (
+    .clk, .rst,
+    .hd_valid(rxb_hd_valid), .hd_ready(rsp_hd_ready), .hd_meta(rxb_hd_meta),
+    .ctx_rd_valid(rsp_ctx_rd_valid_unused), .ctx_rd_qp(rsp_ctx_rd_qp),
+    .ctx_state(rctx_state), .ctx_uc(rctx_uc), .ctx_mtu(rctx_mtu), .ctx_pd(rctx_pd),
+    .ctx_rq_cq(rctx_rq_cq), .ctx_rnr_timer(rctx_rnr_timer), .ctx_access(rctx_access),
+    .ctx_remote_qpn(rctx_remote_qpn),
+    .mr_rd_valid(rsp_mr_rd_valid_unused), .mr_rd_idx(rsp_mr_rd_idx),
+    .mr_valid(rmr_valid), .mr_key(rmr_key), .mr_va(rmr_va), .mr_len(rmr_len),
+    .mr_pbase(rmr_pbase), .mr_access(rmr_access), .mr_pd(rmr_pd),
+    .rqe_rd_valid(rsp_rqe_rd_valid), .rqe_rd_qp(rsp_rqe_rd_qp),
+    .rqe_present(rqf_rqe_present), .rqe_data(rqf_rqe_data),
+    .rqe_pop_valid(rsp_rqe_pop_valid), .rqe_pop_qp(rsp_rqe_pop_qp),
+    .rqe_avail(rqf_rqe_avail), .qp_err(qp_err_all),
+    .epsn_set_valid, .epsn_set_qp, .epsn_set_psn,
+    .wc_valid(rsp_wc_valid), .wc_ready(rxw_wc_ready), .wc_tok(rsp_wc_tok),
+    .wc_off(rsp_wc_off), .wc_len(rsp_wc_len), .wc_addr(rsp_wc_addr), .wc_last(rsp_wc_last),
+    .wc_tok_data(rsp_wc_tok_data),
+    .ack_valid(rsp_ack_valid), .ack_qp(rsp_ack_qp), .ack_psn(rsp_ack_psn),
+    .ack_syndrome(rsp_ack_syndrome), .ack_msn(rsp_ack_msn),
+    .err_valid(rsp_err_valid), .err_qp(rsp_err_qp),
+    .ev_exec(rsp_ev_exec), .ev_dup(rsp_ev_dup), .ev_seq_nak(rsp_ev_seq_nak),
+    .ev_rnr_nak(rsp_ev_rnr_nak), .ev_inv_nak(rsp_ev_inv_nak), .ev_acc_nak(rsp_ev_acc_nak),
+    .ev_op_nak(rsp_ev_op_nak), .ev_recv(rsp_ev_recv), .ev_uc_drop(rsp_ev_uc_drop),
+    .ev_notready(rsp_ev_notready)
+  );
+
+  rq_fetch #(.QPS(QPS)) u_rq_fetch (
+    .clk, .rst,
+    .db_valid(rq_db_valid), .db_qp(rq_db_qp), .db_pi(rq_db_pi), .db_state(rq_db_state),
+    .db_base(rq_db_base), .db_log(rq_db_log),
+    .rd_req_valid(rqf_rd_req_valid), .rd_req_ready(rqf_rd_req_ready),
+    .rd_req_addr(rqf_rd_req_addr), .rd_req_len(rqf_rd_req_len),
+    .rd_data_valid(rd_data_valid && rd_data_client == 2'd2),
+    .rd_data_ready(rqf_rd_data_ready),
+    .rd_data, .rd_data_last, .rd_data_status,
+    .rqe_avail(rqf_rqe_avail),
+    .rqe_rd_valid(rsp_rqe_rd_valid), .rqe_rd_qp(rsp_rqe_rd_qp),
+    .rqe_present(rqf_rqe_present), .rqe_data(rqf_rqe_data),
+    .rqe_pop_valid(rsp_rqe_pop_valid), .rqe_pop_qp(rsp_rqe_pop_qp),
+    .err_valid(rqf_err_valid), .err_qp(rqf_err_qp),
+    .ev_rqe_n(rqf_ev_rqe_n)
+  );
+
+  rx_wr u_rx_wr (
+    .clk, .rst,
+    .wc_valid(rsp_wc_valid), .wc_ready(rxw_wc_ready), .wc_tok(rsp_wc_tok),
+    .wc_off(rsp_wc_off), .wc_len(rsp_wc_len), .wc_addr(rsp_wc_addr), .wc_last(rsp_wc_last),
+    .wc_tok_data(rsp_wc_tok_data),
+    .in_valid(rxb_out_valid), .in_ready(rxw_in_ready), .in_data(rxb_out_data),
+    .in_keep(rxb_out_keep), .in_last(rxb_out_last),
+    .wr_req_valid(rxw_wr_req_valid), .wr_req_ready(rxw_wr_req_ready),
+    .wr_req_addr(rxw_wr_req_addr), .wr_req_len(rxw_wr_req_len),
+    .wr_data_valid(rxw_wr_data_valid), .wr_data_ready(rxw_wr_data_ready),
+    .wr_data(rxw_wr_data),
+    .wr_done_valid(wr_done_valid && wr_done_client == 2'd1),
+    .tok_valid(rxw_tok_valid), .tok_ready(rxw_tok_ready), .tok_data(rxw_tok_data),
+    .ev_write(rxw_ev_write), .ev_bytes(rxw_ev_bytes)
+  );
+  // rx_wr's tokens (layout resp_pkg: bit 0 the kind). A RECV completion
+  // goes to cq_arb's input b; a READ job is taken at once and only counted
+  // (CNT_READ_UNANSWERED): the READ responder is not in rnic_top yet.
+  assign rxw_tok_cqe   = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_CQE;
+  assign rxw_tok_read  = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_READ;
+  assign rxw_tok_ready = rxw_tok_read || (rxw_tok_cqe && cqa_b_ready);
+  assign rxw_tok_data_unused = rxw_tok_data;
+
   // The responder's acknowledgements, one pending per QP (docs/responder.md,
-  // "ack_gen"). The responder is not built yet: no requests until it is.
+  // "ack_gen").
   ack_gen #(.QPS(QPS)) u_ack_gen (
     .clk, .rst,
-    .req_valid(1'b0), .req_qp('0), .req_psn('0), .req_syndrome('0), .req_msn('0),
+    .req_valid(rsp_ack_valid), .req_qp(rsp_ack_qp), .req_psn(rsp_ack_psn),
+    .req_syndrome(rsp_ack_syndrome), .req_msn(rsp_ack_msn),
     .ack_valid(ag_ack_valid), .ack_qp(ag_ack_qp), .ack_psn(ag_ack_psn),
     .ack_syndrome(ag_ack_syndrome), .ack_msn(ag_ack_msn), .ack_ready(ag_ack_ready),
-    .ev_ack(ag_ev_ack_unused), .ev_coalesced(ag_ev_coalesced_unused)
+    .ev_ack(ag_ev_ack), .ev_coalesced(ag_ev_coalesced)
   );
 
   // A data frame is committed when its descriptor goes to pkt_builder: the
-  // rate limiter charges it and dcqcn's byte counter counts it.
-  assign charge_valid = desc_valid && desc_ready && !desc_cnp_pad;
+  // rate limiter charges it and dcqcn's byte counter counts it. Control
+  // frames are not the QP's data: a CNP (desc_cnp_pad) and an ACK/NAK
+  // (opcode ACKNOWLEDGE) are charged to neither.
+  assign charge_valid = desc_valid && desc_ready && !desc_cnp_pad
+                     && desc_opcode != rnic_pkg::BTH_RC_ACK;
 
   dcqcn #(.QPS(QPS)) u_dcqcn (
     .clk, .rst,
@@ -381,9 +577,9 @@ module rnic_top #(
     // it commits (a READ REQUEST's covers its whole response span).
     .snd_valid(psn_wr_valid), .snd_qp(psn_wr_qp), .snd_nxt(psn_wr_psn),
     .psn_set_valid, .psn_set_qp, .psn_set_psn,
-    .out_valid(cpl_valid), .out_ready(cpl_ready), .out_wait_frame(cpl_wait_frame),
-    .out_wr_id(cpl_wr_id), .out_status(cpl_status), .out_opcode(cpl_opcode),
-    .out_len(cpl_len), .out_imm(cpl_imm), .out_qp(cpl_qp), .out_cq(cpl_cq),
+    .out_valid(at_out_valid), .out_ready(at_out_ready), .out_wait_frame(at_out_wait_frame),
+    .out_wr_id(at_out_wr_id), .out_status(at_out_status), .out_opcode(at_out_opcode),
+    .out_len(at_out_len), .out_imm(at_out_imm), .out_qp(at_out_qp), .out_cq(at_out_cq),
     .full(ack_full),
     .ev_ack(ev_ack_new), .ev_nak, .ev_dup(ev_ack_dup), .ev_ack_invalid
   );
@@ -471,29 +667,42 @@ module rnic_top #(
     .ev_tx_frame, .ev_tx_len, .ev_dma_err
   );
 
+  // Completions to cq_writer: a = ack_tracker's requester completions (no
+  // immediate flag, source QP 0), b = the responder's RECV completions
+  // (never wait for a frame; qp and cq are the token's low bits, bounded by
+  // QPS and CQS where the responder made them).
+  cq_arb #(.QPS(QPS), .CQS(CQS)) u_cq_arb (
+    .clk, .rst,
+    .a_valid(at_out_valid), .a_ready(at_out_ready), .a_wait_frame(at_out_wait_frame),
+    .a_wr_id(at_out_wr_id), .a_status(at_out_status), .a_opcode(at_out_opcode),
+    .a_len(at_out_len), .a_imm(at_out_imm), .a_imm_flag(1'b0), .a_src_qp(24'd0),
+    .a_qp(at_out_qp), .a_cq(at_out_cq),
+    .b_valid(rxw_tok_cqe), .b_ready(cqa_b_ready), .b_wait_frame(1'b0),
+    .b_wr_id(rxw_tok_data[80:17]), .b_status(rxw_tok_data[88:81]),
+    .b_opcode(rxw_tok_data[96:89]), .b_len(rxw_tok_data[128:97]),
+    .b_imm(rxw_tok_data[160:129]), .b_imm_flag(rxw_tok_data[161]),
+    .b_src_qp(rxw_tok_data[185:162]),
+    .b_qp(rxw_tok_data[1 +: QPW]), .b_cq(rxw_tok_data[9 +: CQW]),
+    .o_valid(cpl_valid), .o_ready(cpl_ready), .o_wait_frame(cpl_wait_frame),
+    .o_wr_id(cpl_wr_id), .o_status(cpl_status), .o_opcode(cpl_opcode), .o_len(cpl_len),
+    .o_imm(cpl_imm), .o_imm_flag(cpl_imm_flag), .o_src_qp(cpl_src_qp), .o_qp(cpl_qp),
+    .o_cq(cpl_cq)
+  );
+
   cq_writer #(.CQS(CQS), .QPS(QPS)) u_cq_writer (
     .clk, .rst,
     .cpl_valid, .cpl_ready, .cpl_wait_frame, .cpl_wr_id, .cpl_status, .cpl_opcode,
-    .cpl_len, .cpl_imm,
-    // Requester completions only (no cq_arb here yet): no immediate flag
-    // or source QP in their CQEs.
-    .cpl_imm_flag(1'b0), .cpl_src_qp(24'd0),
-    .cpl_qp, .cpl_cq,
+    .cpl_len, .cpl_imm, .cpl_imm_flag, .cpl_src_qp, .cpl_qp, .cpl_cq,
     .frame_done_valid, .frame_done_err,
     .cq_idx, .cq_base, .cq_log,
     .wr_req_valid(cqw_wr_req_valid), .wr_req_ready(cqw_wr_req_ready),
     .wr_req_addr(cqw_wr_req_addr), .wr_req_len(cqw_wr_req_len),
     .wr_data_valid(cqw_wr_data_valid), .wr_data_ready(cqw_wr_data_ready),
     .wr_data(cqw_wr_data),
-    .wr_done_valid,
+    .wr_done_valid(cqw_wr_done_valid),
     .irq_valid, .irq_cq,
     .ev_cqe
   );
-
-  // Clients 2 (rq_fetch) and 3 (READ responder) are not wired yet: idle.
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic rdarb_c_ready_unused, rdarb_d_ready_unused;
-  /* verilator lint_on UNUSEDSIGNAL */
 
   rd_req_arb u_rd_req_arb (
     .clk, .rst,
@@ -501,14 +710,25 @@ module rnic_top #(
     .a_addr(sqf_rd_req_addr), .a_len(sqf_rd_req_len),
     .b_valid(te_rd_req_valid), .b_ready(te_rd_req_ready),
     .b_addr(te_rd_req_addr), .b_len(te_rd_req_len),
-    .c_valid(1'b0), .c_ready(rdarb_c_ready_unused), .c_addr(64'd0), .c_len(17'd0),
-    .d_valid(1'b0), .d_ready(rdarb_d_ready_unused), .d_addr(64'd0), .d_len(17'd0),
+    .c_valid(rqf_rd_req_valid), .c_ready(rqf_rd_req_ready),
+    .c_addr(rqf_rd_req_addr), .c_len(rqf_rd_req_len),
+    // Client 3, the READ responder, is not built yet.
+    .d_valid(1'b0), .d_ready(rdr_rd_req_ready_unused), .d_addr('0), .d_len('0),
     .o_valid(rd_req_valid), .o_ready(rd_req_ready),
     .o_addr(rd_req_addr), .o_len(rd_req_len), .o_client(rd_req_client)
   );
 
-  // Read data goes to its client; each client's ready is a register of its own.
-  assign rd_data_ready = (rd_data_client == 2'd0) ? sqf_rd_data_ready : pay_ready;
+  // Read data goes to its client (0 sq_fetch, 1 tx_engine's payload through
+  // pkt_builder, 2 rq_fetch; 3, the READ responder, asks for none); each
+  // client's ready is a register of its own.
+  always_comb begin
+    unique case (rd_data_client)
+      2'd0:    rd_data_ready = sqf_rd_data_ready;
+      2'd1:    rd_data_ready = pay_ready;
+      2'd2:    rd_data_ready = rqf_rd_data_ready;
+      default: rd_data_ready = 1'b0;
+    endcase
+  end
 
   dma_rd #(.TAGS(TAGS), .BUF_LINES(BUF_LINES), .CLIENT_W(2)) u_dma_rd (
     .clk, .rst,
@@ -523,14 +743,28 @@ module rnic_top #(
     .cnt_cpl_unexpected, .cnt_cpl_malformed, .cnt_cpl_timeout
   );
 
+  // dma_wr's clients: 0 cq_writer, 1 rx_wr (the responder's payload).
+  wr_arb u_wr_arb (
+    .clk, .rst,
+    .a_req_valid(cqw_wr_req_valid), .a_req_ready(cqw_wr_req_ready),
+    .a_req_addr(cqw_wr_req_addr), .a_req_len(cqw_wr_req_len),
+    .a_data_valid(cqw_wr_data_valid), .a_data_ready(cqw_wr_data_ready), .a_data(cqw_wr_data),
+    .b_req_valid(rxw_wr_req_valid), .b_req_ready(rxw_wr_req_ready),
+    .b_req_addr(rxw_wr_req_addr), .b_req_len(rxw_wr_req_len),
+    .b_data_valid(rxw_wr_data_valid), .b_data_ready(rxw_wr_data_ready), .b_data(rxw_wr_data),
+    .wr_req_valid, .wr_req_ready, .wr_req_addr, .wr_req_len, .wr_req_client,
+    .wr_data_valid, .wr_data_ready, .wr_data
+  );
+  // A write's completion goes back to the client that asked for it.
+  assign cqw_wr_done_valid = wr_done_valid && wr_done_client == 2'd0;
+
   dma_wr u_dma_wr (
     .clk, .rst,
     .cfg_mps, .cfg_req_id,
-    .wr_req_valid(cqw_wr_req_valid), .wr_req_ready(cqw_wr_req_ready),
-    .wr_req_addr(cqw_wr_req_addr), .wr_req_len(cqw_wr_req_len), .wr_req_client(2'd0),
-    .wr_data_valid(cqw_wr_data_valid), .wr_data_ready(cqw_wr_data_ready),
-    .wr_data(cqw_wr_data),
-    .wr_done_valid, .wr_done_client(wr_done_client_unused),
+    .wr_req_valid, .wr_req_ready, .wr_req_addr, .wr_req_len,
+    .wr_req_client({1'b0, wr_req_client}),
+    .wr_data_valid, .wr_data_ready, .wr_data,
+    .wr_done_valid, .wr_done_client,
     .rq_valid(wrq_valid), .rq_ready(wrq_ready), .rq_data(wrq_data), .rq_keep(wrq_keep),
     .rq_sop(wrq_sop), .rq_eop(wrq_eop)
   );

@@ -18,7 +18,7 @@
 //!   n+1 (`qp_pcp_all` is every QP's VLAN.PCP field straight out of the QP
 //!   table's registers: no lookup, so a write at n is on it at n+1).
 //!
-//! Hardware writes (`psn_wr`, `err_a/b/c`) win over an MMIO write of the
+//! Hardware writes (`psn_wr`, `err_a/b/c/d`) win over an MMIO write of the
 //! same field in the same cycle; the MMIO write's other fields still apply
 //! (an MMIO CTRL write in the cycle `err_a` hits the same QP keeps its UC,
 //! MTU, ... bits and the state becomes ERROR). An MMIO write of a QP's PSN
@@ -87,6 +87,8 @@ ports! {
         pub err_b_qp: u8 = 4 if err_b_valid,
         pub err_c_valid: bool = 1,
         pub err_c_qp: u8 = 4 if err_c_valid,
+        pub err_d_valid: bool = 1,
+        pub err_d_qp: u8 = 4 if err_d_valid,
         pub rctx_idx: u8 = 4,
         pub rmr_idx: u8 = 4,
         pub ev_tx_frame: bool = 1,
@@ -114,6 +116,25 @@ ports! {
         pub ev_ack_invalid: bool = 1,
         pub ev_cnp_sent: bool = 1,
         pub ev_ce_suppressed: bool = 1,
+        /// The responder side's events (docs/responder.md, "In rnic_top").
+        pub ev_resp_exec: bool = 1,
+        pub ev_resp_dup: bool = 1,
+        pub ev_resp_nak_seq: bool = 1,
+        pub ev_resp_nak_rnr: bool = 1,
+        pub ev_resp_nak_inv: bool = 1,
+        pub ev_resp_nak_acc: bool = 1,
+        pub ev_resp_nak_op: bool = 1,
+        pub ev_resp_recv: bool = 1,
+        pub ev_resp_uc_drop: bool = 1,
+        pub ev_resp_not_ready: bool = 1,
+        pub ev_rxbuf_full: bool = 1,
+        pub ev_rq_fetch_err: bool = 1,
+        pub ev_rx_write: bool = 1,
+        pub ev_rx_write_bytes: u16 = 13 if ev_rx_write,
+        pub ev_ack_sent: bool = 1,
+        pub ev_ack_coalesced: bool = 1,
+        pub ev_read_unanswered: bool = 1,
+        pub ev_rqe_n: u8 = 4,
         pub dcqcn_cnt_cnp: u32 = 32,
         pub dcqcn_cnt_cut: u32 = 32,
         pub dcqcn_cnt_fr: u32 = 32,
@@ -239,6 +260,34 @@ pub const NEV: usize = 19;
 /// Block CC's RW registers, consecutive words from `CC_RW_ADDR` (the map's
 /// ARRAY of block CC, the RTL's `cc_q`; masks and resets generated).
 pub const NCC: usize = map::CC_RW_N;
+/// The responder side's one-bit event counters, consecutive words from
+/// `CNT_RESP_EXEC_ADDR` (to `CNT_READ_UNANSWERED_ADDR`).
+pub const NREV: usize = 16;
+
+/// This cycle's responder-side events as bits, bit k counted by word k.
+fn rev_bits(i: &CsrIn) -> u32 {
+    [
+        i.ev_resp_exec,
+        i.ev_resp_dup,
+        i.ev_resp_nak_seq,
+        i.ev_resp_nak_rnr,
+        i.ev_resp_nak_inv,
+        i.ev_resp_nak_acc,
+        i.ev_resp_nak_op,
+        i.ev_resp_recv,
+        i.ev_resp_uc_drop,
+        i.ev_resp_not_ready,
+        i.ev_rxbuf_full,
+        i.ev_rq_fetch_err,
+        i.ev_rx_write,
+        i.ev_ack_sent,
+        i.ev_ack_coalesced,
+        i.ev_read_unanswered,
+    ]
+    .iter()
+    .enumerate()
+    .fold(0, |v, (k, &b)| v | (b as u32) << k)
+}
 
 /// This cycle's receive-path events as bits, bit k counted by event word k.
 fn ev_bits(i: &CsrIn) -> u32 {
@@ -303,6 +352,9 @@ pub struct Csr {
     /// ACKs / NAKs for PSNs never sent: placed after the dcqcn counters in
     /// the map, so not one of the consecutive event words.
     cnt_ack_invalid_q: u32,
+    /// The responder side's multi-bit counts.
+    cnt_rqe_fetched_q: u32,
+    cnt_rx_wr_bytes_q: u64,
     psn_set_valid_q: bool,
     psn_set_qp_q: u8,
     psn_set_psn_q: u32,
@@ -333,6 +385,7 @@ pub struct Csr {
     rmr_access_q: u8,
     rmr_pd_q: u16,
     cnt_ev_q: [u32; NEV],
+    cnt_rev_q: [u32; NREV],
     cc_q: [u32; NCC],
     rd_resp_valid_q: bool,
     rd_resp_data_q: u32,
@@ -390,6 +443,8 @@ impl Default for Csr {
             cnt_fetch_err_q: 0,
             cnt_dma_err_q: 0,
             cnt_ack_invalid_q: 0,
+            cnt_rqe_fetched_q: 0,
+            cnt_rx_wr_bytes_q: 0,
             psn_set_valid_q: false,
             psn_set_qp_q: 0,
             psn_set_psn_q: 0,
@@ -419,6 +474,7 @@ impl Default for Csr {
             rmr_access_q: 0,
             rmr_pd_q: 0,
             cnt_ev_q: [0; NEV],
+            cnt_rev_q: [0; NREV],
             cc_q: map::CC_RW_RESETS,
             rd_resp_valid_q: false,
             rd_resp_data_q: 0,
@@ -646,6 +702,10 @@ impl Csr {
         if addr >= map::CNT_RX_FRAMES_ADDR && ev < NEV {
             return self.cnt_ev_q[ev];
         }
+        let rev = addr.wrapping_sub(map::CNT_RESP_EXEC_ADDR) as usize / 4;
+        if addr >= map::CNT_RESP_EXEC_ADDR && rev < NREV {
+            return self.cnt_rev_q[rev];
+        }
         let cc = addr.wrapping_sub(map::CC_RW_ADDR) as usize / 4;
         if addr >= map::CC_RW_ADDR && cc < NCC {
             return self.cc_q[cc];
@@ -679,6 +739,9 @@ impl Csr {
             map::CNT_DCQCN_HAI_ADDR => i.dcqcn_cnt_hai,
             map::CNT_DCQCN_ALPHA_ADDR => i.dcqcn_cnt_alpha,
             map::CNT_ACK_INVALID_ADDR => self.cnt_ack_invalid_q,
+            map::CNT_RQE_FETCHED_ADDR => self.cnt_rqe_fetched_q,
+            map::CNT_RX_WR_BYTES_LO_ADDR => self.cnt_rx_wr_bytes_q as u32,
+            map::CNT_RX_WR_BYTES_HI_ADDR => (self.cnt_rx_wr_bytes_q >> 32) as u32,
             map::CC_STAT_RC_ADDR => i.stat_rc,
             map::CC_STAT_RT_ADDR => i.stat_rt,
             map::CC_STAT_ALPHA_ADDR => (i.stat_alpha & 0x7FF) as u32,
@@ -844,6 +907,7 @@ impl Dut for Csr {
             (i.err_a_valid, i.err_a_qp),
             (i.err_b_valid, i.err_b_qp),
             (i.err_c_valid, i.err_c_qp),
+            (i.err_d_valid, i.err_d_qp),
         ] {
             if valid {
                 let word = &mut self.qp_q[qp as usize % QPS][map::QP_CTRL_WORD];
@@ -875,6 +939,14 @@ impl Dut for Csr {
         self.cnt_fetch_err_q = self.cnt_fetch_err_q.wrapping_add(i.ev_fetch_err as u32);
         self.cnt_dma_err_q = self.cnt_dma_err_q.wrapping_add(i.ev_dma_err as u32);
         self.cnt_ack_invalid_q = self.cnt_ack_invalid_q.wrapping_add(i.ev_ack_invalid as u32);
+        self.cnt_rqe_fetched_q = self
+            .cnt_rqe_fetched_q
+            .wrapping_add((i.ev_rqe_n & 0xF) as u32);
+        if i.ev_rx_write {
+            self.cnt_rx_wr_bytes_q = self
+                .cnt_rx_wr_bytes_q
+                .wrapping_add((i.ev_rx_write_bytes & 0x1FFF) as u64);
+        }
         self.psn_set_valid_q = psn_sw.is_some();
         if let Some(e) = psn_sw {
             self.psn_set_qp_q = e as u8;
@@ -888,6 +960,10 @@ impl Dut for Csr {
         let ev = ev_bits(i);
         for (k, c) in self.cnt_ev_q.iter_mut().enumerate() {
             *c = c.wrapping_add(ev >> k & 1);
+        }
+        let rev = rev_bits(i);
+        for (k, c) in self.cnt_rev_q.iter_mut().enumerate() {
+            *c = c.wrapping_add(rev >> k & 1);
         }
         let cc = addr.wrapping_sub(map::CC_RW_ADDR) as usize / 4;
         if wr && addr >= map::CC_RW_ADDR && cc < NCC {
@@ -1012,6 +1088,8 @@ impl Trace for Csr {
         t.reg("cnt_fetch_err_q", 32, &self.cnt_fetch_err_q);
         t.reg("cnt_dma_err_q", 32, &self.cnt_dma_err_q);
         t.reg("cnt_ack_invalid_q", 32, &self.cnt_ack_invalid_q);
+        t.reg("cnt_rqe_fetched_q", 32, &self.cnt_rqe_fetched_q);
+        t.reg("cnt_rx_wr_bytes_q", 64, &self.cnt_rx_wr_bytes_q);
         t.reg("psn_set_valid_q", 1, &self.psn_set_valid_q);
         t.reg("psn_set_qp_q", 4, &self.psn_set_qp_q);
         t.reg("psn_set_psn_q", 24, &self.psn_set_psn_q);
@@ -1041,6 +1119,7 @@ impl Trace for Csr {
         t.reg("rmr_access_q", 4, &self.rmr_access_q);
         t.reg("rmr_pd_q", 16, &self.rmr_pd_q);
         t.each("cnt_ev_q", 32, &self.cnt_ev_q);
+        t.each("cnt_rev_q", 32, &self.cnt_rev_q);
         t.each("cc_q", 32, &self.cc_q);
         t.reg("rd_resp_valid_q", 1, &self.rd_resp_valid_q);
         t.reg("rd_resp_data_q", 32, &self.rd_resp_data_q);

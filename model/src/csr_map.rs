@@ -55,6 +55,25 @@
 //! | 0x018C | CNT_DCQCN_HAI | RO | [31:0] VALUE 0 |
 //! | 0x0190 | CNT_DCQCN_ALPHA | RO | [31:0] VALUE 0 |
 //! | 0x0194 | CNT_ACK_INVALID | RO | [31:0] VALUE 0 |
+//! | 0x0198 | CNT_RESP_EXEC | RO | [31:0] VALUE 0 |
+//! | 0x019C | CNT_RESP_DUP | RO | [31:0] VALUE 0 |
+//! | 0x01A0 | CNT_RESP_NAK_SEQ | RO | [31:0] VALUE 0 |
+//! | 0x01A4 | CNT_RESP_NAK_RNR | RO | [31:0] VALUE 0 |
+//! | 0x01A8 | CNT_RESP_NAK_INV | RO | [31:0] VALUE 0 |
+//! | 0x01AC | CNT_RESP_NAK_ACC | RO | [31:0] VALUE 0 |
+//! | 0x01B0 | CNT_RESP_NAK_OP | RO | [31:0] VALUE 0 |
+//! | 0x01B4 | CNT_RESP_RECV | RO | [31:0] VALUE 0 |
+//! | 0x01B8 | CNT_RESP_UC_DROP | RO | [31:0] VALUE 0 |
+//! | 0x01BC | CNT_RESP_NOT_READY | RO | [31:0] VALUE 0 |
+//! | 0x01C0 | CNT_RXBUF_FULL | RO | [31:0] VALUE 0 |
+//! | 0x01C4 | CNT_RQ_FETCH_ERR | RO | [31:0] VALUE 0 |
+//! | 0x01C8 | CNT_RX_WRITES | RO | [31:0] VALUE 0 |
+//! | 0x01CC | CNT_ACK_SENT | RO | [31:0] VALUE 0 |
+//! | 0x01D0 | CNT_ACK_COALESCED | RO | [31:0] VALUE 0 |
+//! | 0x01D4 | CNT_READ_UNANSWERED | RO | [31:0] VALUE 0 |
+//! | 0x01D8 | CNT_RQE_FETCHED | RO | [31:0] VALUE 0 |
+//! | 0x01DC | CNT_RX_WR_BYTES_LO | RO | [31:0] VALUE 0 |
+//! | 0x01E0 | CNT_RX_WR_BYTES_HI | RO | [31:0] VALUE 0 |
 //! | 0x0200 | CC_DCQCN_G | RW | [3:0] G_SHIFT 8, [15:8] F 5 |
 //! | 0x0204 | CC_DCQCN_K | RW | [23:0] CYCLES 13750 |
 //! | 0x0208 | CC_DCQCN_T_INC | RW | [23:0] CYCLES 75000 |
@@ -333,6 +352,82 @@ pub const CNT_DCQCN_ALPHA_RESET: u32 = 0x00000000;
 pub const CNT_ACK_INVALID_ADDR: u16 = 0x0194;
 pub const CNT_ACK_INVALID_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_ACK_INVALID_RESET: u32 = 0x00000000;
+/// RO: Responder: request packets executed (at ePSN, every check passed; UC in order too)
+pub const CNT_RESP_EXEC_ADDR: u16 = 0x0198;
+pub const CNT_RESP_EXEC_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_EXEC_RESET: u32 = 0x00000000;
+/// RO: Responder: duplicate request packets (behind ePSN: re-ACKed, a READ runs again)
+pub const CNT_RESP_DUP_ADDR: u16 = 0x019C;
+pub const CNT_RESP_DUP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_DUP_RESET: u32 = 0x00000000;
+/// RO: Responder: PSN sequence error NAKs generated
+pub const CNT_RESP_NAK_SEQ_ADDR: u16 = 0x01A0;
+pub const CNT_RESP_NAK_SEQ_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_NAK_SEQ_RESET: u32 = 0x00000000;
+/// RO: Responder: RNR NAKs generated (no RECV WQE fetched)
+pub const CNT_RESP_NAK_RNR_ADDR: u16 = 0x01A4;
+pub const CNT_RESP_NAK_RNR_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_NAK_RNR_RESET: u32 = 0x00000000;
+/// RO: Responder: invalid request NAKs generated (the QP goes to ERROR)
+pub const CNT_RESP_NAK_INV_ADDR: u16 = 0x01A8;
+pub const CNT_RESP_NAK_INV_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_NAK_INV_RESET: u32 = 0x00000000;
+/// RO: Responder: remote access error NAKs generated (the QP goes to ERROR)
+pub const CNT_RESP_NAK_ACC_ADDR: u16 = 0x01AC;
+pub const CNT_RESP_NAK_ACC_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_NAK_ACC_RESET: u32 = 0x00000000;
+/// RO: Responder: remote operational error NAKs generated (the QP goes to ERROR)
+pub const CNT_RESP_NAK_OP_ADDR: u16 = 0x01B0;
+pub const CNT_RESP_NAK_OP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_NAK_OP_RESET: u32 = 0x00000000;
+/// RO: Responder: RECV WQEs consumed (flushed ones too)
+pub const CNT_RESP_RECV_ADDR: u16 = 0x01B4;
+pub const CNT_RESP_RECV_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_RECV_RESET: u32 = 0x00000000;
+/// RO: Responder: UC packets dropped (PSN gap or opcode order, rest of the message)
+pub const CNT_RESP_UC_DROP_ADDR: u16 = 0x01B8;
+pub const CNT_RESP_UC_DROP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_UC_DROP_RESET: u32 = 0x00000000;
+/// RO: Responder: request packets dropped because the QP is not in RTR or RTS
+pub const CNT_RESP_NOT_READY_ADDR: u16 = 0x01BC;
+pub const CNT_RESP_NOT_READY_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RESP_NOT_READY_RESET: u32 = 0x00000000;
+/// RO: rx_buf: request packets dropped for lack of buffer room
+pub const CNT_RXBUF_FULL_ADDR: u16 = 0x01C0;
+pub const CNT_RXBUF_FULL_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RXBUF_FULL_RESET: u32 = 0x00000000;
+/// RO: Failed RECV WQE reads (the QP went to ERROR)
+pub const CNT_RQ_FETCH_ERR_ADDR: u16 = 0x01C4;
+pub const CNT_RQ_FETCH_ERR_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RQ_FETCH_ERR_RESET: u32 = 0x00000000;
+/// RO: Payload writes the responder gave dma_wr (one per scatter segment)
+pub const CNT_RX_WRITES_ADDR: u16 = 0x01C8;
+pub const CNT_RX_WRITES_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_WRITES_RESET: u32 = 0x00000000;
+/// RO: ACK and NAK frames handed to the transmit path
+pub const CNT_ACK_SENT_ADDR: u16 = 0x01CC;
+pub const CNT_ACK_SENT_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_ACK_SENT_RESET: u32 = 0x00000000;
+/// RO: ACK/NAK requests that replaced one of the same QP not yet sent
+pub const CNT_ACK_COALESCED_ADDR: u16 = 0x01D0;
+pub const CNT_ACK_COALESCED_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_ACK_COALESCED_RESET: u32 = 0x00000000;
+/// RO: READ requests executed but not answered: the READ responder is not built yet
+pub const CNT_READ_UNANSWERED_ADDR: u16 = 0x01D4;
+pub const CNT_READ_UNANSWERED_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_READ_UNANSWERED_RESET: u32 = 0x00000000;
+/// RO: RECV WQEs fetched from RQ rings (wraps)
+pub const CNT_RQE_FETCHED_ADDR: u16 = 0x01D8;
+pub const CNT_RQE_FETCHED_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RQE_FETCHED_RESET: u32 = 0x00000000;
+/// RO: Payload bytes of those writes: bits 31:0 of a 64-bit count
+pub const CNT_RX_WR_BYTES_LO_ADDR: u16 = 0x01DC;
+pub const CNT_RX_WR_BYTES_LO_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_WR_BYTES_LO_RESET: u32 = 0x00000000;
+/// RO: Bits 63:32 of the payload byte count (read LO then HI; the two reads are not atomic)
+pub const CNT_RX_WR_BYTES_HI_ADDR: u16 = 0x01E0;
+pub const CNT_RX_WR_BYTES_HI_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RX_WR_BYTES_HI_RESET: u32 = 0x00000000;
 
 // CC registers at 0x0200.
 /// CC's RW registers in address order (the RTL's `cc_q`): register `k` at `CC_RW_ADDR + 4 k`.

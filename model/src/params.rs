@@ -55,3 +55,13 @@ pub mod cqe_status {
     pub const WR_FLUSH_ERR: u8 = 5;
     pub const GENERAL_ERR: u8 = 21;
 }
+
+/// BTH opcodes `rnic_top` tells apart (docs/protocol.md section 1; the
+/// RTL's `BTH_RC_*` in rnic_pkg.sv).
+pub mod bth_op {
+    /// RC READ RESPONSE FIRST; FIRST..=ONLY are the four READ responses.
+    pub const RC_RD_RESP_FIRST: u8 = 0x0D;
+    pub const RC_RD_RESP_ONLY: u8 = 0x10;
+    /// RC ACKNOWLEDGE (ACK and NAK frames).
+    pub const RC_ACK: u8 = 0x11;
+}

@@ -1,10 +1,10 @@
 //! `rnic_top`: every block of the datapath (transmit, receive, congestion
-//! and flow control) behind the top-level ports of docs/architecture.md. Model
-//! of `hw/rtl/rnic_top.sv`.
+//! and flow control, the responder) behind the top-level ports of
+//! docs/architecture.md. Model of `hw/rtl/rnic_top.sv`.
 
-use crate::params::QPS;
+use crate::params::{bth_op, CQW, QPS, QPW};
 use crate::ports;
-use crate::ports::Beat;
+use crate::ports::{Beat, PortValue};
 
 ports! {
     /// Inputs of `rnic_top` (all but `clk`/`rst`).
@@ -55,6 +55,7 @@ ports! {
 use crate::ack_gen::{AckGen, AckGenIn, AckGenOut};
 use crate::ack_tracker::{AckTracker, AckTrackerIn, AckTrackerOut};
 use crate::cnp_gen::{CnpGen, CnpGenIn, CnpGenOut};
+use crate::cq_arb::{CqArb, CqArbIn, CqArbOut};
 use crate::cq_writer::{CqWriter, CqWriterIn, CqWriterOut};
 use crate::csr::{Csr, CsrIn, CsrOut};
 use crate::dcqcn::{Dcqcn, DcqcnIn, DcqcnOut};
@@ -65,12 +66,19 @@ use crate::pfc::{Pfc, PfcIn, PfcOut};
 use crate::pkt_builder::{PktBuilder, PktBuilderIn, PktBuilderOut};
 use crate::rate_limiter::{RateLimiter, RateLimiterIn, RateLimiterOut};
 use crate::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
+use crate::resp_tok::{Tok, TokBits};
+use crate::responder::{Responder, ResponderIn, ResponderOut};
 use crate::rq_arb::{RqArb, RqArbIn, RqArbOut};
+use crate::rq_fetch::{RqFetch, RqFetchIn, RqFetchOut};
+use crate::rx_buf::{RxBuf, RxBufIn, RxBufOut};
+use crate::rx_meta::{field as meta_field, MetaBits};
 use crate::rx_parser::{RxParser, RxParserIn, RxParserOut};
+use crate::rx_wr::{RxWr, RxWrIn, RxWrOut};
 use crate::sq_fetch::{SqFetch, SqFetchIn, SqFetchOut};
 use crate::trace::{Trace, Tracer};
 use crate::tx_engine::{TxEngine, TxEngineIn, TxEngineOut};
 use crate::tx_sched::{TxSched, TxSchedIn, TxSchedOut};
+use crate::wr_arb::{WrArb, WrArbIn, WrArbOut};
 
 /// `dma_rd` as `rnic_top` instantiates it (TAGS, BUF_LINES).
 pub const DMA_RD_PARAMS: DmaRdParams = DmaRdParams {
@@ -79,6 +87,15 @@ pub const DMA_RD_PARAMS: DmaRdParams = DmaRdParams {
 };
 /// Byte offset of the lkey in a WQE: the MR lookup is addressed from it.
 const WQE_LKEY: usize = 0x18;
+
+/// One port value as another of the same bits (the RTL's wire between two
+/// blocks whose models chose different Rust types for it); bits past the
+/// narrower are zero.
+fn conv<A: PortValue, B: PortValue>(a: &A) -> B {
+    let mut w = [0u64; 16];
+    a.to_words(&mut w);
+    B::from_words(&w)
+}
 
 /// Every block and, for each, the outputs it shows this cycle (the registers
 /// the RTL's wires carry between instances).
@@ -101,6 +118,12 @@ pub struct RnicTop {
     rate_limiter: RateLimiter,
     ack_tracker: AckTracker,
     ack_gen: AckGen,
+    rx_buf: RxBuf,
+    responder: Responder,
+    rq_fetch: RqFetch,
+    rx_wr: RxWr,
+    wr_arb: WrArb,
+    cq_arb: CqArb,
     o_csr: CsrOut,
     o_sqf: SqFetchOut,
     o_sched: TxSchedOut,
@@ -118,6 +141,12 @@ pub struct RnicTop {
     o_rl: RateLimiterOut,
     o_at: AckTrackerOut,
     o_ag: AckGenOut,
+    o_rxb: RxBufOut,
+    o_rsp: ResponderOut,
+    o_rqf: RqFetchOut,
+    o_rxw: RxWrOut,
+    o_wa: WrArbOut,
+    o_cqa: CqArbOut,
 }
 
 /// Every block's inputs in one cycle.
@@ -139,6 +168,12 @@ struct Ins {
     rl: RateLimiterIn,
     at: AckTrackerIn,
     ag: AckGenIn,
+    rxb: RxBufIn,
+    rsp: ResponderIn,
+    rqf: RqFetchIn,
+    rxw: RxWrIn,
+    wa: WrArbIn,
+    cqa: CqArbIn,
 }
 
 /// Bits `[lsb, lsb + w)` of a wide port (byte 0 holds bits 7..0), w <= 32.
@@ -188,6 +223,12 @@ impl RnicTop {
             rate_limiter: RateLimiter::new(),
             ack_tracker: AckTracker::new(),
             ack_gen: AckGen::new(),
+            rx_buf: RxBuf::new(),
+            responder: Responder::new(),
+            rq_fetch: RqFetch::new(),
+            rx_wr: RxWr::new(),
+            wr_arb: WrArb::new(),
+            cq_arb: CqArb::new(),
             o_csr: CsrOut::default(),
             o_sqf: SqFetchOut::default(),
             o_sched: TxSchedOut::default(),
@@ -205,6 +246,12 @@ impl RnicTop {
             o_rl: RateLimiterOut::default(),
             o_at: AckTrackerOut::default(),
             o_ag: AckGenOut::default(),
+            o_rxb: RxBufOut::default(),
+            o_rsp: ResponderOut::default(),
+            o_rqf: RqFetchOut::default(),
+            o_rxw: RxWrOut::default(),
+            o_wa: WrArbOut::default(),
+            o_cqa: CqArbOut::default(),
         }
     }
 
@@ -263,9 +310,28 @@ impl RnicTop {
             &self.o_rl,
             &self.o_at,
         );
+        let (rxb, rsp, rqf, rxw, wa, cqa) = (
+            &self.o_rxb,
+            &self.o_rsp,
+            &self.o_rqf,
+            &self.o_rxw,
+            &self.o_wa,
+            &self.o_cqa,
+        );
         let mr_idx = sqf.wqe_data[WQE_LKEY] & 0x0F;
         let to_sqf = rd.rd_data_valid && rd.rd_data_client == 0;
         let to_pb = rd.rd_data_valid && rd.rd_data_client == 1;
+        let to_rqf = rd.rd_data_valid && rd.rd_data_client == 2;
+        // rx_wr's tokens: a RECV completion goes to cq_arb's input b; a READ
+        // job is taken at once and only counted (the READ responder is not
+        // in rnic_top yet).
+        // cq_arb's b fields are the token's bits whatever its kind (as the
+        // RTL's slices): layout resp_pkg.sv / resp_tok.rs.
+        let tok = conv::<Beat, TokBits>(&rxw.tok_data);
+        let tok_is_read = matches!(Tok::unpack(&tok), Tok::Read(_));
+        let tok_cqe = rxw.tok_valid && !tok_is_read;
+        let tok_read = rxw.tok_valid && tok_is_read;
+        let tok_ready = tok_read || (tok_cqe && cqa.b_ready);
         let csr_in = CsrIn {
             mmio_wr_valid: i.mmio_wr_valid,
             mmio_wr_addr: i.mmio_wr_addr,
@@ -282,11 +348,14 @@ impl RnicTop {
             err_a_qp: te.err_qp,
             err_b_valid: sqf.err_valid,
             err_b_qp: sqf.err_qp,
-            // The responder's side, not wired in yet (as in the RTL).
-            err_c_valid: false,
-            err_c_qp: 0,
-            rctx_idx: 0,
-            rmr_idx: 0,
+            // The responder's "QP to ERROR" and rq_fetch's failed RECV reads.
+            err_c_valid: rsp.err_valid,
+            err_c_qp: rsp.err_qp,
+            err_d_valid: rqf.err_valid,
+            err_d_qp: rqf.err_qp,
+            // The responder's lookups: registered in csr, data next cycle.
+            rctx_idx: rsp.ctx_rd_qp,
+            rmr_idx: rsp.mr_rd_idx,
             ev_tx_frame: pb.ev_tx_frame,
             ev_tx_len: pb.ev_tx_len,
             ev_wqe_n: sqf.ev_wqe_n,
@@ -312,6 +381,24 @@ impl RnicTop {
             ev_ack_invalid: at.ev_ack_invalid,
             ev_cnp_sent: cg.ev_cnp,
             ev_ce_suppressed: cg.ev_ce_suppressed,
+            ev_resp_exec: rsp.ev_exec,
+            ev_resp_dup: rsp.ev_dup,
+            ev_resp_nak_seq: rsp.ev_seq_nak,
+            ev_resp_nak_rnr: rsp.ev_rnr_nak,
+            ev_resp_nak_inv: rsp.ev_inv_nak,
+            ev_resp_nak_acc: rsp.ev_acc_nak,
+            ev_resp_nak_op: rsp.ev_op_nak,
+            ev_resp_recv: rsp.ev_recv,
+            ev_resp_uc_drop: rsp.ev_uc_drop,
+            ev_resp_not_ready: rsp.ev_notready,
+            ev_rxbuf_full: rxb.ev_drop_full,
+            ev_rq_fetch_err: rqf.err_valid,
+            ev_rx_write: rxw.ev_write,
+            ev_rx_write_bytes: rxw.ev_bytes,
+            ev_ack_sent: ag.ev_ack,
+            ev_ack_coalesced: ag.ev_coalesced,
+            ev_read_unanswered: tok_read,
+            ev_rqe_n: rqf.ev_rqe_n,
             dcqcn_cnt_cnp: dc.cnt_cnp,
             dcqcn_cnt_cut: dc.cnt_cut,
             dcqcn_cnt_fr: dc.cnt_fr,
@@ -356,14 +443,20 @@ impl RnicTop {
         let ctrl_take = sch.grant_valid && sch.grant_ctrl && te.grant_ready;
         let ack_ready = ctrl_take && ag.ack_valid && (te.ctrl_ack_first || !cg.cnp_valid);
         let cnp_ready = ctrl_take && cg.cnp_valid && !(ag.ack_valid && te.ctrl_ack_first);
-        // The responder is not built yet: ack_gen gets no requests.
+        // The responder's acknowledgements, one pending per QP.
         let ag_in = AckGenIn {
+            req_valid: rsp.ack_valid,
+            req_qp: rsp.ack_qp,
+            req_psn: rsp.ack_psn,
+            req_syndrome: rsp.ack_syndrome,
+            req_msn: rsp.ack_msn,
             ack_ready,
-            ..AckGenIn::default()
         };
         // A data frame is committed when its descriptor goes to pkt_builder:
         // the rate limiter charges it and dcqcn's byte counter counts it.
-        let charge = te.desc_valid && pb.desc_ready && !te.desc_cnp_pad;
+        // Control frames (a CNP, an ACK/NAK) are not the QP's data.
+        let charge =
+            te.desc_valid && pb.desc_ready && !te.desc_cnp_pad && te.desc_opcode != bth_op::RC_ACK;
         let te_in = TxEngineIn {
             grant_valid: sch.grant_valid,
             grant_qp: sch.grant_qp,
@@ -462,26 +555,53 @@ impl RnicTop {
             pause: pfc.pause,
             tx_tready: i.tx_tready,
         };
+        // Completions: a = ack_tracker's (no immediate flag, source QP 0),
+        // b = the responder's RECV completions (never wait for a frame).
+        let cqa_in = CqArbIn {
+            a_valid: at.out_valid,
+            a_wait_frame: at.out_wait_frame,
+            a_wr_id: at.out_wr_id,
+            a_status: at.out_status,
+            a_opcode: at.out_opcode,
+            a_len: at.out_len,
+            a_imm: at.out_imm,
+            a_imm_flag: false,
+            a_src_qp: 0,
+            a_qp: at.out_qp,
+            a_cq: at.out_cq,
+            b_valid: tok_cqe,
+            b_wait_frame: false,
+            b_wr_id: tok.get(17, 64),
+            b_status: tok.get(81, 8) as u8,
+            b_opcode: tok.get(89, 8) as u8,
+            b_len: tok.get(97, 32) as u32,
+            b_imm: tok.get(129, 32) as u32,
+            b_imm_flag: tok.get(161, 1) != 0,
+            b_src_qp: tok.get(162, 24) as u32,
+            // qp and cq: the token's low QPW / CQW bits.
+            b_qp: tok.get(1, QPW) as u8,
+            b_cq: tok.get(9, CQW) as u8,
+            o_ready: cqw.cpl_ready,
+        };
         let cqw_in = CqWriterIn {
-            cpl_valid: at.out_valid,
-            cpl_wait_frame: at.out_wait_frame,
-            cpl_wr_id: at.out_wr_id,
-            cpl_status: at.out_status,
-            cpl_opcode: at.out_opcode,
-            cpl_len: at.out_len,
-            cpl_imm: at.out_imm,
-            // Requester completions only (no cq_arb here yet).
-            cpl_imm_flag: false,
-            cpl_src_qp: 0,
-            cpl_qp: at.out_qp,
-            cpl_cq: at.out_cq,
+            cpl_valid: cqa.o_valid,
+            cpl_wait_frame: cqa.o_wait_frame,
+            cpl_wr_id: cqa.o_wr_id,
+            cpl_status: cqa.o_status,
+            cpl_opcode: cqa.o_opcode,
+            cpl_len: cqa.o_len,
+            cpl_imm: cqa.o_imm,
+            cpl_imm_flag: cqa.o_imm_flag,
+            cpl_src_qp: cqa.o_src_qp,
+            cpl_qp: cqa.o_qp,
+            cpl_cq: cqa.o_cq,
             frame_done_valid: pb.frame_done_valid,
             frame_done_err: pb.frame_done_err,
             cq_base: c.cq_base,
             cq_log: c.cq_log,
-            wr_req_ready: wr.wr_req_ready,
-            wr_data_ready: wr.wr_data_ready,
-            wr_done_valid: wr.wr_done_valid,
+            wr_req_ready: wa.a_req_ready,
+            wr_data_ready: wa.a_data_ready,
+            wr_done_valid: wr.wr_done_valid && wr.wr_done_client == 0,
         };
         let ra_in = RdReqArbIn {
             a_valid: sqf.rd_req_valid,
@@ -490,10 +610,10 @@ impl RnicTop {
             b_valid: te.rd_req_valid,
             b_addr: te.rd_req_addr,
             b_len: te.rd_req_len,
-            // Clients 2 (rq_fetch) and 3 (READ responder) not wired yet: idle.
-            c_valid: false,
-            c_addr: 0,
-            c_len: 0,
+            c_valid: rqf.rd_req_valid,
+            c_addr: rqf.rd_req_addr,
+            c_len: rqf.rd_req_len,
+            // Client 3, the READ responder, is not built yet.
             d_valid: false,
             d_addr: 0,
             d_len: 0,
@@ -507,10 +627,12 @@ impl RnicTop {
             rd_req_addr: ra.o_addr,
             rd_req_len: ra.o_len,
             rd_req_client: ra.o_client,
-            rd_data_ready: if rd.rd_data_client == 0 {
-                sqf.rd_data_ready
-            } else {
-                pb.pay_ready
+            // Read data goes to its client (client 3 asks for none).
+            rd_data_ready: match rd.rd_data_client {
+                0 => sqf.rd_data_ready,
+                1 => pb.pay_ready,
+                2 => rqf.rd_data_ready,
+                _ => false,
             },
             rq_ready: rqa.a_ready,
             rc_valid: i.rc_valid,
@@ -522,13 +644,106 @@ impl RnicTop {
         let wr_in = DmaWrIn {
             cfg_mps: c.cfg_mps,
             cfg_req_id: c.cfg_req_id,
-            wr_req_valid: cqw.wr_req_valid,
-            wr_req_addr: cqw.wr_req_addr,
-            wr_req_len: cqw.wr_req_len,
-            wr_req_client: 0,
-            wr_data_valid: cqw.wr_data_valid,
-            wr_data: cqw.wr_data,
+            wr_req_valid: wa.wr_req_valid,
+            wr_req_addr: wa.wr_req_addr,
+            wr_req_len: wa.wr_req_len,
+            wr_req_client: wa.wr_req_client as u8,
+            wr_data_valid: wa.wr_data_valid,
+            wr_data: wa.wr_data,
             rq_ready: rqa.b_ready,
+        };
+        // dma_wr's clients: 0 cq_writer, 1 rx_wr.
+        let wa_in = WrArbIn {
+            a_req_valid: cqw.wr_req_valid,
+            a_req_addr: cqw.wr_req_addr,
+            a_req_len: cqw.wr_req_len,
+            a_data_valid: cqw.wr_data_valid,
+            a_data: cqw.wr_data,
+            b_req_valid: rxw.wr_req_valid,
+            b_req_addr: rxw.wr_req_addr,
+            b_req_len: rxw.wr_req_len,
+            b_data_valid: rxw.wr_data_valid,
+            b_data: rxw.wr_data,
+            wr_req_ready: wr.wr_req_ready,
+            wr_data_ready: wr.wr_data_ready,
+        };
+        // rx_buf's verdict: rx_parser's ev_frame (one per frame, in order)
+        // keeps a request packet (data_valid), but not a READ RESPONSE (no
+        // rd_sink yet: as before, only counted and CE-checked).
+        let meta_op = rxp.data_meta.0[0] >> meta_field::OPCODE.0 & 0xFF;
+        let rd_resp =
+            (bth_op::RC_RD_RESP_FIRST as u64..=bth_op::RC_RD_RESP_ONLY as u64).contains(&meta_op);
+        let rxb_in = RxBufIn {
+            in_valid: i.rx_tvalid,
+            in_data: i.rx_tdata,
+            in_keep: i.rx_tkeep,
+            in_last: i.rx_tlast,
+            vd_valid: rxp.ev_frame,
+            vd_keep: rxp.data_valid && !rd_resp,
+            vd_meta: conv(&rxp.data_meta),
+            out_ready: rxw.in_ready,
+            hd_ready: rsp.hd_ready,
+        };
+        let rsp_in = ResponderIn {
+            hd_valid: rxb.hd_valid,
+            hd_meta: conv::<Beat, MetaBits>(&rxb.hd_meta),
+            ctx_state: c.rctx_state,
+            ctx_uc: c.rctx_uc,
+            ctx_mtu: c.rctx_mtu,
+            ctx_pd: c.rctx_pd,
+            ctx_rq_cq: c.rctx_rq_cq,
+            ctx_rnr_timer: c.rctx_rnr_timer,
+            ctx_access: c.rctx_access,
+            ctx_remote_qpn: c.rctx_remote_qpn,
+            mr_valid: c.rmr_valid,
+            mr_key: c.rmr_key,
+            mr_va: c.rmr_va,
+            mr_len: c.rmr_len,
+            mr_pbase: c.rmr_pbase,
+            mr_access: c.rmr_access,
+            mr_pd: c.rmr_pd,
+            rqe_present: rqf.rqe_present,
+            rqe_data: conv(&rqf.rqe_data),
+            rqe_avail: rqf.rqe_avail,
+            qp_err: c.qp_err_all,
+            epsn_set_valid: c.epsn_set_valid,
+            epsn_set_qp: c.epsn_set_qp,
+            epsn_set_psn: c.epsn_set_psn,
+            wc_ready: rxw.wc_ready,
+        };
+        let rqf_in = RqFetchIn {
+            db_valid: c.rq_db_valid,
+            db_qp: c.rq_db_qp,
+            db_pi: c.rq_db_pi,
+            db_state: c.rq_db_state,
+            db_base: c.rq_db_base,
+            db_log: c.rq_db_log,
+            rd_req_ready: ra.c_ready,
+            rd_data_valid: to_rqf,
+            rd_data: rd.rd_data,
+            rd_data_last: rd.rd_data_last,
+            rd_data_status: rd.rd_data_status,
+            rqe_rd_valid: rsp.rqe_rd_valid,
+            rqe_rd_qp: rsp.rqe_rd_qp,
+            rqe_pop_valid: rsp.rqe_pop_valid,
+            rqe_pop_qp: rsp.rqe_pop_qp,
+        };
+        let rxw_in = RxWrIn {
+            wc_valid: rsp.wc_valid,
+            wc_tok: rsp.wc_tok,
+            wc_off: rsp.wc_off,
+            wc_len: rsp.wc_len,
+            wc_addr: rsp.wc_addr,
+            wc_last: rsp.wc_last,
+            wc_tok_data: conv(&rsp.wc_tok_data),
+            in_valid: rxb.out_valid,
+            in_data: rxb.out_data,
+            in_keep: rxb.out_keep,
+            in_last: rxb.out_last,
+            wr_req_ready: wa.b_req_ready,
+            wr_data_ready: wa.b_data_ready,
+            wr_done_valid: wr.wr_done_valid && wr.wr_done_client == 1,
+            tok_ready,
         };
         let rqa_in = RqArbIn {
             a_valid: rd.rq_valid,
@@ -612,7 +827,7 @@ impl RnicTop {
             psn_set_valid: c.psn_set_valid,
             psn_set_qp: c.psn_set_qp,
             psn_set_psn: c.psn_set_psn,
-            out_ready: cqw.cpl_ready,
+            out_ready: cqa.a_ready,
         };
         Ins {
             csr: csr_in,
@@ -632,6 +847,12 @@ impl RnicTop {
             rl: rl_in,
             at: at_in,
             ag: ag_in,
+            rxb: rxb_in,
+            rsp: rsp_in,
+            rqf: rqf_in,
+            rxw: rxw_in,
+            wa: wa_in,
+            cqa: cqa_in,
         }
     }
 }
@@ -654,7 +875,7 @@ impl Tracer for Snapshot {
 impl RnicTop {
     /// The blocks without free-running timers, as one snapshot.
     fn datapath_state(&self) -> Snapshot {
-        let blocks: [&dyn Trace; 13] = [
+        let blocks: [&dyn Trace; 19] = [
             &self.csr,
             &self.sq_fetch,
             &self.tx_sched,
@@ -668,6 +889,12 @@ impl RnicTop {
             &self.rx_parser,
             &self.ack_tracker,
             &self.ack_gen,
+            &self.rx_buf,
+            &self.responder,
+            &self.rq_fetch,
+            &self.rx_wr,
+            &self.wr_arb,
+            &self.cq_arb,
         ];
         let mut s = Snapshot::default();
         for b in blocks {
@@ -694,6 +921,12 @@ impl RnicTop {
             && self.o_rl == o.o_rl
             && self.o_at == o.o_at
             && self.o_ag == o.o_ag
+            && self.o_rxb == o.o_rxb
+            && self.o_rsp == o.o_rsp
+            && self.o_rqf == o.o_rqf
+            && self.o_rxw == o.o_rxw
+            && self.o_wa == o.o_wa
+            && self.o_cqa == o.o_cqa
     }
 
     /// Cycles [`RnicTop::skip`] may jump with the top inputs `i` held.
@@ -765,6 +998,12 @@ impl Dut for RnicTop {
         self.o_rl = self.rate_limiter.reset();
         self.o_at = self.ack_tracker.reset();
         self.o_ag = self.ack_gen.reset();
+        self.o_rxb = self.rx_buf.reset();
+        self.o_rsp = self.responder.reset();
+        self.o_rqf = self.rq_fetch.reset();
+        self.o_rxw = self.rx_wr.reset();
+        self.o_wa = self.wr_arb.reset();
+        self.o_cqa = self.cq_arb.reset();
         self.top_out()
     }
 
@@ -787,6 +1026,12 @@ impl Dut for RnicTop {
         self.o_rl = self.rate_limiter.tick(&w.rl);
         self.o_at = self.ack_tracker.tick(&w.at);
         self.o_ag = self.ack_gen.tick(&w.ag);
+        self.o_rxb = self.rx_buf.tick(&w.rxb);
+        self.o_rsp = self.responder.tick(&w.rsp);
+        self.o_rqf = self.rq_fetch.tick(&w.rqf);
+        self.o_rxw = self.rx_wr.tick(&w.rxw);
+        self.o_wa = self.wr_arb.tick(&w.wa);
+        self.o_cqa = self.cq_arb.tick(&w.cqa);
         self.top_out()
     }
 }
@@ -794,7 +1039,7 @@ impl Dut for RnicTop {
 impl Trace for RnicTop {
     /// Every block's registers in the scope of its instance in rnic_top.sv.
     fn trace(&self, t: &mut dyn Tracer) {
-        let blocks: [(&str, &dyn Trace); 17] = [
+        let blocks: [(&str, &dyn Trace); 23] = [
             ("u_csr", &self.csr),
             ("u_sq_fetch", &self.sq_fetch),
             ("u_tx_sched", &self.tx_sched),
@@ -812,6 +1057,12 @@ impl Trace for RnicTop {
             ("u_rate_limiter", &self.rate_limiter),
             ("u_ack_tracker", &self.ack_tracker),
             ("u_ack_gen", &self.ack_gen),
+            ("u_rx_buf", &self.rx_buf),
+            ("u_responder", &self.responder),
+            ("u_rq_fetch", &self.rq_fetch),
+            ("u_rx_wr", &self.rx_wr),
+            ("u_wr_arb", &self.wr_arb),
+            ("u_cq_arb", &self.cq_arb),
         ];
         for (name, b) in blocks {
             t.push(name);
