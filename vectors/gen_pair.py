@@ -9,13 +9,14 @@ the diff. The format is docs/pair.md.
 Both hosts use gen_tx.py's memory layout (payload in one 2 MiB region
 registered as MR 0, SQ rings at 0x1000_0000 + 64 KiB * qp, CQ rings at
 0x2000_0000 + 64 KiB * cq). QP n of A talks to QP n of B: each one's
-remote_qpn is the other's index, MACs and IPs mirror each other. Only UC
-work completes between two NICs today: the responder is not in rnic_top,
-so nobody ACKs RC requests (docs/pair.md).
+remote_qpn is the other's index, MACs and IPs mirror each other. The RC
+vectors (rc_*, with RECVs, responder fields and a verbs program) are
+written by gen_pair_rc.py, called from here.
 """
 import json
 import os
 
+import gen_pair_rc
 import gen_tx
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pair")
@@ -64,9 +65,9 @@ def host(qps, wqes, seed, cc=None, doorbells=None):
     return h
 
 
-def vec(name, desc, a, b, link=None, max_cycles=400_000):
+def vec(name, desc, a, b, link=None, max_cycles=400_000, check=CHECK):
     v = {"format": 1, "kind": "system", "name": name, "description": desc,
-         "checked_against": CHECK, "a": a, "b": b,
+         "checked_against": check, "a": a, "b": b,
          "link": link or {"a_to_b": {"delay": 0}, "b_to_a": {"delay": 0}},
          "max_cycles": max_cycles}
     path = os.path.join(HERE, name + ".json")
@@ -137,6 +138,8 @@ def main():
         host(qb, [wqe(0, "write", 32 * 1024, off=0x8_0000)], 9, cc=dict(FAST_CC)),
         link={"a_to_b": {"delay": 0, "ce_every": 3}, "b_to_a": {"delay": 120, "ce_every": 3}},
         max_cycles=2_000_000)
+    gen_pair_rc.gen_qp = qp
+    gen_pair_rc.main(vec)
 
 
 if __name__ == "__main__":

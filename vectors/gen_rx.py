@@ -301,12 +301,106 @@ def cc_vectors():
         cc=dict(FAST_CC)))
 
 
+CHECK_RESP = (CHECK_RX + "; the responder's effects predicted by resp_reference from the frames' "
+              "bytes: host writes and every MR's final contents, ACK/NAK frames byte for byte "
+              "and as a coalescing of the required ones, RECV CQEs and flushes, CTRL.STATE ERROR")
+
+RVA = gen_tx.VA  # MR 0: local_write, remote_write, remote_read, key 0x1230
+
+
+def rqp(n, kind="rc", epsn=0, mtu=256, **kw):
+    """A receiving QP: RQ ring, remote write, RECV completions in CQ 1."""
+    q = qp(n, kind, mtu=mtu, **kw)
+    q.update({"epsn": epsn, "rq": {"base": hex(0x3000_0000 + 0x1_0000 * n), "log_size": 4},
+              "rq_cq": 1, "remote_access": ["remote_write"], "min_rnr_timer": 9})
+    return q
+
+
+def recv(n, wr_id, sges, num_sge=None):
+    r = {"qp": n, "wr_id": hex(wr_id),
+         "sges": [{"addr": hex(RVA + o), "len": ln, "lkey": hex(gen_tx.KEY0)} for o, ln in sges]}
+    if num_sge is not None:
+        r["num_sge"] = num_sge
+    return r
+
+
+def data(at, n, psn, op, ln=0, reth=None, imm=None):
+    d = {"qp": n, "psn": psn, "len": ln, "opcode": op}
+    if reth:
+        d["reth"] = {"va": hex(RVA + reth[0]), "rkey": hex(reth[1]), "len": reth[2]}
+    if imm is not None:
+        d["imm"] = hex(imm)
+    return rx(at, {"data": d})
+
+
+def resp_write(name, v):
+    gen_tx.HERE = os.path.join(ROOT, "rx")
+    gen_tx.CHECK = CHECK_RESP
+    v.setdefault("cqs", [cq(0), cq(1)])
+    gen_tx.vec(name, v.pop("description"), v.pop("qps"), v.pop("wqes", []), **v)
+
+
+def resp_vectors():
+    k = gen_tx.KEY0
+    # RC: in order, a duplicate, a WRITE of three packets, a PSN gap (one
+    # NAK, then silence), the missing PSN, a SEND with immediate of 0
+    # bytes, a two-packet SEND over two scatter entries.
+    resp_write("resp_rc_sequence", dict(
+        description="Scripted RC requests to QP 0 (ePSN 10, MTU 256): SEND ONLY (ACK), the same "
+                    "SEND again (a duplicate: ACK of ePSN - 1, not executed), WRITE FIRST/MIDDLE/"
+                    "LAST of 600 bytes at an unaligned VA, a packet 6 PSNs ahead (one sequence NAK "
+                    "for PSN 14) and another (silent), PSN 14 SEND ONLY with immediate and no "
+                    "payload (RECV completion with the immediate flagged), a SEND FIRST/LAST of "
+                    "266 bytes scattered over two entries",
+        qps=[rqp(0, epsn=10)],
+        recvs=[recv(0, 0xA1, [(0x1_0001, 200)]), recv(0, 0xA2, [(0x1_1000, 8)]),
+               recv(0, 0xA3, [(0x1_2003, 100), (0x1_3005, 300)])],
+        rq_doorbells=[{"at": 0, "qp": 0, "recvs": 3}],
+        rx=[data(600, 0, 10, 0x04, 100), data(1000, 0, 10, 0x04, 100),
+            data(1400, 0, 11, 0x06, 256, reth=(0x2_0007, k, 600)), data(1500, 0, 12, 0x07, 256),
+            data(1600, 0, 13, 0x08, 88), data(1700, 0, 20, 0x04, 4), data(1800, 0, 21, 0x04, 4),
+            data(2200, 0, 14, 0x05, 0, imm=0xFEEDF00D), data(2800, 0, 15, 0x00, 256),
+            data(2900, 0, 16, 0x02, 10)],
+        max_cycles=100_000))
+    # UC: no ACKs; a gap drops the rest of the message, FIRST/ONLY restart.
+    resp_write("resp_uc_drops", dict(
+        description="Scripted UC requests to QP 1 (MTU 256): SEND FIRST, then a MIDDLE with a PSN "
+                    "gap (the rest of the message is dropped, its RECV stays consumed without a "
+                    "completion), a SEND ONLY at any PSN (executed into the next RECV), a WRITE ONLY "
+                    "with immediate (placed, a RECV completed with opcode 129), a WRITE ONLY; no "
+                    "ACK is ever sent",
+        qps=[rqp(1, "uc", epsn=5)],
+        recvs=[recv(1, 0xB1, [(0x4_0000, 1024)]), recv(1, 0xB2, [(0x4_1000, 64)]),
+               recv(1, 0xB3, [(0x4_2000, 8)])],
+        rq_doorbells=[{"at": 0, "qp": 1, "recvs": 3}],
+        rx=[data(600, 1, 5, 0x20, 256), data(700, 1, 7, 0x21, 256), data(800, 1, 8, 0x22, 20),
+            data(1400, 1, 30, 0x24, 60),
+            data(2000, 1, 31, 0x2B, 40, reth=(0x5_0001, k, 40), imm=0x1234),
+            data(2100, 1, 32, 0x2A, 33, reth=(0x5_1003, k, 33))],
+        max_cycles=100_000))
+    # RC errors, one QP each: bad rkey, opcode order, a RECV with 5 entries.
+    resp_write("resp_rc_errors", dict(
+        description="Scripted RC errors: QP 0 a WRITE ONLY whose rkey names no MR (remote access "
+                    "NAK, ERROR, its two RECVs flushed with status 5, a later SEND dropped "
+                    "silently); QP 1 a WRITE MIDDLE with no FIRST (invalid request NAK, ERROR); "
+                    "QP 2 a SEND into a RECV whose entry count is 5 (the RECV completed with "
+                    "status 2, remote operational NAK, ERROR)",
+        qps=[rqp(0, epsn=100), rqp(1, epsn=200), rqp(2, epsn=300)],
+        recvs=[recv(0, 0xC1, [(0x6_0000, 64)]), recv(0, 0xC2, [(0x6_1000, 64)]),
+               recv(2, 0xC3, [(0x6_2000, 64)], num_sge=5)],
+        rq_doorbells=[{"at": 0, "qp": 0, "recvs": 2}, {"at": 0, "qp": 2, "recvs": 1}],
+        rx=[data(600, 0, 100, 0x0A, 16, reth=(0x7_0000, 0x1231, 16)), data(900, 0, 101, 0x04, 8),
+            data(650, 1, 200, 0x07, 256), data(700, 2, 300, 0x04, 16)],
+        max_cycles=100_000))
+
+
 def main():
     pfc_vectors()
     ack_vectors()
     drop_vectors()
     line_rate_vectors()
     cc_vectors()
+    resp_vectors()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::vector::{QpState, Vector, QPS};
+use crate::vector::{Vector, QPS};
 use crate::wire::pfc;
 use crate::wire::roce::{self, aeth, bth, ethernet, immdt, ipv4, ipv6, reth, udp};
 
@@ -282,7 +282,7 @@ pub fn request_meta(f: &[u8]) -> ReqMeta {
 
 /// `live` for the vector's QPs as configured: below QPS, listed, not RESET.
 pub fn live_qps(v: &Vector) -> impl Fn(u32) -> bool + '_ {
-    |n| n < QPS && v.qps.iter().any(|q| q.qp == n && q.state != QpState::Reset)
+    |n| n < QPS && v.qps.iter().any(|q| q.qp == n && q.state.receives())
 }
 
 /// The counters the frames that went out on `rx_*` must leave (`sent`:

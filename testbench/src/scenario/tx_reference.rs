@@ -163,7 +163,13 @@ pub const ACK_STALL: usize = 6;
 /// acknowledges what it received); then an ACK either names a PSN sent or
 /// changes nothing whatever its arrival time, and the order of the ACKs
 /// does not matter.
-fn acked_count(v: &Vector, q: &QpSpec, pkts: &[ExpPacket], range: PsnRange) -> u32 {
+fn acked_count(
+    v: &Vector,
+    q: &QpSpec,
+    pkts: &[ExpPacket],
+    range: PsnRange,
+    acks: &[(u32, u32, u8)],
+) -> u32 {
     let mut acked = 0;
     let mut take = |psn: u32| {
         if let AckEffect::New(a) = range.effect(acked, psn, 0) {
@@ -189,7 +195,7 @@ fn acked_count(v: &Vector, q: &QpSpec, pkts: &[ExpPacket], range: PsnRange) -> u
             }
         }
     }
-    for (dest, psn, syndrome) in rx_acks(v) {
+    for &(dest, psn, syndrome) in acks {
         if dest == q.qp && syndrome >> 5 == 0 {
             take(psn);
         }
@@ -225,14 +231,27 @@ pub fn rx_acks(v: &Vector) -> Vec<(u32, u32, u8)> {
     out
 }
 
-/// Works out every packet and completion of `v` (an `rnic_top` vector).
+/// Works out every packet and completion of `v` (an `rnic_top` vector),
+/// the ACKs being those of its `rx` frames ([`rx_acks`]) and its peer.
 pub fn expected(v: &Vector) -> Expected {
+    expected_with(v, &rx_acks(v))
+}
+
+/// [`expected`] with the ACKs and NAKs that reached the NIC given as
+/// (DestQP, PSN, syndrome) in arrival order: in a pair, those the other
+/// NIC's responder actually sent, decoded from the frames that arrived.
+pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
     let mut out = Expected {
         packets: vec![Vec::new(); crate::vector::QPS as usize],
         cqes: Vec::new(),
         psns: vec![PsnRange::default(); crate::vector::QPS as usize],
     };
     for q in &v.qps {
+        // INIT and RTR: the transmit path sees RESET; an SQ doorbell only
+        // records its index (docs/responder.md), nothing is sent.
+        if matches!(q.state, QpState::Init | QpState::Rtr) {
+            continue;
+        }
         let mut err = q.state == QpState::Error;
         let mut psn = q.psn;
         let mtu = q.mtu;
@@ -404,7 +423,7 @@ pub fn expected(v: &Vector) -> Expected {
                 .filter(|p| p.wqe <= last_wqe)
                 .cloned()
                 .collect();
-            let acked = acked_count(v, q, &pkts, range);
+            let acked = acked_count(v, q, &pkts, range, acks);
             let ready = |last: Option<u32>| match last {
                 None => true,
                 Some(u32::MAX) => false,

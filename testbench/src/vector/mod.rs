@@ -22,11 +22,13 @@ pub use crate::env::FaultKind;
 pub mod limits;
 pub mod paths;
 pub mod qp_frame;
+pub mod resp;
 pub mod rx;
 mod shape;
 pub mod system;
 pub mod tx;
 pub use paths::{collect, walk, CollectError, Found, Walk};
+pub use resp::{RecvSpec, RqDoorbellSpec, SgeSpec, Step};
 pub use rx::{CcSpec, PeerSpec, RxFault, RxFrame, RxSpec};
 pub use system::{AnyVector, LinkDir, LinkSpec, SystemExpect, SystemVector};
 pub use tx::*;
@@ -300,6 +302,15 @@ pub struct Vector {
     pub wqes: Vec<WqeSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doorbells: Vec<DoorbellSpec>,
+    /// RECV WQEs in posting order per QP (rnic_top).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recvs: Vec<RecvSpec>,
+    /// Timed RQ doorbells, like `doorbells` (rnic_top).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rq_doorbells: Vec<RqDoorbellSpec>,
+    /// The host's verbs program: steps in order after configuration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program: Vec<Step>,
     /// Frames the peer sends on `rx_*` (rnic_top).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rx: Vec<RxSpec>,
@@ -592,6 +603,9 @@ impl Vector {
                 || !self.wqes.is_empty()
                 || !self.doorbells.is_empty()
                 || !self.rx.is_empty()
+                || !self.recvs.is_empty()
+                || !self.rq_doorbells.is_empty()
+                || !self.program.is_empty()
             {
                 return e("qps", "only rnic_top takes QPs, WQEs and doorbells".into());
             }

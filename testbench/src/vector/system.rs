@@ -31,6 +31,9 @@ pub const HOST_FIELDS: &[&str] = &[
     "cqs",
     "wqes",
     "doorbells",
+    "recvs",
+    "rq_doorbells",
+    "program",
     "cc",
     "min_cycles",
 ];

@@ -62,15 +62,30 @@ pub enum QpState {
     Reset,
     Rts,
     Error,
+    /// Receives (the responder acts), sends nothing.
+    Rtr,
+    /// Neither receives nor sends.
+    Init,
 }
 
 impl QpState {
+    /// CTRL.STATE (docs/responder.md: 3 bits).
     pub fn code(self) -> u32 {
         match self {
             QpState::Reset => 0,
             QpState::Rts => 1,
             QpState::Error => 2,
+            QpState::Rtr => 3,
+            QpState::Init => 4,
         }
+    }
+    /// The receive path takes the QP's frames (RTR, RTS, ERROR).
+    pub fn receives(self) -> bool {
+        matches!(self, QpState::Rts | QpState::Rtr | QpState::Error)
+    }
+    /// The transmit path fetches and sends (RTS, ERROR flushes).
+    pub fn sends(self) -> bool {
+        matches!(self, QpState::Rts | QpState::Error)
     }
 }
 
@@ -148,6 +163,38 @@ pub struct QpSpec {
     /// rate limiter act on this QP.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cc: bool,
+    /// The responder's expected PSN (EPSN, written before CTRL).
+    #[serde(default, skip_serializing_if = "is_zero32")]
+    pub epsn: u32,
+    /// The receive queue: 128-byte RECV WQEs (none: no RECV is posted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq: Option<Ring>,
+    /// The CQ of receive completions (RESP.RQ_CQ); default the QP's `cq`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_cq: Option<u32>,
+    /// RESP.RNR_TIMER: the timer code of the RNR NAKs it sends.
+    #[serde(default, skip_serializing_if = "is_zero8")]
+    pub min_rnr_timer: u8,
+    /// RESP.MAX_DEST_RD.
+    #[serde(default, skip_serializing_if = "is_zero8")]
+    pub max_dest_rd_atomic: u8,
+    /// The remote rights the QP grants (RESP.ACCESS): remote_write, remote_read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote_access: Vec<Access>,
+}
+
+impl QpSpec {
+    /// The CQ its receive completions go to.
+    pub fn recv_cq(&self) -> u32 {
+        self.rq_cq.unwrap_or(self.cq)
+    }
+}
+
+fn is_zero32(v: &u32) -> bool {
+    *v == 0
+}
+fn is_zero8(v: &u8) -> bool {
+    *v == 0
 }
 
 fn default_state() -> QpState {
@@ -370,6 +417,12 @@ pub struct CqeResult {
     pub len: u32,
     pub imm: Hex,
     pub owner: u8,
+    /// RECV completions: byte 0x16 bit 0, the immediate is present.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imm_flag: bool,
+    /// RECV completions: the source QP (bytes 0x18..0x1A).
+    #[serde(default, skip_serializing_if = "is_zero32")]
+    pub src_qp: u32,
 }
 
 /// A ring of 2^log_size entries of `entry` bytes: log_size 0..=15, base
@@ -580,12 +633,8 @@ impl super::Vector {
                 );
             }
         }
-        if posted != per_qp {
-            return e(
-                "doorbells".into(),
-                "every WQE must be posted by a doorbell".into(),
-            );
-        }
-        self.validate_rx(file)
+        self.validate_rx(file)?;
+        // Every WQE posted (by a doorbell or a program step): there.
+        self.validate_resp(file)
     }
 }

@@ -47,6 +47,8 @@ impl RnicTopEnv {
             });
             let payload = t.payload();
             match ring {
+                // Other writes are the responder's (resp_check).
+                None => {}
                 Some(c) if payload.len() == cqe::CQE_LEN => {
                     let k = &mut count[c.cq as usize];
                     out.push(CqeWrite {
@@ -94,7 +96,20 @@ impl RnicTopEnv {
                     format!("{at}: written to {:#x}, expected {want_addr:#x}", w.addr),
                 );
             }
-            if w.cqe.owner as u8 != owner || !cqe::Cqe::new_unchecked(&w.raw).reserved_zero() {
+            // A RECV CQE's byte 0x16 (immediate flag) and 0x18..0x1B (source
+            // QP) are fields (docs/responder.md), reserved in the others.
+            let mut masked = w.raw.clone();
+            if w.cqe.opcode >= 128 {
+                masked[0x16] &= !1;
+                masked[0x18..0x1B].fill(0);
+            }
+            // A requester CQE keeps them zero (whatever the codec calls reserved).
+            let requester_clean = w.cqe.opcode >= 128
+                || (w.raw[0x16] == 0 && w.raw[0x18..0x1B].iter().all(|&b| b == 0));
+            if w.cqe.owner as u8 != owner
+                || !cqe::Cqe::new_unchecked(&masked).reserved_zero()
+                || !requester_clean
+            {
                 self.common.fail(
                     cycle,
                     format!(
@@ -105,6 +120,9 @@ impl RnicTopEnv {
                 );
             }
             let e = w.cqe;
+            if e.opcode >= 128 {
+                continue; // a RECV completion: check_responder
+            }
             let Some(p) = pos.get_mut(e.qp as usize) else {
                 self.common
                     .fail(cycle, format!("{at}: QP {} does not exist", e.qp));
@@ -134,10 +152,11 @@ impl RnicTopEnv {
             }
             *p += 1;
         }
-        if writes.len() != self.expected.cqes.len() {
+        let sends = writes.iter().filter(|w| w.cqe.opcode < 128).count();
+        if sends != self.expected.cqes.len() {
             let msg = format!(
-                "{} CQEs written, expected {}",
-                writes.len(),
+                "{} requester CQEs written, expected {}",
+                sends,
                 self.expected.cqes.len()
             );
             self.common.fail(cycle, msg);
@@ -195,6 +214,9 @@ impl RnicTopEnv {
                 continue;
             };
             let qp = q.qp as usize;
+            if repr.bth.opcode == super::resp_check::OPCODE_ACK {
+                continue; // the responder's: check_responder
+            }
             if repr.bth.opcode == crate::wire::roce::OPCODE_CNP {
                 let want = self.expected_cnp(q.qp);
                 if *f != want {
@@ -366,6 +388,7 @@ impl RnicTopEnv {
     pub fn finish_checks(&mut self, cycle: u64) {
         self.check_frames(cycle);
         self.check_cqes(cycle);
+        self.check_responder(cycle);
         self.check_rx_counters(cycle);
         self.check_pause(cycle);
         self.common.finish(cycle);
@@ -385,6 +408,8 @@ impl RnicTopEnv {
                 len: w.cqe.len,
                 imm: crate::vector::Hex(w.cqe.imm as u64),
                 owner: w.cqe.owner as u8,
+                imm_flag: w.raw[0x16] & 1 == 1,
+                src_qp: u32::from_le_bytes([w.raw[0x18], w.raw[0x19], w.raw[0x1A], 0]),
             })
             .collect()
     }

@@ -20,15 +20,20 @@ use crate::env::SplitMix64;
 use crate::lockstep::Env;
 use crate::vector::Vector;
 use crate::wire::roce::RoceRepr;
-use rnic_model::csr_map::GLOBAL_DOORBELL_ADDR;
 
 mod checks;
 mod expect;
+mod host;
 mod program;
+mod resp_check;
+mod resp_counters;
+pub mod resp_predict;
 
 pub use checks::CqeWrite;
+pub use host::{Host, RecvPost};
 use program::{config_writes, readback_plan, uses_rx, Readback};
 pub use program::{encode_wqe, COUNTERS, RX_COUNTERS};
+pub use resp_counters::RESP_COUNTERS;
 
 /// Link bits per clock cycle of `rnic_top` as built (100 Gb/s at 250 MHz).
 pub const PFC_BITS_PER_CYCLE: u64 = rnic_model::params::BITS_PER_CYCLE as u64;
@@ -97,6 +102,11 @@ pub struct RnicTopEnv {
     /// Cycle the run reached [`Phase::Done`].
     pub done_at: Option<u64>,
     in_pair: bool,
+    /// RQ doorbells and the verbs program.
+    pub host: Host,
+    /// Last cycle with a beat on `tx_*` or `rq_*`: the quiet window
+    /// restarts after it, so a late ACK or memory write is still seen.
+    last_activity: u64,
 }
 
 impl RnicTopEnv {
@@ -149,12 +159,15 @@ impl RnicTopEnv {
             hold: false,
             done_at: None,
             in_pair,
+            host: Host::new(v),
+            last_activity: 0,
         })
     }
 
     fn all_done(&self, cycle: u64) -> bool {
         cycle >= self.config_done + self.vector.min_cycles
             && self.next_db >= self.vector.doorbells.len()
+            && self.host_done()
             && self.data_frames >= self.expected.total_packets()
             && self.irqs.len() >= self.expected.cqes.len()
             && self.rx.idle()
@@ -199,15 +212,8 @@ impl RnicTopEnv {
                 }
             }
             Phase::Run => {
-                if let Some(d) = self.vector.doorbells.get(self.next_db) {
-                    if cycle >= self.config_done + d.at {
-                        let (qp, n) = (d.qp, d.wqes);
-                        let data = self.post(qp, n);
-                        (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) =
-                            (true, GLOBAL_DOORBELL_ADDR, data);
-                        self.doorbell_cycles.push(cycle);
-                        self.next_db += 1;
-                    }
+                if let Some((a, d)) = self.next_post(cycle) {
+                    (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
                 }
                 if self.all_done(cycle) {
                     self.phase = Phase::Drain {
@@ -224,7 +230,7 @@ impl RnicTopEnv {
                     self.phase = Phase::Drain {
                         until: cycle + DRAIN_CYCLES,
                     };
-                } else if cycle >= until {
+                } else if cycle >= until.max(self.last_activity + DRAIN_CYCLES) {
                     self.phase = Phase::Counters;
                 }
             }
@@ -243,6 +249,9 @@ impl RnicTopEnv {
                 None => {}
             },
             Phase::Done => {}
+        }
+        if o.rq_valid || o.tx_tvalid {
+            self.last_activity = cycle;
         }
         self.common.step_link(
             cycle, o.rq_valid, o.rq_data, o.rq_keep, o.rq_sop, o.rq_eop, o.rc_ready,
@@ -283,7 +292,11 @@ impl RnicTopEnv {
             let start = self.offered.take().expect("offered before taken");
             let repr = RoceRepr::parse_bytes(&f).ok();
             self.rx.on_tx_frame(cycle, repr.as_ref());
-            if repr.is_none_or(|r| r.bth.opcode != crate::wire::roce::OPCODE_CNP) {
+            // CNPs and the responder's ACK/NAKs are not the WQEs' packets.
+            if repr.is_none_or(|r| {
+                r.bth.opcode != crate::wire::roce::OPCODE_CNP
+                    && r.bth.opcode != resp_check::OPCODE_ACK
+            }) {
                 self.data_frames += 1;
             }
             self.frames.push((start, f));

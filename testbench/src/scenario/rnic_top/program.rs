@@ -68,7 +68,7 @@ pub(super) enum Readback {
 /// Whether the vector uses the receive path or congestion control at all
 /// (then its counters and every CC QP's final DCQCN state are results too).
 pub(super) fn uses_rx(v: &Vector) -> bool {
-    !v.rx.is_empty() || v.qps.iter().any(|q| q.cc) || v.peer.auto_ack
+    !v.rx.is_empty() || v.qps.iter().any(|q| q.cc) || v.peer.auto_ack || !v.recvs.is_empty()
 }
 
 /// `rx`: read the receive path's counters too (always for a NIC of a pair).
@@ -77,10 +77,16 @@ pub(super) fn readback_plan(v: &Vector, rx: bool) -> VecDeque<Readback> {
         .iter()
         .map(|&(n, a)| Readback::Read(n.to_string(), a))
         .collect();
+    // Every QP's CTRL (its state: the responder's QP-to-ERROR shows there).
+    for q in &v.qps {
+        let a = QP_BASE + (q.qp as u16) * QP_STRIDE + QP_CTRL_OFF;
+        plan.push_back(Readback::Read(format!("qp{}_ctrl", q.qp), a));
+    }
     if rx {
         plan.extend(
             RX_COUNTERS
                 .iter()
+                .chain(super::RESP_COUNTERS)
                 .map(|&(n, a)| Readback::Read(n.to_string(), a)),
         );
         for q in v.qps.iter().filter(|q| q.cc) {
@@ -189,6 +195,14 @@ fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
         | mtu_code << 8
         | q.cq << 12
         | (q.cc as u32) << 16;
+    let rq = q.rq.unwrap_or(crate::vector::Ring {
+        base: crate::vector::Hex(0),
+        log_size: 0,
+    });
+    let resp = q.min_rnr_timer as u32
+        | (q.max_dest_rd_atomic as u32) << 8
+        | q.recv_cq() << 12
+        | crate::vector::resp::access_bits(&q.remote_access) << 16;
     let mut w = vec![
         (a + QP_REMOTE_QPN_OFF, q.remote_qpn),
         (a + QP_PSN_OFF, q.psn),
@@ -209,6 +223,14 @@ fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
         (a + QP_SQ_BASE_LO_OFF, q.sq.base.0 as u32),
         (a + QP_SQ_BASE_HI_OFF, (q.sq.base.0 >> 32) as u32),
         (a + QP_SQ_LOG_OFF, q.sq.log_size as u32),
+        // The responder's side (docs/responder.md): the RQ ring, RESP and,
+        // before the QP leaves RESET/INIT, EPSN (a write restarts the
+        // responder's row of the QP, which is defined only from it).
+        (a + QP_RQ_BASE_LO_OFF, rq.base.0 as u32),
+        (a + QP_RQ_BASE_HI_OFF, (rq.base.0 >> 32) as u32),
+        (a + QP_RQ_LOG_OFF, rq.log_size as u32),
+        (a + QP_RESP_OFF, resp),
+        (a + QP_EPSN_OFF, q.epsn),
         // Last: the QP becomes active only once everything else is set.
         (a + QP_CTRL_OFF, ctrl),
     ]);

@@ -1,0 +1,334 @@
+//! The end-of-run checks of the responder's effects against
+//! [`super::resp_predict`]: every host memory write that is not a CQE,
+//! every ACK/NAK frame (byte for byte, and as a coalescing of the required
+//! ones), every RECV completion, the final memory of every MR, and the
+//! state of every QP the responder moved to ERROR.
+
+use std::collections::BTreeMap;
+
+use super::resp_predict::{cqe_fields, RespPrediction, LOCAL_WRITE, REMOTE_WRITE};
+use super::RnicTopEnv;
+use crate::env::HostMemory;
+use crate::scenario::resp_cover::{self, Response};
+use crate::vector::qp_frame::{self, ecn_of, From};
+use crate::wire::roce::{aeth, RoceRepr};
+
+/// BTH opcode ACKNOWLEDGE.
+pub const OPCODE_ACK: u8 = 0x11;
+
+/// CQE byte 0x16 bit 0: the immediate is present (RECV CQEs).
+const IMM_FLAG: usize = 0x16;
+/// CQE bytes 0x18..0x1B: the source QP (RECV CQEs), little-endian.
+const SRC_QP: std::ops::Range<usize> = 0x18..0x1B;
+
+impl RnicTopEnv {
+    /// Every MWr on `rq_*` outside the CQ rings: (cycle, address, bytes).
+    fn data_writes(&self) -> Vec<(u64, u64, Vec<u8>)> {
+        use crate::env::Direction;
+        use crate::wire::tlp::{Tlp, TlpKind};
+        let mut out = Vec::new();
+        for e in self.common.rc.log() {
+            if e.dir != Direction::Rq {
+                continue;
+            }
+            let Ok(t) = Tlp::new_checked(&e.bytes[..]) else {
+                continue;
+            };
+            if !matches!(t.kind(), Ok(TlpKind::MemWrite)) {
+                continue;
+            }
+            let addr = t.address();
+            let in_cq = self.vector.cqs.iter().any(|c| {
+                addr >= c.ring.base.0 && addr < c.ring.base.0 + (32u64 << c.ring.log_size)
+            });
+            if !in_cq {
+                // The bytes the byte enables name: the first DW's from
+                // first_be, the last DW's from last_be (one DW: first_be).
+                let p = t.payload();
+                let dws = p.len() / 4;
+                let on = |k: usize| {
+                    let (dw, b) = (k / 4, k % 4);
+                    let be = if dw == 0 {
+                        t.first_be()
+                    } else if dw + 1 == dws {
+                        t.last_be()
+                    } else {
+                        0xF
+                    };
+                    be >> b & 1 == 1
+                };
+                let (Some(lo), Some(hi)) = (
+                    (0..p.len()).find(|&k| on(k)),
+                    (0..p.len()).rfind(|&k| on(k)),
+                ) else {
+                    continue;
+                };
+                out.push((e.cycle, addr + lo as u64, p[lo..=hi].to_vec()));
+            }
+        }
+        out
+    }
+
+    /// The ACK/NAK frame the QP `qp` must send for `r` (docs/tx_datapath.md,
+    /// tx_engine: the QP's headers, opcode 0x11, AckReq 0, the AETH).
+    pub fn expected_ack(&self, qp: u32, r: Response) -> Vec<u8> {
+        let q = self
+            .vector
+            .qps
+            .iter()
+            .find(|q| q.qp == qp)
+            .expect("a known QP");
+        let b = qp_frame::bth(q, From::Nic, OPCODE_ACK, r.0);
+        let mut repr = qp_frame::repr(q, From::Nic, b, q.dscp, ecn_of(q));
+        repr.aeth = Some(aeth::Repr {
+            syndrome: r.1,
+            msn: r.2,
+        });
+        qp_frame::emit(&repr)
+    }
+
+    /// The responder's checks (after `check_cqes`, which fills `cqe_log`).
+    pub(super) fn check_responder(&mut self, cycle: u64) {
+        let want = self.predict_responder();
+        let mut bad: Vec<String> = want.problems.clone();
+        bad.extend(self.check_writes(&want));
+        let (b, acks_sent) = self.check_acks(&want);
+        bad.extend(b);
+        if self.uses_rx() {
+            bad.extend(self.check_resp_counters(&want, &acks_sent));
+        }
+        bad.extend(self.check_recv_cqes(&want));
+        bad.extend(self.check_error_states(&want));
+        for b in bad {
+            self.common.fail(cycle, b);
+        }
+    }
+
+    /// Host writes: the same bytes at the same addresses (the last write
+    /// of a byte wins on both sides), the same number of bytes written in
+    /// all, every write inside an MR granting REMOTE_WRITE or LOCAL_WRITE,
+    /// and every MR's final contents.
+    fn check_writes(&self, want: &RespPrediction) -> Vec<String> {
+        let mut out = Vec::new();
+        let got = self.data_writes();
+        let total = |it: &mut dyn Iterator<Item = usize>| it.sum::<usize>();
+        let (nw, ng) = (
+            total(&mut want.writes.iter().map(|w| w.1.len())),
+            total(&mut got.iter().map(|w| w.2.len())),
+        );
+        if nw != ng {
+            out.push(format!(
+                "responder: {ng} bytes written to host memory outside the CQ rings, the \
+                 request frames call for {nw}"
+            ));
+        }
+        let mut wmap = BTreeMap::new();
+        for (a, b) in &want.writes {
+            for (k, x) in b.iter().enumerate() {
+                wmap.insert(a + k as u64, *x);
+            }
+        }
+        let mut gmap = BTreeMap::new();
+        for (c, a, b) in &got {
+            let ok = self.vector.mrs.iter().any(|m| {
+                let bits = crate::vector::resp::access_bits(&m.access);
+                m.valid
+                    && bits & (REMOTE_WRITE | LOCAL_WRITE) != 0
+                    && *a >= m.pbase.0
+                    && a + b.len() as u64 <= m.pbase.0 + m.len.0
+            });
+            if !ok && out.len() < 8 {
+                out.push(format!(
+                    "responder: MWr at cycle {c} of {} bytes to {a:#x} is in no MR granting \
+                     REMOTE_WRITE or LOCAL_WRITE",
+                    b.len()
+                ));
+            }
+            for (k, x) in b.iter().enumerate() {
+                gmap.insert(a + k as u64, *x);
+            }
+        }
+        if wmap != gmap {
+            let first = wmap
+                .iter()
+                .zip(gmap.iter())
+                .find(|(w, g)| w != g)
+                .map(|(w, g)| {
+                    format!(
+                        "expected {:#x}={:#04x}, got {:#x}={:#04x}",
+                        w.0, w.1, g.0, g.1
+                    )
+                });
+            out.push(format!(
+                "responder: host memory written differs from the request frames' payloads \
+                 ({} bytes expected, {} written; first difference: {})",
+                wmap.len(),
+                gmap.len(),
+                first.unwrap_or_else(|| "one side has more".into())
+            ));
+        }
+        // Final memory of every MR: the initial pattern with the expected
+        // writes applied (an MR overlapping a ring the host writes is left
+        // to the checks above).
+        let mut mem = HostMemory::new();
+        for m in &self.vector.memory {
+            mem.fill_pattern(m.addr.0, m.len as usize, m.seed);
+        }
+        for (a, b) in &want.writes {
+            mem.write(*a, b);
+        }
+        let rings: Vec<(u64, u64)> = self.ring_ranges();
+        for m in &self.vector.mrs {
+            let (lo, hi) = (m.pbase.0, m.pbase.0 + m.len.0);
+            if m.len.0 == 0 || m.len.0 > 1 << 26 || rings.iter().any(|r| r.0 < hi && lo < r.1) {
+                continue;
+            }
+            let n = m.len.0 as usize;
+            if mem.digest_range(lo, n) != self.common.mem.digest_range(lo, n) {
+                out.push(format!(
+                    "MR {} (pbase {lo:#x}, {n} bytes): final host memory differs from the \
+                     initial contents with the request frames' payloads placed",
+                    m.index
+                ));
+            }
+        }
+        out
+    }
+
+    /// Host-written ranges: SQ, RQ and CQ rings.
+    fn ring_ranges(&self) -> Vec<(u64, u64)> {
+        let v = &self.vector;
+        let mut r: Vec<(u64, u64)> = v
+            .qps
+            .iter()
+            .map(|q| (q.sq.base.0, q.sq.base.0 + (64u64 << q.sq.log_size)))
+            .collect();
+        r.extend(
+            v.qps
+                .iter()
+                .filter_map(|q| q.rq)
+                .map(|q| (q.base.0, q.base.0 + (128u64 << q.log_size))),
+        );
+        r.extend(
+            v.cqs
+                .iter()
+                .map(|c| (c.ring.base.0, c.ring.base.0 + (32u64 << c.ring.log_size))),
+        );
+        r
+    }
+
+    /// ACK/NAK frames: each byte for byte the frame of its response, and
+    /// per QP a coalescing of the required responses.
+    fn check_acks(&self, want: &RespPrediction) -> (Vec<String>, Vec<usize>) {
+        let mut out = Vec::new();
+        let n = crate::vector::QPS as usize;
+        let mut sent: Vec<Vec<Response>> = vec![Vec::new(); n];
+        for (k, (start, f)) in self.frames.iter().enumerate() {
+            let Ok(r) = RoceRepr::parse_bytes(f) else {
+                continue;
+            };
+            if r.bth.opcode != OPCODE_ACK {
+                continue;
+            }
+            let Some(q) = self
+                .vector
+                .qps
+                .iter()
+                .find(|q| q.remote_qpn == r.bth.dest_qp)
+            else {
+                continue; // check_frames reports it
+            };
+            let a = r.aeth.map_or((0, 0), |a| (a.syndrome, a.msn));
+            let resp = (r.bth.psn, a.0, a.1);
+            if *f != self.expected_ack(q.qp, resp) {
+                out.push(format!(
+                    "frame {k} (cycle {start}): ACK/NAK of QP {} (PSN {}, syndrome {:#04x}, MSN {}) \
+                     differs from the frame the testbench builds for it",
+                    q.qp, resp.0, resp.1, resp.2
+                ));
+            }
+            sent[q.qp as usize].push(resp);
+        }
+        for q in &self.vector.qps {
+            let i = q.qp as usize;
+            if let Err(e) = resp_cover::responses_cover(&want.responses[i], &sent[i]) {
+                out.push(format!("QP {}: ACK/NAKs sent: {e}", q.qp));
+            }
+        }
+        (out, sent.iter().map(Vec::len).collect())
+    }
+
+    /// RECV completions (opcode 128/129) per QP, in order, in the QP's
+    /// receive CQ, every field including the immediate flag and source QP.
+    fn check_recv_cqes(&self, want: &RespPrediction) -> Vec<String> {
+        let mut out = Vec::new();
+        let n = crate::vector::QPS as usize;
+        let mut got: Vec<Vec<_>> = vec![Vec::new(); n];
+        for w in self.cqe_log.iter().filter(|w| w.cqe.opcode >= 128) {
+            let imm = (w.raw[IMM_FLAG] & 1 == 1).then_some(w.cqe.imm);
+            let mut s = [0u8; 4];
+            s[..3].copy_from_slice(&w.raw[SRC_QP]);
+            let src = u32::from_le_bytes(s);
+            if (w.cqe.qp as usize) < n {
+                got[w.cqe.qp as usize].push((
+                    w.cq,
+                    (w.cqe.wr_id, w.cqe.status, w.cqe.opcode, w.cqe.len, imm, src),
+                    w.cqe.imm,
+                ));
+            } else {
+                out.push(format!("RECV CQE for QP {} that does not exist", w.cqe.qp));
+            }
+        }
+        for q in &self.vector.qps {
+            let i = q.qp as usize;
+            let exp: Vec<_> = want.cqes[i].iter().filter_map(cqe_fields).collect();
+            let g = &got[i];
+            for (k, e) in exp.iter().enumerate() {
+                match g.get(k) {
+                    Some((cq, x, raw_imm))
+                        if *cq == q.recv_cq() && x == e && (e.4.is_some() || *raw_imm == 0) => {}
+                    Some((cq, x, raw_imm)) => out.push(format!(
+                        "QP {}: RECV CQE {k}: got CQ {cq} (wr_id, status, opcode, byte_len, imm, \
+                         src_qp) = {x:x?} (imm field {raw_imm:#x}); expected CQ {} {e:x?}",
+                        q.qp,
+                        q.recv_cq()
+                    )),
+                    None => out.push(format!(
+                        "QP {}: RECV CQE {k} never written; expected {e:x?}",
+                        q.qp
+                    )),
+                }
+            }
+            if g.len() > exp.len() {
+                out.push(format!(
+                    "QP {}: {} RECV CQEs written, {} expected; the first extra: {:x?}",
+                    q.qp,
+                    g.len(),
+                    exp.len(),
+                    g[exp.len()].1
+                ));
+            }
+        }
+        out
+    }
+
+    /// A QP the responder moved to ERROR reads back CTRL.STATE = ERROR.
+    fn check_error_states(&self, want: &RespPrediction) -> Vec<String> {
+        let mut out = Vec::new();
+        for q in &self.vector.qps {
+            let name = format!("qp{}_ctrl", q.qp);
+            let Some(ctrl) = self.counters.iter().find(|(n, _)| *n == name).map(|x| x.1) else {
+                continue;
+            };
+            let state = ctrl & 7;
+            if want.errors[q.qp as usize] && state != 2 {
+                out.push(format!(
+                    "QP {}: the responder's remote error must move it to ERROR; CTRL.STATE \
+                     reads {state}",
+                    q.qp
+                ));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,312 @@
+//! What the responder must do with the request frames that arrived on
+//! `rx_*`, worked out by [`resp_reference`] (docs/responder.md) from the
+//! vector's QP and MR tables, the RECVs the host posted and the frames'
+//! own bytes (decoded by the testbench's codec), never from the model.
+//!
+//! Timing enters in one place: whether a RECV is there when a SEND (or a
+//! WRITE with immediate) needs one. `rq_fetch` prefetches at most
+//! [`RQ_SLOTS`] RECVs per QP, so RECV k is surely there `margin` cycles
+//! after both its doorbell and the consumption of RECV k - SLOTS, and
+//! surely not before its doorbell. A frame that needs a RECV in between is
+//! a vector whose outcome the testbench cannot tell: a failure that says
+//! so, never a guess.
+
+use super::RnicTopEnv;
+use crate::scenario::resp_cover;
+use crate::scenario::resp_reference::{self as rr, Effect, Mr, QpCtx, Responder};
+use crate::scenario::rx_reference::{classify, live_qps, RxEvent};
+use crate::vector::{QpState, QpType, Vector};
+use crate::wire::roce::RoceRepr;
+
+/// RECV WQE slots per QP in `rq_fetch` (docs/responder.md, SLOTS = 2).
+pub const RQ_SLOTS: usize = 2;
+
+/// Cycles from an RQ doorbell (or the consumption that frees a slot) after
+/// which the RECV is surely fetched: the host's read latency and a margin
+/// for the request path, the beats and a low `rq_ready`.
+pub fn recv_margin(v: &Vector) -> u64 {
+    let rc = &v.root_complex;
+    (rc.latency as u64 + 128) * 100 / rc.rq_ready_percent.max(1) as u64
+}
+
+/// Everything the responder must cause, per QP (index = QP).
+#[derive(Debug, Default)]
+pub struct RespPrediction {
+    /// Host writes in the order they must happen per QP (all QPs in the
+    /// order the frames arrived).
+    pub writes: Vec<(u64, Vec<u8>)>,
+    /// Required ACK/NAKs per QP.
+    pub responses: Vec<Vec<resp_cover::Response>>,
+    /// RECV completions per QP (Effect::Cqe only), flushes included.
+    pub cqes: Vec<Vec<Effect>>,
+    /// Per QP: the responder moved it to ERROR.
+    pub errors: Vec<bool>,
+    /// Frames whose outcome the vector's timing leaves open.
+    pub problems: Vec<String>,
+    /// The responder's event counts (docs/responder.md, `ev_*`): exec,
+    /// dup, seq_nak, rnr_nak, inv_nak, acc_nak, op_nak, recv (RECVs
+    /// consumed or flushed), uc_drop, notready.
+    pub counts: std::collections::BTreeMap<&'static str, u64>,
+    /// Per QP: RECVs consumed or flushed.
+    pub popped: Vec<usize>,
+}
+
+/// The event counts one packet's effects call for (the responder's
+/// counter pulses: a packet neither silent, nor a duplicate, nor NAKed was
+/// executed; the ahead packets after a NAK count nothing).
+fn count(out: &mut RespPrediction, e: &[Effect]) {
+    use crate::scenario::resp_reference::{Nak, Silent};
+    let mut add = |k: &'static str| *out.counts.entry(k).or_insert(0) += 1;
+    let silent = e.iter().any(|x| matches!(x, Effect::Silent(_)));
+    let dup = e.iter().any(|x| matches!(x, Effect::Duplicate));
+    let nak = e.iter().any(|x| matches!(x, Effect::Nak { .. }));
+    if !silent && !dup && !nak {
+        add("exec");
+    }
+    if dup {
+        add("dup");
+    }
+    // A READ executed (fresh or again): its job token, unanswered for now.
+    if e.iter().any(|x| matches!(x, Effect::ReadResponse { .. })) {
+        add("read");
+    }
+    for x in e {
+        match x {
+            Effect::Nak { nak, .. } => add(match nak {
+                Nak::PsnSequence => "seq_nak",
+                Nak::Rnr(_) => "rnr_nak",
+                Nak::InvalidRequest => "inv_nak",
+                Nak::RemoteAccess => "acc_nak",
+                Nak::RemoteOperational => "op_nak",
+            }),
+            Effect::Silent(Silent::NotReady | Silent::QpError) => add("notready"),
+            Effect::Silent(Silent::UcDropping | Silent::UcError) => add("uc_drop"),
+            _ => {}
+        }
+    }
+}
+
+/// The MR table as the responder sees it.
+pub fn mrs_of(v: &Vector) -> Vec<Mr> {
+    v.mrs
+        .iter()
+        .map(|m| Mr {
+            index: m.index,
+            key: m.key.0 as u32,
+            va: m.va.0,
+            len: m.len.0,
+            pbase: m.pbase.0,
+            access: crate::vector::resp::access_bits(&m.access),
+            pd: m.pd,
+            valid: m.valid,
+        })
+        .collect()
+}
+
+/// A request opcode the responder takes (SEND, WRITE, READ REQUEST; RC or
+/// UC), as opposed to READ responses and acknowledgements.
+fn is_request(op: u8) -> bool {
+    op >> 5 <= 1 && op & 0x1F <= 0x0C
+}
+
+/// Whether request `p` needs a RECV: SEND FIRST/ONLY, WRITE with
+/// immediate LAST/ONLY.
+fn needs_recv(op: u8) -> bool {
+    matches!(op & 0x1F, 0x00 | 0x04 | 0x05 | 0x09 | 0x0B)
+}
+
+/// Per QP: the RECVs posted (vector index, doorbell cycle) and the cycles
+/// the consumed ones were consumed.
+struct RecvTimes {
+    posted: Vec<(usize, u64)>,
+    /// Next posted RECV not yet handed to the reference.
+    next: usize,
+    consumed: Vec<u64>,
+}
+
+impl RnicTopEnv {
+    /// The responder's effects for the frames that arrived so far.
+    pub fn predict_responder(&self) -> RespPrediction {
+        let v = &self.vector;
+        let n = crate::vector::QPS as usize;
+        let margin = recv_margin(v);
+        let mrs = mrs_of(v);
+        let mut resp: Vec<Option<Responder>> = vec![None; n];
+        for q in &v.qps {
+            let ctx = QpCtx {
+                qp: q.qp,
+                remote_qpn: q.remote_qpn,
+                uc: q.kind == QpType::Uc,
+                ready: matches!(q.state, QpState::Rts | QpState::Rtr),
+                pd: q.pd,
+                mtu: q.mtu,
+                epsn: q.epsn,
+                access: crate::vector::resp::access_bits(&q.remote_access),
+                min_rnr_timer: q.min_rnr_timer,
+                mrs: crate::vector::MRS,
+            };
+            resp[q.qp as usize] = Some(Responder::new(ctx, mrs.clone()));
+        }
+        let mut times: Vec<RecvTimes> = (0..n)
+            .map(|_| RecvTimes {
+                posted: Vec::new(),
+                next: 0,
+                consumed: Vec::new(),
+            })
+            .collect();
+        for p in &self.host.recv_posts {
+            for &k in &p.recvs {
+                times[p.qp as usize].posted.push((k, p.cycle));
+            }
+        }
+        let mut out = RespPrediction {
+            responses: vec![Vec::new(); n],
+            cqes: vec![Vec::new(); n],
+            errors: vec![false; n],
+            popped: vec![0; n],
+            ..Default::default()
+        };
+        for k in [
+            "exec", "dup", "seq_nak", "rnr_nak", "inv_nak", "acc_nak", "op_nak", "recv", "uc_drop",
+            "notready", "read",
+        ] {
+            out.counts.insert(k, 0);
+        }
+        let live = live_qps(v);
+        for (f, s) in self.rx.sent.iter().enumerate() {
+            let RxEvent::Data { qp, .. } = classify(&s.bytes, s.fcs, &live) else {
+                continue;
+            };
+            let Ok(p) = parse_padded(&s.bytes) else {
+                continue;
+            };
+            if !is_request(p.bth.opcode) {
+                continue;
+            }
+            let q = qp as usize;
+            let Some(r) = resp[q].as_mut() else { continue };
+            let t = s.first;
+            // Hand over every RECV surely fetched by t; stop at one that
+            // may or may not be.
+            let tm = &mut times[q];
+            let mut open = None;
+            while let Some(&(k, at)) = tm.posted.get(tm.next) {
+                let i = tm.next;
+                let freed = if i >= RQ_SLOTS {
+                    tm.consumed.get(i - RQ_SLOTS).copied()
+                } else {
+                    Some(0)
+                };
+                let ready_at = freed.map(|c| c.max(at) + margin);
+                match ready_at {
+                    Some(x) if x <= t => {
+                        r.post_recv(v.recvs[k].repr());
+                        tm.next += 1;
+                    }
+                    _ => {
+                        if at <= t {
+                            open = Some(k);
+                        }
+                        break;
+                    }
+                }
+            }
+            if needs_recv(p.bth.opcode) && r.rq.is_empty() && !r.in_error() {
+                if let Some(k) = open {
+                    out.problems.push(format!(
+                        "rx frame {f} (cycle {t}, QP {qp}, PSN {}) needs a RECV and recvs[{k}] \
+                         was posted or freed a slot less than {margin} cycles before: whether \
+                         it was fetched in time is timing the testbench does not predict; \
+                         post earlier or send later",
+                        p.bth.psn
+                    ));
+                }
+            }
+            let before = r.rq.len();
+            let effects = r.packet(&p);
+            for _ in r.rq.len()..before {
+                tm.consumed.push(t);
+                out.popped[q] += 1;
+                *out.counts.entry("recv").or_insert(0) += 1;
+            }
+            count(&mut out, &effects);
+            let mut effects = effects;
+            if r.in_error() {
+                out.errors[q] = true;
+            }
+            absorb(&mut out, q, &mut effects);
+        }
+        for q in &v.qps {
+            let i = q.qp as usize;
+            let Some(r) = resp[i].as_mut() else { continue };
+            if q.state == QpState::Error || r.in_error() {
+                // Every RECV posted is fetched in ERROR too, and flushed.
+                let tm = &mut times[i];
+                for &(k, _) in &tm.posted[tm.next..] {
+                    r.post_recv(v.recvs[k].repr());
+                }
+                tm.next = tm.posted.len();
+                let mut f = resp_cover::flush(r);
+                *out.counts.entry("recv").or_insert(0) += f.len() as u64;
+                out.popped[i] += f.len();
+                absorb(&mut out, i, &mut f);
+            }
+        }
+        out
+    }
+}
+
+/// Decodes a frame as it arrived: a short frame carries the sending MAC's
+/// padding after the IP packet (docs/rx_cc.md: ignored), which the codec
+/// does not take, so the frame is cut to the IP length first.
+pub fn parse_padded(f: &[u8]) -> Result<RoceRepr, String> {
+    RoceRepr::parse_bytes(f).or_else(|e| {
+        let ip = if f.get(12..14) == Some(&[0x81, 0x00]) {
+            18
+        } else {
+            14
+        };
+        let et = f.get(ip - 2..ip).map(|b| u16::from_be_bytes([b[0], b[1]]));
+        let end = match et {
+            Some(0x0800) => f
+                .get(ip + 2..ip + 4)
+                .map(|b| ip + u16::from_be_bytes([b[0], b[1]]) as usize),
+            Some(0x86DD) => f
+                .get(ip + 4..ip + 6)
+                .map(|b| ip + 40 + u16::from_be_bytes([b[0], b[1]]) as usize),
+            _ => None,
+        };
+        match end {
+            Some(n) if n < f.len() => RoceRepr::parse_bytes(&f[..n]).map_err(|e| e.to_string()),
+            _ => Err(e.to_string()),
+        }
+    })
+}
+
+fn absorb(out: &mut RespPrediction, q: usize, effects: &mut Vec<Effect>) {
+    out.responses[q].extend(resp_cover::required(effects));
+    for e in effects.drain(..) {
+        match e {
+            Effect::Write { addr, bytes } => out.writes.push((addr, bytes)),
+            c @ Effect::Cqe { .. } => out.cqes[q].push(c),
+            _ => {}
+        }
+    }
+}
+
+/// The effects' RECV completion fields, for messages.
+pub fn cqe_fields(e: &Effect) -> Option<(u64, u8, u8, u32, Option<u32>, u32)> {
+    match *e {
+        Effect::Cqe {
+            wr_id,
+            status,
+            opcode,
+            byte_len,
+            imm,
+            src_qp,
+        } => Some((wr_id, status, opcode, byte_len, imm, src_qp)),
+        _ => None,
+    }
+}
+
+pub use rr::{LOCAL_WRITE, REMOTE_WRITE};

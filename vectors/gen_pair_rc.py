@@ -1,0 +1,368 @@
+"""RC pair vectors (vectors/pair/rc_*.json), run by gen_pair.py.
+
+With the responder in rnic_top a NIC executes the RC requests it
+receives: WRITE payloads land in the MR the RETH names, SENDs fill the
+RECVs its host posted (RQ order, scatter lists of 1..4 entries), WRITE with
+immediate consumes a RECV and completes it with opcode 129, and each
+message is acknowledged, so the requester completes RC work. The
+testbench predicts all of it from the vector and the frames on the wire
+(docs/pair.md); these vectors cover lengths around the MTU, scatter,
+four QPs both ways, IPv6 and VLAN, PSN wrap, the responder's errors, RNR,
+a QP not ready and a slow receiving host.
+
+Layout of each host (on top of gen_tx.py's): MR 0 (key 0x1230) is the
+source region, 2 MiB at 0x10_0000 (VA 0x7F00_0000_0000); MR 1 (key
+0x4561) is the receive region, 2 MiB at 0x40_0000 (VA 0x7E00_0000_0000),
+LOCAL_WRITE and REMOTE_WRITE; both filled with a seeded pattern, so bytes
+the responder must not touch are checked too. RQ rings at 0x3000_0000 +
+64 KiB * qp; requester completions in CQ 0 (CQ 2 for QPs posted all at
+once, so that a wait on CQ 0 counts the paced QPs alone), receive
+completions in CQ 1.
+
+Timing discipline (docs/pair.md, "RECVs and timing"): the receiver posts
+its RECVs first thing; the sender starts at cycle 400 after configuration
+(wait_until), and a QP whose messages need RECVs sends them paced (post,
+wait for the completion, post the next) so that rq_fetch's two slots are
+refilled before the next SEND arrives.
+"""
+import gen_tx
+
+PHYS1 = 0x40_0000
+VA1 = 0x7E00_0000_0000
+KEY1 = 0x4561  # entry 1
+LEN1 = 0x20_0000
+START = 400
+
+CHECK = ("both NICs' model and RTL in lockstep; each NIC's request frames byte for byte against "
+         "frames built from its WQEs and memory; the receiver's effects predicted by "
+         "resp_reference from the frames that arrived, decoded by the testbench's codec: every "
+         "host write (bytes, addresses, MR rights) and the final contents of every MR, every "
+         "RECV CQE (wr_id, status, opcode, byte_len, immediate and its flag, src_qp, CQ, order, "
+         "flushes), every ACK/NAK frame byte for byte and as a coalescing of the required "
+         "responses, CTRL.STATE ERROR after a remote error; the requester's RC completions only "
+         "as the ACKs that arrived cover them; the link, receive counters and PCIe rules")
+
+
+class Side:
+    """One host under construction."""
+
+    def __init__(self, name, seed):
+        self.name = name
+        self.seed = seed
+        self.qps = []
+        self.wqes = []
+        self.recvs = []
+        self.program = []
+        self.mrs = [gen_tx.mr(),
+                    gen_tx.mr(index=1, key=KEY1, va=VA1, length=LEN1, pbase=PHYS1,
+                              access=["local_write", "remote_write"])]
+        self.root_complex = None
+        self.wrid = 0x100 if name == "a" else 0x200
+
+    def qp(self, n, mtu=1024, ipv6=False, vlan=None, psn=None, peer_psn=None, access=None,
+           state=None, rnr=0, log=6):
+        me, peer = (0, 1) if self.name == "a" else (1, 0)
+        q = gen_qp(self.name, n, mtu, ipv6)
+        q["type"] = "rc"
+        q["psn"] = psn if psn is not None else 100 * n + 7 + 50 * me
+        q["epsn"] = peer_psn if peer_psn is not None else 100 * n + 7 + 50 * peer
+        q["rq"] = {"base": hex(0x3000_0000 + 0x1_0000 * n), "log_size": log}
+        q["rq_cq"] = 1
+        q["remote_access"] = access if access is not None else ["remote_write", "remote_read"]
+        if rnr:
+            q["min_rnr_timer"] = rnr
+        if vlan is not None:
+            q["vlan"] = {"vid": vlan, "pcp": 3}
+        if state:
+            q["state"] = state
+        self.qps.append(q)
+        return q
+
+    def recv(self, qp, sges, num_sge=None):
+        """sges: [(offset in MR 1, length)]; returns the RECV."""
+        self.wrid += 1
+        r = {"qp": qp, "wr_id": hex(0xEC00_0000 + self.wrid),
+             "sges": [{"addr": hex(VA1 + o), "len": n, "lkey": hex(KEY1)} for o, n in sges]}
+        if num_sge is not None:
+            r["num_sge"] = num_sge
+        self.recvs.append(r)
+        return r
+
+    def post_recvs(self):
+        """Every RECV of every QP, first thing."""
+        steps = []
+        for q in self.qps:
+            n = sum(1 for r in self.recvs if r["qp"] == q["qp"])
+            if n:
+                steps.append({"post_recv": {"qp": q["qp"], "recvs": n}})
+        self.program = steps + self.program
+
+    def wqe(self, qp, op, length, src_off, dst_off=0, rkey=KEY1, imm=None, lkey=gen_tx.KEY0,
+            rva=VA1):
+        self.wrid += 1
+        w = {"qp": qp, "opcode": op, "wr_id": hex(0x5E00_0000 + self.wrid), "len": length,
+             "laddr": hex(gen_tx.VA + src_off), "lkey": hex(lkey),
+             "raddr": hex(rva + dst_off), "rkey": hex(rkey),
+             "imm": hex(imm if imm is not None else 0x1A0000 + self.wrid)}
+        self.wqes.append(w)
+        return w
+
+    def send_all(self, qp, paced):
+        """Posts QP qp's WQEs: all at once, or one at a time, each after the
+        completion of the one before (CQ 0 counts every QP's: the waits
+        count this host's requester completions so far)."""
+        ws = [w for w in self.wqes if w["qp"] == qp]
+        if not ws:
+            return
+        if not paced:
+            self.program.append({"post_send": {"qp": qp, "wqes": len(ws)}})
+            return
+        for _ in ws:
+            self.program.append({"post_send": {"qp": qp, "wqes": 1}})
+            self.done += 1
+            self.program.append({"wait_cqes": {"cq": 0, "count": self.done}})
+
+    def build(self, pace=(), plain=(), start=START):
+        """pace: QPs sent one WQE at a time (in this order, each waiting for
+        its completion); plain: QPs posted at once, before the paced ones."""
+        self.done = 0
+        self.program = [{"wait_until": {"cycle": start}}] if (pace or plain) else []
+        # The waits count CQ 0: only the paced QPs complete there.
+        cqs = [gen_tx.cq(0), gen_tx.cq(1)]
+        for q in self.qps:
+            if q["qp"] in plain:
+                q["cq"] = 2
+        if plain:
+            cqs.append(gen_tx.cq(2))
+        for n in plain:
+            self.send_all(n, False)
+        for n in pace:
+            self.send_all(n, True)
+        self.post_recvs()
+        h = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": self.seed},
+                        {"addr": hex(PHYS1), "len": LEN1, "seed": self.seed + 100}],
+             "qps": self.qps, "mrs": self.mrs, "cqs": cqs,
+             "wqes": self.wqes, "recvs": self.recvs, "program": self.program}
+        if self.root_complex:
+            h["root_complex"] = self.root_complex
+        return h
+
+
+gen_qp = None  # gen_pair.qp, set by gen_pair.main
+
+
+def lengths_vector(vec, mtu, name):
+    """SEND/RECV, WRITE and WRITE with immediate of lengths 0, 1, MTU-1,
+    MTU, MTU+1 and 64 KiB, A to B on three QPs (one per operation)."""
+    a, b = Side("a", 11), Side("b", 12)
+    lens = [0, 1, mtu - 1, mtu, mtu + 1, 64 * 1024]
+    for n in range(3):
+        a.qp(n, mtu)
+        b.qp(n, mtu)
+    off = 0
+    for k, ln in enumerate(lens):
+        a.wqe(0, "send", ln, src_off=0x1_0000 * k + 3)
+        b.recv(0, [(off, 64 * 1024 + 64)])
+        off += 0x1_1000
+    for k, ln in enumerate(lens):
+        a.wqe(1, "write", ln, src_off=0x8_0000 + 0x1_0000 * k + 5, dst_off=0x8_0000 + 0x1_1000 * k + 1)
+    for k, ln in enumerate(lens):
+        a.wqe(2, "write_imm", ln, src_off=0x1_0000 * k + 9, dst_off=0x10_0000 + 0x1_1000 * k + 7)
+        b.recv(2, [(0x1F_0000 + 0x100 * k, 16)])
+    vec(name,
+        "RC, MTU %d, A to B: SEND/RECV (QP 0), WRITE (QP 1) and WRITE with immediate (QP 2) of "
+        "%s bytes, unaligned source and destination; B places every payload (SENDs into 64 KiB "
+        "RECVs in RQ order, WRITEs at the RETH's VA), completes a RECV per SEND (opcode 128, "
+        "byte_len the SEND's) and per WRITE with immediate (opcode 129, byte_len the WRITE's, "
+        "the immediate flagged), ACKs every message; A completes every WQE only once an ACK "
+        "covers it" % (mtu, ", ".join(str(x) for x in lens)),
+        a.build(pace=[0, 2], plain=[1]), b.build())
+
+
+def main(write):
+    def vec(*args, **kw):
+        write(*args, check=CHECK, **kw)
+
+    lengths_vector(vec, 1024, "rc_lengths_mtu1024")
+    lengths_vector(vec, 4096, "rc_lengths_mtu4096")
+
+    # Scatter lists of 1..4 entries, unaligned, filled exactly, partly and
+    # across every entry boundary.
+    a, b = Side("a", 21), Side("b", 22)
+    a.qp(0, 256)
+    b.qp(0, 256)
+    cases = [
+        (700, [(0x101, 700)]),
+        (700, [(0x1003, 300), (0x2007, 400)]),
+        (1000, [(0x3001, 1), (0x4002, 255), (0x5003, 513), (0x6005, 231)]),
+        (900, [(0x7011, 100), (0x8013, 200), (0x9017, 300), (0xA019, 4000)]),
+        (1, [(0xB001, 3), (0xC001, 5)]),
+        (0, [(0xD001, 8)]),
+        (2500, [(0xE00F, 1000), (0x1_0001, 1000), (0x1_1001, 250), (0x1_2003, 250)]),
+    ]
+    for k, (ln, sg) in enumerate(cases):
+        a.wqe(0, "send", ln, src_off=0x1_0000 * k + 0x33)
+        b.recv(0, sg)
+    vec("rc_scatter",
+        "RC SENDs (MTU 256, up to 10 packets) into RECVs of 1 to 4 scatter entries at unaligned "
+        "addresses: filled exactly, partly, 1 byte, 0 bytes, and messages whose packets cross "
+        "entry boundaries; B writes each byte at its entry's place and nothing past the "
+        "message, completes each RECV with the SEND's length",
+        a.build(pace=[0]), b.build())
+
+    # Four QPs per host, both directions at once, every operation.
+    a, b = Side("a", 31), Side("b", 32)
+    mtus = [256, 1024, 2048, 4096]
+    for n in range(4):
+        a.qp(n, mtus[n])
+        b.qp(n, mtus[n])
+    for s, o, base in ((a, b, 0), (b, a, 0x10_0000)):
+        for n in range(4):
+            s.wqe(n, "write", 5000 + 1000 * n, src_off=0x4_0000 * n, dst_off=base + 0x4_0000 * n)
+            s.wqe(n, "send", 3000 - 500 * n, src_off=0x4_0000 * n + 0x2_0000)
+            o.recv(n, [(base + 0x4_0000 * n + 0x2_0000, 4096)])
+            s.wqe(n, "write_imm", 700 + n, src_off=0x4_0000 * n + 0x3_0000,
+                  dst_off=base + 0x4_0000 * n + 0x3_0000)
+            o.recv(n, [(base + 0x4_0000 * n + 0x3_8000, 8)])
+    vec("rc_four_qps_both_ways",
+        "Four RC QPs per host (MTU 256, 1024, 2048, 4096), A and B at once: on each QP a WRITE, "
+        "a SEND and a WRITE with immediate each way; each NIC is requester and responder at "
+        "once, its ACKs sharing the control path with its requests; every payload placed, "
+        "every RECV completed, every WQE completed by the other side's ACKs",
+        a.build(pace=[0, 1, 2, 3]), b.build(pace=[0, 1, 2, 3]))
+
+    # IPv6 and VLAN.
+    a, b = Side("a", 41), Side("b", 42)
+    a.qp(0, 1024, ipv6=True)
+    b.qp(0, 1024, ipv6=True)
+    a.qp(1, 2048, vlan=100)
+    b.qp(1, 2048, vlan=100)
+    a.qp(2, 4096, ipv6=True, vlan=7)
+    b.qp(2, 4096, ipv6=True, vlan=7)
+    for n in range(3):
+        a.wqe(n, "write", 9000, src_off=0x2_0000 * n, dst_off=0x2_0000 * n + 1)
+        a.wqe(n, "send", 2049, src_off=0x2_0000 * n + 0x1_0000)
+        b.recv(n, [(0x10_0000 + 0x1_0000 * n, 1024), (0x10_8000 + 0x1_0000 * n, 2048)])
+        b.wqe(n, "send", 333, src_off=0x2_0000 * n + 0x8000)
+        a.recv(n, [(0x18_0000 + 0x1000 * n, 400)])
+    vec("rc_ipv6_vlan",
+        "RC over IPv6 (QP 0), VLAN 100 (QP 1) and both (QP 2): WRITEs and SENDs A to B, SENDs "
+        "B to A; the ACK frames carry the QP's own IP version and VLAN tag",
+        a.build(pace=[0, 1, 2]), b.build(pace=[0, 1, 2]))
+
+    # PSN wrap: the first PSN 3 before 2^24, multi-packet messages across it.
+    a, b = Side("a", 51), Side("b", 52)
+    a.qp(0, 1024, psn=0xFF_FFFD, peer_psn=0xFF_FFFE)
+    b.qp(0, 1024, psn=0xFF_FFFE, peer_psn=0xFF_FFFD)
+    a.wqe(0, "write", 6000, src_off=0x11, dst_off=0x13)
+    a.wqe(0, "send", 3000, src_off=0x1_0011)
+    b.recv(0, [(0x2_0000, 4000)])
+    b.wqe(0, "write_imm", 5000, src_off=0x3_0000, dst_off=0x3_0001)
+    a.recv(0, [(0x4_0000, 8)])
+    vec("rc_psn_wrap",
+        "RC with PSNs starting 3 and 2 before 2^24: a 6-packet WRITE and a 3-packet SEND A to B "
+        "and a 5-packet WRITE with immediate B to A cross the wrap; ePSN, the ACKs' PSNs and the "
+        "requesters' windows wrap with them",
+        a.build(pace=[0]), b.build(pace=[0]))
+
+    errors(vec)
+
+
+def errors(vec):
+    # Each: A sends one bad request (QP 0) and a good WRITE on QP 1 that
+    # must be unaffected; B's QP 0 NAKs, goes to ERROR (a remote error)
+    # and flushes the RECVs it holds.
+    def err(name, what, setup, wqe, nak, written="nothing is written for it"):
+        a, b = Side("a", 61), Side("b", 62)
+        a.qp(0, 1024)
+        b.qp(0, 1024)
+        a.qp(1, 1024)
+        b.qp(1, 1024)
+        setup(a, b)
+        wqe(a)
+        a.wqe(1, "write", 3000, src_off=0x9_0000, dst_off=0x9_0001)
+        vec(name,
+            "RC, A to B: %s. B answers with %s and moves QP 0 to ERROR, flushing the RECVs it "
+            "still holds (status 5); %s. A's good WRITE on QP 1 is placed "
+            "and completed as usual" % (what, nak, written),
+            a.build(plain=[0, 1]), b.build())
+
+    err("rc_err_bad_rkey", "a WRITE whose rkey names no valid MR",
+        lambda a, b: b.recv(0, [(0x100, 64)]),
+        lambda a: a.wqe(0, "write", 100, src_off=0x100, rkey=0x4571),
+        "a remote access NAK (0x62)")
+    err("rc_err_range", "a WRITE that ends 1 byte past the end of B's MR",
+        lambda a, b: None,
+        lambda a: a.wqe(0, "write", 2000, src_off=0x100, dst_off=LEN1 - 1999),
+        "a remote access NAK (0x62)")
+
+    def no_rw(a, b):
+        b.mrs.append(gen_tx.mr(index=2, key=0x7892, va=0x7D00_0000_0000, length=0x1_0000,
+                               pbase=0x70_0000, access=["local_write", "remote_read"]))
+    err("rc_err_no_remote_write", "a WRITE into an MR that grants LOCAL_WRITE and REMOTE_READ but "
+        "not REMOTE_WRITE", no_rw,
+        lambda a: a.wqe(0, "write", 64, src_off=0x100, rkey=0x7892, rva=0x7D00_0000_0000),
+        "a remote access NAK (0x62)")
+
+    def other_pd(a, b):
+        b.mrs.append(gen_tx.mr(index=3, key=0x9993, va=0x7C00_0000_0000, length=0x1_0000,
+                               pbase=0x70_0000, pd=2))
+    err("rc_err_pd_mismatch", "a WRITE into an MR of another protection domain", other_pd,
+        lambda a: a.wqe(0, "write", 64, src_off=0x100, rkey=0x9993, rva=0x7C00_0000_0000),
+        "a remote access NAK (0x62)")
+
+    def short_recv(a, b):
+        b.recv(0, [(0x1000, 1000), (0x3000, 1000)])
+        b.recv(0, [(0x5000, 4096)])
+    err("rc_err_send_too_long", "a 2-packet SEND of 2001 bytes into a RECV of 2000 (two entries)",
+        short_recv, lambda a: a.wqe(0, "send", 2001, src_off=0x100),
+        "an invalid request NAK (0x61), completes the RECV with status 1 (local length error)",
+        written="the first packet's 1024 bytes are placed in the RECV before the second "
+        "overflows it")
+
+    # RNR: no RECV posted; B stays in RTS.
+    a, b = Side("a", 71), Side("b", 72)
+    a.qp(0, 1024)
+    b.qp(0, 1024, rnr=14)
+    a.qp(1, 1024)
+    b.qp(1, 1024)
+    a.wqe(0, "send", 500, src_off=0x100)
+    a.wqe(1, "write_imm", 64, src_off=0x200, dst_off=0x300)
+    vec("rc_rnr_no_recv",
+        "RC, A to B with no RECV posted at B: a SEND (QP 0, min_rnr_timer 14) and a WRITE with "
+        "immediate (QP 1) each get an RNR NAK (syndrome 0x2E / 0x20) with ePSN unmoved; nothing "
+        "is written, nothing completes, both QPs stay ready; A counts the NAKs and completes "
+        "nothing (no retransmission yet)",
+        a.build(plain=[0, 1]), b.build())
+
+    # Not ready: B's QP 0 in INIT (frames dropped as for an unknown QP), QP 1
+    # in RTR (receives and acknowledges, sends nothing).
+    a, b = Side("a", 81), Side("b", 82)
+    a.qp(0, 1024)
+    b.qp(0, 1024, state="init")
+    a.qp(1, 1024)
+    b.qp(1, 1024, state="rtr")
+    a.wqe(0, "write", 1500, src_off=0x100, dst_off=0x100)
+    a.wqe(1, "write", 1500, src_off=0x1100, dst_off=0x2100)
+    a.wqe(1, "send", 100, src_off=0x3100)
+    b.recv(1, [(0x4000, 128)])
+    vec("rc_not_ready",
+        "RC, A to B: B's QP 0 is in INIT, so its frames are dropped (drop_qp) and nothing "
+        "answers A's WRITE, which never completes; B's QP 1 is in RTR, which receives: the "
+        "WRITE and the SEND are placed, the RECV completed, both acknowledged",
+        a.build(plain=[0], pace=[1]), b.build())
+
+    # A slow receiving host: long read latency and a low rq_ready.
+    a, b = Side("a", 91), Side("b", 92)
+    a.qp(0, 4096)
+    b.qp(0, 4096)
+    b.root_complex = {"latency": 1200, "rq_ready_percent": 30, "seed": 5}
+    a.wqe(0, "write", 12000, src_off=0x101, dst_off=0x203)
+    for k in range(2):
+        a.wqe(0, "send", 1500 + 1000 * k, src_off=0x1_0000 * (k + 1))
+        b.recv(0, [(0x2_0000 * (k + 1), 2000), (0x2_0000 * (k + 1) + 0x1_0000, 4000)])
+    vec("rc_slow_receiver",
+        "RC, A to B, B's host slow (read latency 1200 cycles, rq_ready 30%): B's RECV prefetch "
+        "and its payload and CQE writes wait on the host; A's WRITE and its two SENDs (paced, "
+        "each after the previous one's completion) are placed and completed all the same",
+        a.build(pace=[0], start=7000), b.build(), max_cycles=2_000_000)
