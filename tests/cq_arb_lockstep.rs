@@ -221,7 +221,7 @@ impl Env for ArbEnv {
             ..Default::default()
         };
         let readies = [out.a_ready, out.b_ready];
-        for k in 0..N {
+        for (k, &ready) in readies.iter().enumerate() {
             let s = &mut self.src[k];
             let offer = !s.items.is_empty() && (s.holding || self.rng.percent(s.valid_percent));
             // Junk on the lines while valid is low (b_wait_frame included:
@@ -243,8 +243,8 @@ impl Env for ArbEnv {
                     (c.len, c.imm, c.imm_flag, c.src_qp, c.qp, c.cq);
             }
             let s = &mut self.src[k];
-            s.holding = offer && !readies[k];
-            if offer && readies[k] {
+            s.holding = offer && !ready;
+            if offer && ready {
                 s.items.pop_front();
                 self.waiting[k] = Some(cycle);
             }

@@ -53,6 +53,31 @@
 //! for a UC QP gives no output at all and `grant_ready` rises 4 cycles after
 //! its grant.
 //!
+//!
+//! READ responses (docs/responder.md, "rd_resp and READ responses in
+//! tx_engine"): in most cases the environment also plays rd_resp, with READ
+//! jobs (every MTU code, lengths 0, around the MTU and up to 256 KiB,
+//! first PSNs about to wrap) becoming available on random QPs at random
+//! times (`job_avail`), a registered head read (`job_rd` at n, the job on
+//! `job_*` at n+1) and pops. From each job alone it derives the response
+//! packets (docs/protocol.md section 1: ONLY for one packet, also for
+//! length 0, else FIRST, MIDDLE..., LAST; every packet but the last one MTU
+//! of the job's MTU code; PSN = job PSN + index mod 2^24; AETH with
+//! syndrome 0x00, the ACK syndrome the responder uses, and the job's MSN on
+//! FIRST, LAST and ONLY) and checks every response descriptor against it:
+//! the frame built by the testbench's encoder and parsed back by its
+//! decoder has the QP's headers, the opcode, PSN, AETH and payload length
+//! (AckReq, SE 0, no RETH / ImmDt); its payload read is at job address +
+//! index x MTU, and the reads of a job cover exactly [addr, addr + len); no
+//! PSN write-back and no completion come with it. A data grant taken for a
+//! QP whose `job_avail` bit is high must be a response step (read at n+1,
+//! descriptor at n+3), whatever WQE the QP has in progress or waiting; a
+//! job is popped exactly in the cycle its last packet's descriptor shows,
+//! and every job exactly once. `tx_engine_read_response_rate` measures the
+//! cycle figures of docs/responder.md (a 64 KiB READ at MTU 4096).
+//! With `RNIC_MODEL_ALONE=1` the random test runs the model alone under
+//! the environment (no RTL), to show a mutation of the model is caught.
+//!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
 //! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
@@ -64,6 +89,7 @@ mod common;
 
 use std::collections::VecDeque;
 
+use rnic_model::resp_tok::ReadJob;
 use rnic_model::tx_engine::{TxEngine, TxEngineIn, TxEngineOut, MRS, QPS};
 use rnic_model::Beat;
 use rnic_testbench::env::SplitMix64;
@@ -332,6 +358,53 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
     (pkts, cpls)
 }
 
+/// A READ response packet as derived from its job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RPkt {
+    opcode: u8,
+    psn: u32,
+    pay: u32,
+    /// AETH (syndrome, MSN) on FIRST, LAST and ONLY.
+    aeth: Option<(u8, u32)>,
+    /// Payload read address (when pay > 0).
+    rd_addr: u64,
+}
+
+/// The response packets of a READ job (docs/protocol.md sections 1 and 7,
+/// docs/responder.md): one per MTU of the job's MTU code, at least one.
+fn rsp_packets(j: &ReadJob) -> Vec<RPkt> {
+    let mtu = mtu_of(j.mtu) as u64;
+    let len = j.len as u64;
+    let n = len.div_ceil(mtu).max(1);
+    let v: Vec<RPkt> = (0..n)
+        .map(|k| {
+            let (first, last) = (k == 0, k == n - 1);
+            let pay = if last { len - k * mtu } else { mtu };
+            RPkt {
+                opcode: match (first, last) {
+                    (true, true) => 0x10,
+                    (true, false) => 0x0D,
+                    (false, false) => 0x0E,
+                    (false, true) => 0x0F,
+                },
+                psn: ((j.psn as u64 + k) % (1 << 24)) as u32,
+                pay: pay as u32,
+                // The responder's ACK syndrome is 0x00 (credit field 0).
+                aeth: (first || last).then_some((0x00, j.msn)),
+                rd_addr: if pay > 0 { j.addr + k * mtu } else { 0 },
+            }
+        })
+        .collect();
+    // The reads tile [addr, addr + len) exactly.
+    let mut at = j.addr;
+    for p in v.iter().filter(|p| p.pay > 0) {
+        assert_eq!(p.rd_addr, at);
+        at += p.pay as u64;
+    }
+    assert_eq!(at, j.addr + len);
+    v
+}
+
 struct Case {
     qps: [Qp; QPS],
     mrs: [Mr; MRS],
@@ -360,6 +433,10 @@ struct Case {
     /// ACKs asked for any QP (UC ones included) rather than an RC QP.
     ack_pct: u8,
     ack_any_pct: u8,
+    /// READ jobs per QP (rd_resp), and the percent of cycles the next one
+    /// of a QP becomes available.
+    jobs: Vec<Vec<ReadJob>>,
+    job_pct: u8,
 }
 
 /// An ACK / NAK as ack_gen offers it.
@@ -504,6 +581,44 @@ fn gen_case(r: &mut SplitMix64) -> Case {
             junk: r.next_u64(),
         });
     }
+    // READ jobs (rd_resp) in most cases, on random QPs, within the budget.
+    let mut jobs = vec![Vec::new(); QPS];
+    if r.percent(75) {
+        let mut rpk = 0u64;
+        for _ in 0..r.below(60) {
+            let q = r.below(QPS as u64) as usize;
+            let code = r.below(8) as u8;
+            let mtu = mtu_of(code) as u64;
+            let len = match r.below(8) {
+                0 => 0,
+                1 => 1 + r.below(4),
+                2 => mtu - 1 + r.below(3),
+                3 => mtu * (1 + r.below(4)) + r.below(3) - 1,
+                4 => 1 << 16,
+                5 => r.below(1 << 18),
+                _ => r.below(3 * 4096),
+            } as u32;
+            let n = (len as u64).div_ceil(mtu).max(1);
+            if rpk + n > PKT_BUDGET {
+                continue;
+            }
+            rpk += n;
+            jobs[q].push(ReadJob {
+                qp: q as u8,
+                psn: if r.percent(30) {
+                    (1 << 24) - 1 - r.below(4) as u32
+                } else {
+                    r.below(1 << 24) as u32
+                },
+                // A zero-length READ's job has address 0; no job wraps the
+                // bus address space.
+                addr: if len == 0 { 0 } else { r.next_u64() >> 1 },
+                len,
+                msn: r.below(1 << 24) as u32,
+                mtu: code,
+            });
+        }
+    }
     let rdy = |r: &mut SplitMix64| {
         if r.percent(30) {
             100
@@ -530,6 +645,8 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         block_ignore_pct: [0, 10, 50][r.below(3) as usize],
         ack_pct: [0, 1, 10, 50, 100][r.below(5) as usize],
         ack_any_pct: [0, 5, 30][r.below(3) as usize],
+        jobs,
+        job_pct: [1, 10, 50, 100][r.below(4) as usize],
     }
 }
 
@@ -585,19 +702,42 @@ struct TxEnv {
     /// (cycle, QP) of the pop the last grant calls for.
     pop_due: Option<(u64, u8)>,
     prev_valids: bool,
+    prev_desc: bool,
     errs_exp: usize,
     errs: usize,
     prot_exp: usize,
     prot: usize,
     flush_exp: usize,
     flush: usize,
-    /// Steps: WQE in progress, new WQE, CNP, ACK.
-    steps: [u64; 4],
+    /// Steps: WQE in progress, new WQE, CNP, ACK, READ response.
+    steps: [u64; 5],
     /// Packets, completions by status (0, 2, 4, 5), CNPs, ACKs.
     stats: [u64; 7],
     /// Grants taken for a blocked QP: with a WQE available and none in
     /// progress (nothing must happen), with a WQE in progress (it goes on).
     blocked: [u64; 2],
+    // rd_resp: jobs not yet available, available (job_avail), the answer
+    // to the last head read (held), the response packets still due per QP,
+    // jobs not yet popped, bytes read of each QP's head job.
+    jobs_pending: Vec<VecDeque<ReadJob>>,
+    jobs_avail: Vec<VecDeque<ReadJob>>,
+    job_out: (bool, ReadJob),
+    job_read_due: Option<u64>,
+    exp_rsp: Vec<VecDeque<RPkt>>,
+    jobs_left: usize,
+    rsp_read: Vec<u64>,
+    bytes_jobs: Vec<VecDeque<ReadJob>>,
+    /// The step started is a READ response step.
+    rsp_step: bool,
+    /// Response packets, jobs popped, zero-length jobs, jobs whose PSNs
+    /// wrap, response steps taken while the QP had a WQE in progress or
+    /// waiting, response descriptors by opcode (FIRST, MIDDLE, LAST, ONLY).
+    rsp_stats: [u64; 5],
+    rsp_ops: [u64; 4],
+    /// First-visible cycles of response descriptors (for the rate test).
+    rsp_cycles: Vec<u64>,
+    /// The first cycle a job was available (for the rate test).
+    job_first_avail: Option<u64>,
 }
 
 /// The frame the testbench's encoder builds from a descriptor (zero
@@ -685,8 +825,17 @@ impl TxEnv {
             exp_pkts.push(VecDeque::from(p));
             exp_cpls.push(VecDeque::from(k));
         }
+        let exp_rsp: Vec<VecDeque<RPkt>> = c
+            .jobs
+            .iter()
+            .map(|js| js.iter().flat_map(rsp_packets).collect())
+            .collect();
+        let jobs_left = c.jobs.iter().map(|v| v.len()).sum::<usize>();
         let left = exp_pkts.iter().map(|v| v.len()).sum::<usize>()
-            + exp_cpls.iter().map(|v| v.len()).sum::<usize>();
+            + exp_cpls.iter().map(|v| v.len()).sum::<usize>()
+            + exp_rsp.iter().map(|v| v.len()).sum::<usize>();
+        let c_jobs = c.jobs.iter().map(|v| v.iter().copied().collect()).collect();
+        let bytes_jobs = c.jobs.iter().map(|v| v.iter().copied().collect()).collect();
         TxEnv {
             r,
             qp_tab: c.qps,
@@ -720,15 +869,29 @@ impl TxEnv {
             step_start: None,
             pop_due: None,
             prev_valids: false,
+            prev_desc: false,
             errs_exp,
             errs: 0,
             prot_exp,
             prot: 0,
             flush_exp,
             flush: 0,
-            steps: [0; 4],
+            steps: [0; 5],
             stats: [0; 7],
             blocked: [0; 2],
+            jobs_pending: c_jobs,
+            jobs_avail: vec![VecDeque::new(); QPS],
+            job_out: (false, ReadJob::default()),
+            job_read_due: None,
+            exp_rsp,
+            jobs_left,
+            rsp_read: vec![0; QPS],
+            bytes_jobs,
+            rsp_step: false,
+            rsp_stats: [0; 5],
+            rsp_ops: [0; 4],
+            rsp_cycles: Vec::new(),
+            job_first_avail: None,
         }
     }
 
@@ -871,10 +1034,108 @@ impl TxEnv {
         self.stats[6] += 1;
     }
 
+    /// A READ response descriptor: the next packet derived from the QP's
+    /// jobs; the frame the testbench encodes from the descriptor, decoded
+    /// again, has the QP's headers (as a data packet of the QP), the
+    /// packet's opcode, PSN, AETH and payload length, and nothing else.
+    fn check_rsp(&mut self, cycle: u64, o: &TxEngineOut) {
+        let q = o.desc_qp as usize;
+        let qp = self.c.qps[q];
+        let p = self.exp_rsp[q]
+            .pop_front()
+            .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected READ response"));
+        assert!(
+            !o.desc_cpl && !o.desc_cnp_pad && !o.desc_becn,
+            "cycle {cycle}: QP {q}: READ response flags"
+        );
+        let bytes = desc_repr(o).to_bytes();
+        let f = RoceFrame::new_checked(&bytes[..])
+            .unwrap_or_else(|e| panic!("cycle {cycle}: READ response frame: {e:?}"));
+        let got = RoceRepr::parse(&f)
+            .unwrap_or_else(|e| panic!("cycle {cycle}: READ response frame: {e:?}"));
+        let ecn = if qp.ecn_en { 2 } else { 0 };
+        let want = RoceRepr {
+            eth: ethernet::Repr {
+                dst: qp.dst_mac,
+                src: qp.src_mac,
+                vlan: qp.vlan_en.then_some(ethernet::VlanTag {
+                    pcp: qp.pcp,
+                    dei: false,
+                    vid: qp.vid,
+                }),
+            },
+            ip: if qp.ipv6 {
+                IpRepr::V6(ipv6::Repr {
+                    src: Ipv6Addr::from(qp.src_ip),
+                    dst: Ipv6Addr::from(qp.dst_ip),
+                    dscp: qp.dscp,
+                    ecn,
+                    flow_label: 0,
+                    hop_limit: 64,
+                })
+            } else {
+                IpRepr::V4(ipv4::Repr {
+                    src: Ipv4Addr::from(qp.src_ip as u32),
+                    dst: Ipv4Addr::from(qp.dst_ip as u32),
+                    dscp: qp.dscp,
+                    ecn,
+                    ident: 0,
+                    dont_frag: true,
+                    ttl: 64,
+                })
+            },
+            udp: udp::Repr {
+                src_port: qp.udp_sport,
+                checksum: 0,
+            },
+            bth: bth::Repr {
+                opcode: p.opcode,
+                se: false,
+                migreq: false,
+                pkey: qp.pkey,
+                fecn: false,
+                becn: false,
+                dest_qp: qp.remote_qpn,
+                ack_req: false,
+                psn: p.psn,
+            },
+            reth: None,
+            aeth: p.aeth.map(|(syndrome, msn)| aeth::Repr { syndrome, msn }),
+            imm: None,
+            payload: vec![0; p.pay as usize],
+        };
+        assert_eq!(got, want, "cycle {cycle}: QP {q}: READ response");
+        self.rsp_ops[(p.opcode - 0x0D) as usize] += 1;
+        // The job's reads so far, from its FIRST / ONLY on.
+        if p.opcode == 0x0D || p.opcode == 0x10 {
+            self.rsp_read[q] = 0;
+        }
+        self.rsp_read[q] += p.pay as u64;
+        if p.opcode == 0x0F || p.opcode == 0x10 {
+            let jb = self.bytes_jobs[q].pop_front().unwrap();
+            assert_eq!(
+                self.rsp_read[q], jb.len as u64,
+                "cycle {cycle}: QP {q}: bytes read for a READ job"
+            );
+        }
+        if p.pay > 0 {
+            let d = (q as u8, p.rd_addr, p.pay);
+            match self.rd_wait_desc.pop_front() {
+                Some(rd) => assert_eq!(rd, d, "cycle {cycle}: READ response payload read"),
+                None => self.desc_wait_rd.push_back(d),
+            }
+        }
+        self.rsp_stats[0] += 1;
+        self.left -= 1;
+    }
+
     fn check_desc(&mut self, cycle: u64, o: &TxEngineOut) {
         self.check_wire_len(cycle, o);
         if o.desc_cnp_pad {
             return self.check_cnp(cycle, o);
+        }
+        if (0x0D..=0x10).contains(&o.desc_opcode) {
+            return self.check_rsp(cycle, o);
         }
         if o.desc_aeth_en || o.desc_opcode == 0x11 {
             return self.check_ack(cycle, o);
@@ -1024,6 +1285,62 @@ impl Env for TxEnv {
                 i.wqe_avail |= 1 << q;
             }
         }
+        // ---- rd_resp: job_avail, the answer to last cycle's head read ----
+        for q in 0..QPS {
+            if !self.jobs_avail[q].is_empty() {
+                i.job_avail |= 1 << q;
+                self.job_first_avail.get_or_insert(cycle);
+            }
+        }
+        if self.job_read_due.take().is_some() {
+            assert!(
+                self.job_out.0,
+                "cycle {cycle}: head read of a QP with no job"
+            );
+        }
+        let j = self.job_out.1;
+        (
+            i.job_present,
+            i.job_psn,
+            i.job_addr,
+            i.job_len,
+            i.job_msn,
+            i.job_mtu,
+        ) = (self.job_out.0, j.psn, j.addr, j.len, j.msn, j.mtu);
+        if o.job_rd_valid {
+            // The head read of a response step, the cycle after its grant.
+            assert!(
+                self.rsp_step && self.step_start.is_some_and(|(g, _)| g + 1 == cycle),
+                "cycle {cycle}: head read outside a READ response step"
+            );
+            let q = o.job_rd_qp as usize;
+            let f = self.jobs_avail[q].front().copied();
+            self.job_out = (f.is_some(), f.unwrap_or_default());
+            self.job_read_due = Some(cycle + 1);
+        }
+        if o.job_pop_valid {
+            // The job's last packet's descriptor shows in this very cycle.
+            let q = o.job_pop_qp as usize;
+            let jb = self.jobs_avail[q]
+                .pop_front()
+                .unwrap_or_else(|| panic!("cycle {cycle}: pop of QP {q} with no job"));
+            let last = rsp_packets(&jb).pop().unwrap();
+            assert!(
+                o.desc_valid
+                    && o.desc_qp as usize == q
+                    && o.desc_opcode == last.opcode
+                    && o.desc_psn == last.psn,
+                "cycle {cycle}: QP {q}: pop without the job's last packet on desc"
+            );
+            assert!(
+                !self.prev_desc,
+                "cycle {cycle}: pop after the descriptor showed"
+            );
+            self.jobs_left -= 1;
+            self.rsp_stats[1] += 1;
+            self.rsp_stats[2] += (jb.len == 0) as u64;
+            self.rsp_stats[3] += (last.psn < jb.psn) as u64;
+        }
         // ---- ack_tracker: full, held for a while ----
         if self.r.percent(self.c.block_flip_pct) {
             self.block ^= 1 << self.r.below(QPS as u64);
@@ -1134,6 +1451,17 @@ impl Env for TxEnv {
                 self.step_start = Some((cycle, 3));
                 self.exp_ctrl.push_back(Ctrl::Cnp(q));
             }
+        } else if i.grant_valid && o.grant_ready && i.job_avail >> i.grant_qp & 1 == 1 {
+            // A QP with a READ job: its next response packet, before its
+            // own WQE in progress or waiting.
+            let q = i.grant_qp as usize;
+            self.ptr = (q + 1) % QPS;
+            assert!(self.step_start.is_none());
+            self.step_start = Some((cycle, 3));
+            self.rsp_step = true;
+            if o.req_active >> q & 1 == 1 || i.wqe_avail >> q & 1 == 1 {
+                self.rsp_stats[4] += 1;
+            }
         } else if i.grant_valid && o.grant_ready {
             let q = i.grant_qp as usize;
             self.ptr = (q + 1) % QPS;
@@ -1155,11 +1483,12 @@ impl Env for TxEnv {
                 }
             }
         }
-        let mut work = o.req_active | i.wqe_avail;
+        let mut work = o.req_active | i.wqe_avail | i.job_avail;
         // rnic_top: tx_sched's rate_ok is gated with ack_tracker's full
-        // (which stops in-progress messages there too).
+        // (which stops in-progress messages there too), but not for a QP
+        // with a READ job (docs/responder.md).
         if !self.r.percent(self.c.block_ignore_pct) {
-            work &= !i.wqe_block;
+            work &= !(i.wqe_block & !i.job_avail);
         }
         // tx_sched: a control grant names QP 0.
         self.grant_next_ctrl = self.r.percent(self.c.ctrl_pct);
@@ -1188,7 +1517,22 @@ impl Env for TxEnv {
                 budget,
                 "cycle {cycle}: latency from the grant at {g}"
             );
-            let kind = if o.desc_valid && o.desc_cnp_pad {
+            let rsp = o.desc_valid && (0x0D..=0x10).contains(&o.desc_opcode);
+            assert_eq!(
+                rsp,
+                std::mem::take(&mut self.rsp_step),
+                "cycle {cycle}: a READ response step (grant at {g})"
+            );
+            if rsp {
+                assert!(
+                    !o.psn_wr_valid && !o.cpl_valid,
+                    "cycle {cycle}: PSN write-back or completion with a READ response"
+                );
+                self.rsp_cycles.push(cycle);
+            }
+            let kind = if rsp {
+                4
+            } else if o.desc_valid && o.desc_cnp_pad {
                 2
             } else if o.desc_valid && o.desc_aeth_en {
                 3
@@ -1198,6 +1542,7 @@ impl Env for TxEnv {
             self.steps[kind] += 1;
         }
         self.prev_valids = valids;
+        self.prev_desc = o.desc_valid;
 
         // ---- csr: this cycle's lookups, then this cycle's writes ----
         let q = self.qp_read;
@@ -1255,6 +1600,13 @@ impl Env for TxEnv {
             self.check_cpl(cycle, o);
         }
 
+        // ---- READ jobs stored this cycle show next cycle ----
+        for q in 0..QPS {
+            if !self.jobs_pending[q].is_empty() && self.r.percent(self.c.job_pct) {
+                let j = self.jobs_pending[q].pop_front().unwrap();
+                self.jobs_avail[q].push_back(j);
+            }
+        }
         // ---- WQEs fetched this cycle show next cycle ----
         for q in 0..QPS {
             if !self.pending[q].is_empty() && self.r.percent(self.c.fetch_pct) {
@@ -1268,6 +1620,7 @@ impl Env for TxEnv {
     fn finished(&self) -> bool {
         // Every packet, completion and payload read taken.
         self.left == 0
+            && self.jobs_left == 0
             && self.step_start.is_none()
             && self.desc_wait_rd.is_empty()
             && self.exp_ctrl.is_empty()
@@ -1283,19 +1636,34 @@ fn tx_engine_random_lockstep() {
     let mut stats = [0u64; 7];
     let (mut ack_kinds, mut acks_dropped, mut both_waiting) = ([0u64; 3], 0u64, 0u64);
     let mut blocked = [0u64; 2];
+    let (mut rsp_stats, mut rsp_ops, mut rsp_steps) = ([0u64; 5], [0u64; 4], 0u64);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
-        let fin = lockstep::run(
-            &mut TxEngine::new(),
-            &mut RtlTxEngine::new(),
-            &mut env,
-            2_000_000,
-        )
-        .unwrap_or_else(|d| panic!("{d}"));
+        // RNIC_MODEL_ALONE=1: the model alone under the environment (how a
+        // mutation of the model is shown to be caught).
+        let fin = if common::env_u64("RNIC_MODEL_ALONE").is_some_and(|v| v != 0) {
+            lockstep::run_single(&mut TxEngine::new(), &mut env, 2_000_000)
+        } else {
+            lockstep::run(
+                &mut TxEngine::new(),
+                &mut RtlTxEngine::new(),
+                &mut env,
+                2_000_000,
+            )
+            .unwrap_or_else(|d| panic!("{d}"))
+        };
         assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
         for q in 0..QPS {
             assert!(env.exp_pkts[q].is_empty() && env.exp_cpls[q].is_empty());
+            assert!(env.exp_rsp[q].is_empty() && env.jobs_avail[q].is_empty());
         }
+        for (a, b) in rsp_stats.iter_mut().zip(env.rsp_stats) {
+            *a += b;
+        }
+        for (a, b) in rsp_ops.iter_mut().zip(env.rsp_ops) {
+            *a += b;
+        }
+        rsp_steps += env.steps[4];
         assert!(
             env.desc_wait_rd.is_empty()
                 && env.rd_wait_desc.is_empty()
@@ -1341,8 +1709,26 @@ fn tx_engine_random_lockstep() {
         blocked[0],
         blocked[1]
     );
+    eprintln!(
+        "tx_engine lockstep, READ responses: {rsp_steps} response steps, {} packets \
+         ({rsp_ops:?} FIRST / MIDDLE / LAST / ONLY), {} jobs popped ({} of length 0, \
+         {} with PSNs wrapping), {} response steps while the QP had a WQE in progress or waiting",
+        rsp_stats[0], rsp_stats[1], rsp_stats[2], rsp_stats[3], rsp_stats[4]
+    );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
+        assert!(
+            rsp_ops.iter().all(|&k| k >= 500),
+            "READ response opcodes: {rsp_ops:?}"
+        );
+        assert!(
+            rsp_stats[1] >= 2000 && rsp_stats[2] >= 100 && rsp_stats[3] >= 20,
+            "READ jobs: {rsp_stats:?}"
+        );
+        assert!(
+            rsp_stats[4] >= 500,
+            "READ responses ahead of WQEs: {rsp_stats:?}"
+        );
         assert!(cnp_steps >= 1000, "only {cnp_steps} CNPs");
         assert!(ack_steps >= 1000, "only {ack_steps} ACKs");
         assert!(
@@ -1359,4 +1745,68 @@ fn tx_engine_random_lockstep() {
             "only {blocked:?} blocked grants"
         );
     }
+}
+
+/// The cycle figures of docs/responder.md ("rd_resp and READ responses in
+/// tx_engine"): one 64 KiB READ job at MTU code 5 (4096) on an RC QP,
+/// nothing else to send, every ready high, tx_sched granting from the
+/// cycle after `job_avail` rises. The contract: the first response
+/// descriptor is visible 4 cycles after `job_avail` (1 for tx_sched's grant,
+/// 3 for the step), then one descriptor every 4 cycles: 16 packets, the
+/// last at 4 + 15 x 4 = 64 cycles after `job_avail`.
+#[test]
+fn tx_engine_read_response_rate() {
+    let mut r = SplitMix64::new(DEFAULT_SEED);
+    let mut c = gen_case(&mut r);
+    c.qps[0].state = 1;
+    c.qps[0].uc = false;
+    c.qps[0].mtu = 5;
+    c.wqes = vec![Vec::new(); QPS];
+    c.jobs = vec![Vec::new(); QPS];
+    c.jobs[0].push(ReadJob {
+        qp: 0,
+        psn: (1 << 24) - 3,
+        addr: 0x1_0000_0000,
+        len: 64 << 10,
+        msn: 7,
+        mtu: 5,
+    });
+    (c.desc_rdy, c.rd_rdy, c.cpl_rdy) = (100, 100, 100);
+    (c.no_grant_pct, c.rand_grant_pct, c.ctrl_pct) = (0, 0, 0);
+    (c.ack_pct, c.block_flip_pct, c.job_pct) = (0, 0, 100);
+    let mut env = TxEnv::new(0);
+    env.r = r;
+    env.jobs_pending = c.jobs.iter().map(|v| v.iter().copied().collect()).collect();
+    env.bytes_jobs = env.jobs_pending.clone();
+    env.exp_rsp = c
+        .jobs
+        .iter()
+        .map(|js| js.iter().flat_map(rsp_packets).collect())
+        .collect();
+    env.exp_pkts = vec![VecDeque::new(); QPS];
+    env.exp_cpls = vec![VecDeque::new(); QPS];
+    env.pending = vec![VecDeque::new(); QPS];
+    env.jobs_left = 1;
+    env.left = 16;
+    (env.errs_exp, env.prot_exp, env.flush_exp) = (0, 0, 0);
+    env.qp_tab = c.qps;
+    env.c = c;
+    let fin = lockstep::run(
+        &mut TxEngine::new(),
+        &mut RtlTxEngine::new(),
+        &mut env,
+        10_000,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
+    let a = env.job_first_avail.unwrap();
+    let d: Vec<u64> = env.rsp_cycles.iter().map(|c| c - a).collect();
+    eprintln!("READ response rate: job_avail at {a}, descriptors at +{d:?} (64 KiB, MTU 4096)");
+    assert_eq!(d.len(), 16);
+    assert_eq!(d[0], 4, "job available to first response descriptor");
+    assert!(
+        d.windows(2).all(|w| w[1] - w[0] == 4),
+        "one packet per 4 cycles"
+    );
+    assert_eq!(d[15], 64);
 }

@@ -1,5 +1,5 @@
 //! The blocks not yet in `rnic_top` (the receive side: `rq_fetch`,
-//! `rx_buf`, `responder`, `rx_wr`, `wr_arb`, `cq_arb`) trace their registers as the
+//! `rx_buf`, `responder`, `rx_wr`, `wr_arb`, `cq_arb`, `rd_resp`) trace their registers as the
 //! RTL names them, so that wiring one into `rnic_top` does not fail
 //! `tests/vcd_names.rs`: each block runs standalone in a short random
 //! lockstep (model and RTL compared every cycle) with both VCDs written,
@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use common::vcd;
 use rnic_model::cq_arb::{CqArb, CqArbIn, CqArbOut};
 use rnic_model::ports::Beat;
+use rnic_model::rd_resp::{tok_beat, RdResp, RdRespIn, RdRespOut, DEPTH};
+use rnic_model::resp_tok::{ReadJob, Tok};
 use rnic_model::responder::{Responder, ResponderIn, ResponderOut, RqeBits};
 use rnic_model::rq_fetch::{RqFetch, RqFetchIn, RqFetchOut};
 use rnic_model::rx_buf::{RxBuf, RxBufIn, RxBufOut, PEND};
@@ -37,8 +39,8 @@ use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{compare, Env};
 use rnic_testbench::rtl::{
-    take_assertion_failure, CqArbTop, ResponderTop, RqFetchTop, Rtl, RtlTop, RxBufTop, RxWrTop,
-    WrArbTop,
+    take_assertion_failure, CqArbTop, RdRespTop, ResponderTop, RqFetchTop, Rtl, RtlTop, RxBufTop,
+    RxWrTop, WrArbTop,
 };
 use rnic_testbench::vcd_model::ModelVcd;
 
@@ -962,6 +964,99 @@ fn cq_arb_registers_match_the_rtl_trace() {
         |e| {
             eprintln!("cq_arb: {} completions", e.taken);
             assert!(e.taken >= 1000, "cq_arb: too idle");
+        },
+    );
+}
+
+// ---------------------------------------------------------------------
+// rd_resp: READ jobs on a few QPs (one of them often, so its ring fills
+// and refuses), head reads of random QPs, pops of QPs with a job.
+// ---------------------------------------------------------------------
+
+struct RdRespEnv {
+    rng: SplitMix64,
+    /// Jobs per QP as the environment counts them.
+    cnt: [usize; 16],
+    stored: u64,
+    refused: u64,
+    pops: u64,
+}
+
+impl Env for RdRespEnv {
+    type In = RdRespIn;
+    type Out = RdRespOut;
+
+    fn step(&mut self, _cycle: u64, o: &RdRespOut) -> RdRespIn {
+        let r = &mut self.rng;
+        let mut i = RdRespIn::default();
+        // A pop only of a QP with a job at the start of the cycle.
+        let q = r.below(4) as usize;
+        if r.percent(40) && self.cnt[q] > 0 {
+            i.job_pop_valid = true;
+            i.job_pop_qp = q as u8;
+        }
+        if r.percent(60) {
+            let qp = if r.percent(50) { 3 } else { r.below(4) as u8 };
+            let len = if r.percent(20) {
+                0
+            } else {
+                r.next_u64() as u32
+            };
+            let j = ReadJob {
+                qp,
+                psn: r.below(1 << 24) as u32,
+                addr: if len == 0 { 0 } else { r.next_u64() },
+                len,
+                msn: r.below(1 << 24) as u32,
+                mtu: r.below(8) as u8,
+            };
+            i.job_valid = true;
+            i.job_tok = tok_beat(&Tok::Read(j).pack());
+            if o.job_ready {
+                if self.cnt[qp as usize] == DEPTH {
+                    self.refused += 1;
+                } else {
+                    self.cnt[qp as usize] += 1;
+                    self.stored += 1;
+                }
+            }
+        }
+        if r.percent(50) {
+            i.job_rd_valid = true;
+            i.job_rd_qp = r.below(8) as u8;
+        }
+        if i.job_pop_valid {
+            self.cnt[q] -= 1;
+            self.pops += 1;
+        }
+        i
+    }
+
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn rd_resp_registers_match_the_rtl_trace() {
+    check_block::<_, RdRespTop, _>(
+        RdResp::new(),
+        |seed| RdRespEnv {
+            rng: SplitMix64::new(seed),
+            cnt: [0; 16],
+            stored: 0,
+            refused: 0,
+            pops: 0,
+        },
+        |e| {
+            eprintln!(
+                "rd_resp: {} jobs stored, {} refused, {} pops",
+                e.stored, e.refused, e.pops
+            );
+            assert!(
+                e.stored >= 500 && e.refused >= 20 && e.pops >= 400,
+                "rd_resp: too idle"
+            );
         },
     );
 }

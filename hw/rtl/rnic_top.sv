@@ -226,6 +226,9 @@ module rnic_top #(
   // and the reserved bits, every READ job field (the READ responder is not
   // built: a READ job is only counted).
   logic [resp_pkg::TOK_W-1:0] rxw_tok_data_unused;
+  // tx_engine's READ job port (rd_resp), tied off until rd_resp is wired.
+  logic           te_job_rd_valid_unused, te_job_pop_valid_unused;
+  logic [QPW-1:0] te_job_rd_qp_unused, te_job_pop_qp_unused;
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---------------- receive path, PFC, congestion control ----------------
@@ -641,6 +644,10 @@ module rnic_top #(
     .ack_valid(ag_ack_valid), .ack_qp(ag_ack_qp), .ack_psn(ag_ack_psn),
     .ack_syndrome(ag_ack_syndrome), .ack_msn(ag_ack_msn), .ctrl_ack_first,
     .desc_wire_len,
+    // No READ jobs until rd_resp is wired (docs/responder.md).
+    .job_avail('0), .job_rd_valid(te_job_rd_valid_unused), .job_rd_qp(te_job_rd_qp_unused),
+    .job_present(1'b0), .job_psn('0), .job_addr('0), .job_len('0), .job_msn('0), .job_mtu('0),
+    .job_pop_valid(te_job_pop_valid_unused), .job_pop_qp(te_job_pop_qp_unused),
     .ev_prot_err, .ev_flush
   );
 

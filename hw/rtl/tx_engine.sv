@@ -18,11 +18,24 @@
 // desc, rd_req and cpl are each held until taken; the next grant is taken
 // once all are.
 //
+// READ responses (docs/responder.md, "rd_resp and READ responses in
+// tx_engine"): a data grant for a QP whose job_avail bit (rd_resp) is high
+// in the grant's cycle is a READ RESPONSE step, before the QP's own WQE in
+// progress or new WQE: the head job is read from rd_resp (job_rd at n+1,
+// job_* at n+2 with the QP context) and its next packet emitted (opcode
+// FIRST / MIDDLE / LAST / ONLY at the job's MTU, PSN = job PSN + packet
+// index, AETH {ACK syndrome, job MSN} on FIRST, LAST and ONLY, payload read
+// from the job's bus address); the job is popped with its last packet's
+// descriptor. No PSN write-back, no completion. Packets already sent of a
+// QP's head job: rmid_q (bitmap) and rp_mem_q (a RAM read at n+1).
+//
 // Timing (grant transferred at n):
 //   new WQE:        pop and qp_idx at n+1; WQE and QP context at n+2; MR
 //                   entry (addressed by the WQE's lkey in rnic_top) at n+3,
 //                   checks; desc / rd_req / cpl visible at n+4
 //   WQE in progress: qp_idx at n+1, QP context at n+2, outputs at n+3
+//   READ response:  job_rd and qp_idx at n+1, job and QP context at n+2,
+//                   outputs at n+3 (job_pop with the last packet's descriptor)
 //   CNP / ACK (control grant with one waiting): the same as a WQE in
 //                   progress (an ACK for a UC QP is dropped: no output,
 //                   grant_ready back at n+4)
@@ -51,6 +64,17 @@ module tx_engine #(
   input  logic [7:0]           ack_syndrome,
   input  logic [23:0]          ack_msn,
   output logic                 ctrl_ack_first,
+  input  logic [QPS-1:0]       job_avail,
+  output logic                 job_rd_valid,
+  output logic [QPW-1:0]       job_rd_qp,
+  input  logic                 job_present,
+  input  logic [23:0]          job_psn,
+  input  logic [63:0]          job_addr,
+  input  logic [31:0]          job_len,
+  input  logic [23:0]          job_msn,
+  input  logic [2:0]           job_mtu,
+  output logic                 job_pop_valid,
+  output logic [QPW-1:0]       job_pop_qp,
   output logic [QPS-1:0]       req_active,
   input  logic [QPS-1:0]       wqe_avail,
   input  logic [QPS-1:0]       wqe_block,
@@ -157,6 +181,10 @@ module tx_engine #(
     $error("tx_engine: CQS must be a power of two >= 2");
   end
 
+  // The AETH syndrome of a READ response: ACK with credit field 0, the
+  // syndrome the responder puts in its ACKs (responder.sv, SYN_ACK).
+  localparam logic [7:0] SYN_ACK = 8'h00;
+
   typedef enum logic [2:0] {
     S_IDLE,  // taking grants
     S_POP,   // new WQE: the pop is visible
@@ -175,6 +203,7 @@ module tx_engine #(
   logic [QPW-1:0] qp_idx_q;
   logic           cnp_q;  // the step is a CNP (control grant)
   logic           ack_q;  // the step is an ACK (control grant)
+  logic           rsp_q;  // the step is a READ response packet
   // Control round robin: 1 = an ACK goes before a CNP when both wait.
   logic           ctrl_ack_q;
   // The ACK taken: BTH PSN and AETH.
@@ -198,6 +227,13 @@ module tx_engine #(
   logic [31:0]    c_rkey_q   [QPS];
   logic [31:0]    c_imm_q    [QPS];
   logic [31:0]    c_left_q   [QPS];  // payload bytes not yet sent
+  // Per QP: the head READ job's packets already sent (valid while its
+  // rmid_q bit is set; 0 otherwise), a RAM with a registered read port.
+  logic [QPS-1:0] rmid_q;
+  logic [23:0]    rp_mem_q   [QPS];
+  logic [23:0]    rp_rd_q;
+  logic           job_rd_valid_q, job_pop_valid_q;
+  logic [QPW-1:0] job_rd_qp_q, job_pop_qp_q;
   // Outputs.
   logic           psn_wr_valid_q;
   logic [QPW-1:0] psn_wr_qp_q;
@@ -238,7 +274,7 @@ module tx_engine #(
   // ------------------------------------------------------------------
   // Grant and WQE intake
   // ------------------------------------------------------------------
-  logic grant_take, grant_active, grant_avail, wqe_ok, take_ack;
+  logic grant_take, grant_active, grant_avail, grant_job, wqe_ok, take_ack;
   // Reserved WQE bytes, flag bits 7..2 and the access bits other than
   // LOCAL_WRITE are not looked at.
   logic wqe_rsvd_unused;
@@ -246,6 +282,8 @@ module tx_engine #(
   always_comb begin
     grant_take   = state_q == S_IDLE && grant_valid && grant_ready_q;
     grant_active = active_q[grant_qp];
+    // A READ job of the QP (rd_resp) goes before its own requests.
+    grant_job    = job_avail[grant_qp];
     // A control grant takes the ACK when one waits and it is its turn (or
     // no CNP waits), else the CNP if one waits.
     take_ack     = ack_valid && (ctrl_ack_q || !cnp_valid);
@@ -352,9 +390,45 @@ module tx_engine #(
   end
 
   // ------------------------------------------------------------------
+  // A READ response packet (S_EMIT with rsp_q): the head job's next one
+  // ------------------------------------------------------------------
+  logic [2:0]  r_code;
+  logic [3:0]  r_log;
+  logic [12:0] r_mtu, r_pay;
+  logic [23:0] r_k, r_psn;
+  logic [32:0] r_off, r_left;
+  logic [63:0] r_addr;
+  logic        r_first, r_last, r_aeth;
+  logic [7:0]  r_op;
+  logic [1:0]  r_pad;
+
+  always_comb begin
+    r_code  = (job_mtu == 3'd0) ? 3'd1 : ((job_mtu > 3'd5) ? 3'd5 : job_mtu);
+    r_log   = 4'd7 + {1'b0, r_code};
+    r_mtu   = 13'd128 << r_code;
+    r_k     = rmid_q[qp_idx_q] ? rp_rd_q : 24'd0;
+    // Bytes before packet k (below 2^32 + MTU: 33 bits hold it).
+    r_off   = {9'd0, r_k} << r_log;
+    r_left  = {1'b0, job_len} - r_off;
+    r_first = r_k == 24'd0;
+    // A zero-length READ is one ONLY packet.
+    r_last  = r_left <= {20'd0, r_mtu};
+    r_pay   = r_last ? r_left[12:0] : r_mtu;
+    // READ RESPONSE FIRST 0x0D, MIDDLE 0x0E, LAST 0x0F, ONLY 0x10.
+    if (r_first && r_last) r_op = 8'h10;
+    else if (r_first)      r_op = 8'h0D;
+    else if (r_last)       r_op = 8'h0F;
+    else                   r_op = 8'h0E;
+    r_aeth  = r_first || r_last;
+    r_psn   = job_psn + r_k;
+    r_addr  = job_addr + {31'd0, r_off};
+    r_pad   = 2'd0 - r_pay[1:0];
+  end
+
+  // ------------------------------------------------------------------
   // Frame length without FCS (desc_wire_len), for the rate limiter
   // ------------------------------------------------------------------
-  logic [13:0] hdr_len, data_len, cnp_len, ack_len;
+  logic [13:0] hdr_len, data_len, cnp_len, ack_len, rsp_len;
   logic [1:0]  pad_n;
   logic        reth_en, imm_en;
 
@@ -371,21 +445,26 @@ module tx_engine #(
     cnp_len  = hdr_len + 14'd20;
     // + AETH 4, ICRC 4.
     ack_len  = hdr_len + 14'd8;
+    // + AETH 4 (FIRST, LAST, ONLY), payload, pad, ICRC 4.
+    rsp_len  = hdr_len + (r_aeth ? 14'd4 : 14'd0) + {1'b0, r_pay} + {12'd0, r_pad} + 14'd4;
   end
 
   // ------------------------------------------------------------------
   // State
   // ------------------------------------------------------------------
-  logic emit, emit_cnp, emit_ack, desc_left, rd_left, cpl_left, chk_err;
+  logic emit, emit_cnp, emit_ack, emit_rsp, desc_left, rd_left, cpl_left, chk_err;
 
   always_comb begin
     desc_left = desc_valid_q && !desc_ready;
     rd_left   = rd_req_valid_q && !rd_req_ready;
     cpl_left  = cpl_valid_q && !cpl_ready;
-    emit      = (state_q == S_CHK && chk_pkt) || (state_q == S_EMIT && !cnp_q && !ack_q);
+    emit      = (state_q == S_CHK && chk_pkt) || (state_q == S_EMIT && !cnp_q && !ack_q && !rsp_q);
     emit_cnp  = state_q == S_EMIT && cnp_q;
     // A UC QP has no ACKs: one asked for is dropped (no descriptor).
     emit_ack  = state_q == S_EMIT && ack_q && !qp_uc;
+    // rd_resp answers a head read of a QP with a job (job_avail); a read
+    // that finds none (a wiring error) emits nothing.
+    emit_rsp  = state_q == S_EMIT && rsp_q && job_present;
     chk_err   = state_q == S_CHK && !chk_pkt;
     state_d   = state_q;
     unique case (state_q)
@@ -394,7 +473,7 @@ module tx_engine #(
         // or ACK, if one waits, and does nothing otherwise.
         if (grant_take && grant_ctrl) begin
           if (cnp_valid || ack_valid) state_d = S_CTX;
-        end else if (grant_take && grant_active) state_d = S_CTX;
+        end else if (grant_take && (grant_job || grant_active)) state_d = S_CTX;
         else if (grant_take && grant_avail) state_d = S_POP;
       end
       S_POP:   state_d = S_WQE;
@@ -414,6 +493,7 @@ module tx_engine #(
       qp_idx_q         <= '0;
       cnp_q            <= 1'b0;
       ack_q            <= 1'b0;
+      rsp_q            <= 1'b0;
       ctrl_ack_q       <= 1'b0;
       a_psn_q          <= '0;
       a_syndrome_q     <= '0;
@@ -430,6 +510,11 @@ module tx_engine #(
       w_rva_q          <= '0;
       w_rkey_q         <= '0;
       active_q         <= '0;
+      rmid_q           <= '0;
+      job_rd_valid_q   <= 1'b0;
+      job_rd_qp_q      <= '0;
+      job_pop_valid_q  <= 1'b0;
+      job_pop_qp_q     <= '0;
       psn_wr_valid_q   <= 1'b0;
       psn_wr_qp_q      <= '0;
       psn_wr_psn_q     <= '0;
@@ -487,6 +572,8 @@ module tx_engine #(
       state_q         <= state_d;
       // Pulses last one cycle.
       wqe_pop_valid_q <= 1'b0;
+      job_rd_valid_q  <= 1'b0;
+      job_pop_valid_q <= 1'b0;
       psn_wr_valid_q  <= 1'b0;
       err_valid_q     <= 1'b0;
       ev_prot_err_q   <= 1'b0;
@@ -497,6 +584,7 @@ module tx_engine #(
         if (grant_take) begin
           cnp_q <= grant_ctrl && !take_ack;
           ack_q <= grant_ctrl && take_ack;
+          rsp_q <= !grant_ctrl && grant_job;
           if (grant_ctrl) begin
             // A control grant with neither waiting does nothing.
             if (take_ack) begin
@@ -514,8 +602,11 @@ module tx_engine #(
           end else begin
             qp_idx_q <= grant_qp;
             // A grant for a QP with no work is taken and does nothing.
-            if (grant_active || grant_avail) grant_ready_q <= 1'b0;
-            if (!grant_active && grant_avail) begin
+            if (grant_job || grant_active || grant_avail) grant_ready_q <= 1'b0;
+            if (grant_job) begin
+              job_rd_valid_q <= 1'b1;
+              job_rd_qp_q    <= grant_qp;
+            end else if (!grant_active && grant_avail) begin
               wqe_pop_valid_q <= 1'b1;
               wqe_pop_qp_q    <= grant_qp;
             end
@@ -700,6 +791,52 @@ module tx_engine #(
         desc_wire_len_q  <= ack_len;
       end
 
+      // ---- a READ response packet (docs/responder.md, rd_resp) ----
+      // The QP's own headers as for a data packet of the QP; no PSN
+      // write-back (the responder's PSNs are the job's), no completion.
+      if (emit_rsp) begin
+        desc_valid_q     <= 1'b1;
+        desc_qp_q        <= qp_idx_q;
+        desc_cpl_q       <= 1'b0;
+        desc_dst_mac_q   <= qp_dst_mac;
+        desc_src_mac_q   <= qp_src_mac;
+        desc_vlan_en_q   <= qp_vlan_en;
+        desc_pcp_q       <= qp_pcp;
+        desc_vid_q       <= qp_vid;
+        desc_ipv6_q      <= qp_ipv6;
+        desc_src_ip_q    <= qp_src_ip;
+        desc_dst_ip_q    <= qp_dst_ip;
+        desc_dscp_q      <= qp_dscp;
+        desc_ecn_q       <= qp_ecn_en ? 2'b10 : 2'b00;
+        desc_udp_sport_q <= qp_udp_sport;
+        desc_opcode_q    <= r_op;
+        desc_se_q        <= 1'b0;
+        desc_pkey_q      <= qp_pkey;
+        desc_dest_qp_q   <= qp_remote_qpn;
+        desc_ack_req_q   <= 1'b0;
+        desc_psn_q       <= r_psn;
+        desc_reth_en_q   <= 1'b0;
+        desc_reth_va_q   <= '0;
+        desc_reth_rkey_q <= '0;
+        desc_reth_len_q  <= '0;
+        desc_imm_en_q    <= 1'b0;
+        desc_imm_q       <= '0;
+        desc_pay_len_q   <= r_pay;
+        desc_becn_q      <= 1'b0;
+        desc_cnp_pad_q   <= 1'b0;
+        desc_aeth_en_q   <= r_aeth;
+        desc_aeth_q      <= r_aeth ? {SYN_ACK, job_msn} : 32'd0;
+        desc_wire_len_q  <= rsp_len;
+
+        rd_req_valid_q   <= r_pay != 13'd0;
+        rd_req_addr_q    <= r_addr;
+        rd_req_len_q     <= {4'd0, r_pay};
+
+        job_pop_valid_q  <= r_last;
+        job_pop_qp_q     <= r_last ? qp_idx_q : job_pop_qp_q;
+        rmid_q[qp_idx_q] <= !r_last;
+      end
+
       // ---- transfers ----
       if (state_q == S_OUT) begin
         desc_valid_q   <= desc_left;
@@ -724,7 +861,21 @@ module tx_engine #(
     end
   end
 
+  // The head job's packets sent: one write port (a packet that is not
+  // the job's last), one registered read port (read at S_CTX, n+1).
+  always_ff @(posedge clk) begin
+    if (emit_rsp && !r_last) rp_mem_q[qp_idx_q] <= r_k + 24'd1;
+  end
+
+  always_ff @(posedge clk) begin
+    if (state_q == S_CTX) rp_rd_q <= rp_mem_q[qp_idx_q];
+  end
+
   assign grant_ready    = grant_ready_q;
+  assign job_rd_valid   = job_rd_valid_q;
+  assign job_rd_qp      = job_rd_qp_q;
+  assign job_pop_valid  = job_pop_valid_q;
+  assign job_pop_qp     = job_pop_qp_q;
   assign ctrl_ack_first = ctrl_ack_q;
   assign req_active     = active_q;
   assign wqe_pop_valid  = wqe_pop_valid_q;

@@ -29,7 +29,9 @@ pub use crate::params::QPS;
 /// Completions the queue holds.
 pub const CPL_DEPTH: usize = 16;
 /// frame_done results held: more than the frames whose completion can be
-/// outstanding (the queue, the head being written, one in tx_engine).
+/// outstanding (tx_engine's one, ack_tracker's UC FIFO and two stages,
+/// cq_arb's two, this queue: 29 at the defaults; docs/tx_datapath.md,
+/// "The frame_done rule with cq_arb").
 pub const FD_DEPTH: usize = 2 * CPL_DEPTH;
 /// CQ ids of CQEs sent to dma_wr and not yet reported by `wr_done`.
 pub const IRQ_DEPTH: usize = 4;

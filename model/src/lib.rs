@@ -24,6 +24,7 @@ pub mod pkt_builder;
 pub mod ports;
 pub mod rate_limiter;
 pub mod rd_req_arb;
+pub mod rd_resp;
 pub mod resp_tok;
 pub mod responder;
 pub mod rnic_top;

@@ -507,6 +507,14 @@ impl RnicTop {
             ack_psn: ag.ack_psn,
             ack_syndrome: ag.ack_syndrome,
             ack_msn: ag.ack_msn,
+            // No READ jobs until rd_resp is wired (docs/responder.md).
+            job_avail: 0,
+            job_present: false,
+            job_psn: 0,
+            job_addr: 0,
+            job_len: 0,
+            job_msn: 0,
+            job_mtu: 0,
         };
         let pb_in = PktBuilderIn {
             desc_valid: te.desc_valid,

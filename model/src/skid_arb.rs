@@ -139,12 +139,12 @@ impl<T: SkidItem, const N: usize, const PACKETS: bool> SkidArb<T, N, PACKETS> {
 
         // Skid entries: emptied by a grant, filled by an accepted item that
         // did not go straight out (never both: no transfer while full).
-        for k in 0..N {
+        for (k, &took) in take.iter().enumerate() {
             let granted = grant == Some(k);
             if self.skid_valid_q[k] && granted {
                 self.skid_valid_q[k] = false;
                 self.in_ready_q[k] = true;
-            } else if take[k] && !granted {
+            } else if took && !granted {
                 self.skid_valid_q[k] = true;
                 self.skid_data_q[k] = i.in_data[k];
                 self.in_ready_q[k] = false;

@@ -63,6 +63,15 @@ ports! {
         pub ack_psn: u32 = 24 if ack_valid,
         pub ack_syndrome: u8 = 8 if ack_valid,
         pub ack_msn: u32 = 24 if ack_valid,
+        /// rd_resp: bit q, QP q has a READ job.
+        pub job_avail: u16 = 16,
+        /// rd_resp's answer to `job_rd` (the cycle after it): the head job.
+        pub job_present: bool = 1,
+        pub job_psn: u32 = 24,
+        pub job_addr: u64 = 64,
+        pub job_len: u32 = 32,
+        pub job_msn: u32 = 24,
+        pub job_mtu: u8 = 3,
         pub wqe_avail: u16 = 16,
         pub wqe_block: u16 = 16,
         pub wqe_valid: bool = 1,
@@ -107,6 +116,13 @@ ports! {
         /// The control round robin: 1 = a control grant takes a waiting
         /// ACK before a waiting CNP.
         pub ctrl_ack_first: bool = 1,
+        /// Read the head READ job of `job_rd_qp` (rd_resp).
+        pub job_rd_valid: bool = 1,
+        pub job_rd_qp: u8 = 4 if job_rd_valid,
+        /// Pulse: the head job of `job_pop_qp` is done (its last packet's
+        /// descriptor is on `desc_*`).
+        pub job_pop_valid: bool = 1,
+        pub job_pop_qp: u8 = 4 if job_pop_valid,
         pub req_active: u16 = 16,
         pub wqe_pop_valid: bool = 1,
         pub wqe_pop_qp: u8 = 4 if wqe_pop_valid,
@@ -222,6 +238,8 @@ pub struct TxEngine {
     cnp_q: bool,
     /// The step is an ACK (a control grant).
     ack_q: bool,
+    /// The step is a READ response packet (a data grant of a QP with a job).
+    rsp_q: bool,
     /// Control round robin: an ACK goes before a CNP when both wait.
     ctrl_ack_q: bool,
     // The ACK taken: BTH PSN and AETH.
@@ -253,6 +271,15 @@ pub struct TxEngine {
     c_imm_q: [u32; QPS],
     /// Payload bytes not yet sent.
     c_left_q: [u32; QPS],
+    /// Per QP: the head READ job has packets sent (`rp_mem_q` counts them).
+    rmid_q: u16,
+    /// Per QP: the head job's packets sent (a RAM, read in `Ctx`).
+    rp_mem_q: [u32; QPS],
+    rp_rd_q: u32,
+    job_rd_valid_q: bool,
+    job_rd_qp_q: u8,
+    job_pop_valid_q: bool,
+    job_pop_qp_q: u8,
     // Outputs.
     psn_wr_valid_q: bool,
     psn_wr_qp_q: u8,
@@ -288,6 +315,7 @@ impl Default for TxEngine {
             qp_idx_q: 0,
             cnp_q: false,
             ack_q: false,
+            rsp_q: false,
             ctrl_ack_q: false,
             a_psn_q: 0,
             a_syndrome_q: 0,
@@ -313,6 +341,13 @@ impl Default for TxEngine {
             c_rkey_q: [0; QPS],
             c_imm_q: [0; QPS],
             c_left_q: [0; QPS],
+            rmid_q: 0,
+            rp_mem_q: [0; QPS],
+            rp_rd_q: 0,
+            job_rd_valid_q: false,
+            job_rd_qp_q: 0,
+            job_pop_valid_q: false,
+            job_pop_qp_q: 0,
             psn_wr_valid_q: false,
             psn_wr_qp_q: 0,
             psn_wr_psn_q: 0,
@@ -358,6 +393,10 @@ impl TxEngine {
         TxEngineOut {
             grant_ready: self.grant_ready_q,
             ctrl_ack_first: self.ctrl_ack_q,
+            job_rd_valid: self.job_rd_valid_q,
+            job_rd_qp: self.job_rd_qp_q,
+            job_pop_valid: self.job_pop_valid_q,
+            job_pop_qp: self.job_pop_qp_q,
             req_active: self.active_q,
             wqe_pop_valid: self.wqe_pop_valid_q,
             wqe_pop_qp: self.wqe_pop_qp_q,
@@ -586,6 +625,83 @@ impl TxEngine {
         self.desc_valid_q = true;
     }
 
+    /// The next READ response packet of QP `qp_idx_q`'s head job (rd_resp's
+    /// `job_*`): packet k = `rp_rd_q` if `rmid_q` bit q is set, else 0, at
+    /// the job's MTU; opcode ONLY (also for length 0) or FIRST / MIDDLE /
+    /// LAST; PSN = job PSN + k; AETH {ACK syndrome 0, job MSN} on FIRST,
+    /// LAST and ONLY; payload read of its bytes from the job's bus address.
+    /// The QP's own headers as for a data packet; no PSN write-back, no
+    /// completion; the job is popped with its last packet.
+    fn emit_rsp(&mut self, i: &TxEngineIn) {
+        let q = self.qp_idx_q as usize;
+        let code = mtu_code(i.job_mtu);
+        let mtu = 128u64 << code;
+        let k = if self.rmid_q >> q & 1 != 0 {
+            self.rp_rd_q
+        } else {
+            0
+        };
+        let off = (k as u64) << (7 + code);
+        let left = (i.job_len as u64).wrapping_sub(off);
+        let (first, last) = (k == 0, left <= mtu);
+        let pay = if last { left } else { mtu } as u32;
+        let op = match (first, last) {
+            (true, true) => 0x10,
+            (true, false) => 0x0D,
+            (false, true) => 0x0F,
+            (false, false) => 0x0E,
+        };
+        let aeth = first || last;
+        let d = &mut self.desc_q;
+        d.desc_qp = self.qp_idx_q;
+        d.desc_cpl = false;
+        d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
+        d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
+        d.desc_vlan_en = i.qp_vlan_en;
+        d.desc_pcp = i.qp_pcp & 7;
+        d.desc_vid = i.qp_vid & 0xFFF;
+        d.desc_ipv6 = i.qp_ipv6;
+        d.desc_src_ip = i.qp_src_ip;
+        d.desc_dst_ip = i.qp_dst_ip;
+        d.desc_dscp = i.qp_dscp & 0x3F;
+        d.desc_ecn = if i.qp_ecn_en { 2 } else { 0 };
+        d.desc_udp_sport = i.qp_udp_sport;
+        d.desc_opcode = op;
+        d.desc_se = false;
+        d.desc_pkey = i.qp_pkey;
+        d.desc_dest_qp = i.qp_remote_qpn & 0xFF_FFFF;
+        d.desc_ack_req = false;
+        d.desc_psn = (i.job_psn + k) & 0xFF_FFFF;
+        d.desc_reth_en = false;
+        d.desc_reth_va = 0;
+        d.desc_reth_rkey = 0;
+        d.desc_reth_len = 0;
+        d.desc_imm_en = false;
+        d.desc_imm = 0;
+        d.desc_pay_len = pay as u16;
+        d.desc_becn = false;
+        d.desc_cnp_pad = false;
+        d.desc_aeth_en = aeth;
+        // Syndrome 0x00 (ACK), as the responder's ACKs.
+        d.desc_aeth = if aeth { i.job_msn & 0xFF_FFFF } else { 0 };
+        // Headers, AETH 4, payload and pad to a multiple of 4, ICRC 4.
+        d.desc_wire_len = (hdr_len(i) + 4 * aeth as u32 + pay.next_multiple_of(4) + 4) as u16;
+        self.desc_valid_q = true;
+
+        self.rd_req_valid_q = pay > 0;
+        self.rd_req_addr_q = i.job_addr.wrapping_add(off);
+        self.rd_req_len_q = pay;
+
+        if last {
+            self.job_pop_valid_q = true;
+            self.job_pop_qp_q = q as u8;
+            self.rmid_q &= !(1 << q);
+        } else {
+            self.rmid_q |= 1 << q;
+            self.rp_mem_q[q] = k + 1;
+        }
+    }
+
     /// The ACK / NAK taken for QP `qp_idx_q`: the QP's own headers as for
     /// a data packet of the QP, opcode ACKNOWLEDGE (0x11), BTH PSN and AETH
     /// {syndrome, MSN} as taken, AckReq 0, no payload, no completion.
@@ -640,6 +756,8 @@ impl Dut for TxEngine {
     fn tick(&mut self, i: &TxEngineIn) -> TxEngineOut {
         // Pulses last one cycle.
         self.wqe_pop_valid_q = false;
+        self.job_rd_valid_q = false;
+        self.job_pop_valid_q = false;
         self.psn_wr_valid_q = false;
         self.err_valid_q = false;
         self.ev_prot_err_q = false;
@@ -655,6 +773,7 @@ impl Dut for TxEngine {
                     let take_ack = i.ack_valid && (self.ctrl_ack_q || !i.cnp_valid);
                     self.cnp_q = !take_ack;
                     self.ack_q = take_ack;
+                    self.rsp_q = false;
                     if take_ack {
                         self.qp_idx_q = i.ack_qp & (QPS as u8 - 1);
                         self.a_psn_q = i.ack_psn & 0xFF_FFFF;
@@ -673,8 +792,16 @@ impl Dut for TxEngine {
                     let q = i.grant_qp & (QPS as u8 - 1);
                     self.cnp_q = false;
                     self.ack_q = false;
+                    // A READ job of the QP goes before its own requests
+                    // (docs/responder.md, rd_resp).
+                    self.rsp_q = i.job_avail >> q & 1 != 0;
                     self.qp_idx_q = q;
-                    if self.active_q >> q & 1 != 0 {
+                    if self.rsp_q {
+                        self.job_rd_valid_q = true;
+                        self.job_rd_qp_q = q;
+                        self.grant_ready_q = false;
+                        self.state_q = State::Ctx;
+                    } else if self.active_q >> q & 1 != 0 {
                         self.grant_ready_q = false;
                         self.state_q = State::Ctx;
                     } else if i.wqe_avail >> q & 1 != 0 && i.wqe_block >> q & 1 == 0 {
@@ -758,7 +885,20 @@ impl Dut for TxEngine {
                 }
                 self.state_q = State::Out;
             }
-            State::Ctx => self.state_q = State::Emit,
+            State::Ctx => {
+                // The head job's packets sent (read for every step; used by
+                // a READ response's).
+                self.rp_rd_q = self.rp_mem_q[self.qp_idx_q as usize];
+                self.state_q = State::Emit;
+            }
+            State::Emit if self.rsp_q => {
+                // rd_resp answers a head read of a QP with a job; a read
+                // that finds none (a wiring error) emits nothing.
+                if i.job_present {
+                    self.emit_rsp(i);
+                }
+                self.state_q = State::Out;
+            }
             State::Emit if self.cnp_q => {
                 self.emit_cnp(i);
                 self.state_q = State::Out;
@@ -811,6 +951,7 @@ impl Trace for TxEngine {
         t.reg("qp_idx_q", 4, &self.qp_idx_q);
         t.reg("cnp_q", 1, &self.cnp_q);
         t.reg("ack_q", 1, &self.ack_q);
+        t.reg("rsp_q", 1, &self.rsp_q);
         t.reg("ctrl_ack_q", 1, &self.ctrl_ack_q);
         t.reg("a_psn_q", 24, &self.a_psn_q);
         t.reg("a_syndrome_q", 8, &self.a_syndrome_q);
@@ -836,6 +977,13 @@ impl Trace for TxEngine {
         t.each("c_rkey_q", 32, &self.c_rkey_q);
         t.each("c_imm_q", 32, &self.c_imm_q);
         t.each("c_left_q", 32, &self.c_left_q);
+        t.reg("rmid_q", 16, &self.rmid_q);
+        t.each("rp_mem_q", 24, &self.rp_mem_q);
+        t.reg("rp_rd_q", 24, &self.rp_rd_q);
+        t.reg("job_rd_valid_q", 1, &self.job_rd_valid_q);
+        t.reg("job_pop_valid_q", 1, &self.job_pop_valid_q);
+        t.reg("job_rd_qp_q", 4, &self.job_rd_qp_q);
+        t.reg("job_pop_qp_q", 4, &self.job_pop_qp_q);
         t.reg("psn_wr_valid_q", 1, &self.psn_wr_valid_q);
         t.reg("psn_wr_qp_q", 4, &self.psn_wr_qp_q);
         t.reg("psn_wr_psn_q", 24, &self.psn_wr_psn_q);
