@@ -51,6 +51,9 @@ fn case_vector(seed: u64) -> Vector {
     let mut qps = Vec::new();
     let mut wqes = Vec::new();
     let mut dbs = Vec::new();
+    // QPs whose own WQEs may move them to ERROR (a bad opcode, lkey or
+    // range): request frames go only to the others (add_rx).
+    let mut risky = vec![false; nqps as usize];
     for q in 0..nqps {
         let uc = r.percent(50);
         let mtu = pick(&mut r, &[256u32, 512, 1024, 2048, 4096]);
@@ -79,7 +82,10 @@ fn case_vector(seed: u64) -> Vector {
         let n = 1 + r.below(8);
         for k in 0..n {
             let op = match r.below(20) {
-                0 => json!(5 + r.below(250)),
+                // An opcode no WQE has (the NIC echoes it in the error
+                // CQE), below 128: the testbench reads a CQE opcode of 128
+                // and up as a receive completion's.
+                0 => json!(5 + r.below(123)),
                 1..=4 => json!("send"),
                 5..=7 => json!("send_imm"),
                 8..=12 => json!("write"),
@@ -103,6 +109,9 @@ fn case_vector(seed: u64) -> Vector {
                 2 => lkey = 0x21,            // an invalid MR
                 _ => {}
             }
+            // (A READ on a UC QP is an error of the QP too.)
+            risky[q as usize] |=
+                lkey != KEY || off + len > MR_LEN || op.is_number() || (uc && op == "read");
             wqes.push(json!({
                 "qp": q, "opcode": op, "wr_id": format!("{:#x}", r.next_u64()), "len": len,
                 "laddr": format!("{:#x}", VA + off), "lkey": format!("{lkey:#x}"),
@@ -159,7 +168,13 @@ fn case_vector(seed: u64) -> Vector {
     });
     let mut v = v;
     if r.percent(60) {
-        add_rx(&mut r, &mut v, nqps);
+        // A host fault may fail any QP's payload read.
+        let safe: Vec<u64> = if faults_in(&v) {
+            Vec::new()
+        } else {
+            (0..nqps as u64).filter(|&q| !risky[q as usize]).collect()
+        };
+        add_rx(&mut r, &mut v, nqps, &safe);
     }
     parse(&v)
 }
@@ -191,7 +206,19 @@ fn psn_bound(v: &Value, q: u64) -> u64 {
 /// left), the QP's first PSN, as a real peer could. A random PSN could name
 /// one the QP sends before it was sent, which no peer does and which the
 /// reference (from the vector alone) cannot date.
-fn add_rx(r: &mut SplitMix64, v: &mut Value, nqps: u32) {
+fn faults_in(v: &Value) -> bool {
+    v["root_complex"]["faults"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty())
+}
+
+/// Request frames (`data`) go only to QPs in `safe`: the responder drops a
+/// request for a QP in ERROR, and a QP that its own transmit side may move
+/// to ERROR at a time the vector does not fix would leave the responder's
+/// outcome to a race the reference cannot date; for the same reason a
+/// frame is never longer than the QP's MTU (an invalid request would move
+/// the QP to ERROR). With no safe QP, a CNP takes the data frame's place.
+fn add_rx(r: &mut SplitMix64, v: &mut Value, nqps: u32, safe: &[u64]) {
     for q in v["qps"].as_array_mut().unwrap() {
         if r.percent(40) {
             q["cc"] = json!(true);
@@ -227,8 +254,15 @@ fn add_rx(r: &mut SplitMix64, v: &mut Value, nqps: u32) {
                 json!({"pfc": {"quanta": quanta}})
             }
             1 => json!({"cnp": {"qp": q}}),
-            2 | 3 => json!({"data": {"qp": q, "psn": r.below(1 << 24), "len": r.below(2000),
-                                      "ce": r.percent(50)}}),
+            2 | 3 if !safe.is_empty() => {
+                // At most an MTU: a longer SEND ONLY is an invalid request,
+                // which would move the QP to ERROR under its own sends.
+                let q = safe[r.below(safe.len() as u64) as usize];
+                let mtu = v["qps"][q as usize]["mtu"].as_u64().unwrap();
+                json!({"data": {"qp": q, "psn": r.below(1 << 24), "len": r.below(mtu.min(2000) + 1),
+                                 "ce": r.percent(50)}})
+            }
+            2 | 3 => json!({"cnp": {"qp": q}}),
             4 => json!({"hex": "ffffffffffff0200000000010806000108000604000102000000000100000000"}),
             5 => json!({"ack": {"qp": q, "psn": unsent}}),
             6 => json!({"nak": {"qp": q, "psn": unsent, "rnr": r.percent(50)}}),
