@@ -509,17 +509,7 @@ impl TxEngine {
         d.desc_qp = q as u8;
         // Only a UC completion waits for its frame in cq_writer.
         d.desc_cpl = cpl_due && i.qp_uc;
-        d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_vlan_en = i.qp_vlan_en;
-        d.desc_pcp = i.qp_pcp & 7;
-        d.desc_vid = i.qp_vid & 0xFFF;
-        d.desc_ipv6 = i.qp_ipv6;
-        d.desc_src_ip = i.qp_src_ip;
-        d.desc_dst_ip = i.qp_dst_ip;
-        d.desc_dscp = i.qp_dscp & 0x3F;
-        d.desc_ecn = if i.qp_ecn_en { 2 } else { 0 };
-        d.desc_udp_sport = i.qp_udp_sport;
+        qp_headers(d, i);
         d.desc_opcode = rc_op | if i.qp_uc { 0x20 } else { 0 };
         // SE only on the last packet of SEND (+Imm) and WRITE_IMM messages.
         d.desc_se = last && s.flags & 2 != 0 && (is_send || op == wqe_op::WRITE_IMM);
@@ -592,17 +582,11 @@ impl TxEngine {
         let d = &mut self.desc_q;
         d.desc_qp = self.qp_idx_q;
         d.desc_cpl = false;
-        d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_vlan_en = i.qp_vlan_en;
+        qp_headers(d, i);
+        // A CNP has its own priority and DSCP, and is not ECN-capable.
         d.desc_pcp = i.cfg_cnp_pcp & 7;
-        d.desc_vid = i.qp_vid & 0xFFF;
-        d.desc_ipv6 = i.qp_ipv6;
-        d.desc_src_ip = i.qp_src_ip;
-        d.desc_dst_ip = i.qp_dst_ip;
         d.desc_dscp = i.cfg_cnp_dscp & 0x3F;
         d.desc_ecn = 0;
-        d.desc_udp_sport = i.qp_udp_sport;
         d.desc_opcode = 0x81;
         d.desc_se = false;
         d.desc_pkey = i.qp_pkey;
@@ -655,17 +639,7 @@ impl TxEngine {
         let d = &mut self.desc_q;
         d.desc_qp = self.qp_idx_q;
         d.desc_cpl = false;
-        d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_vlan_en = i.qp_vlan_en;
-        d.desc_pcp = i.qp_pcp & 7;
-        d.desc_vid = i.qp_vid & 0xFFF;
-        d.desc_ipv6 = i.qp_ipv6;
-        d.desc_src_ip = i.qp_src_ip;
-        d.desc_dst_ip = i.qp_dst_ip;
-        d.desc_dscp = i.qp_dscp & 0x3F;
-        d.desc_ecn = if i.qp_ecn_en { 2 } else { 0 };
-        d.desc_udp_sport = i.qp_udp_sport;
+        qp_headers(d, i);
         d.desc_opcode = op;
         d.desc_se = false;
         d.desc_pkey = i.qp_pkey;
@@ -709,17 +683,7 @@ impl TxEngine {
         let d = &mut self.desc_q;
         d.desc_qp = self.qp_idx_q;
         d.desc_cpl = false;
-        d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
-        d.desc_vlan_en = i.qp_vlan_en;
-        d.desc_pcp = i.qp_pcp & 7;
-        d.desc_vid = i.qp_vid & 0xFFF;
-        d.desc_ipv6 = i.qp_ipv6;
-        d.desc_src_ip = i.qp_src_ip;
-        d.desc_dst_ip = i.qp_dst_ip;
-        d.desc_dscp = i.qp_dscp & 0x3F;
-        d.desc_ecn = if i.qp_ecn_en { 2 } else { 0 };
-        d.desc_udp_sport = i.qp_udp_sport;
+        qp_headers(d, i);
         d.desc_opcode = 0x11;
         d.desc_se = false;
         d.desc_pkey = i.qp_pkey;
@@ -1040,6 +1004,23 @@ impl Trace for TxEngine {
         t.reg("desc_vlan_en_q", 1, &d.desc_vlan_en);
         t.reg("desc_wire_len_q", 14, &d.desc_wire_len);
     }
+}
+
+/// The QP's own Ethernet, VLAN, IP and UDP header fields of a descriptor,
+/// as every frame of the QP carries them (data, READ response, ACK; a CNP
+/// then overrides its priority, DSCP and ECN).
+fn qp_headers(d: &mut TxEngineOut, i: &TxEngineIn) {
+    d.desc_dst_mac = i.qp_dst_mac & 0xFFFF_FFFF_FFFF;
+    d.desc_src_mac = i.qp_src_mac & 0xFFFF_FFFF_FFFF;
+    d.desc_vlan_en = i.qp_vlan_en;
+    d.desc_pcp = i.qp_pcp & 7;
+    d.desc_vid = i.qp_vid & 0xFFF;
+    d.desc_ipv6 = i.qp_ipv6;
+    d.desc_src_ip = i.qp_src_ip;
+    d.desc_dst_ip = i.qp_dst_ip;
+    d.desc_dscp = i.qp_dscp & 0x3F;
+    d.desc_ecn = if i.qp_ecn_en { 2 } else { 0 };
+    d.desc_udp_sport = i.qp_udp_sport;
 }
 
 #[cfg(test)]
