@@ -167,7 +167,7 @@ const CC_REGS: [(u16, u32, u32); 13] = [
 ];
 
 /// Each receive-path counter's address and whether this cycle's inputs count it.
-fn rx_events(i: &CsrIn) -> [(u16, bool); 36] {
+fn rx_events(i: &CsrIn) -> [(u16, bool); 37] {
     let drop = |r: u8| i.ev_drop && i.ev_drop_reason == r;
     [
         (map::CNT_RX_FRAMES_ADDR, i.ev_rx_frame),
@@ -206,7 +206,8 @@ fn rx_events(i: &CsrIn) -> [(u16, bool); 36] {
         (map::CNT_RX_WRITES_ADDR, i.ev_rx_write),
         (map::CNT_ACK_SENT_ADDR, i.ev_ack_sent),
         (map::CNT_ACK_COALESCED_ADDR, i.ev_ack_coalesced),
-        (map::CNT_READ_UNANSWERED_ADDR, i.ev_read_unanswered),
+        (map::CNT_READ_JOBS_ADDR, i.ev_read_job),
+        (map::CNT_READ_JOB_FULL_ADDR, i.ev_read_job_full),
     ]
 }
 
@@ -684,7 +685,8 @@ impl CsrEnv {
             i.ev_rx_write,
             i.ev_ack_sent,
             i.ev_ack_coalesced,
-            i.ev_read_unanswered,
+            i.ev_read_job,
+            i.ev_read_job_full,
         ] = core::array::from_fn(|_| self.rng.percent(10));
         // Bytes of a write: up to 13 bits, the top one too.
         i.ev_rx_write_bytes = (self.rng.next_u64() as u16) & 0x1FFF;

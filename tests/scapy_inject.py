@@ -13,7 +13,8 @@ from the protocol alone (docs/protocol.md section 7, docs/responder.md's
 rules). It shares no code with the testbench or the model.
 
 CONFIG (written by the Rust test):
-  {"nic_mac": "02:..", "peer_mac": "02:..", "read": false,
+  {"nic_mac": "02:..", "peer_mac": "02:..", "read": true,
+   "mem_va": 139637976727552, "mem_seed": 3,
    "qps": [{"qp": 1, "peer_qpn": 85, "ipv6": false, "nic_ip": "10.0.0.1",
             "peer_ip": "10.0.0.2", "vlan": null | {"vid": 5, "pcp": 3},
             "epsn": 100, "mtu": 1024, "udp_sport": 49152,
@@ -22,7 +23,8 @@ CONFIG (written by the Rust test):
 
 Per QP the program is fixed (below, `program`): SEND ONLY, a three-packet
 SEND, WRITE ONLY, a three-packet WRITE, SEND with immediate, WRITE with
-immediate, and with "read" a three-packet READ. Every message's last packet
+immediate, and with "read" a three-packet READ of host memory the vector
+fills with its seeded pattern (mem_seed, from VA mem_va on). Every message's last packet
 asks for an ACK; the Rust test spaces the frames far enough apart that no two
 ACKs coalesce, so the answers are exact: one ACK per AckReq packet, PSN = that packet's, MSN = messages executed so
 far, and for the READ its responses. An ACK's credit field (syndrome bits
@@ -77,6 +79,26 @@ ROCE_PORT = 4791
 def pattern(seed, n):
     """Payload bytes of a message: a simple function of a seed."""
     return bytes(((seed * 37 + i * 11 + (i >> 8)) & 0xFF) for i in range(n))
+
+
+M64 = (1 << 64) - 1
+
+
+def memory_pattern(seed, n):
+    """The first n bytes of a test vector's memory fill (the vector format,
+    written down in testbench/src/env/host_memory.rs: SplitMix64's first output as an xorshift64* state, forced to 1
+    if 0; byte i the top byte of the (i+1)-th xorshift64* output)."""
+    z = (seed + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    x = (z ^ (z >> 31)) or 1
+    out = bytearray(n)
+    for i in range(n):
+        x ^= x >> 12
+        x ^= (x << 25) & M64
+        x ^= x >> 27
+        out[i] = ((x * 0x2545F4914F6CDD1D) & M64) >> 56
+    return bytes(out)
 
 
 def program(q, with_read):
@@ -153,7 +175,10 @@ def build(cfg):
                 frames.append({"qp": q["qp"], "hex": request(cfg, q, READ_REQUEST, psn, True, body).hex(),
                                "desc": f"READ REQUEST psn {psn & 0xFFFFFF} len {ex['len']}"})
                 msn += 1
-                data = pattern(q["seed"] + 100, ex["len"])
+                # What the READ finds: the vector's memory fill of the
+                # region holding rd_va (mem_va, mem_seed).
+                off = ex["va"] - cfg["mem_va"]
+                data = memory_pattern(cfg["mem_seed"], off + ex["len"])[off:]
                 messages.append({"qp": q["qp"], "kind": kind, "payload": data.hex(), "va": ex["va"]})
                 for i in range(n):
                     op = READ_RESP_ONLY if n == 1 else (

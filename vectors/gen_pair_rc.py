@@ -265,7 +265,40 @@ def main(write):
         "requesters' windows wrap with them",
         a.build(pace=[0]), b.build(pace=[0]))
 
+    reads(vec)
     errors(vec)
+
+
+def reads(vec):
+    # B answers A's READs (rd_resp, tx_engine). A's requester side does not
+    # take READ responses yet: they arrive and are counted as data, A's
+    # READs stay outstanding and hold QP 0's completions behind them.
+    a, b = Side("a", 101), Side("b", 102)
+    a.qp(0, 1024)
+    b.qp(0, 1024)
+    a.qp(1, 4096, ipv6=True, vlan=9)
+    b.qp(1, 4096, ipv6=True, vlan=9)
+    a.qp(2, 256)
+    b.qp(2, 256)
+    lens = [0, 1, 1023, 1024, 1025, 9000]
+    for k, ln in enumerate(lens):
+        # Local: A's MR 1 (LOCAL_WRITE); remote: B's MR 0 (REMOTE_READ).
+        a.wqe(0, "read", ln, src_off=0, dst_off=0x1_0000 * k + 3, lkey=KEY1, rkey=gen_tx.KEY0,
+              rva=gen_tx.VA)
+        a.wqes[-1]["laddr"] = hex(VA1 + 0x2000 * k + 1)
+    a.wqe(1, "read", 65536, src_off=0, dst_off=0x10_0005, lkey=KEY1, rkey=gen_tx.KEY0,
+          rva=gen_tx.VA)
+    a.wqes[-1]["laddr"] = hex(VA1 + 0x10_0000)
+    a.wqe(2, "write", 2000, src_off=0x8_0000, dst_off=0x8_0001)
+    vec("rc_read_b_answers",
+        "RC READs A from B: on QP 0 (MTU 1024) READs of 0, 1, 1023, 1024, 1025 and 9000 bytes "
+        "from unaligned VAs, on QP 1 (MTU 4096, IPv6, VLAN 9) one of 64 KiB, all posted at once; "
+        "B answers each with READ RESPONSE ONLY or FIRST/MIDDLE.../LAST packets carrying its "
+        "host memory at the READ's VA, the READ's PSNs and the AETH on FIRST/LAST/ONLY, while "
+        "a WRITE on QP 2 (MTU 256) is placed and acknowledged as usual. A does not place READ "
+        "responses yet (rd_sink is the next step): it counts them as received data and its "
+        "READs stay outstanding",
+        a.build(plain=[0, 1], pace=[2]), b.build())
 
 
 def errors(vec):

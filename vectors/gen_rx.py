@@ -308,11 +308,13 @@ CHECK_RESP = (CHECK_RX + "; the responder's effects predicted by resp_reference 
 RVA = gen_tx.VA  # MR 0: local_write, remote_write, remote_read, key 0x1230
 
 
-def rqp(n, kind="rc", epsn=0, mtu=256, **kw):
-    """A receiving QP: RQ ring, remote write, RECV completions in CQ 1."""
+def rqp(n, kind="rc", epsn=0, mtu=256, remote_access_override=None, **kw):
+    """A receiving QP: RQ ring, remote write (or the rights given), RECV
+    completions in CQ 1."""
     q = qp(n, kind, mtu=mtu, **kw)
     q.update({"epsn": epsn, "rq": {"base": hex(0x3000_0000 + 0x1_0000 * n), "log_size": 4},
-              "rq_cq": 1, "remote_access": ["remote_write"], "min_rnr_timer": 9})
+              "rq_cq": 1, "remote_access": remote_access_override or ["remote_write"],
+              "min_rnr_timer": 9})
     return q
 
 
@@ -391,6 +393,34 @@ def resp_vectors():
         rq_doorbells=[{"at": 0, "qp": 0, "recvs": 2}, {"at": 0, "qp": 2, "recvs": 1}],
         rx=[data(600, 0, 100, 0x0A, 16, reth=(0x7_0000, 0x1231, 16)), data(900, 0, 101, 0x04, 8),
             data(650, 1, 200, 0x07, 256), data(700, 2, 300, 0x04, 16)],
+        max_cycles=100_000))
+
+    # READ responder: every response shape, a duplicate READ, and the
+    # checks a READ makes (rights, length 0).
+    resp_write("resp_rc_read", dict(
+        description="Scripted RC READ requests to QP 0 (ePSN 50, MTU 256, remote read and write), "
+                    "answered by rd_resp and tx_engine: 600 bytes at an unaligned VA (FIRST, "
+                    "MIDDLE, LAST at PSNs 50-52, AETH MSN 1 on FIRST and LAST), length 0 (ONLY, "
+                    "no payload, no key check), a WRITE ONLY (ACK), 1 byte, exactly one MTU, one "
+                    "MTU + 1 (FIRST, LAST), then the first READ again (a duplicate: answered again "
+                    "from host memory with its own PSNs, ePSN and MSN unchanged); QP 1 (IPv6, "
+                    "VLAN, MTU 1024) a 2,500-byte READ (three packets of its MTU) and a READ "
+                    "without the remote read right (remote access NAK, ERROR); QP 2 (MTU 4096) a "
+                    "12,288-byte READ, three full packets",
+        qps=[rqp(0, epsn=50, remote_access_override=["remote_read", "remote_write"]),
+             rqp(1, epsn=7, mtu=1024, ipv6=True, vlan=(5, 3),
+                 remote_access_override=["remote_read"]),
+             rqp(2, epsn=0xFFFFFE, mtu=4096, remote_access_override=["remote_read"])],
+        rx=[data(600, 0, 50, 0x0C, reth=(0x8_0003, k, 600)),
+            data(800, 0, 53, 0x0C, reth=(0, 0x9999, 0)),
+            data(1000, 0, 54, 0x0A, 100, reth=(0x9_0000, k, 100)),
+            data(1200, 0, 55, 0x0C, reth=(0xA_0001, k, 1)),
+            data(1400, 0, 56, 0x0C, reth=(0xA_1000, k, 256)),
+            data(1600, 0, 57, 0x0C, reth=(0xA_2005, k, 257)),
+            data(2400, 0, 50, 0x0C, reth=(0x8_0003, k, 600)),
+            data(700, 1, 7, 0x0C, reth=(0xB_0000, k, 2500)),
+            data(1900, 1, 10, 0x0C, reth=(0xB_4000, 0x1231, 64)),
+            data(900, 2, 0xFFFFFE, 0x0C, reth=(0xC_0000, k, 12288))],
         max_cycles=100_000))
 
 

@@ -95,10 +95,11 @@ package addr_map_pkg;
   localparam logic [15:0] CNT_RX_WRITES_ADDR = 16'h01C8;
   localparam logic [15:0] CNT_ACK_SENT_ADDR = 16'h01CC;
   localparam logic [15:0] CNT_ACK_COALESCED_ADDR = 16'h01D0;
-  localparam logic [15:0] CNT_READ_UNANSWERED_ADDR = 16'h01D4;
+  localparam logic [15:0] CNT_READ_JOBS_ADDR = 16'h01D4;
   localparam logic [15:0] CNT_RQE_FETCHED_ADDR = 16'h01D8;
   localparam logic [15:0] CNT_RX_WR_BYTES_LO_ADDR = 16'h01DC;
   localparam logic [15:0] CNT_RX_WR_BYTES_HI_ADDR = 16'h01E0;
+  localparam logic [15:0] CNT_READ_JOB_FULL_ADDR = 16'h01E4;
 
   // CC registers at 0x0200
   // CC's RW registers as csr.sv's cc_q: register k at CC_RW_ADDR + 4k, bits 32k+31:32k

@@ -201,7 +201,8 @@ module csr #(
   input  logic [12:0]            ev_rx_write_bytes,
   input  logic                   ev_ack_sent,
   input  logic                   ev_ack_coalesced,
-  input  logic                   ev_read_unanswered,
+  input  logic                   ev_read_job,
+  input  logic                   ev_read_job_full,
   input  logic [3:0]             ev_rqe_n,
   // dcqcn's own counters and the STAT_QP QP's state, read as they are.
   input  logic [31:0]            dcqcn_cnt_cnp,
@@ -325,6 +326,7 @@ module csr #(
   // The responder side's multi-bit counts (RECV WQEs fetched, payload bytes
   // written); its one-bit events count in cnt_rev_q below.
   logic [31:0]  cnt_rqe_fetched_q;
+  logic [31:0]  cnt_read_full_q;
   logic [63:0]  cnt_rx_wr_bytes_q;
   logic         psn_set_valid_q;
   logic [QPW-1:0] psn_set_qp_q;
@@ -358,7 +360,7 @@ module csr #(
   logic [NEV-1:0] ev_vec;
   logic [31:0]  cnt_ev_q [NEV];
   // The responder side's one-bit event counters: rev_vec[k] counts in
-  // cnt_rev_q[k] (CNT_RESP_EXEC .. CNT_READ_UNANSWERED, in that order).
+  // cnt_rev_q[k] (CNT_RESP_EXEC .. CNT_READ_JOBS, in that order).
   localparam int NREV = 16;
   logic [NREV-1:0] rev_vec;
   logic [31:0]  cnt_rev_q [NREV];
@@ -750,10 +752,11 @@ module csr #(
         addr_map_pkg::CNT_RX_WRITES_ADDR: rd_data = cnt_rev_q[12];
         addr_map_pkg::CNT_ACK_SENT_ADDR: rd_data = cnt_rev_q[13];
         addr_map_pkg::CNT_ACK_COALESCED_ADDR: rd_data = cnt_rev_q[14];
-        addr_map_pkg::CNT_READ_UNANSWERED_ADDR: rd_data = cnt_rev_q[15];
+        addr_map_pkg::CNT_READ_JOBS_ADDR: rd_data = cnt_rev_q[15];
         addr_map_pkg::CNT_RQE_FETCHED_ADDR: rd_data = cnt_rqe_fetched_q;
         addr_map_pkg::CNT_RX_WR_BYTES_LO_ADDR: rd_data = cnt_rx_wr_bytes_q[31:0];
         addr_map_pkg::CNT_RX_WR_BYTES_HI_ADDR: rd_data = cnt_rx_wr_bytes_q[63:32];
+        addr_map_pkg::CNT_READ_JOB_FULL_ADDR: rd_data = cnt_read_full_q;
         addr_map_pkg::CC_DCQCN_G_ADDR: rd_data = cc_q[0];
         addr_map_pkg::CC_DCQCN_K_ADDR: rd_data = cc_q[1];
         addr_map_pkg::CC_DCQCN_T_INC_ADDR: rd_data = cc_q[2];
@@ -794,6 +797,7 @@ module csr #(
       cnt_dma_err_q     <= '0;
       cnt_ack_invalid_q <= '0;
       cnt_rqe_fetched_q <= '0;
+      cnt_read_full_q   <= '0;
       cnt_rx_wr_bytes_q <= '0;
       psn_set_valid_q   <= 1'b0;
       psn_set_qp_q      <= '0;
@@ -832,6 +836,7 @@ module csr #(
       cnt_dma_err_q     <= cnt_dma_err_q + {31'd0, ev_dma_err};
       cnt_ack_invalid_q <= cnt_ack_invalid_q + {31'd0, ev_ack_invalid};
       cnt_rqe_fetched_q <= cnt_rqe_fetched_q + {28'd0, ev_rqe_n};
+      cnt_read_full_q   <= cnt_read_full_q + {31'd0, ev_read_job_full};
       cnt_rx_wr_bytes_q <= cnt_rx_wr_bytes_q + (ev_rx_write ? {51'd0, ev_rx_write_bytes} : 64'd0);
       psn_set_valid_q   <= psn_sw;
       if (psn_sw) begin
@@ -867,7 +872,7 @@ module csr #(
   always_comb begin
     ev_vec = {ev_ce_suppressed, ev_cnp_sent, ev_nak, ev_ack_dup, ev_ack_new, 8'(ev_drop) << ev_drop_reason,
               ev_rx_ce, ev_rx_data, ev_rx_ack, ev_rx_cnp, ev_rx_pfc, ev_rx_frame};
-    rev_vec = {ev_read_unanswered, ev_ack_coalesced, ev_ack_sent, ev_rx_write, ev_rq_fetch_err,
+    rev_vec = {ev_read_job, ev_ack_coalesced, ev_ack_sent, ev_rx_write, ev_rq_fetch_err,
                ev_rxbuf_full, ev_resp_not_ready, ev_resp_uc_drop, ev_resp_recv, ev_resp_nak_op,
                ev_resp_nak_acc, ev_resp_nak_inv, ev_resp_nak_rnr, ev_resp_nak_seq, ev_resp_dup,
                ev_resp_exec};

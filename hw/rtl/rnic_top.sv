@@ -214,7 +214,8 @@ module rnic_top #(
   logic [15:0]  stat_free_lines_unused;
   // The ACK's MSN: ack_tracker matches ACKs by PSN.
   logic [23:0]  ack_msn_unused;
-  // The QP's max_dest_rd_atomic: for the READ responder (not built yet).
+  // The QP's max_dest_rd_atomic: not enforced yet (rd_resp keeps 8 jobs per
+  // QP and refuses beyond; docs/responder.md).
   logic [2:0]   rctx_max_rd_unused;
   // rx_buf's beat metadata and priority (the responder works from the
   // header queue; rx_wr needs only the bytes) and its lines per priority
@@ -222,13 +223,6 @@ module rnic_top #(
   logic [255:0] rxb_out_meta_unused;
   logic [2:0]   rxb_out_prio_unused;
   logic [8*($clog2(RXB_LINES)+1)-1:0] rxb_prio_lines_unused;
-  // The token bits no consumer reads: the RECV CQE's qp/cq above QPW/CQW
-  // and the reserved bits, every READ job field (the READ responder is not
-  // built: a READ job is only counted).
-  logic [resp_pkg::TOK_W-1:0] rxw_tok_data_unused;
-  // tx_engine's READ job port (rd_resp), tied off until rd_resp is wired.
-  logic           te_job_rd_valid_unused, te_job_pop_valid_unused;
-  logic [QPW-1:0] te_job_rd_qp_unused, te_job_pop_qp_unused;
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---------------- receive path, PFC, congestion control ----------------
@@ -331,8 +325,9 @@ module rnic_top #(
   // addressed by the index alone.
   /* verilator lint_off UNUSEDSIGNAL */
   logic         rsp_ctx_rd_valid_unused, rsp_mr_rd_valid_unused;
-  // rd_req_arb's client 3 (the READ responder, not built yet).
-  logic         rdr_rd_req_ready_unused;
+  // rd_req_arb's client 3: reserved (READ response payload is read by
+  // tx_engine, client 1).
+  logic         arb_d_ready_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
@@ -352,6 +347,16 @@ module rnic_top #(
   logic [511:0] rxw_wr_data;
   logic         rxw_tok_valid, rxw_tok_ready, rxw_tok_cqe, rxw_tok_read;
   logic [resp_pkg::TOK_W-1:0] rxw_tok_data;
+  // rd_resp <-> tx_engine (READ jobs)
+  logic           rdr_job_ready, rdr_ev_job, rdr_ev_job_full;
+  logic [QPS-1:0] rdr_job_avail;
+  logic           te_job_rd_valid, te_job_pop_valid;
+  logic [QPW-1:0] te_job_rd_qp, te_job_pop_qp;
+  logic           rdr_job_present;
+  logic [23:0]    rdr_job_psn, rdr_job_msn;
+  logic [63:0]    rdr_job_addr;
+  logic [31:0]    rdr_job_len;
+  logic [2:0]     rdr_job_mtu;
   logic         rxw_ev_write;
   logic [12:0]  rxw_ev_bytes;
   // ack_gen's events, cq_arb's responder input.
@@ -406,7 +411,8 @@ module rnic_top #(
     .ev_resp_not_ready(rsp_ev_notready), .ev_rxbuf_full(rxb_ev_drop_full),
     .ev_rq_fetch_err(rqf_err_valid), .ev_rx_write(rxw_ev_write),
     .ev_rx_write_bytes(rxw_ev_bytes), .ev_ack_sent(ag_ev_ack),
-    .ev_ack_coalesced(ag_ev_coalesced), .ev_read_unanswered(rxw_tok_read),
+    .ev_ack_coalesced(ag_ev_coalesced), .ev_read_job(rdr_ev_job),
+    .ev_read_job_full(rdr_ev_job_full),
     .ev_rqe_n(rqf_ev_rqe_n),
     .dcqcn_cnt_cnp(dc_cnt_cnp), .dcqcn_cnt_cut(dc_cnt_cut), .dcqcn_cnt_fr(dc_cnt_fr),
     .dcqcn_cnt_ai(dc_cnt_ai), .dcqcn_cnt_hai(dc_cnt_hai), .dcqcn_cnt_alpha(dc_cnt_alpha),
@@ -522,12 +528,24 @@ module rnic_top #(
     .ev_write(rxw_ev_write), .ev_bytes(rxw_ev_bytes)
   );
   // rx_wr's tokens (layout resp_pkg: bit 0 the kind). A RECV completion
-  // goes to cq_arb's input b; a READ job is taken at once and only counted
-  // (CNT_READ_UNANSWERED): the READ responder is not in rnic_top yet.
+  // goes to cq_arb's input b, a READ job to rd_resp (whose job_ready is
+  // high from the cycle after reset: a full ring refuses, never stalls).
   assign rxw_tok_cqe   = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_CQE;
   assign rxw_tok_read  = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_READ;
-  assign rxw_tok_ready = rxw_tok_read || (rxw_tok_cqe && cqa_b_ready);
-  assign rxw_tok_data_unused = rxw_tok_data;
+  assign rxw_tok_ready = rxw_tok_read ? rdr_job_ready : cqa_b_ready;
+
+  // The READ responder's job store: tx_engine answers its jobs with READ
+  // RESPONSE packets (docs/responder.md, "rd_resp and READ responses").
+  rd_resp #(.QPS(QPS)) u_rd_resp (
+    .clk, .rst,
+    .job_valid(rxw_tok_read), .job_ready(rdr_job_ready), .job_tok(rxw_tok_data),
+    .job_avail(rdr_job_avail),
+    .job_rd_valid(te_job_rd_valid), .job_rd_qp(te_job_rd_qp),
+    .job_present(rdr_job_present), .job_psn(rdr_job_psn), .job_addr(rdr_job_addr),
+    .job_len(rdr_job_len), .job_msn(rdr_job_msn), .job_mtu(rdr_job_mtu),
+    .job_pop_valid(te_job_pop_valid), .job_pop_qp(te_job_pop_qp),
+    .ev_job(rdr_ev_job), .ev_job_full(rdr_ev_job_full)
+  );
 
   // The responder's acknowledgements, one pending per QP (docs/responder.md,
   // "ack_gen").
@@ -599,11 +617,14 @@ module rnic_top #(
 
   tx_sched #(.QPS(QPS)) u_tx_sched (
     .clk, .rst,
-    .req_active, .req_avail(wqe_avail),
+    // A QP has work when it has a WQE or a READ job to answer.
+    .req_active, .req_avail(wqe_avail | rdr_job_avail),
     // A QP may start a frame when its rate limiter allows it and its
-    // completion queue in ack_tracker has room; a waiting CNP or ACK goes
-    // first (within tx_sched's bound on control grants in a row).
-    .rate_ok(rl_rate_ok & ~ack_full), .pause, .qp_pcp(qp_pcp_all),
+    // completion queue in ack_tracker has room, or it has a READ to answer
+    // (tx_engine answers first and never starts a blocked QP's WQE); a
+    // waiting CNP or ACK goes first (within tx_sched's bound on control
+    // grants in a row).
+    .rate_ok(rl_rate_ok & ~(ack_full & ~rdr_job_avail)), .pause, .qp_pcp(qp_pcp_all),
     .ctrl_req(cg_cnp_valid || ag_ack_valid),
     .grant_valid, .grant_qp, .grant_ctrl, .grant_ready
   );
@@ -644,10 +665,10 @@ module rnic_top #(
     .ack_valid(ag_ack_valid), .ack_qp(ag_ack_qp), .ack_psn(ag_ack_psn),
     .ack_syndrome(ag_ack_syndrome), .ack_msn(ag_ack_msn), .ctrl_ack_first,
     .desc_wire_len,
-    // No READ jobs until rd_resp is wired (docs/responder.md).
-    .job_avail('0), .job_rd_valid(te_job_rd_valid_unused), .job_rd_qp(te_job_rd_qp_unused),
-    .job_present(1'b0), .job_psn('0), .job_addr('0), .job_len('0), .job_msn('0), .job_mtu('0),
-    .job_pop_valid(te_job_pop_valid_unused), .job_pop_qp(te_job_pop_qp_unused),
+    .job_avail(rdr_job_avail), .job_rd_valid(te_job_rd_valid), .job_rd_qp(te_job_rd_qp),
+    .job_present(rdr_job_present), .job_psn(rdr_job_psn), .job_addr(rdr_job_addr),
+    .job_len(rdr_job_len), .job_msn(rdr_job_msn), .job_mtu(rdr_job_mtu),
+    .job_pop_valid(te_job_pop_valid), .job_pop_qp(te_job_pop_qp),
     .ev_prot_err, .ev_flush
   );
 
@@ -713,7 +734,7 @@ module rnic_top #(
     .c_valid(rqf_rd_req_valid), .c_ready(rqf_rd_req_ready),
     .c_addr(rqf_rd_req_addr), .c_len(rqf_rd_req_len),
     // Client 3, the READ responder, is not built yet.
-    .d_valid(1'b0), .d_ready(rdr_rd_req_ready_unused), .d_addr('0), .d_len('0),
+    .d_valid(1'b0), .d_ready(arb_d_ready_unused), .d_addr('0), .d_len('0),
     .o_valid(rd_req_valid), .o_ready(rd_req_ready),
     .o_addr(rd_req_addr), .o_len(rd_req_len), .o_client(rd_req_client)
   );

@@ -133,7 +133,8 @@ ports! {
         pub ev_rx_write_bytes: u16 = 13 if ev_rx_write,
         pub ev_ack_sent: bool = 1,
         pub ev_ack_coalesced: bool = 1,
-        pub ev_read_unanswered: bool = 1,
+        pub ev_read_job: bool = 1,
+        pub ev_read_job_full: bool = 1,
         pub ev_rqe_n: u8 = 4,
         pub dcqcn_cnt_cnp: u32 = 32,
         pub dcqcn_cnt_cut: u32 = 32,
@@ -261,7 +262,7 @@ pub const NEV: usize = 19;
 /// ARRAY of block CC, the RTL's `cc_q`; masks and resets generated).
 pub const NCC: usize = map::CC_RW_N;
 /// The responder side's one-bit event counters, consecutive words from
-/// `CNT_RESP_EXEC_ADDR` (to `CNT_READ_UNANSWERED_ADDR`).
+/// `CNT_RESP_EXEC_ADDR` (to `CNT_READ_JOBS_ADDR`).
 pub const NREV: usize = 16;
 
 /// This cycle's responder-side events as bits, bit k counted by word k.
@@ -282,7 +283,7 @@ fn rev_bits(i: &CsrIn) -> u32 {
         i.ev_rx_write,
         i.ev_ack_sent,
         i.ev_ack_coalesced,
-        i.ev_read_unanswered,
+        i.ev_read_job,
     ]
     .iter()
     .enumerate()
@@ -355,6 +356,8 @@ pub struct Csr {
     /// The responder side's multi-bit counts.
     cnt_rqe_fetched_q: u32,
     cnt_rx_wr_bytes_q: u64,
+    /// READ jobs rd_resp refused (its own word, after RX_WR_BYTES_HI).
+    cnt_read_full_q: u32,
     psn_set_valid_q: bool,
     psn_set_qp_q: u8,
     psn_set_psn_q: u32,
@@ -444,6 +447,7 @@ impl Default for Csr {
             cnt_dma_err_q: 0,
             cnt_ack_invalid_q: 0,
             cnt_rqe_fetched_q: 0,
+            cnt_read_full_q: 0,
             cnt_rx_wr_bytes_q: 0,
             psn_set_valid_q: false,
             psn_set_qp_q: 0,
@@ -740,6 +744,7 @@ impl Csr {
             map::CNT_DCQCN_ALPHA_ADDR => i.dcqcn_cnt_alpha,
             map::CNT_ACK_INVALID_ADDR => self.cnt_ack_invalid_q,
             map::CNT_RQE_FETCHED_ADDR => self.cnt_rqe_fetched_q,
+            map::CNT_READ_JOB_FULL_ADDR => self.cnt_read_full_q,
             map::CNT_RX_WR_BYTES_LO_ADDR => self.cnt_rx_wr_bytes_q as u32,
             map::CNT_RX_WR_BYTES_HI_ADDR => (self.cnt_rx_wr_bytes_q >> 32) as u32,
             map::CC_STAT_RC_ADDR => i.stat_rc,
@@ -942,6 +947,7 @@ impl Dut for Csr {
         self.cnt_rqe_fetched_q = self
             .cnt_rqe_fetched_q
             .wrapping_add((i.ev_rqe_n & 0xF) as u32);
+        self.cnt_read_full_q = self.cnt_read_full_q.wrapping_add(i.ev_read_job_full as u32);
         if i.ev_rx_write {
             self.cnt_rx_wr_bytes_q = self
                 .cnt_rx_wr_bytes_q
@@ -1089,6 +1095,7 @@ impl Trace for Csr {
         t.reg("cnt_dma_err_q", 32, &self.cnt_dma_err_q);
         t.reg("cnt_ack_invalid_q", 32, &self.cnt_ack_invalid_q);
         t.reg("cnt_rqe_fetched_q", 32, &self.cnt_rqe_fetched_q);
+        t.reg("cnt_read_full_q", 32, &self.cnt_read_full_q);
         t.reg("cnt_rx_wr_bytes_q", 64, &self.cnt_rx_wr_bytes_q);
         t.reg("psn_set_valid_q", 1, &self.psn_set_valid_q);
         t.reg("psn_set_qp_q", 4, &self.psn_set_qp_q);

@@ -70,10 +70,11 @@
 //! | 0x01C8 | CNT_RX_WRITES | RO | [31:0] VALUE 0 |
 //! | 0x01CC | CNT_ACK_SENT | RO | [31:0] VALUE 0 |
 //! | 0x01D0 | CNT_ACK_COALESCED | RO | [31:0] VALUE 0 |
-//! | 0x01D4 | CNT_READ_UNANSWERED | RO | [31:0] VALUE 0 |
+//! | 0x01D4 | CNT_READ_JOBS | RO | [31:0] VALUE 0 |
 //! | 0x01D8 | CNT_RQE_FETCHED | RO | [31:0] VALUE 0 |
 //! | 0x01DC | CNT_RX_WR_BYTES_LO | RO | [31:0] VALUE 0 |
 //! | 0x01E0 | CNT_RX_WR_BYTES_HI | RO | [31:0] VALUE 0 |
+//! | 0x01E4 | CNT_READ_JOB_FULL | RO | [31:0] VALUE 0 |
 //! | 0x0200 | CC_DCQCN_G | RW | [3:0] G_SHIFT 8, [15:8] F 5 |
 //! | 0x0204 | CC_DCQCN_K | RW | [23:0] CYCLES 13750 |
 //! | 0x0208 | CC_DCQCN_T_INC | RW | [23:0] CYCLES 75000 |
@@ -412,10 +413,10 @@ pub const CNT_ACK_SENT_RESET: u32 = 0x00000000;
 pub const CNT_ACK_COALESCED_ADDR: u16 = 0x01D0;
 pub const CNT_ACK_COALESCED_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_ACK_COALESCED_RESET: u32 = 0x00000000;
-/// RO: READ requests executed but not answered: the READ responder is not built yet
-pub const CNT_READ_UNANSWERED_ADDR: u16 = 0x01D4;
-pub const CNT_READ_UNANSWERED_MASK: u32 = 0xFFFFFFFF;
-pub const CNT_READ_UNANSWERED_RESET: u32 = 0x00000000;
+/// RO: READ requests executed (fresh or duplicate) whose job rd_resp stored, to be answered
+pub const CNT_READ_JOBS_ADDR: u16 = 0x01D4;
+pub const CNT_READ_JOBS_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_READ_JOBS_RESET: u32 = 0x00000000;
 /// RO: RECV WQEs fetched from RQ rings (wraps)
 pub const CNT_RQE_FETCHED_ADDR: u16 = 0x01D8;
 pub const CNT_RQE_FETCHED_MASK: u32 = 0xFFFFFFFF;
@@ -428,6 +429,10 @@ pub const CNT_RX_WR_BYTES_LO_RESET: u32 = 0x00000000;
 pub const CNT_RX_WR_BYTES_HI_ADDR: u16 = 0x01E0;
 pub const CNT_RX_WR_BYTES_HI_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_RX_WR_BYTES_HI_RESET: u32 = 0x00000000;
+/// RO: READ jobs refused because their QP already held 8 unanswered (more than a conforming requester has outstanding)
+pub const CNT_READ_JOB_FULL_ADDR: u16 = 0x01E4;
+pub const CNT_READ_JOB_FULL_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_READ_JOB_FULL_RESET: u32 = 0x00000000;
 
 // CC registers at 0x0200.
 /// CC's RW registers in address order (the RTL's `cc_q`): register `k` at `CC_RW_ADDR + 4 k`.

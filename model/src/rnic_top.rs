@@ -66,6 +66,7 @@ use crate::pfc::{Pfc, PfcIn, PfcOut};
 use crate::pkt_builder::{PktBuilder, PktBuilderIn, PktBuilderOut};
 use crate::rate_limiter::{RateLimiter, RateLimiterIn, RateLimiterOut};
 use crate::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
+use crate::rd_resp::{RdResp, RdRespIn, RdRespOut};
 use crate::resp_tok::{Tok, TokBits};
 use crate::responder::{Responder, ResponderIn, ResponderOut};
 use crate::rq_arb::{RqArb, RqArbIn, RqArbOut};
@@ -124,6 +125,7 @@ pub struct RnicTop {
     rx_wr: RxWr,
     wr_arb: WrArb,
     cq_arb: CqArb,
+    rd_resp: RdResp,
     o_csr: CsrOut,
     o_sqf: SqFetchOut,
     o_sched: TxSchedOut,
@@ -147,6 +149,7 @@ pub struct RnicTop {
     o_rxw: RxWrOut,
     o_wa: WrArbOut,
     o_cqa: CqArbOut,
+    o_rdr: RdRespOut,
 }
 
 /// Every block's inputs in one cycle.
@@ -174,6 +177,7 @@ struct Ins {
     rxw: RxWrIn,
     wa: WrArbIn,
     cqa: CqArbIn,
+    rdr: RdRespIn,
 }
 
 /// Bits `[lsb, lsb + w)` of a wide port (byte 0 holds bits 7..0), w <= 32.
@@ -229,6 +233,7 @@ impl RnicTop {
             rx_wr: RxWr::new(),
             wr_arb: WrArb::new(),
             cq_arb: CqArb::new(),
+            rd_resp: RdResp::new(),
             o_csr: CsrOut::default(),
             o_sqf: SqFetchOut::default(),
             o_sched: TxSchedOut::default(),
@@ -252,6 +257,7 @@ impl RnicTop {
             o_rxw: RxWrOut::default(),
             o_wa: WrArbOut::default(),
             o_cqa: CqArbOut::default(),
+            o_rdr: RdRespOut::default(),
         }
     }
 
@@ -310,28 +316,33 @@ impl RnicTop {
             &self.o_rl,
             &self.o_at,
         );
-        let (rxb, rsp, rqf, rxw, wa, cqa) = (
+        let (rxb, rsp, rqf, rxw, wa, cqa, rdr) = (
             &self.o_rxb,
             &self.o_rsp,
             &self.o_rqf,
             &self.o_rxw,
             &self.o_wa,
             &self.o_cqa,
+            &self.o_rdr,
         );
         let mr_idx = sqf.wqe_data[WQE_LKEY] & 0x0F;
         let to_sqf = rd.rd_data_valid && rd.rd_data_client == 0;
         let to_pb = rd.rd_data_valid && rd.rd_data_client == 1;
         let to_rqf = rd.rd_data_valid && rd.rd_data_client == 2;
-        // rx_wr's tokens: a RECV completion goes to cq_arb's input b; a READ
-        // job is taken at once and only counted (the READ responder is not
-        // in rnic_top yet).
+        // rx_wr's tokens: a RECV completion goes to cq_arb's input b, a
+        // READ job to rd_resp (job_ready high from the cycle after reset: a
+        // full ring refuses, never stalls).
         // cq_arb's b fields are the token's bits whatever its kind (as the
         // RTL's slices): layout resp_pkg.sv / resp_tok.rs.
         let tok = conv::<Beat, TokBits>(&rxw.tok_data);
         let tok_is_read = matches!(Tok::unpack(&tok), Tok::Read(_));
         let tok_cqe = rxw.tok_valid && !tok_is_read;
         let tok_read = rxw.tok_valid && tok_is_read;
-        let tok_ready = tok_read || (tok_cqe && cqa.b_ready);
+        let tok_ready = if tok_is_read {
+            rdr.job_ready
+        } else {
+            cqa.b_ready
+        };
         let csr_in = CsrIn {
             mmio_wr_valid: i.mmio_wr_valid,
             mmio_wr_addr: i.mmio_wr_addr,
@@ -397,7 +408,8 @@ impl RnicTop {
             ev_rx_write_bytes: rxw.ev_bytes,
             ev_ack_sent: ag.ev_ack,
             ev_ack_coalesced: ag.ev_coalesced,
-            ev_read_unanswered: tok_read,
+            ev_read_job: rdr.ev_job,
+            ev_read_job_full: rdr.ev_job_full,
             ev_rqe_n: rqf.ev_rqe_n,
             dcqcn_cnt_cnp: dc.cnt_cnp,
             dcqcn_cnt_cut: dc.cnt_cut,
@@ -427,10 +439,13 @@ impl RnicTop {
         };
         let sched_in = TxSchedIn {
             req_active: te.req_active,
-            req_avail: sqf.wqe_avail,
+            // A QP has work when it has a WQE or a READ job to answer.
+            req_avail: sqf.wqe_avail | rdr.job_avail,
             // A QP may start a frame when its rate limiter allows it and its
-            // completion queue in ack_tracker has room; a waiting CNP goes first.
-            rate_ok: rl.rate_ok & !at.full,
+            // completion queue in ack_tracker has room, or it has a READ to
+            // answer (tx_engine answers first and never starts a blocked
+            // QP's WQE).
+            rate_ok: rl.rate_ok & !(at.full & !rdr.job_avail),
             pause: pfc.pause,
             qp_pcp: c.qp_pcp_all,
             // A waiting CNP or ACK (within tx_sched's bound on control
@@ -507,14 +522,21 @@ impl RnicTop {
             ack_psn: ag.ack_psn,
             ack_syndrome: ag.ack_syndrome,
             ack_msn: ag.ack_msn,
-            // No READ jobs until rd_resp is wired (docs/responder.md).
-            job_avail: 0,
-            job_present: false,
-            job_psn: 0,
-            job_addr: 0,
-            job_len: 0,
-            job_msn: 0,
-            job_mtu: 0,
+            job_avail: rdr.job_avail,
+            job_present: rdr.job_present,
+            job_psn: rdr.job_psn,
+            job_addr: rdr.job_addr,
+            job_len: rdr.job_len,
+            job_msn: rdr.job_msn,
+            job_mtu: rdr.job_mtu,
+        };
+        let rdr_in = RdRespIn {
+            job_valid: tok_read,
+            job_tok: rxw.tok_data,
+            job_rd_valid: te.job_rd_valid,
+            job_rd_qp: te.job_rd_qp,
+            job_pop_valid: te.job_pop_valid,
+            job_pop_qp: te.job_pop_qp,
         };
         let pb_in = PktBuilderIn {
             desc_valid: te.desc_valid,
@@ -853,6 +875,7 @@ impl RnicTop {
             rxw: rxw_in,
             wa: wa_in,
             cqa: cqa_in,
+            rdr: rdr_in,
         }
     }
 }
@@ -875,7 +898,7 @@ impl Tracer for Snapshot {
 impl RnicTop {
     /// The blocks without free-running timers, as one snapshot.
     fn datapath_state(&self) -> Snapshot {
-        let blocks: [&dyn Trace; 19] = [
+        let blocks: [&dyn Trace; 20] = [
             &self.csr,
             &self.sq_fetch,
             &self.tx_sched,
@@ -895,6 +918,7 @@ impl RnicTop {
             &self.rx_wr,
             &self.wr_arb,
             &self.cq_arb,
+            &self.rd_resp,
         ];
         let mut s = Snapshot::default();
         for b in blocks {
@@ -927,6 +951,7 @@ impl RnicTop {
             && self.o_rxw == o.o_rxw
             && self.o_wa == o.o_wa
             && self.o_cqa == o.o_cqa
+            && self.o_rdr == o.o_rdr
     }
 
     /// Cycles [`RnicTop::skip`] may jump with the top inputs `i` held.
@@ -1004,6 +1029,7 @@ impl Dut for RnicTop {
         self.o_rxw = self.rx_wr.reset();
         self.o_wa = self.wr_arb.reset();
         self.o_cqa = self.cq_arb.reset();
+        self.o_rdr = self.rd_resp.reset();
         self.top_out()
     }
 
@@ -1032,6 +1058,7 @@ impl Dut for RnicTop {
         self.o_rxw = self.rx_wr.tick(&w.rxw);
         self.o_wa = self.wr_arb.tick(&w.wa);
         self.o_cqa = self.cq_arb.tick(&w.cqa);
+        self.o_rdr = self.rd_resp.tick(&w.rdr);
         self.top_out()
     }
 }
@@ -1039,7 +1066,7 @@ impl Dut for RnicTop {
 impl Trace for RnicTop {
     /// Every block's registers in the scope of its instance in rnic_top.sv.
     fn trace(&self, t: &mut dyn Tracer) {
-        let blocks: [(&str, &dyn Trace); 23] = [
+        let blocks: [(&str, &dyn Trace); 24] = [
             ("u_csr", &self.csr),
             ("u_sq_fetch", &self.sq_fetch),
             ("u_tx_sched", &self.tx_sched),
@@ -1063,6 +1090,7 @@ impl Trace for RnicTop {
             ("u_rx_wr", &self.rx_wr),
             ("u_wr_arb", &self.wr_arb),
             ("u_cq_arb", &self.cq_arb),
+            ("u_rd_resp", &self.rd_resp),
         ];
         for (name, b) in blocks {
             t.push(name);

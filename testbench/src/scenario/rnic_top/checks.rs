@@ -214,7 +214,9 @@ impl RnicTopEnv {
                 continue;
             };
             let qp = q.qp as usize;
-            if repr.bth.opcode == super::resp_check::OPCODE_ACK {
+            if repr.bth.opcode == super::resp_check::OPCODE_ACK
+                || super::resp_reads::is_read_response(repr.bth.opcode)
+            {
                 continue; // the responder's: check_responder
             }
             if repr.bth.opcode == crate::wire::roce::OPCODE_CNP {

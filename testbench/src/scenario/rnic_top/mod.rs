@@ -28,6 +28,7 @@ mod program;
 mod resp_check;
 mod resp_counters;
 pub mod resp_predict;
+mod resp_reads;
 
 pub use checks::CqeWrite;
 pub use host::{Host, RecvPost};

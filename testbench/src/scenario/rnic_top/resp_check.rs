@@ -92,7 +92,8 @@ impl RnicTopEnv {
     }
 
     /// Whether some QP's last required ACK/NAK (always sent: nothing
-    /// after it can replace it) has not left on `tx_*` yet.
+    /// after it can replace it) or one of its READ responses has not left
+    /// on `tx_*` yet.
     pub(super) fn acks_owed(&self, cycle: u64) -> bool {
         // A frame held by a PFC pause (an ACK/NAK or CNP too) leaves after
         // it: no end before the last pause has run out.
@@ -104,6 +105,9 @@ impl RnicTopEnv {
             return false;
         }
         let want = self.predict_responder();
+        if self.reads_owed(&want) {
+            return true;
+        }
         let sent = self.sent_acks();
         self.vector.qps.iter().any(|q| {
             let i = q.qp as usize;
@@ -161,8 +165,10 @@ impl RnicTopEnv {
         bad.extend(self.check_writes(&want));
         let (b, acks_sent) = self.check_acks(&want);
         bad.extend(b);
+        let (b, reads) = self.check_read_responses(&want);
+        bad.extend(b);
         if self.uses_rx() {
-            bad.extend(self.check_resp_counters(&want, &acks_sent));
+            bad.extend(self.check_resp_counters(&want, &acks_sent, &reads));
         }
         bad.extend(self.check_recv_cqes(&want));
         bad.extend(self.check_error_states(&want));

@@ -2,6 +2,7 @@
 //! Counters) against the prediction of [`super::resp_predict`].
 
 use super::resp_predict::{RespPrediction, RQ_SLOTS};
+use super::resp_reads::ReadOutcome;
 use super::RnicTopEnv;
 use crate::vector::QpState;
 use rnic_model::csr_map::*;
@@ -23,19 +24,22 @@ pub const RESP_COUNTERS: &[(&str, u16)] = &[
     ("rx_writes", CNT_RX_WRITES_ADDR),
     ("ack_sent", CNT_ACK_SENT_ADDR),
     ("ack_coalesced", CNT_ACK_COALESCED_ADDR),
-    ("read_unanswered", CNT_READ_UNANSWERED_ADDR),
+    ("read_jobs", CNT_READ_JOBS_ADDR),
     ("rqe_fetched", CNT_RQE_FETCHED_ADDR),
     ("rx_wr_bytes_lo", CNT_RX_WR_BYTES_LO_ADDR),
     ("rx_wr_bytes_hi", CNT_RX_WR_BYTES_HI_ADDR),
+    ("read_job_full", CNT_READ_JOB_FULL_ADDR),
 ];
 
 impl RnicTopEnv {
     /// Every responder counter against what the frames that arrived call
-    /// for. `acks_sent`: ACK/NAK frames per QP seen on `tx_*`.
+    /// for. `acks_sent`: ACK/NAK frames per QP seen on `tx_*`; `reads`:
+    /// the READ jobs never answered (refused by a full ring).
     pub(super) fn check_resp_counters(
         &self,
         want: &RespPrediction,
         acks_sent: &[usize],
+        reads: &ReadOutcome,
     ) -> Vec<String> {
         let v = &self.vector;
         let get = |n: &str| {
@@ -75,10 +79,14 @@ impl RnicTopEnv {
         exp.push(("ack_sent", sent as u64));
         let required: usize = want.responses.iter().map(Vec::len).sum();
         exp.push(("ack_coalesced", required.saturating_sub(sent) as u64));
+        // Every READ executed offers rd_resp a job: stored, or refused and
+        // then never answered.
+        let reads_executed = want.counts.get("read").copied().unwrap_or(0);
         exp.push((
-            "read_unanswered",
-            want.counts.get("read").copied().unwrap_or(0),
+            "read_jobs",
+            reads_executed - reads.skipped.min(reads_executed),
         ));
+        exp.push(("read_job_full", reads.skipped));
         // rq_fetch holds at most RQ_SLOTS RECVs per QP: the ones fetched
         // are those consumed or flushed and up to RQ_SLOTS more.
         let mut fetched = 0u64;

@@ -49,6 +49,29 @@ pub struct RespPrediction {
     pub counts: std::collections::BTreeMap<&'static str, u64>,
     /// Per QP: RECVs consumed or flushed.
     pub popped: Vec<usize>,
+    /// Per QP: the READ responses owed, one job per READ executed (fresh
+    /// or again), in arrival order.
+    pub reads: Vec<Vec<ReadJob>>,
+}
+
+/// The READ RESPONSE packets one READ request calls for, and how many of
+/// [`RespPrediction::writes`] arrived before it (its payload is host
+/// memory with those writes applied).
+#[derive(Debug, Clone)]
+pub struct ReadJob {
+    pub packets: Vec<ReadPacket>,
+    pub writes_before: usize,
+}
+
+/// One READ RESPONSE packet: PSN, opcode (0x0D..=0x10), payload from host
+/// physical `addr` (`len` bytes), the AETH's MSN where the opcode has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadPacket {
+    pub psn: u32,
+    pub opcode: u8,
+    pub addr: u64,
+    pub len: u32,
+    pub msn: u32,
 }
 
 /// The event counts one packet's effects call for (the responder's
@@ -66,7 +89,7 @@ fn count(out: &mut RespPrediction, e: &[Effect]) {
     if dup {
         add("dup");
     }
-    // A READ executed (fresh or again): its job token, unanswered for now.
+    // A READ executed (fresh or again): its job token for rd_resp.
     if e.iter().any(|x| matches!(x, Effect::ReadResponse { .. })) {
         add("read");
     }
@@ -164,6 +187,7 @@ impl RnicTopEnv {
             cqes: vec![Vec::new(); n],
             errors: vec![false; n],
             popped: vec![0; n],
+            reads: vec![Vec::new(); n],
             ..Default::default()
         };
         for k in [
@@ -316,12 +340,32 @@ pub fn parse_request(f: &[u8]) -> Option<RoceRepr> {
 
 fn absorb(out: &mut RespPrediction, q: usize, effects: &mut Vec<Effect>) {
     out.responses[q].extend(resp_cover::required(effects));
+    let mut job = ReadJob {
+        packets: Vec::new(),
+        writes_before: out.writes.len(),
+    };
     for e in effects.drain(..) {
         match e {
             Effect::Write { addr, bytes } => out.writes.push((addr, bytes)),
             c @ Effect::Cqe { .. } => out.cqes[q].push(c),
+            Effect::ReadResponse {
+                psn,
+                opcode,
+                addr,
+                len,
+                msn,
+            } => job.packets.push(ReadPacket {
+                psn,
+                opcode,
+                addr,
+                len,
+                msn,
+            }),
             _ => {}
         }
+    }
+    if !job.packets.is_empty() {
+        out.reads[q].push(job);
     }
 }
 
