@@ -344,6 +344,7 @@ impl RefMap {
             (i.err_b_valid, i.err_b_qp),
             (i.err_c_valid, i.err_c_qp),
             (i.err_d_valid, i.err_d_qp),
+            (i.err_e_valid, i.err_e_qp),
         ] {
             if v {
                 let a = qp_addr(qp as usize, map::QP_CTRL_OFF);
@@ -635,6 +636,8 @@ impl CsrEnv {
         i.err_c_qp = pick_qp(&mut self.rng);
         i.err_d_valid = self.rng.percent(hw / 3);
         i.err_d_qp = pick_qp(&mut self.rng);
+        i.err_e_valid = self.rng.percent(hw / 3);
+        i.err_e_qp = pick_qp(&mut self.rng);
         i.rctx_idx = self.rng.below(QPS as u64) as u8;
         i.rmr_idx = self.rng.below(MRS as u64) as u8;
         i.ev_tx_frame = self.rng.percent(40);

@@ -278,7 +278,10 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                 se: false,
                 ack_req: true,
                 cpl: false,
-                rd_addr: 0,
+                // A READ REQUEST reads nothing: rd_addr is where its
+                // responses go, the record rd_sink gets (`rr_*`; 0 for
+                // length 0).
+                rd_addr: if w.len > 0 { pa } else { 0 },
             });
             let n = (w.len as u64).div_ceil(mtu as u64).max(1);
             psn = ((psn as u64 + n) % (1 << 24)) as u32;
@@ -692,6 +695,10 @@ struct TxEnv {
     /// Descriptors with payload waiting for their read, and reads waiting
     /// for their descriptor.
     rd_wait_desc: VecDeque<(u8, u64, u32)>,
+    /// READ REQUEST records seen on `rr_*` (QP, PSN, length, address, MTU
+    /// code), each checked when its descriptor is taken.
+    rr_seen: VecDeque<(u8, u32, u32, u64, u8)>,
+    rr_checked: u64,
     desc_wait_rd: VecDeque<(u8, u64, u32)>,
     /// QPs of desc_cpl descriptors not yet matched with a completion.
     cpl_frames: VecDeque<u8>,
@@ -863,6 +870,8 @@ impl TxEnv {
             exp_cpls,
             left,
             rd_wait_desc: VecDeque::new(),
+            rr_seen: VecDeque::new(),
+            rr_checked: 0,
             desc_wait_rd: VecDeque::new(),
             cpl_frames: VecDeque::new(),
             cpls_wait_frame: VecDeque::new(),
@@ -1203,6 +1212,20 @@ impl TxEnv {
                 Some(c) => assert_eq!(c, q as u8, "cycle {cycle}: completion of another frame"),
                 None => self.cpl_frames.push_back(q as u8),
             }
+        }
+        if exp.opcode == 0x0C {
+            // The record for rd_sink: the QP's MTU code as used (0 -> 1,
+            // 6 and 7 -> 5).
+            let code = match qp.mtu {
+                0 => 1,
+                c if c > 5 => 5,
+                c => c,
+            };
+            let len = exp.reth.map_or(0, |r| r.2);
+            let want = (q as u8, exp.psn, len, exp.rd_addr, code);
+            let got = self.rr_seen.pop_front();
+            assert_eq!(got, Some(want), "cycle {cycle}: QP {q}: rr_* record");
+            self.rr_checked += 1;
         }
         if exp.pay > 0 {
             let d = (q as u8, exp.rd_addr, exp.pay);
@@ -1579,6 +1602,18 @@ impl Env for TxEnv {
         if o.psn_wr_valid {
             self.qp_tab[o.psn_wr_qp as usize].psn = o.psn_wr_psn;
         }
+        if o.rr_valid {
+            // With the READ REQUEST's descriptor, in the cycle it shows.
+            assert!(
+                o.desc_valid
+                    && o.desc_opcode == 0x0C
+                    && o.desc_qp == o.rr_qp
+                    && o.desc_psn == o.rr_psn,
+                "cycle {cycle}: rr_* without its READ REQUEST descriptor"
+            );
+            self.rr_seen
+                .push_back((o.rr_qp, o.rr_psn, o.rr_len, o.rr_addr, o.rr_mtu));
+        }
         if o.err_valid {
             self.qp_tab[o.err_qp as usize].state = 2;
             self.errs += 1;
@@ -1637,6 +1672,7 @@ fn tx_engine_random_lockstep() {
     let (mut ack_kinds, mut acks_dropped, mut both_waiting) = ([0u64; 3], 0u64, 0u64);
     let mut blocked = [0u64; 2];
     let (mut rsp_stats, mut rsp_ops, mut rsp_steps) = ([0u64; 5], [0u64; 4], 0u64);
+    let mut rr_checked = 0u64;
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
         // RNIC_MODEL_ALONE=1: the model alone under the environment (how a
@@ -1664,6 +1700,11 @@ fn tx_engine_random_lockstep() {
             *a += b;
         }
         rsp_steps += env.steps[4];
+        rr_checked += env.rr_checked;
+        assert!(
+            env.rr_seen.is_empty(),
+            "rr_* records with no READ REQUEST taken"
+        );
         assert!(
             env.desc_wait_rd.is_empty()
                 && env.rd_wait_desc.is_empty()
@@ -1709,6 +1750,7 @@ fn tx_engine_random_lockstep() {
         blocked[0],
         blocked[1]
     );
+    eprintln!("tx_engine lockstep: {rr_checked} READ REQUEST records (rr_*) checked");
     eprintln!(
         "tx_engine lockstep, READ responses: {rsp_steps} response steps, {} packets \
          ({rsp_ops:?} FIRST / MIDDLE / LAST / ONLY), {} jobs popped ({} of length 0, \
@@ -1717,6 +1759,7 @@ fn tx_engine_random_lockstep() {
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
+        assert!(rr_checked >= 500, "only {rr_checked} READ REQUEST records");
         assert!(
             rsp_ops.iter().all(|&k| k >= 500),
             "READ response opcodes: {rsp_ops:?}"

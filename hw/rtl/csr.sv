@@ -110,6 +110,8 @@ module csr #(
   input  logic [$clog2(QPS)-1:0] err_c_qp,
   input  logic                   err_d_valid,
   input  logic [$clog2(QPS)-1:0] err_d_qp,
+  input  logic                   err_e_valid,
+  input  logic [$clog2(QPS)-1:0] err_e_qp,
   // The responder's side (docs/responder.md): RQ doorbells, its own QP
   // context and MR lookups, EPSN writes, which QPs are in ERROR.
   output logic                   rq_db_valid,
@@ -455,7 +457,8 @@ module csr #(
       qp_ent_oh[e] = wr_qp_hit && wr_qp_ent == QPW'(e);
       psn_hit[e]   = psn_wr_valid && psn_wr_qp == QPW'(e);
       err_hit[e]   = (err_a_valid && err_a_qp == QPW'(e)) || (err_b_valid && err_b_qp == QPW'(e))
-                  || (err_c_valid && err_c_qp == QPW'(e)) || (err_d_valid && err_d_qp == QPW'(e));
+                  || (err_c_valid && err_c_qp == QPW'(e)) || (err_d_valid && err_d_qp == QPW'(e))
+                  || (err_e_valid && err_e_qp == QPW'(e));
     end
     for (int w = 0; w < QP_WORDS; w++) qp_wrd_oh[w] = wr_qp_wrd == (QP_SL-2)'(w);
     for (int e = 0; e < MRS; e++) mr_ent_oh[e] = wr_mr_hit && wr_mr_ent == MRW'(e);

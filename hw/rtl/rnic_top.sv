@@ -328,6 +328,13 @@ module rnic_top #(
   // rd_req_arb's client 3: reserved (READ response payload is read by
   // tx_engine, client 1).
   logic         arb_d_ready_unused;
+  // tx_engine's READ REQUEST record, for rd_sink (not in rnic_top yet).
+  logic           te_rr_valid_unused;
+  logic [QPW-1:0] te_rr_qp_unused;
+  logic [23:0]    te_rr_psn_unused;
+  logic [31:0]    te_rr_len_unused;
+  logic [63:0]    te_rr_addr_unused;
+  logic [2:0]     te_rr_mtu_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
@@ -384,6 +391,7 @@ module rnic_top #(
     // The responder's "QP to ERROR" and rq_fetch's failed RECV reads.
     .err_c_valid(rsp_err_valid), .err_c_qp(rsp_err_qp),
     .err_d_valid(rqf_err_valid), .err_d_qp(rqf_err_qp),
+    .err_e_valid(1'b0), .err_e_qp('0),
     .rq_db_valid, .rq_db_qp, .rq_db_pi, .rq_db_state, .rq_db_base, .rq_db_log,
     // The responder's context and MR lookups: registered in csr, data the
     // cycle after the index, as the responder expects.
@@ -647,6 +655,8 @@ module rnic_top #(
     .qp_dst_ip, .qp_udp_sport, .qp_dscp, .qp_vid, .qp_pcp, .qp_pkey,
     .mr_valid, .mr_key, .mr_va, .mr_len, .mr_pbase, .mr_access, .mr_pd,
     .psn_wr_valid, .psn_wr_qp, .psn_wr_psn,
+    .rr_valid(te_rr_valid_unused), .rr_qp(te_rr_qp_unused), .rr_psn(te_rr_psn_unused),
+    .rr_len(te_rr_len_unused), .rr_addr(te_rr_addr_unused), .rr_mtu(te_rr_mtu_unused),
     .err_valid(te_err_valid), .err_qp(te_err_qp),
     .rd_req_valid(te_rd_req_valid), .rd_req_ready(te_rd_req_ready),
     .rd_req_addr(te_rd_req_addr), .rd_req_len(te_rd_req_len),

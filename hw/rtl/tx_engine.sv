@@ -113,6 +113,15 @@ module tx_engine #(
   output logic                 psn_wr_valid,
   output logic [QPW-1:0]       psn_wr_qp,
   output logic [23:0]          psn_wr_psn,
+  // A READ REQUEST committed (pulse, with its descriptor): what rd_sink
+  // needs to place the responses (first PSN, length, local bus address,
+  // the QP's MTU code as used).
+  output logic                 rr_valid,
+  output logic [QPW-1:0]       rr_qp,
+  output logic [23:0]          rr_psn,
+  output logic [31:0]          rr_len,
+  output logic [63:0]          rr_addr,
+  output logic [2:0]           rr_mtu,
   output logic                 err_valid,
   output logic [QPW-1:0]       err_qp,
   output logic                 rd_req_valid,
@@ -238,6 +247,12 @@ module tx_engine #(
   logic           psn_wr_valid_q;
   logic [QPW-1:0] psn_wr_qp_q;
   logic [23:0]    psn_wr_psn_q;
+  logic           rr_valid_q;
+  logic [QPW-1:0] rr_qp_q;
+  logic [23:0]    rr_psn_q;
+  logic [31:0]    rr_len_q;
+  logic [63:0]    rr_addr_q;
+  logic [2:0]     rr_mtu_q;
   logic           err_valid_q;
   logic [QPW-1:0] err_qp_q;
   logic           rd_req_valid_q;
@@ -518,6 +533,12 @@ module tx_engine #(
       psn_wr_valid_q   <= 1'b0;
       psn_wr_qp_q      <= '0;
       psn_wr_psn_q     <= '0;
+      rr_valid_q       <= 1'b0;
+      rr_qp_q          <= '0;
+      rr_psn_q         <= '0;
+      rr_len_q         <= '0;
+      rr_addr_q        <= '0;
+      rr_mtu_q         <= '0;
       err_valid_q      <= 1'b0;
       err_qp_q         <= '0;
       rd_req_valid_q   <= 1'b0;
@@ -575,6 +596,7 @@ module tx_engine #(
       job_rd_valid_q  <= 1'b0;
       job_pop_valid_q <= 1'b0;
       psn_wr_valid_q  <= 1'b0;
+      rr_valid_q      <= 1'b0;
       err_valid_q     <= 1'b0;
       ev_prot_err_q   <= 1'b0;
       ev_flush_q      <= 1'b0;
@@ -698,6 +720,16 @@ module tx_engine #(
         psn_wr_valid_q   <= 1'b1;
         psn_wr_qp_q      <= qp_idx_q;
         psn_wr_psn_q     <= next_psn;
+
+        // A READ of length 0 places nothing: its address is 0.
+        rr_valid_q       <= is_read;
+        if (is_read) begin
+          rr_qp_q   <= qp_idx_q;
+          rr_psn_q  <= qp_psn;
+          rr_len_q  <= s_len;
+          rr_addr_q <= (s_len == 32'd0) ? 64'd0 : s_paddr;
+          rr_mtu_q  <= mtu_code;
+        end
 
         if (cpl_due) begin
           cpl_valid_q      <= 1'b1;
@@ -884,6 +916,12 @@ module tx_engine #(
   assign psn_wr_valid   = psn_wr_valid_q;
   assign psn_wr_qp      = psn_wr_qp_q;
   assign psn_wr_psn     = psn_wr_psn_q;
+  assign rr_valid       = rr_valid_q;
+  assign rr_qp          = rr_qp_q;
+  assign rr_psn         = rr_psn_q;
+  assign rr_len         = rr_len_q;
+  assign rr_addr        = rr_addr_q;
+  assign rr_mtu         = rr_mtu_q;
   assign err_valid      = err_valid_q;
   assign err_qp         = err_qp_q;
   assign rd_req_valid   = rd_req_valid_q;

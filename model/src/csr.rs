@@ -89,6 +89,8 @@ ports! {
         pub err_c_qp: u8 = 4 if err_c_valid,
         pub err_d_valid: bool = 1,
         pub err_d_qp: u8 = 4 if err_d_valid,
+        pub err_e_valid: bool = 1,
+        pub err_e_qp: u8 = 4 if err_e_valid,
         pub rctx_idx: u8 = 4,
         pub rmr_idx: u8 = 4,
         pub ev_tx_frame: bool = 1,
@@ -913,6 +915,7 @@ impl Dut for Csr {
             (i.err_b_valid, i.err_b_qp),
             (i.err_c_valid, i.err_c_qp),
             (i.err_d_valid, i.err_d_qp),
+            (i.err_e_valid, i.err_e_qp),
         ] {
             if valid {
                 let word = &mut self.qp_q[qp as usize % QPS][map::QP_CTRL_WORD];

@@ -130,6 +130,14 @@ ports! {
         pub psn_wr_valid: bool = 1,
         pub psn_wr_qp: u8 = 4 if psn_wr_valid,
         pub psn_wr_psn: u32 = 24 if psn_wr_valid,
+        /// Pulse: a READ REQUEST committed, for rd_sink (first PSN, length,
+        /// local bus address, 0 for length 0, and the MTU code used).
+        pub rr_valid: bool = 1,
+        pub rr_qp: u8 = 4 if rr_valid,
+        pub rr_psn: u32 = 24 if rr_valid,
+        pub rr_len: u32 = 32 if rr_valid,
+        pub rr_addr: u64 = 64 if rr_valid,
+        pub rr_mtu: u8 = 3 if rr_valid,
         pub err_valid: bool = 1,
         pub err_qp: u8 = 4 if err_valid,
         pub rd_req_valid: bool = 1,
@@ -284,6 +292,12 @@ pub struct TxEngine {
     psn_wr_valid_q: bool,
     psn_wr_qp_q: u8,
     psn_wr_psn_q: u32,
+    rr_valid_q: bool,
+    rr_qp_q: u8,
+    rr_psn_q: u32,
+    rr_len_q: u32,
+    rr_addr_q: u64,
+    rr_mtu_q: u8,
     err_valid_q: bool,
     err_qp_q: u8,
     rd_req_valid_q: bool,
@@ -351,6 +365,12 @@ impl Default for TxEngine {
             psn_wr_valid_q: false,
             psn_wr_qp_q: 0,
             psn_wr_psn_q: 0,
+            rr_valid_q: false,
+            rr_qp_q: 0,
+            rr_psn_q: 0,
+            rr_len_q: 0,
+            rr_addr_q: 0,
+            rr_mtu_q: 0,
             err_valid_q: false,
             err_qp_q: 0,
             rd_req_valid_q: false,
@@ -404,6 +424,12 @@ impl TxEngine {
             psn_wr_valid: self.psn_wr_valid_q,
             psn_wr_qp: self.psn_wr_qp_q,
             psn_wr_psn: self.psn_wr_psn_q,
+            rr_valid: self.rr_valid_q,
+            rr_qp: self.rr_qp_q,
+            rr_psn: self.rr_psn_q,
+            rr_len: self.rr_len_q,
+            rr_addr: self.rr_addr_q,
+            rr_mtu: self.rr_mtu_q,
             err_valid: self.err_valid_q,
             err_qp: self.err_qp_q,
             rd_req_valid: self.rd_req_valid_q,
@@ -544,6 +570,16 @@ impl TxEngine {
         self.psn_wr_valid_q = true;
         self.psn_wr_qp_q = q as u8;
         self.psn_wr_psn_q = next_psn;
+
+        // A READ of length 0 places nothing: its address is 0.
+        self.rr_valid_q = is_read;
+        if is_read {
+            self.rr_qp_q = q as u8;
+            self.rr_psn_q = psn;
+            self.rr_len_q = s.len;
+            self.rr_addr_q = if s.len == 0 { 0 } else { s.paddr };
+            self.rr_mtu_q = code as u8;
+        }
 
         if cpl_due {
             // The message's last PSN (a READ's span ends at next_psn - 1).
@@ -723,6 +759,7 @@ impl Dut for TxEngine {
         self.job_rd_valid_q = false;
         self.job_pop_valid_q = false;
         self.psn_wr_valid_q = false;
+        self.rr_valid_q = false;
         self.err_valid_q = false;
         self.ev_prot_err_q = false;
         self.ev_flush_q = false;
@@ -951,6 +988,12 @@ impl Trace for TxEngine {
         t.reg("psn_wr_valid_q", 1, &self.psn_wr_valid_q);
         t.reg("psn_wr_qp_q", 4, &self.psn_wr_qp_q);
         t.reg("psn_wr_psn_q", 24, &self.psn_wr_psn_q);
+        t.reg("rr_valid_q", 1, &self.rr_valid_q);
+        t.reg("rr_qp_q", 4, &self.rr_qp_q);
+        t.reg("rr_psn_q", 24, &self.rr_psn_q);
+        t.reg("rr_len_q", 32, &self.rr_len_q);
+        t.reg("rr_addr_q", 64, &self.rr_addr_q);
+        t.reg("rr_mtu_q", 3, &self.rr_mtu_q);
         t.reg("err_valid_q", 1, &self.err_valid_q);
         t.reg("err_qp_q", 4, &self.err_qp_q);
         t.reg("rd_req_valid_q", 1, &self.rd_req_valid_q);
