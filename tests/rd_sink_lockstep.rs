@@ -51,7 +51,7 @@ use rnic_testbench::wire::roce::{
     aeth, bth, ethernet, ipv4, ipv6, pad_cnt, udp, IpRepr, RoceFrame, RoceRepr,
 };
 
-const DEFAULT_CASES: u64 = 200;
+const DEFAULT_CASES: u64 = 400;
 const DEFAULT_SEED: u64 = 0x7264_5F73_696E_6B21; // "rd_sink!"
 /// Lockstep cycles a case may take.
 const BUDGET: u64 = 4_000_000;
@@ -980,7 +980,9 @@ impl Env for SinkEnv {
             }
         } else {
             // ---- random traffic ----
-            if !self.draining && self.t.pkts >= self.want_pkts && self.counts.done >= self.want_done
+            if !self.draining
+                && self.t.pkts >= self.want_pkts
+                && self.counts.done >= self.want_done + DEPTH as u64 + 1
             {
                 self.draining = true;
             }
@@ -990,8 +992,9 @@ impl Env for SinkEnv {
                     self.generate(q);
                 }
             }
-            if !self.draining && self.rng.below(1000) < self.clear_pm {
-                let q = self.act[self.rng.below(self.act.len() as u64) as usize];
+            // Never QP a (act[0]): the prologue's READs must all be done.
+            if !self.draining && self.act.len() > 1 && self.rng.below(1000) < self.clear_pm {
+                let q = self.act[1 + self.rng.below(self.act.len() as u64 - 1) as usize];
                 clr = Some(q);
             }
             if !self.draining && self.rng.percent(self.push_pct) {
@@ -1186,11 +1189,11 @@ fn rd_sink_random_lockstep() {
         t.full_cases
     );
     // Floors that hold by construction for any seed: every case runs until
-    // it has taken 1,200 headers and finished 20 READs besides the
-    // prologue's DEPTH + 1 (b's first READ is cleared), each header takes
-    // at least 3 cycles, and the prologue reaches every outcome and damage
-    // once, fills a ring, clears a QP and finishes a READ of every MTU code,
-    // a zero-length one, a 256 KiB one and one whose PSNs wrap.
+    // it has taken 1,200 headers and finished 20 + DEPTH + 1 READs, each
+    // header takes at least 3 cycles, and the prologue reaches every
+    // outcome and damage once, fills a ring and clears a QP; its READs on
+    // QP a (never cleared at random) are all finished by the drain: every
+    // MTU code, a zero-length one, a 256 KiB one, one whose PSNs wrap.
     let n = run.cases;
     assert_eq!(c.exec + c.unexp + c.dup + c.seq + c.bad, t.pkts);
     assert!(t.pkts >= 1200 * n, "only {} headers", t.pkts);
