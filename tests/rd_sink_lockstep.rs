@@ -982,7 +982,7 @@ impl Env for SinkEnv {
             // ---- random traffic ----
             if !self.draining
                 && self.t.pkts >= self.want_pkts
-                && self.counts.done >= self.want_done + DEPTH as u64 + 1
+                && self.counts.done > self.want_done + DEPTH as u64
             {
                 self.draining = true;
             }

@@ -63,9 +63,12 @@ fn one(m: &mut RdSink, o: &mut RdSinkOut, meta: MetaBits) -> (u64, Vec<RdSinkOut
     (take, seen)
 }
 
-/// What a header's outputs add up to: commands (off, len, addr, last),
-/// tokens, and the counter pulses in order exec, done, unexp, dup, seq, bad.
-fn sum(seen: &[RdSinkOut]) -> (Vec<(u16, u16, u64, bool)>, Vec<TokBits>, [u32; 6]) {
+/// A command: (off, len, addr, last).
+type Cmd = (u16, u16, u64, bool);
+
+/// What a header's outputs add up to: commands, tokens, and the counter
+/// pulses in order exec, done, unexp, dup, seq, bad.
+fn sum(seen: &[RdSinkOut]) -> (Vec<Cmd>, Vec<TokBits>, [u32; 6]) {
     let (mut cmds, mut toks, mut ev) = (Vec::new(), Vec::new(), [0u32; 6]);
     for o in seen {
         if o.wc_valid {
@@ -141,10 +144,9 @@ fn three_responses_and_the_token() {
 #[test]
 fn drops_then_accept() {
     let mut m = RdSink::new();
-    let mut o = m.reset();
+    m.reset();
     // QP 2: 5000 bytes at MTU 1024 (code 3): n = 5, first PSN 100.
-    o = m.tick(&rr(2, 100, 5000, 0x8000_0000, 3));
-    let _ = o;
+    let mut o = m.tick(&rr(2, 100, 5000, 0x8000_0000, 3));
     let cases: [(MetaBits, [u32; 6]); 10] = [
         (hd(3, OP_FIRST, 100, Some(0), 1024), [0, 0, 1, 0, 0, 0]), // no READ
         (hd(2, OP_FIRST, 99, Some(0), 1024), [0, 0, 0, 1, 0, 0]),  // behind
@@ -188,7 +190,6 @@ fn drops_then_accept() {
     assert_eq!(sum(&s).2, [0, 0, 1, 0, 0, 0]);
     // A zero-length READ on QP 7: ONLY with no payload, empty command, token.
     o = m.tick(&rr(7, 0xABCDEF, 0, 0, 0));
-    let _ = o;
     let (_, s) = one(&mut m, &mut o, hd(7, OP_ONLY, 0xABCDEF, Some(0), 0));
     let (c, t, ev) = sum(&s);
     assert_eq!(c, vec![(62, 0, 0, true)]);
