@@ -1,5 +1,5 @@
 //! The blocks not yet in `rnic_top` (the receive side: `rq_fetch`,
-//! `rx_buf`, `responder`, `rx_wr`, `wr_arb`, `cq_arb`, `rd_resp`) trace their registers as the
+//! `rx_buf`, `responder`, `rx_wr`, `wr_arb`, `cq_arb`, `rd_resp`, `rd_sink`) trace their registers as the
 //! RTL names them, so that wiring one into `rnic_top` does not fail
 //! `tests/vcd_names.rs`: each block runs standalone in a short random
 //! lockstep (model and RTL compared every cycle) with both VCDs written,
@@ -27,6 +27,7 @@ use common::vcd;
 use rnic_model::cq_arb::{CqArb, CqArbIn, CqArbOut};
 use rnic_model::ports::Beat;
 use rnic_model::rd_resp::{tok_beat, RdResp, RdRespIn, RdRespOut, DEPTH};
+use rnic_model::rd_sink::{RdSink, RdSinkIn, RdSinkOut};
 use rnic_model::resp_tok::{ReadJob, Tok};
 use rnic_model::responder::{Responder, ResponderIn, ResponderOut, RqeBits};
 use rnic_model::rq_fetch::{RqFetch, RqFetchIn, RqFetchOut};
@@ -39,8 +40,8 @@ use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{compare, Env};
 use rnic_testbench::rtl::{
-    take_assertion_failure, CqArbTop, RdRespTop, ResponderTop, RqFetchTop, Rtl, RtlTop, RxBufTop,
-    RxWrTop, WrArbTop,
+    take_assertion_failure, CqArbTop, RdRespTop, RdSinkTop, ResponderTop, RqFetchTop, Rtl, RtlTop,
+    RxBufTop, RxWrTop, WrArbTop,
 };
 use rnic_testbench::vcd_model::ModelVcd;
 
@@ -1056,6 +1057,162 @@ fn rd_resp_registers_match_the_rtl_trace() {
             assert!(
                 e.stored >= 500 && e.refused >= 20 && e.pops >= 400,
                 "rd_resp: too idle"
+            );
+        },
+    );
+}
+
+// ---------------------------------------------------------------------
+// rd_sink: READs pushed on four QPs (never into a full ring: a QP's count
+// drops only when its READ done token is seen), their responses mostly in
+// order, now and then a stray header or a clear; wc_ready at random.
+// ---------------------------------------------------------------------
+
+struct RdSinkEnv {
+    rng: SplitMix64,
+    /// Per QP: the READs pushed (PSN, length, MTU bytes) not yet answered
+    /// whole, the next response of the first, the READs not yet seen done,
+    /// the next PSN.
+    reads: [VecDeque<(u32, u32, u32)>; 4],
+    j: [u32; 4],
+    cnt: [usize; 4],
+    psn: [u32; 4],
+    offer: Option<(RxMeta, bool)>,
+    exec: u64,
+    done: u64,
+    drops: u64,
+}
+
+impl Env for RdSinkEnv {
+    type In = RdSinkIn;
+    type Out = RdSinkOut;
+
+    fn step(&mut self, _cycle: u64, o: &RdSinkOut) -> RdSinkIn {
+        self.exec += o.ev_exec as u64;
+        self.drops += (o.ev_unexp || o.ev_dup || o.ev_seq || o.ev_bad) as u64;
+        let r = &mut self.rng;
+        let mut i = RdSinkIn {
+            wc_ready: r.percent(70),
+            ..Default::default()
+        };
+        if o.wc_valid && i.wc_ready && o.wc_tok {
+            let q = (o.wc_tok_data.0[0] >> 1 & 0xFF) as usize;
+            self.cnt[q] = self.cnt[q].saturating_sub(1);
+            self.done += 1;
+        }
+        // The header on offer (held until taken); a good one moves the
+        // stream on when taken.
+        if self.offer.is_none() && r.percent(60) {
+            let q = r.below(4) as usize;
+            let mut m = RxMeta {
+                qp: q as u8,
+                hdr_len: 58,
+                ..Default::default()
+            };
+            let good = r.percent(85) && !self.reads[q].is_empty();
+            if good {
+                let (psn, len, mtu) = self.reads[q][0];
+                let j = self.j[q];
+                let n = len.div_ceil(mtu).max(1);
+                m.opcode = match (j == 0, j + 1 == n) {
+                    (true, true) => 0x10,
+                    (true, false) => 0x0D,
+                    (false, true) => 0x0F,
+                    (false, false) => 0x0E,
+                };
+                m.psn = psn.wrapping_add(j) & 0xFF_FFFF;
+                m.has_aeth = m.opcode != 0x0E;
+                m.pay_len = if j + 1 == n {
+                    (len - j * mtu) as u16
+                } else {
+                    mtu as u16
+                };
+            } else {
+                m.opcode = 0x0D + r.below(4) as u8;
+                m.psn = r.below(1 << 24) as u32;
+                m.has_aeth = r.percent(50);
+                m.aeth = (r.next_u64() as u32) & 0xE0FF_FFFF;
+                m.pay_len = r.below(300) as u16;
+            }
+            self.offer = Some((m, good));
+        }
+        if let Some((m, good)) = self.offer {
+            i.hd_valid = true;
+            i.hd_meta = m.pack();
+            if o.hd_ready {
+                self.offer = None;
+                let q = m.qp as usize;
+                if good && !self.reads[q].is_empty() {
+                    let (_, len, mtu) = self.reads[q][0];
+                    self.j[q] += 1;
+                    if self.j[q] == len.div_ceil(mtu).max(1) {
+                        self.reads[q].pop_front();
+                        self.j[q] = 0;
+                    }
+                }
+            }
+        }
+        let r = &mut self.rng;
+        let cq = r.below(4) as usize;
+        // A clear only while no decision or token is under way, so that no
+        // token of a cleared READ comes after it.
+        if o.hd_ready && !o.wc_valid && r.below(1000) < 3 {
+            i.clr_valid = true;
+            i.clr_qp = cq as u8;
+            self.reads[cq].clear();
+            self.j[cq] = 0;
+            self.cnt[cq] = 0;
+        }
+        let q = r.below(4) as usize;
+        if r.percent(10) && self.cnt[q] < DEPTH {
+            let code = r.below(8) as u8;
+            let mtu = [256, 256, 512, 1024, 2048, 4096, 4096, 4096][code as usize];
+            let len = match r.below(3) {
+                0 => r.below(5) as u32,
+                1 => r.below(3 * mtu as u64) as u32,
+                _ => mtu,
+            };
+            i.rr_valid = true;
+            i.rr_qp = q as u8;
+            i.rr_psn = self.psn[q];
+            i.rr_len = len;
+            i.rr_addr = r.next_u64();
+            i.rr_mtu = code;
+            self.psn[q] = self.psn[q].wrapping_add(len.div_ceil(mtu).max(1)) & 0xFF_FFFF;
+            self.reads[q].push_back((i.rr_psn, len, mtu));
+            self.cnt[q] += 1;
+        }
+        i
+    }
+
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn rd_sink_registers_match_the_rtl_trace() {
+    check_block::<_, RdSinkTop, _>(
+        RdSink::new(),
+        |seed| RdSinkEnv {
+            rng: SplitMix64::new(seed),
+            reads: Default::default(),
+            j: [0; 4],
+            cnt: [0; 4],
+            psn: [0xFF_FFF0; 4],
+            offer: None,
+            exec: 0,
+            done: 0,
+            drops: 0,
+        },
+        |e| {
+            eprintln!(
+                "rd_sink: {} responses accepted, {} READs done, {} dropped",
+                e.exec, e.done, e.drops
+            );
+            assert!(
+                e.exec >= 100 && e.done >= 20 && e.drops >= 20,
+                "rd_sink: too idle"
             );
         },
     );

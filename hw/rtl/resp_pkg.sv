@@ -1,5 +1,6 @@
 // The responder's token layout (wc_tok = 1, wc_tok_data[TOK_W]): a RECV
-// completion or a READ job, bit 0 the kind. The model's home for the same
+// completion or a READ job, bit 0 the kind; and rd_sink's READ done token
+// (bit TOK_SINK_BIT set). The model's home for the same
 // layout is model/src/resp_tok.rs (its table); contract: docs/responder.md,
 // "responder".
 package resp_pkg;
@@ -38,6 +39,22 @@ package resp_pkg;
     input logic [2:0]  mtu
   );
     tok_read = {36'd0, mtu, msn, len, addr, psn, qp, TOK_READ};
+  endfunction
+
+  // rd_sink's "READ done" token (docs/rd_sink.md): kind bit 0 = TOK_CQE,
+  // bit TOK_SINK_BIT = 1, qp 8:1, the READ's first PSN 32:9, the rest 0.
+  // tok_cqe and tok_read always have bit TOK_SINK_BIT = 0 (their fields
+  // end at 185 and 155, the bits above are zero), so that bit alone tells
+  // a READ done from the responder's tokens.
+  localparam int TOK_SINK_BIT = 191;
+
+  function automatic logic [TOK_W-1:0] tok_rdone(
+    input logic [7:0]  qp,
+    input logic [23:0] psn
+  );
+    tok_rdone               = '0;
+    tok_rdone[TOK_SINK_BIT] = 1'b1;
+    tok_rdone[32:0]         = {psn, qp, TOK_CQE};
   endfunction
 
 endpackage

@@ -25,6 +25,7 @@ pub mod ports;
 pub mod rate_limiter;
 pub mod rd_req_arb;
 pub mod rd_resp;
+pub mod rd_sink;
 pub mod resp_tok;
 pub mod responder;
 pub mod rnic_top;

@@ -16,6 +16,12 @@
 //!   185:162  src_qp
 //! ```
 //! Bits above the last field are zero.
+//!
+//! `rd_sink`'s READ done token ([`tok_rdone`], docs/rd_sink.md) has bit 0
+//! = 0 (as a RECV completion) and bit [`TOK_SINK_BIT`] = 191 set, qp in 8:1
+//! and the READ's first PSN in 32:9, every other bit zero. Neither layout
+//! above reaches bit 191 (their last fields end at 185 and 155), so that bit
+//! alone tells the two blocks' tokens apart.
 
 use crate::ports::PortValue;
 
@@ -89,6 +95,19 @@ pub struct ReadJob {
     pub len: u32,
     pub msn: u32,
     pub mtu: u8,
+}
+
+/// The bit that marks `rd_sink`'s READ done token (`resp_pkg::TOK_SINK_BIT`).
+pub const TOK_SINK_BIT: u32 = 191;
+
+/// `rd_sink`'s READ done token (`resp_pkg::tok_rdone`): kind 0, bit
+/// [`TOK_SINK_BIT`] set, `qp` in 8:1, the READ's first PSN in 32:9.
+pub fn tok_rdone(qp: u8, psn: u32) -> TokBits {
+    let mut t = TokBits::default();
+    t.set(1, 8, qp as u64);
+    t.set(9, 24, psn as u64);
+    t.set(TOK_SINK_BIT, 1, 1);
+    t
 }
 
 /// A token, decoded.
@@ -205,5 +224,46 @@ mod tests {
         );
         assert_eq!(Tok::unpack(&c.pack()), c);
         assert_eq!(Tok::unpack(&r.pack()), r);
+        // READ done: qp 0x81 at 1 (0x102), psn 0xFF_FFFF at 9..33, bit 191
+        // (word 2 bit 63); kind 0.
+        assert_eq!(
+            tok_rdone(0x81, 0xFF_FFFF).0,
+            [0x102 | 0xFF_FFFF << 9, 0, 1 << 63]
+        );
+    }
+
+    /// Bit 191 is zero in every RECV completion and READ job token, even
+    /// with every field at its largest value.
+    #[test]
+    fn sink_bit_only_in_rdone() {
+        let c = Tok::Cqe(RecvCqe {
+            qp: !0,
+            cq: !0,
+            wr_id: !0,
+            status: !0,
+            opcode: !0,
+            byte_len: !0,
+            imm: !0,
+            imm_present: true,
+            src_qp: 0xFF_FFFF,
+        });
+        let r = Tok::Read(ReadJob {
+            qp: !0,
+            psn: 0xFF_FFFF,
+            addr: !0,
+            len: !0,
+            msn: 0xFF_FFFF,
+            mtu: 7,
+        });
+        assert_eq!(c.pack().get(TOK_SINK_BIT, 1), 0);
+        assert_eq!(r.pack().get(TOK_SINK_BIT, 1), 0);
+        assert_eq!(
+            c.pack().0[2] >> 58,
+            0,
+            "RECV completion: bits 186..191 zero"
+        );
+        assert_eq!(r.pack().0[2] >> 28, 0, "READ job: bits 156..191 zero");
+        let d = tok_rdone(0xFF, 0xFF_FFFF);
+        assert_eq!((d.get(0, 1), d.get(TOK_SINK_BIT, 1)), (0, 1));
     }
 }
