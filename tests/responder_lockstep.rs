@@ -38,7 +38,7 @@ use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlResponder;
 use rnic_testbench::scenario::resp_reference::{
-    self as rf, acks_cover, Effect, Mr, Nak, QpCtx, Silent,
+    self as rf, acks_cover, Effect, Mr, Nak, QpCtx, Silent, SYNDROME_ACK,
 };
 use rnic_testbench::wire::roce::{bth, ethernet, ipv4, reth, udp, IpRepr, RoceFrame, RoceRepr};
 use rnic_testbench::wire::rqe;
@@ -843,7 +843,7 @@ impl RespEnv {
             let acks: Vec<(u32, u8, u32)> = e
                 .iter()
                 .filter_map(|x| match x {
-                    Effect::Ack { psn, msn } => Some((*psn, 0, *msn)),
+                    Effect::Ack { psn, msn } => Some((*psn, SYNDROME_ACK, *msn)),
                     Effect::Nak { psn, nak, msn } => Some((*psn, nak.syndrome(), *msn)),
                     _ => None,
                 })
@@ -851,13 +851,13 @@ impl RespEnv {
             assert_eq!(s.acks, acks, "QP {q}: ACK/NAK sequence");
             let req: Vec<(u32, u32)> = acks
                 .iter()
-                .filter(|a| a.1 == 0)
+                .filter(|a| a.1 == SYNDROME_ACK)
                 .map(|a| (a.0, a.2))
                 .collect();
             let sent: Vec<(u32, u32)> = s
                 .acks
                 .iter()
-                .filter(|a| a.1 == 0)
+                .filter(|a| a.1 == SYNDROME_ACK)
                 .map(|a| (a.0, a.2))
                 .collect();
             acks_cover(&req, &sent).unwrap_or_else(|m| panic!("QP {q}: {m}"));

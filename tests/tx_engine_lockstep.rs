@@ -63,7 +63,7 @@
 //! packets (docs/protocol.md section 1: ONLY for one packet, also for
 //! length 0, else FIRST, MIDDLE..., LAST; every packet but the last one MTU
 //! of the job's MTU code; PSN = job PSN + index mod 2^24; AETH with
-//! syndrome 0x00, the ACK syndrome the responder uses, and the job's MSN on
+//! syndrome 0x1F, the ACK syndrome the responder uses, and the job's MSN on
 //! FIRST, LAST and ONLY) and checks every response descriptor against it:
 //! the frame built by the testbench's encoder and parsed back by its
 //! decoder has the QP's headers, the opcode, PSN, AETH and payload length
@@ -392,8 +392,9 @@ fn rsp_packets(j: &ReadJob) -> Vec<RPkt> {
                 },
                 psn: ((j.psn as u64 + k) % (1 << 24)) as u32,
                 pay: pay as u32,
-                // The responder's ACK syndrome is 0x00 (credit field 0).
-                aeth: (first || last).then_some((0x00, j.msn)),
+                // The responder's ACK syndrome is 0x1F (ACK, no credits
+                // advertised; docs/responder.md).
+                aeth: (first || last).then_some((0x1F, j.msn)),
                 rd_addr: if pay > 0 { j.addr + k * mtu } else { 0 },
             }
         })

@@ -124,12 +124,12 @@ module responder #(
   // QP states (ctx_state) and AETH syndromes.
   localparam logic [2:0] ST_RTS   = 3'd1;
   localparam logic [2:0] ST_RTR   = 3'd3;
-  localparam logic [7:0] SYN_ACK  = 8'h00;
-  localparam logic [7:0] SYN_RNR  = 8'h20;
-  localparam logic [7:0] SYN_SEQ  = 8'h60;
-  localparam logic [7:0] SYN_INV  = 8'h61;
-  localparam logic [7:0] SYN_ACC  = 8'h62;
-  localparam logic [7:0] SYN_OP   = 8'h63;
+  localparam logic [7:0] SYN_ACK  = rnic_pkg::AETH_ACK;
+  localparam logic [7:0] SYN_RNR  = rnic_pkg::AETH_RNR;
+  localparam logic [7:0] SYN_SEQ  = rnic_pkg::AETH_NAK_SEQ;
+  localparam logic [7:0] SYN_INV  = rnic_pkg::AETH_NAK_INV;
+  localparam logic [7:0] SYN_ACC  = rnic_pkg::AETH_NAK_ACC;
+  localparam logic [7:0] SYN_OP   = rnic_pkg::AETH_NAK_OP;
 
   // Counter pulses: bits of fin_ev_q / ev_q.
   localparam int EV_EXEC = 0, EV_DUP = 1, EV_SEQ = 2, EV_RNR = 3, EV_INV = 4;

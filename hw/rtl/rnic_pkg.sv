@@ -50,6 +50,18 @@ package rnic_pkg;
   localparam logic [7:0] BTH_RC_RD_RESP_ONLY  = 8'h10;
   localparam logic [7:0] BTH_RC_ACK           = 8'h11;
 
+  // AETH syndromes the responder sends (docs/protocol.md section 7): ACK
+  // with the credit field 0x1F (no credits advertised: this NIC's
+  // requesters and responders use no end-to-end credits), RNR NAK (timer
+  // code in bits 4:0), and the NAKs: PSN sequence error, invalid request,
+  // remote access error, remote operational error.
+  localparam logic [7:0] AETH_ACK     = 8'h1F;
+  localparam logic [7:0] AETH_RNR     = 8'h20;
+  localparam logic [7:0] AETH_NAK_SEQ = 8'h60;
+  localparam logic [7:0] AETH_NAK_INV = 8'h61;
+  localparam logic [7:0] AETH_NAK_ACC = 8'h62;
+  localparam logic [7:0] AETH_NAK_OP  = 8'h63;
+
   /* verilator lint_on UNUSEDPARAM */
 
 endpackage

@@ -191,8 +191,8 @@ module tx_engine #(
   end
 
   // The AETH syndrome of a READ response: ACK with credit field 0, the
-  // syndrome the responder puts in its ACKs (responder.sv, SYN_ACK).
-  localparam logic [7:0] SYN_ACK = 8'h00;
+  // syndrome the responder puts in its ACKs.
+  localparam logic [7:0] SYN_ACK = rnic_pkg::AETH_ACK;
 
   typedef enum logic [2:0] {
     S_IDLE,  // taking grants

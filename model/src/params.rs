@@ -56,6 +56,18 @@ pub mod cqe_status {
     pub const GENERAL_ERR: u8 = 21;
 }
 
+/// AETH syndromes the responder sends (docs/protocol.md section 7; the
+/// RTL's `AETH_*` in rnic_pkg.sv): ACK with the credit field 0x1F (no
+/// credits advertised), RNR NAK (timer code in bits 4:0), and the NAKs.
+pub mod aeth_syn {
+    pub const ACK: u8 = 0x1F;
+    pub const RNR: u8 = 0x20;
+    pub const NAK_SEQ: u8 = 0x60;
+    pub const NAK_INV: u8 = 0x61;
+    pub const NAK_ACC: u8 = 0x62;
+    pub const NAK_OP: u8 = 0x63;
+}
+
 /// BTH opcodes `rnic_top` tells apart (docs/protocol.md section 1; the
 /// RTL's `BTH_RC_*` in rnic_pkg.sv).
 pub mod bth_op {

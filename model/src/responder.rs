@@ -149,13 +149,11 @@ pub mod state {
     pub const INIT: u8 = 4;
 }
 
-/// AETH syndromes.
-pub const SYN_ACK: u8 = 0x00;
-pub const SYN_SEQ: u8 = 0x60;
-pub const SYN_INV: u8 = 0x61;
-pub const SYN_ACC: u8 = 0x62;
-pub const SYN_OP: u8 = 0x63;
-pub const SYN_RNR: u8 = 0x20;
+/// AETH syndromes (their home: `params::aeth_syn`).
+pub use crate::params::aeth_syn::{
+    ACK as SYN_ACK, NAK_ACC as SYN_ACC, NAK_INV as SYN_INV, NAK_OP as SYN_OP, NAK_SEQ as SYN_SEQ,
+    RNR as SYN_RNR,
+};
 
 const PSN_MASK: u32 = 0xFF_FFFF;
 

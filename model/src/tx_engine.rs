@@ -692,8 +692,12 @@ impl TxEngine {
         d.desc_becn = false;
         d.desc_cnp_pad = false;
         d.desc_aeth_en = aeth;
-        // Syndrome 0x00 (ACK), as the responder's ACKs.
-        d.desc_aeth = if aeth { i.job_msn & 0xFF_FFFF } else { 0 };
+        // The ACK syndrome, as the responder's ACKs.
+        d.desc_aeth = if aeth {
+            (crate::params::aeth_syn::ACK as u32) << 24 | i.job_msn & 0xFF_FFFF
+        } else {
+            0
+        };
         // Headers, AETH 4, payload and pad to a multiple of 4, ICRC 4.
         d.desc_wire_len = (hdr_len(i) + 4 * aeth as u32 + pay.next_multiple_of(4) + 4) as u16;
         self.desc_valid_q = true;

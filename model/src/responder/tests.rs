@@ -211,13 +211,13 @@ fn send_only_two_entries() {
         vec![(58, 64, 0x5_0010, false), (58 + 64, 36, 0x9_0000, true)]
     );
     assert_eq!(g.toks, vec![cqe(7, 0, 128, 100, None)]);
-    assert_eq!(g.acks, vec![(100, 0, 1)]);
+    assert_eq!(g.acks, vec![(100, SYN_ACK, 1)]);
     assert_eq!((g.errs, g.pops), (0, 1));
     assert_eq!(g.cycles, 13);
     // The same PSN again: a duplicate, ACK of ePSN - 1 = 100 with MSN 1.
     let g = b.packet(meta(0x04, 100, 100));
     assert_eq!(g.segs, vec![(58, 0, 0, true)]);
-    assert_eq!(g.acks, vec![(100, 0, 1)]);
+    assert_eq!(g.acks, vec![(100, SYN_ACK, 1)]);
     assert!(g.toks.is_empty());
 }
 
@@ -234,7 +234,7 @@ fn send_first_last_continues_the_entry() {
     let g = b.packet(meta(0x03, 6, 10));
     assert_eq!(g.segs, vec![(58, 10, 0x9_0200, true)]);
     assert_eq!(g.toks, vec![cqe(9, 0, 128, 266, Some(0))]);
-    assert_eq!(g.acks, vec![(6, 0, 1)]);
+    assert_eq!(g.acks, vec![(6, SYN_ACK, 1)]);
 }
 
 /// An entry whose lkey does not grant LOCAL_WRITE over its range: no
@@ -265,7 +265,7 @@ fn sequence_nak_once_and_rnr() {
     b.rq.push(recv(1, &[]));
     let g = b.packet(meta(0x04, 0xFF_FFFF, 0));
     assert_eq!(g.toks, vec![cqe(1, 0, 128, 0, None)]);
-    assert_eq!(g.acks, vec![(0xFF_FFFF, 0, 1)]);
+    assert_eq!(g.acks, vec![(0xFF_FFFF, SYN_ACK, 1)]);
 }
 
 /// WRITE ONLY within MR 1, then one with a key the table does not hold,
@@ -280,7 +280,7 @@ fn write_and_read() {
     m.dma_len = 16;
     let g = b.packet(m);
     assert_eq!(g.segs, vec![(58, 16, 0x9_0010, true)]);
-    assert_eq!(g.acks, vec![(10, 0, 1)]);
+    assert_eq!(g.acks, vec![(10, SYN_ACK, 1)]);
     let g = b.cycles_of_read();
     assert_eq!(g.toks.len(), 1);
     assert_eq!(

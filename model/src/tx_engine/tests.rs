@@ -1027,6 +1027,8 @@ fn an_ack_for_a_uc_qp_is_dropped() {
 /// completion; each job popped with its last descriptor.
 #[test]
 fn read_response_packets() {
+    // The AETH's syndrome byte: ACK, as the responder's.
+    const ACK: u32 = (crate::params::aeth_syn::ACK as u32) << 24;
     let mut m = TxEngine::new();
     m.reset();
     let mut o = m.tick(&TxEngineIn::default());
@@ -1077,10 +1079,17 @@ fn read_response_packets() {
     assert_eq!(
         got,
         vec![
-            (0x0D, 0xFF_FFFF, 256, Some(9), Some((0x5000, 256)), false),
+            (
+                0x0D,
+                0xFF_FFFF,
+                256,
+                Some(ACK | 9),
+                Some((0x5000, 256)),
+                false
+            ),
             (0x0E, 0, 256, None, Some((0x5100, 256)), false),
-            (0x0F, 1, 88, Some(9), Some((0x5200, 88)), true),
-            (0x10, 5, 0, Some(10), None, true),
+            (0x0F, 1, 88, Some(ACK | 9), Some((0x5200, 88)), true),
+            (0x10, 5, 0, Some(ACK | 10), None, true),
         ]
     );
 }

@@ -13,7 +13,8 @@ use super::resp_reference::{Effect, Responder, CQE_RECV};
 /// Status of a flushed RECV (IBV_WC_WR_FLUSH_ERR).
 pub const ST_WR_FLUSH_ERR: u8 = 5;
 
-/// One response: (PSN, AETH syndrome, MSN). ACKs have syndrome 0.
+/// One response: (PSN, AETH syndrome, MSN). ACKs have syndrome
+/// [`SYNDROME_ACK`](super::resp_reference::SYNDROME_ACK).
 pub type Response = (u32, u8, u32);
 
 /// The required responses of one QP's effects, in order.
@@ -21,7 +22,7 @@ pub fn required(effects: &[Effect]) -> Vec<Response> {
     effects
         .iter()
         .filter_map(|e| match *e {
-            Effect::Ack { psn, msn } => Some((psn, 0, msn)),
+            Effect::Ack { psn, msn } => Some((psn, super::resp_reference::SYNDROME_ACK, msn)),
             Effect::Nak { psn, nak, msn } => Some((psn, nak.syndrome(), msn)),
             _ => None,
         })

@@ -67,6 +67,11 @@ pub enum Nak {
     Rnr(u8),
 }
 
+/// The AETH syndrome of an ACK: class 000 with the credit field 0x1F, "no
+/// credits advertised" (docs/protocol.md section 7; the design's choice,
+/// docs/responder.md).
+pub const SYNDROME_ACK: u8 = 0x1F;
+
 impl Nak {
     /// The AETH syndrome byte.
     pub fn syndrome(self) -> u8 {

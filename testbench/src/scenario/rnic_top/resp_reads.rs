@@ -21,9 +21,9 @@ use crate::wire::roce::{aeth, RoceRepr};
 /// Jobs `rd_resp` keeps per QP (docs/responder.md, `rd_resp` DEPTH).
 pub const RD_RESP_DEPTH: usize = 8;
 
-/// The AETH syndrome of a READ response: ACK, credit field 0 (the one the
-/// responder puts in its ACKs).
-const SYNDROME_ACK: u8 = 0x00;
+/// The AETH syndrome of a READ response: the one the responder puts in its
+/// ACKs.
+use crate::scenario::resp_reference::SYNDROME_ACK;
 
 /// Whether `op` is a READ RESPONSE opcode (FIRST, MIDDLE, LAST, ONLY).
 pub fn is_read_response(op: u8) -> bool {
