@@ -11,15 +11,25 @@
 //!   are unsignaled messages or packets before a message's last), and
 //!   completions held until taken: UC and RC QPs, a success's last PSN
 //!   reported in the cycle it is first offered, errors and flushes using no
-//!   PSN; in some cases it stops offering completions of a QP whose `full`
-//!   is set, as tx_sched would;
+//!   PSN, in some cases RC RDMA READ successes (which only a remote-error
+//!   NAK releases); in some cases it stops offering completions of a QP
+//!   whose `full` is set, as tx_sched would; once a QP is in error mode,
+//!   mostly flushes (the QP reaching ERROR), some successes still (sent
+//!   before it did);
 //! - rx_parser: ACKs a peer would send (cumulative over what was reported,
 //!   so coalesced, some for a packet reported in that very cycle), repeats,
 //!   old ones, and PSNs around the window: one before una, una, nxt - 1,
 //!   nxt, beyond nxt, exactly 2^23 ahead of una and 2^23 +- 1, anything;
 //!   NAKs and RNR NAKs at una - 1, una, inside, nxt, nxt + 1, 2^23 ahead,
 //!   anything; reserved syndromes; random credit bits; now and then for a
-//!   QP that never sent anything;
+//!   QP that never sent anything; remote-error NAKs (0x61 .. 0x63) at the
+//!   same places, with successes queued, for UC QPs too, in the cycle a
+//!   completion of the QP is taken, in the cycle software restarts the QP,
+//!   and on a QP already in error mode; a remote-error NAK for a QP whose
+//!   oldest queued completion has been a READ for a while (the peer failing
+//!   it: nothing else ever releases a READ);
+//! - software again: a QP in error mode restarted (`psn_set`) once it has
+//!   nothing queued, as on its way back to RTS;
 //! - cq_writer: random `out_ready`.
 //!
 //! Independent checks, from a predictor written here from the rule in
@@ -30,11 +40,20 @@
 //!   before una is a duplicate, any other names a PSN never sent; a NAK is
 //!   counted inside [una, nxt], else it is invalid; reserved syndromes
 //!   show nothing;
+//! - remote-error NAKs (0x61 .. 0x63) counted so, for a QP not in error
+//!   mode and not restarted in that cycle: una := PSN, the QP in error
+//!   mode, `err_valid` / `err_qp` the next cycle; then the successes of the
+//!   QP that una does not cover (every READ), queued or pushed later, leave
+//!   in order with status 9 / 10 / 11 for the first, 5 for the others,
+//!   length 0, no earlier than 3 cycles after the NAK; covered ones leave
+//!   as successes before them; ACKs acknowledge nothing and further NAKs
+//!   change nothing until a restart ends error mode;
 //! - UC completions come out in arrival order, unchanged;
 //! - each QP's RC completions come out in arrival order, unchanged, none
 //!   lost or duplicated; a success only once una had passed its last PSN
 //!   (one of the 2^23 PSNs before una) at least 3 cycles before, so errors
-//!   and flushes wait behind their QP's unacknowledged successes;
+//!   and flushes wait behind their QP's unacknowledged successes; a READ
+//!   success never with status 0;
 //! - `full[q]` only when QP q has at least DEPTH - 2 completions in the
 //!   tracker, and always when it has DEPTH or more;
 //! - at the end every completion came out.
@@ -43,7 +62,13 @@
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or `RNIC_RANDOM_CASES`. With
 //! at least the default case count the test asserts that
 //! [`MIN_TOTAL_CYCLES`] lockstep cycles ran and that every kind of ACK
-//! above was seen often enough.
+//! above was seen often enough; the remote-error floors ([`NakFloors`])
+//! hold for any seed: when the default cases fall short, more cases run
+//! until they are met.
+//!
+//! `RNIC_MODEL_ALONE=1` runs the model alone under the environment (how a
+//! deliberate bug in the model is shown to be caught; docs/rx_cc.md,
+//! `ack_tracker`, lists the ones tried).
 
 mod common;
 
@@ -58,6 +83,14 @@ use rnic_testbench::wire::cqe::{
 };
 
 use common::cpl::Cpl;
+
+/// Completion statuses of the remote-error NAKs (invalid request, remote
+/// access error, remote operational error), as the contract names them.
+const STATUS_REM_INV_REQ: u8 = 9;
+const STATUS_REM_ACCESS: u8 = 10;
+const STATUS_REM_OP: u8 = 11;
+/// The WQE opcode of an RDMA READ.
+const OP_READ: u8 = 4;
 
 const DEFAULT_CASES: u64 = 1000;
 const DEFAULT_SEED: u64 = 0x6163_6B5F_7472_6B72; // "ack_trkr"
@@ -76,9 +109,38 @@ fn psn_add(p: u32, k: u32) -> u32 {
     p.wrapping_add(k) & M24
 }
 
-/// An RC completion waiting in the predictor: the completion, its last
-/// PSN, success or not.
-type Rc = (Cpl, u32, bool);
+/// An RC completion waiting in the predictor.
+#[derive(Debug, Clone, Copy)]
+struct Rc {
+    /// As it must come out (a success turned by error mode: its status,
+    /// length 0).
+    c: Cpl,
+    /// Its last PSN (a success).
+    psn: u32,
+    /// Pushed as a success.
+    ok: bool,
+    /// An RDMA READ success: never covered by an ACK.
+    read: bool,
+    /// Turned by a remote-error NAK on the input in this cycle (or pushed
+    /// in error mode then).
+    turned_at: Option<u64>,
+}
+
+/// The status a remote-error NAK calls for: syndrome 0x61 / 0x62 / 0x63.
+fn remote_error(syn: u8) -> Option<u8> {
+    match syn {
+        0x61 => Some(STATUS_REM_INV_REQ),
+        0x62 => Some(STATUS_REM_ACCESS),
+        0x63 => Some(STATUS_REM_OP),
+        _ => None,
+    }
+}
+
+/// Success with last PSN `l` is covered by `una`: one of the 2^23 PSNs
+/// before it.
+fn covered(l: u32, una: u32) -> bool {
+    (1..=HALF).contains(&ahead(l, una))
+}
 
 /// What the contract says an ACK / NAK does: (ev_ack, ev_nak, ev_dup,
 /// ev_ack_invalid).
@@ -102,6 +164,12 @@ struct Case {
     /// QPs whose PSN software sets at the start.
     set_at_start: [bool; QPS],
     restart_pct: u8,
+    /// Percent of ACK-path frames that are remote-error NAKs.
+    rerr_pct: u8,
+    /// Percent of RC successes that are RDMA READs.
+    read_pct: u8,
+    /// Cycles a READ waits at the head of its QP before the peer fails it.
+    read_wait: u64,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -130,6 +198,9 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         obey_full: r.percent(50),
         set_at_start,
         restart_pct: [0, 1, 5][r.below(3) as usize],
+        rerr_pct: [0, 2, 5, 15][r.below(4) as usize],
+        read_pct: [0, 0, 10, 30][r.below(4) as usize],
+        read_wait: 20 + r.below(300),
     }
 }
 
@@ -160,6 +231,105 @@ struct Stats {
     restarts_lost: u64,
     full_cycles: u64,
     refused: u64,
+    // Remote-error NAKs.
+    /// Taken (the QP enters error mode).
+    rerr_taken: u64,
+    /// Taken for a UC QP.
+    rerr_uc: u64,
+    /// Taken in the cycle a completion of the same QP was.
+    rerr_same_push: u64,
+    /// Inside the window but the QP already in error mode: counted only.
+    rerr_in_err: u64,
+    /// Inside the window, lost to a restart of the QP in the same cycle.
+    rerr_vs_restart: u64,
+    /// Outside the window: invalid.
+    rerr_invalid: u64,
+    /// Sent because a READ waited too long at its QP's head.
+    rerr_read_drain: u64,
+    /// Out with status 9, 10, 11.
+    err_out: [u64; 3],
+    /// Successes out flushed (5) by error mode.
+    flushed_by_nak: u64,
+    /// READ successes out turned.
+    read_turned: u64,
+    /// Successes queued at a NAK and covered by it: out with status 0.
+    kept_at_nak: u64,
+    /// Successes pushed while their QP was in error mode.
+    pushed_in_err: u64,
+    /// ACKs taken in error mode (acknowledging nothing).
+    acks_in_err: u64,
+    /// Restarts that ended error mode.
+    restarts_clearing: u64,
+}
+
+impl Stats {
+    fn add(&mut self, e: &Stats) {
+        macro_rules! sum {
+            ($($f:ident),*) => { $(self.$f += e.$f;)* };
+        }
+        sum!(
+            uc_out,
+            rc_out,
+            taken,
+            dup,
+            invalid,
+            invalid_half,
+            nak,
+            nak_invalid,
+            invalid_unsent_qp,
+            same_cycle_invalid,
+            reports,
+            restarts,
+            restarts_lost,
+            full_cycles,
+            refused,
+            rerr_taken,
+            rerr_uc,
+            rerr_same_push,
+            rerr_in_err,
+            rerr_vs_restart,
+            rerr_invalid,
+            rerr_read_drain,
+            flushed_by_nak,
+            read_turned,
+            kept_at_nak,
+            pushed_in_err,
+            acks_in_err,
+            restarts_clearing
+        );
+        for k in 0..3 {
+            self.err_out[k] += e.err_out[k];
+        }
+    }
+}
+
+/// Floors of the remote-error rules that every run meets, whatever its
+/// seed (more cases run until they are met).
+struct NakFloors;
+
+impl NakFloors {
+    const TAKEN: u64 = 3000;
+    const PER_STATUS: u64 = 400;
+    const FLUSHED: u64 = 3000;
+    const RESTARTS: u64 = 1500;
+    const READ_TURNED: u64 = 200;
+    const RARE: u64 = 20;
+
+    fn met(s: &Stats) -> bool {
+        s.rerr_taken >= Self::TAKEN
+            && s.err_out.iter().all(|&n| n >= Self::PER_STATUS)
+            && s.flushed_by_nak >= Self::FLUSHED
+            && s.restarts_clearing >= Self::RESTARTS
+            && s.read_turned >= Self::READ_TURNED
+            && s.kept_at_nak >= Self::RARE
+            && s.rerr_uc >= Self::RARE
+            && s.rerr_same_push >= Self::RARE
+            && s.rerr_in_err >= Self::RARE
+            && s.rerr_vs_restart >= Self::RARE
+            && s.rerr_invalid >= Self::RARE
+            && s.pushed_in_err >= Self::RARE
+            && s.acks_in_err >= Self::RARE
+    }
 }
 
 struct AckEnv {
@@ -182,8 +352,14 @@ struct AckEnv {
     rc_q: Vec<VecDeque<Rc>>,
     /// Per QP: (input cycle, una) each time una changed.
     una_log: Vec<Vec<(u64, u32)>>,
+    /// Per QP in error mode: the status the next uncovered success gets.
+    err_next: [Option<u8>; QPS],
+    /// Per QP: since when a READ success is the oldest completion queued.
+    read_head_since: [Option<u64>; QPS],
     /// Events the outputs must show this cycle.
     ev_due: Events,
+    /// The `err_valid` / `err_qp` pulse due this cycle.
+    err_due: Option<u8>,
     out_count: u64,
     stats: Stats,
 }
@@ -205,7 +381,10 @@ impl AckEnv {
             uc_q: VecDeque::new(),
             rc_q: vec![VecDeque::new(); QPS],
             una_log: vec![Vec::new(); QPS],
+            err_next: [None; QPS],
+            read_head_since: [None; QPS],
             ev_due: (false, false, false, false),
+            err_due: None,
             out_count: 0,
             stats: Stats::default(),
         }
@@ -228,7 +407,11 @@ impl AckEnv {
             return None;
         }
         let uc = self.c.uc[q];
-        let status = if self.r.percent(self.c.err_pct) {
+        // A QP in error mode reaches ERROR in csr and tx_engine flushes its
+        // WQEs; some may have been sent before.
+        let status = if self.err_next[q].is_some() && self.r.percent(70) {
+            STATUS_WR_FLUSH_ERR
+        } else if self.r.percent(self.c.err_pct) {
             [
                 STATUS_LOC_QP_OP_ERR,
                 STATUS_LOC_PROT_ERR,
@@ -247,13 +430,22 @@ impl AckEnv {
         }
         self.wr_id += 1;
         self.generated += 1;
+        // RC successes are RDMA READs in some cases (only a remote-error
+        // NAK releases them); UC ones never (a READ on UC is an error).
+        let opcode = if status == STATUS_SUCCESS {
+            if !uc && self.r.percent(self.c.read_pct) {
+                OP_READ
+            } else {
+                self.r.below(4) as u8
+            }
+        } else {
+            self.r.below(5) as u8
+        };
         let c = Cpl {
             wait_frame: uc && status == STATUS_SUCCESS,
             wr_id: self.wr_id,
             status,
-            // Successes are never RDMA READ here: a READ success never
-            // leaves (model unit test read_success_never_leaves).
-            opcode: self.r.below(if status == STATUS_SUCCESS { 4 } else { 5 }) as u8,
+            opcode,
             len: self.r.next_u64() as u32,
             imm: self.r.next_u64() as u32,
             qp: q as u8,
@@ -305,24 +497,65 @@ impl AckEnv {
             assert_eq!(Some(got), exp, "cycle {cycle}: UC completion out of order");
             self.stats.uc_out += 1;
         } else {
-            let (exp, psn, ok) = self.rc_q[q]
+            let e = self.rc_q[q]
                 .pop_front()
                 .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected {got:?}"));
             assert_eq!(
-                got, exp,
-                "cycle {cycle}: QP {q}: RC completion out of order"
+                got, e.c,
+                "cycle {cycle}: QP {q}: RC completion out of order, or with the wrong \
+                 status / length"
             );
-            if ok {
-                assert!(
-                    self.covered_by(q, cycle, psn),
-                    "cycle {cycle}: QP {q}: success PSN {psn:#x} out before una passed it \
-                     (una history: {:x?})",
-                    self.una_log[q]
-                );
+            match e.turned_at {
+                Some(t) => {
+                    assert!(
+                        cycle >= t + 3,
+                        "cycle {cycle}: QP {q}: success turned by the NAK at {t} out early"
+                    );
+                    let s = &mut self.stats;
+                    match e.c.status {
+                        STATUS_WR_FLUSH_ERR => s.flushed_by_nak += 1,
+                        st => s.err_out[(st - STATUS_REM_INV_REQ) as usize] += 1,
+                    }
+                    s.read_turned += e.read as u64;
+                }
+                None if e.ok => {
+                    assert!(
+                        !e.read,
+                        "cycle {cycle}: QP {q}: READ success out without an error"
+                    );
+                    assert!(
+                        self.covered_by(q, cycle, e.psn),
+                        "cycle {cycle}: QP {q}: success PSN {:#x} out before una passed it \
+                         (una history: {:x?})",
+                        e.psn,
+                        self.una_log[q]
+                    );
+                }
+                None => {}
             }
             self.stats.rc_out += 1;
         }
         self.out_count += 1;
+    }
+
+    /// Error mode on QP q's RC entry k (una frozen at the NAK's PSN): a
+    /// success una does not cover (a READ never is) leaves with the status
+    /// due, and every later one flushed.
+    fn turn(&mut self, q: usize, k: usize, cycle: u64) {
+        let una = self.una[q];
+        let next = self.err_next[q].expect("error mode");
+        let e = &mut self.rc_q[q][k];
+        if e.ok && e.turned_at.is_none() && (e.read || !covered(e.psn, una)) {
+            e.c.status = next;
+            e.c.len = 0;
+            e.turned_at = Some(cycle);
+            self.err_next[q] = Some(STATUS_WR_FLUSH_ERR);
+        }
+    }
+
+    /// A remote-error NAK syndrome (credits bits are the code).
+    fn rerr_syn(r: &mut SplitMix64) -> u8 {
+        0x61 + r.below(3) as u8
     }
 
     /// An ACK / NAK for QP q (its PSN and syndrome), as a peer or a broken
@@ -333,6 +566,19 @@ impl AckEnv {
         let sent_end = self.next_psn[q];
         let r = &mut self.r;
         let nak = |r: &mut SplitMix64| [0x60u8, 0x20][r.below(2) as usize] | credits;
+        if r.percent(self.c.rerr_pct) {
+            // Remote-error NAKs: mostly inside [una, nxt], at its edges,
+            // and outside.
+            let p = match r.below(8) {
+                0 => psn_add(una, M24),
+                1 | 2 => una,
+                3 | 4 => psn_add(una, r.below(ahead(una, nxt) as u64 + 1) as u32),
+                5 => nxt,
+                6 => psn_add(nxt, 1),
+                _ => psn_add(una, HALF),
+            };
+            return (p, Self::rerr_syn(r));
+        }
         match r.below(24) {
             // Cumulative ACK of some (or all) PSNs reported so far (this
             // cycle's report included).
@@ -394,6 +640,12 @@ impl Env for AckEnv {
             "cycle {cycle}: ev_ack / ev_nak / ev_dup / ev_ack_invalid"
         );
         self.ev_due = (false, false, false, false);
+        assert_eq!(
+            o.err_valid.then_some(o.err_qp),
+            self.err_due,
+            "cycle {cycle}: err_valid / err_qp"
+        );
+        self.err_due = None;
         // ---- full ----
         for q in 0..QPS {
             let n = self.held(q);
@@ -442,6 +694,8 @@ impl Env for AckEnv {
                 snd = Some((q, self.next_psn[q]));
             }
         }
+        // The RC QP whose completion is taken in this cycle.
+        let mut pushed: Option<usize> = None;
         if let Some((c, uc, psn)) = self.offered {
             i.cpl_valid = true;
             i.cpl_wait_frame = c.wait_frame;
@@ -459,7 +713,22 @@ impl Env for AckEnv {
                 if uc {
                     self.uc_q.push_back(c);
                 } else {
-                    self.rc_q[c.qp as usize].push_back((c, psn, c.status == STATUS_SUCCESS));
+                    let q = c.qp as usize;
+                    let ok = c.status == STATUS_SUCCESS;
+                    self.rc_q[q].push_back(Rc {
+                        c,
+                        psn,
+                        ok,
+                        read: ok && c.opcode == OP_READ,
+                        turned_at: None,
+                    });
+                    // Pushed in error mode (from an earlier cycle's NAK).
+                    if self.err_next[q].is_some() {
+                        self.stats.pushed_in_err += ok as u64;
+                        let k = self.rc_q[q].len() - 1;
+                        self.turn(q, k, cycle);
+                    }
+                    pushed = Some(q);
                 }
             }
         } else {
@@ -480,10 +749,10 @@ impl Env for AckEnv {
         }
 
         // ---- csr later: restarts of idle QPs ----
+        let busy = |e: &Self, q: usize| {
+            !e.rc_q[q].is_empty() || e.offered.is_some_and(|c| c.0.qp as usize == q)
+        };
         if !starting && self.r.percent(self.c.restart_pct) {
-            let busy = |e: &Self, q: usize| {
-                !e.rc_q[q].is_empty() || e.offered.is_some_and(|c| c.0.qp as usize == q)
-            };
             match snd {
                 // The QP whose packet is reported now: the restart is lost.
                 Some((q, _)) if self.r.percent(30) => {
@@ -497,6 +766,14 @@ impl Env for AckEnv {
                 }
             }
         }
+        // Software brings a QP in error mode back (to RTS) once it has
+        // nothing left in the tracker.
+        if !starting && set.is_none() && self.r.percent(20) {
+            let q = self.r.below(self.c.used as u64) as usize;
+            if self.err_next[q].is_some() && !busy(self, q) && snd.is_none_or(|s| s.0 != q) {
+                set = Some((q, start_psn(&mut self.r)));
+            }
+        }
         match set {
             Some((q, p)) => {
                 (i.psn_set_valid, i.psn_set_qp, i.psn_set_psn) = (true, q as u8, p);
@@ -506,18 +783,55 @@ impl Env for AckEnv {
                 i.psn_set_psn = self.r.next_u64() as u32 & M24;
             }
         }
+        // A report wins over a restart of its QP; a restart over an ACK.
+        let lost = matches!((set, snd), (Some((a, _)), Some((b, _))) if a == b);
+        let set_eff = set.filter(|_| !lost).map(|x| x.0);
 
         // ---- rx_parser ----
+        // A READ at the head of its QP for long: the peer fails it (nothing
+        // else releases it).
+        for q in 0..QPS {
+            let read_head =
+                self.err_next[q].is_none() && self.rc_q[q].front().is_some_and(|e| e.read);
+            self.read_head_since[q] = match (read_head, self.read_head_since[q]) {
+                (false, _) => None,
+                (true, None) => Some(cycle),
+                (true, x) => x,
+            };
+        }
+        let drain = (0..QPS).find(|&q| {
+            self.read_head_since[q].is_some_and(|t| t + self.c.read_wait <= cycle)
+                && set_eff != Some(q)
+        });
         let mut acked = None;
-        if self.r.percent(self.c.ack_pct) {
+        let mut rerr = None;
+        let ack_now = drain.is_some() || self.r.percent(self.c.ack_pct);
+        if ack_now {
             // Mostly QPs in use; now and then any QP (one that may never
             // have sent anything, its window [0, 0) or where software set it).
-            let q = if self.r.percent(90) {
+            let q = if let Some(q) = drain {
+                q
+            } else if self.r.percent(90) {
                 self.r.below(self.c.used as u64) as usize
             } else {
                 self.r.below(QPS as u64) as usize
             };
-            let (p, syn) = self.gen_ack(q);
+            let (p, syn) = if drain.is_some() {
+                let p = psn_add(
+                    self.una[q],
+                    self.r.below(ahead(self.una[q], self.nxt[q]) as u64 + 1) as u32,
+                );
+                self.stats.rerr_read_drain += 1;
+                (p, Self::rerr_syn(&mut self.r))
+            } else if self.c.rerr_pct > 0 && set_eff.is_some_and(|s| s == q) && self.r.percent(30) {
+                // A remote-error NAK in the cycle software restarts the QP.
+                (self.una[q], Self::rerr_syn(&mut self.r))
+            } else if self.c.rerr_pct > 0 && pushed == Some(q) && self.r.percent(30) {
+                // ... in the cycle a completion of the QP is taken.
+                (self.nxt[q], Self::rerr_syn(&mut self.r))
+            } else {
+                self.gen_ack(q)
+            };
             (i.ack_valid, i.ack_qp, i.ack_psn, i.ack_syndrome) = (true, q as u8, p, syn);
             let ev = self.judge(q, p, syn);
             self.ev_due = ev;
@@ -538,6 +852,17 @@ impl Env for AckEnv {
             if ev.0 {
                 acked = Some((q, psn_add(p, 1)));
             }
+            if let Some(st) = remote_error(syn) {
+                if !ev.1 {
+                    s.rerr_invalid += 1;
+                } else if self.err_next[q].is_some() {
+                    s.rerr_in_err += 1;
+                } else if set_eff == Some(q) {
+                    s.rerr_vs_restart += 1;
+                } else {
+                    rerr = Some((q, p, st));
+                }
+            }
         } else {
             i.ack_qp = self.r.below(QPS as u64) as u8;
             i.ack_psn = self.r.next_u64() as u32 & M24;
@@ -545,13 +870,37 @@ impl Env for AckEnv {
         }
 
         // ---- the predictor's windows after this cycle ----
-        // A report wins over a restart of its QP; a restart over an ACK.
-        let lost = matches!((set, snd), (Some((a, _)), Some((b, _))) if a == b);
+        // A restart wins over an ACK or NAK of its QP; in error mode an ACK
+        // acknowledges nothing.
         if let Some((q, u)) = acked {
-            if set.is_none_or(|(sq, _)| sq != q || lost) {
-                self.una[q] = u;
-                self.una_log[q].push((cycle, u));
+            if set_eff != Some(q) {
+                if self.err_next[q].is_some() {
+                    self.stats.acks_in_err += 1;
+                } else {
+                    self.una[q] = u;
+                    self.una_log[q].push((cycle, u));
+                }
             }
+        }
+        // A remote-error NAK taken: everything before p acknowledged, the
+        // QP in error mode, its queued successes turned in order (this
+        // cycle's completion is behind them).
+        if let Some((q, p, st)) = rerr {
+            self.una[q] = p;
+            self.una_log[q].push((cycle, p));
+            self.err_next[q] = Some(st);
+            self.err_due = Some(q as u8);
+            let s = &mut self.stats;
+            s.rerr_taken += 1;
+            s.rerr_uc += self.c.uc[q] as u64;
+            s.rerr_same_push += (pushed == Some(q)) as u64;
+            for k in 0..self.rc_q[q].len() {
+                self.turn(q, k, cycle);
+            }
+            self.stats.kept_at_nak += self.rc_q[q]
+                .iter()
+                .filter(|e| e.ok && e.turned_at.is_none())
+                .count() as u64;
         }
         if let Some((q, n)) = snd {
             self.nxt[q] = n;
@@ -566,6 +915,9 @@ impl Env for AckEnv {
                 self.next_psn[q] = p;
                 self.peer_acked[q] = psn_add(p, M24);
                 self.stats.restarts += !starting as u64;
+                if self.err_next[q].take().is_some() {
+                    self.stats.restarts_clearing += 1;
+                }
             }
         }
         // Coverage: cycles with some QP full, with a completion refused.
@@ -576,9 +928,42 @@ impl Env for AckEnv {
 
     fn finished(&self) -> bool {
         self.generated == self.c.total
+            && self.ev_due == (false, false, false, false)
+            && self.err_due.is_none()
             && self.offered.is_none()
             && self.uc_q.is_empty()
             && self.rc_q.iter().all(|q| q.is_empty())
+    }
+}
+
+/// What one case ran: lockstep cycles, completions out, coverage.
+struct CaseRun {
+    cycles: u64,
+    outs: u64,
+    stats: Stats,
+}
+
+/// One case: model and RTL in lockstep, or the model alone with
+/// `RNIC_MODEL_ALONE=1`.
+fn one_case(seed: u64) -> CaseRun {
+    let mut env = AckEnv::new(seed);
+    let fin = if common::env_u64("RNIC_MODEL_ALONE").is_some_and(|v| v != 0) {
+        lockstep::run_single(&mut AckTracker::new(), &mut env, 1_000_000)
+    } else {
+        lockstep::run(
+            &mut AckTracker::new(),
+            &mut RtlAckTracker::new(),
+            &mut env,
+            1_000_000,
+        )
+        .unwrap_or_else(|d| panic!("{d}"))
+    };
+    assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
+    assert_eq!(env.out_count, env.c.total as u64, "completions out");
+    CaseRun {
+        cycles: fin.cycles,
+        outs: env.out_count,
+        stats: env.stats,
     }
 }
 
@@ -588,41 +973,39 @@ fn ack_tracker_random_lockstep() {
     let mut s = Stats::default();
     let mut outs = 0u64;
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
-        let mut env = AckEnv::new(seed);
-        let fin = lockstep::run(
-            &mut AckTracker::new(),
-            &mut RtlAckTracker::new(),
-            &mut env,
-            1_000_000,
-        )
-        .unwrap_or_else(|d| panic!("{d}"));
-        assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
-        assert_eq!(env.out_count, env.c.total as u64, "completions out");
-        total += fin.cycles;
-        outs += env.out_count;
-        let e = env.stats;
-        s.uc_out += e.uc_out;
-        s.rc_out += e.rc_out;
-        s.taken += e.taken;
-        s.dup += e.dup;
-        s.invalid += e.invalid;
-        s.invalid_half += e.invalid_half;
-        s.nak += e.nak;
-        s.nak_invalid += e.nak_invalid;
-        s.invalid_unsent_qp += e.invalid_unsent_qp;
-        s.same_cycle_invalid += e.same_cycle_invalid;
-        s.reports += e.reports;
-        s.restarts += e.restarts;
-        s.restarts_lost += e.restarts_lost;
-        s.full_cycles += e.full_cycles;
-        s.refused += e.refused;
+        let c = one_case(seed);
+        total += c.cycles;
+        outs += c.outs;
+        s.add(&c.stats);
     });
+    // The remote-error floors hold for any seed: with at least the default
+    // case count, more cases (k = cases, cases + 1, ...) run until they are
+    // met, at most as many again.
+    let mut extra = 0u64;
+    if run.full {
+        while !NakFloors::met(&s) && extra < run.cases {
+            let k = run.cases + extra;
+            let seed = common::case_seed(run.seed, k);
+            let c = std::panic::catch_unwind(|| one_case(seed)).unwrap_or_else(|_| {
+                panic!(
+                    "extra case {k} (seed {seed:#x}) failed; replay it alone: \
+                     {}={seed:#x} {}=1",
+                    common::SEED_VAR,
+                    common::CASES_VAR
+                )
+            });
+            total += c.cycles;
+            outs += c.outs;
+            s.add(&c.stats);
+            extra += 1;
+        }
+    }
     eprintln!(
-        "ack_tracker lockstep: {} cases, {total} cycles, {outs} completions ({} UC, {} RC); \
-         {} packet reports, {} window restarts ({} lost to a report); ACKs {} taken, {} \
-         duplicate, {} invalid ({} exactly 2^23 ahead of una, {} on an empty window, {} for a \
-         packet reported that cycle); NAKs {} counted, {} invalid; {} cycles with a QP full, \
-         {} with a completion refused",
+        "ack_tracker lockstep: {} cases (+{extra} for the NAK floors), {total} cycles, {outs} \
+         completions ({} UC, {} RC); {} packet reports, {} window restarts ({} lost to a \
+         report); ACKs {} taken, {} duplicate, {} invalid ({} exactly 2^23 ahead of una, {} on \
+         an empty window, {} for a packet reported that cycle); NAKs {} counted, {} invalid; {} \
+         cycles with a QP full, {} with a completion refused",
         run.cases,
         s.uc_out,
         s.rc_out,
@@ -639,6 +1022,27 @@ fn ack_tracker_random_lockstep() {
         s.nak_invalid,
         s.full_cycles,
         s.refused
+    );
+    eprintln!(
+        "remote-error NAKs: {} taken ({} for UC QPs, {} with a completion of the QP taken that \
+         cycle, {} to release a READ), {} on a QP already in error mode, {} lost to a restart \
+         that cycle, {} outside the window; successes turned out: {:?} with status 9 / 10 / 11, \
+         {} flushed ({} of the turned were READs); {} successes covered by the NAK, {} pushed in \
+         error mode; {} ACKs in error mode; {} restarts ended error mode",
+        s.rerr_taken,
+        s.rerr_uc,
+        s.rerr_same_push,
+        s.rerr_read_drain,
+        s.rerr_in_err,
+        s.rerr_vs_restart,
+        s.rerr_invalid,
+        s.err_out,
+        s.flushed_by_nak,
+        s.read_turned,
+        s.kept_at_nak,
+        s.pushed_in_err,
+        s.acks_in_err,
+        s.restarts_clearing
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
@@ -659,6 +1063,10 @@ fn ack_tracker_random_lockstep() {
         assert!(
             s.full_cycles > 1000 && s.refused > 1000,
             "full / refusal coverage"
+        );
+        assert!(
+            NakFloors::met(&s),
+            "remote-error NAK floors not met after {extra} extra cases"
         );
     }
 }

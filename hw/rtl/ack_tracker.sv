@@ -16,6 +16,17 @@
 // counted (ev_ack_invalid); a NAK / RNR NAK counts as ev_nak when its PSN is
 // in [una, nxt], else as ev_ack_invalid. All modulo 2^24.
 //
+// Remote-error NAKs (syndrome 0x61 invalid request, 0x62 remote access
+// error, 0x63 remote operational error) in [una, nxt] of a QP not in error
+// mode also acknowledge every PSN before theirs (una := p) and put the QP in
+// error mode (err_q, err_st_q = 9 / 10 / 11) with an err_valid / err_qp pulse
+// for csr: from then on its head is always ready; a success the QP's una
+// does not cover (a READ success never is) leaves with err_st_q and length 0,
+// and err_st_q becomes 5 (flushed) for every later one. una no longer moves
+// (ACKs are counted but acknowledge nothing). A restart (psn_set) clears
+// error mode. Decided at stage A: an entry selected before the NAK keeps its
+// status.
+//
 // Storage: the RC entries' bulk fields in one RAM (QPS * DEPTH entries at
 // qp * DEPTH + slot, one write port, registered read); every entry's last
 // PSN and success bit in flops (every QP's head is looked at each cycle);
@@ -23,7 +34,8 @@
 // una is in flops too (every head is compared with it every cycle); nxt is
 // read at one index (ack_qp) and written at two (snd_qp, psn_set_qp), kept
 // in flops with a reset so that a QP never configured has the empty window
-// [0, 0). Per-QP and per-entry flops are flattened vectors (QP q's pointer
+// [0, 0). Error mode: err_q and err_st_q (1 + 4 bits per QP), flops with a
+// reset. Per-QP and per-entry flops are flattened vectors (QP q's pointer
 // at [PW*q +: PW]) so that Yosys keeps them as registers, not memories.
 //
 // Pipeline: stage A selects the UC FIFO's head if any, else the first ready
@@ -82,7 +94,10 @@ module ack_tracker #(
   output logic                 ev_ack,
   output logic                 ev_nak,
   output logic                 ev_dup,
-  output logic                 ev_ack_invalid
+  output logic                 ev_ack_invalid,
+  // A remote-error NAK put QP err_qp in error mode (csr moves it to ERROR).
+  output logic                 err_valid,
+  output logic [QPW-1:0]       err_qp
 );
   localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
   localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
@@ -94,6 +109,13 @@ module ack_tracker #(
   localparam int EW  = 1 + 64 + 8 + 8 + 32 + 32 + CQW;
   // UC entry: the same and the QP.
   localparam int UW  = EW + QPW;
+  // Where an entry's length and status are.
+  localparam int E_LEN = CQW + 32;
+  localparam int E_ST  = CQW + 72;
+  // Completion status of a success turned by a remote-error NAK: 8 + the
+  // NAK code (9 invalid request, 10 remote access, 11 remote operational
+  // error), or flushed for the ones after it.
+  localparam logic [3:0] ST_FLUSH = 4'(rnic_pkg::CQE_WR_FLUSH_ERR);
 
   if (QPS < 2 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
     $error("ack_tracker: QPS must be a power of two >= 2");
@@ -120,36 +142,50 @@ module ack_tracker #(
   logic [PW*QPS-1:0] head_q, tail_q;
   // The window [una, nxt) per QP, QP q's at [24*q +: 24].
   logic [24*QPS-1:0] una_q, nxt_q;
+  // Error mode per QP (a remote-error NAK taken) and the status the next
+  // uncovered success gets, QP q's at [4*q +: 4].
+  logic [QPS-1:0]    err_q;
+  logic [4*QPS-1:0]  err_st_q;
   logic [QPW-1:0] rr_q;
   logic [EW-1:0]  rd_data_q;      // the RAM's read register
   logic           b_valid_q, b_uc_q;
   logic [QPW-1:0] b_qp_q;
+  // Stage B's RC entry is a success turned into b_st_q (length 0).
+  logic           b_err_q;
+  logic [3:0]     b_st_q;
   logic [UW-1:0]  b_uc_data_q;
   logic           out_valid_q;
   logic [UW-1:0]  out_q;
   logic [QPS-1:0] full_q;
   logic           ev_ack_q, ev_nak_q, ev_dup_q, ev_ack_invalid_q;
+  logic           err_valid_q;
+  logic [QPW-1:0] err_qp_q;
 
   // ------------------------------------------------------------------
   // Head readiness per QP
   // ------------------------------------------------------------------
-  logic [QPS-1:0] rdy;
+  logic [QPS-1:0] rdy, cvt;
 
   // Per QP: its DEPTH entries' PSN / success flops (a constant slice), the
-  // head's picked by the head pointer.
+  // head's picked by the head pointer. cvt: the head is a success that
+  // leaves with the error mode's status.
   for (genvar g = 0; g < QPS; g++) begin : g_head
     logic [24*DEPTH-1:0] psns;
     logic [DEPTH-1:0]    oks, rds;
     logic [DW-1:0]       slot;
     logic [23:0]         d;   // last acknowledged PSN (una - 1) - the head's last PSN
+    logic                cov; // a success covered by una (never a READ)
     always_comb begin
       psns   = m_psn_q[24*DEPTH*g +: 24*DEPTH];
       oks    = m_ok_q[DEPTH*g +: DEPTH];
       rds    = m_rd_q[DEPTH*g +: DEPTH];
       slot   = head_q[PW*g +: DW];
       d      = una_q[24*g +: 24] - 24'd1 - psns[24*slot +: 24];
-      // An error / flush, or a success covered: (una - 1 - l) mod 2^24 < 2^23.
-      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || (!rds[slot] && d < 24'h80_0000));
+      // A success covered: (una - 1 - l) mod 2^24 < 2^23.
+      cov    = !rds[slot] && d < 24'h80_0000;
+      // An error / flush, a success covered, or anything in error mode.
+      rdy[g] = (tail_q[PW*g +: PW] != head_q[PW*g +: PW]) && (!oks[slot] || cov || err_q[g]);
+      cvt[g] = err_q[g] && oks[slot] && !cov;
     end
   end
 
@@ -189,7 +225,7 @@ module ack_tracker #(
   logic [2:0]    syn;
   logic [23:0]   una_a, off_a, win_a;
   logic          is_ack, is_nak, in_win, in_nak, behind, ack_take;
-  logic          syn_low_unused;  // syndrome bits 4:0 (credit count / NAK code)
+  logic          is_rerr, set_eff, nak_take, a_cvt;
 
   always_comb begin
     push    = cpl_valid && cpl_ready_q;
@@ -199,9 +235,10 @@ module ack_tracker #(
     wr_addr = {cpl_qp, tail_q[PW*cpl_qp +: DW]};
     rd_addr = {rc_sel, head_q[PW*rc_sel +: DW]};
     syn     = ack_syndrome[7:5];
-    syn_low_unused = ^ack_syndrome[4:0];
     is_ack  = ack_valid && syn == 3'b000;
     is_nak  = ack_valid && (syn == 3'b011 || syn == 3'b001);
+    // NAK codes 1, 2, 3: invalid request, remote access, remote operational.
+    is_rerr = ack_valid && syn == 3'b011 && ack_syndrome[4:0] >= 5'd1 && ack_syndrome[4:0] <= 5'd3;
     // The ACK against its QP's window: how far p is past una, and how many
     // PSNs are outstanding.
     una_a   = una_q[24*ack_qp +: 24];
@@ -213,6 +250,13 @@ module ack_tracker #(
     // 2^23 either way is not before una: never sent, ignored.
     behind  = off_a > 24'h80_0000;
     ack_take = is_ack && in_win;
+    // A restart that takes effect (a report of its QP in the cycle drops it).
+    set_eff = psn_set_valid && !(snd_valid && snd_qp == psn_set_qp);
+    // A remote-error NAK in [una, nxt] of a QP not in error mode and not
+    // restarted in this cycle.
+    nak_take = is_rerr && in_nak && !err_q[ack_qp] && !(set_eff && psn_set_qp == ack_qp);
+    // Stage A takes a success that leaves with the error mode's status.
+    a_cvt = a_rc && cvt[rc_sel];
   end
 
   // ------------------------------------------------------------------
@@ -243,6 +287,17 @@ module ack_tracker #(
       cpl_ready_d = cpl_uc ? uc_cnt_n != PW'(DEPTH) : cnt_n[PW*cpl_qp +: PW] != PW'(DEPTH);
     end else begin
       cpl_ready_d = all_room;
+    end
+  end
+
+  // Stage B's RC entry; a success turned by error mode has its status and
+  // length 0 (the CQE's length of every error and flush).
+  logic [EW-1:0] rc_out;
+  always_comb begin
+    rc_out = rd_data_q;
+    if (b_err_q) begin
+      rc_out[E_ST +: 8]   = {4'd0, b_st_q};
+      rc_out[E_LEN +: 32] = '0;
     end
   end
 
@@ -280,10 +335,14 @@ module ack_tracker #(
       tail_q      <= '0;
       una_q       <= '0;
       nxt_q       <= '0;
+      err_q       <= '0;
+      err_st_q    <= '0;
       rr_q        <= '0;
       b_valid_q   <= 1'b0;
       b_uc_q      <= 1'b0;
       b_qp_q      <= '0;
+      b_err_q     <= 1'b0;
+      b_st_q      <= '0;
       b_uc_data_q <= '0;
       out_valid_q <= 1'b0;
       out_q       <= '0;
@@ -292,6 +351,8 @@ module ack_tracker #(
       ev_nak_q    <= 1'b0;
       ev_dup_q    <= 1'b0;
       ev_ack_invalid_q <= 1'b0;
+      err_valid_q <= 1'b0;
+      err_qp_q    <= '0;
     end else begin
       cpl_ready_q <= cpl_ready_d;
       full_q      <= full_d;
@@ -309,29 +370,44 @@ module ack_tracker #(
       // reserved syndromes: nothing.
       ev_nak_q <= is_nak && in_nak;
       ev_ack_invalid_q <= (is_ack && !in_win && !behind) || (is_nak && !in_nak);
+      err_valid_q <= nak_take;
+      err_qp_q    <= ack_qp;
 
       // ---- the windows ----
       // A packet's report wins over a software restart of its QP in the
       // same cycle (as in csr, where psn_wr wins over the MMIO write); a
-      // restart wins over an ACK.
+      // restart wins over an ACK or NAK (and ends error mode). In error
+      // mode una stays where the NAK put it.
       for (int q = 0; q < QPS; q++) begin
         if (snd_valid && snd_qp == q[QPW-1:0]) begin
           nxt_q[24*q +: 24] <= snd_nxt;
         end else if (psn_set_valid && psn_set_qp == q[QPW-1:0]) begin
           nxt_q[24*q +: 24] <= psn_set_psn;
         end
-        if (psn_set_valid && psn_set_qp == q[QPW-1:0]
-            && !(snd_valid && snd_qp == q[QPW-1:0])) begin
+        if (set_eff && psn_set_qp == q[QPW-1:0]) begin
           una_q[24*q +: 24] <= psn_set_psn;
-        end else if (ack_take && ack_qp == q[QPW-1:0]) begin
+        end else if (nak_take && ack_qp == q[QPW-1:0]) begin
+          una_q[24*q +: 24] <= ack_psn;
+        end else if (ack_take && !err_q[q] && ack_qp == q[QPW-1:0]) begin
           una_q[24*q +: 24] <= ack_psn + 24'd1;
+        end
+        // ---- error mode ----
+        // (nak_take needs the QP out of error mode, a_cvt in it: never both.)
+        if (set_eff && psn_set_qp == q[QPW-1:0]) begin
+          err_q[q] <= 1'b0;
+        end else if (nak_take && ack_qp == q[QPW-1:0]) begin
+          err_q[q] <= 1'b1;
+          err_st_q[4*q +: 4] <= {2'b10, ack_syndrome[1:0]};
+        end
+        if (a_cvt && rc_sel == q[QPW-1:0]) begin
+          err_st_q[4*q +: 4] <= ST_FLUSH;
         end
       end
 
       // ---- output register ----
       if (b_move) begin
         out_valid_q <= 1'b1;
-        out_q       <= b_uc_q ? b_uc_data_q : {rd_data_q, b_qp_q};
+        out_q       <= b_uc_q ? b_uc_data_q : {rc_out, b_qp_q};
       end else if (out_ready) begin
         out_valid_q <= 1'b0;
       end
@@ -345,6 +421,8 @@ module ack_tracker #(
         b_valid_q <= 1'b1;
         b_uc_q    <= 1'b0;
         b_qp_q    <= rc_sel;
+        b_err_q   <= cvt[rc_sel];
+        b_st_q    <= err_st_q[4*rc_sel +: 4];
       end else if (b_move) begin
         b_valid_q <= 1'b0;
       end
@@ -360,6 +438,8 @@ module ack_tracker #(
   assign ev_nak         = ev_nak_q;
   assign ev_dup         = ev_dup_q;
   assign ev_ack_invalid = ev_ack_invalid_q;
+  assign err_valid      = err_valid_q;
+  assign err_qp         = err_qp_q;
   // ------------------------------------------------------------------
   // Assertions (simulation only; rnic_assert.svh)
   // ------------------------------------------------------------------
@@ -368,4 +448,8 @@ module ack_tracker #(
   `RNIC_ASSERT_HANDSHAKE(a_cpl_hold, clk, rst, cpl_valid, cpl_ready,
                          {cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm,
                           cpl_qp, cpl_cq, cpl_uc, cpl_psn})
+  // Only a success is turned by error mode: the success flop that decided
+  // (m_ok_q) and the status the RAM gives back are of the same entry.
+  `RNIC_ASSERT_NEVER(a_cvt_success, clk, rst,
+                     b_valid_q && !b_uc_q && b_err_q && rd_data_q[E_ST +: 8] != rnic_pkg::CQE_SUCCESS)
 endmodule

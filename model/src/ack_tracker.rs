@@ -19,12 +19,27 @@
 //! RNR NAK is counted (`ev_nak`) when its PSN is in `[una, nxt]` (a
 //! responder names the PSN it expected), else it is `ev_ack_invalid` too.
 //!
+//! Remote-error NAKs (syndrome 0x61 invalid request, 0x62 remote access
+//! error, 0x63 remote operational error) counted so, for a QP not in error
+//! mode and not restarted in the same cycle, also acknowledge every PSN
+//! before theirs (`una := p`) and put the QP in error mode (`err_q`, with
+//! `err_st_q` = 9 / 10 / 11 for code 1 / 2 / 3), pulsing `err_valid` /
+//! `err_qp` the next cycle (csr moves the QP to ERROR). In error mode the
+//! QP's head is always ready; a success `una` does not cover (a READ never
+//! is) leaves with `err_st_q` and length 0, after which `err_st_q` is 5
+//! (flushed) for every later one; `una` no longer moves (ACKs are counted
+//! but acknowledge nothing); a remote-error NAK is only counted. A restart
+//! (`psn_set`) that takes effect ends error mode. The status is decided at
+//! stage A: an entry selected before the NAK (covered then) stays a
+//! success.
+//!
 //! Storage: the RC entries' bulk fields (wait_frame, wr_id, status, opcode,
 //! len, imm, cq) in one RAM of `QPS * DEPTH` entries at address
 //! `qp * DEPTH + slot` (one write port, registered read); the last PSN and a
 //! "success" bit of every entry in flops (every QP's head is looked at every
 //! cycle); per QP head and tail pointers of `DW + 1` bits (count = tail -
-//! head), `una` and `nxt`. The UC FIFO holds `DEPTH` entries in flops.
+//! head), `una` and `nxt`, and error mode (1 + 4 bits). The UC FIFO holds
+//! `DEPTH` entries in flops.
 //!
 //! Pipeline (one completion per cycle):
 //! - stage A (select): the UC FIFO's head if there is one, else the first
@@ -107,6 +122,9 @@ ports! {
         pub ev_nak: bool = 1,
         pub ev_dup: bool = 1,
         pub ev_ack_invalid: bool = 1,
+        /// A remote-error NAK put QP `err_qp` in error mode.
+        pub err_valid: bool = 1,
+        pub err_qp: u8 = 4 if err_valid,
     }
 }
 
@@ -125,6 +143,9 @@ pub struct Entry {
 }
 
 const PSN_MASK: u32 = 0xFF_FFFF;
+/// Status of a success turned by a remote-error NAK with code c (1 ..= 3):
+/// 8 + c (9 invalid request, 10 remote access, 11 remote operational error).
+const REM_ERR_BASE: u8 = 8;
 /// Pointer mask: DW + 1 bits.
 const PTR_MASK: u8 = (2 * DEPTH - 1) as u8;
 
@@ -149,12 +170,19 @@ pub struct AckTracker {
     /// Per QP: the oldest unacknowledged PSN and the next PSN to be sent.
     una_q: [u32; QPS],
     nxt_q: [u32; QPS],
+    /// Per QP: error mode (a remote-error NAK was taken), and the status
+    /// the next success not covered by `una` leaves with (4 bits).
+    err_q: [bool; QPS],
+    err_st_q: [u8; QPS],
     rr_q: u8,
     // Stage B: the RAM's read register, or the UC entry.
     rd_data_q: Entry,
     b_valid_q: bool,
     b_uc_q: bool,
     b_qp_q: u8,
+    /// Stage B's RC entry is a success turned into `b_st_q` (length 0).
+    b_err_q: bool,
+    b_st_q: u8,
     b_uc_data_q: Entry,
     // Outputs.
     out_valid_q: bool,
@@ -164,6 +192,8 @@ pub struct AckTracker {
     ev_nak_q: bool,
     ev_dup_q: bool,
     ev_ack_invalid_q: bool,
+    err_valid_q: bool,
+    err_qp_q: u8,
 }
 
 impl Default for AckTracker {
@@ -182,11 +212,15 @@ impl Default for AckTracker {
             tail_q: [0; QPS],
             una_q: [0; QPS],
             nxt_q: [0; QPS],
+            err_q: [false; QPS],
+            err_st_q: [0; QPS],
             rr_q: 0,
             rd_data_q: Entry::default(),
             b_valid_q: false,
             b_uc_q: false,
             b_qp_q: 0,
+            b_err_q: false,
+            b_st_q: 0,
             b_uc_data_q: Entry::default(),
             out_valid_q: false,
             out_q: Entry::default(),
@@ -195,6 +229,8 @@ impl Default for AckTracker {
             ev_nak_q: false,
             ev_dup_q: false,
             ev_ack_invalid_q: false,
+            err_valid_q: false,
+            err_qp_q: 0,
         }
     }
 }
@@ -232,25 +268,30 @@ impl AckTracker {
             ev_nak: self.ev_nak_q,
             ev_dup: self.ev_dup_q,
             ev_ack_invalid: self.ev_ack_invalid_q,
+            err_valid: self.err_valid_q,
+            err_qp: self.err_qp_q,
         }
     }
 
-    /// QP q's head may leave: an error / flush, or a success whose last PSN
-    /// l is covered, i.e. one of the 2^23 PSNs before `una`:
-    /// `(una - 1 - l) mod 2^24 < 2^23`.
-    fn head_ready(&self, q: usize) -> bool {
-        if count(self.head_q[q], self.tail_q[q]) == 0 {
-            return false;
-        }
+    /// QP q's head is a success whose last PSN l is covered, i.e. one of
+    /// the 2^23 PSNs before `una`: `(una - 1 - l) mod 2^24 < 2^23`; never a
+    /// READ (it completes with its response data).
+    fn head_covered(&self, q: usize) -> bool {
         let k = slot(q, self.head_q[q]);
-        if !self.m_ok_q[k] {
-            return true;
-        }
-        if self.m_rd_q[k] {
-            return false;
-        }
         let d = self.una_q[q].wrapping_sub(1).wrapping_sub(self.m_psn_q[k]) & PSN_MASK;
-        d < 1 << 23
+        !self.m_rd_q[k] && d < 1 << 23
+    }
+
+    /// QP q's head may leave: an error / flush, a success covered, or
+    /// anything in error mode.
+    fn head_ready(&self, q: usize) -> bool {
+        count(self.head_q[q], self.tail_q[q]) != 0
+            && (!self.m_ok_q[slot(q, self.head_q[q])] || self.err_q[q] || self.head_covered(q))
+    }
+
+    /// QP q's head is a success error mode turns (not covered).
+    fn head_turned(&self, q: usize) -> bool {
+        self.err_q[q] && self.m_ok_q[slot(q, self.head_q[q])] && !self.head_covered(q)
     }
 }
 
@@ -296,8 +337,16 @@ impl Dut for AckTracker {
         self.ev_nak_q = false;
         self.ev_dup_q = false;
         self.ev_ack_invalid_q = false;
+        self.err_valid_q = false;
+        self.err_qp_q = i.ack_qp & (QPS as u8 - 1);
+        // A restart that takes effect (a report of its QP drops it).
+        let snd_q = i.snd_valid.then_some(i.snd_qp as usize & (QPS - 1));
+        let set_q = (i.psn_set_valid && snd_q != Some(i.psn_set_qp as usize & (QPS - 1)))
+            .then_some(i.psn_set_qp as usize & (QPS - 1));
         // The window before this cycle's updates, as the RTL's registers.
         let mut una_d = self.una_q;
+        let mut err_d = self.err_q;
+        let mut err_st_d = self.err_st_q;
         if i.ack_valid {
             let q = i.ack_qp as usize & (QPS - 1);
             let p = i.ack_psn & PSN_MASK;
@@ -308,41 +357,67 @@ impl Dut for AckTracker {
             // 1 .. 2^23 - 1 before una (exactly 2^23 either way is not).
             let behind = off > 1 << 23;
             match i.ack_syndrome >> 5 {
+                // In error mode una stays where the NAK put it.
                 0b000 if off < win => {
-                    una_d[q] = (p + 1) & PSN_MASK;
+                    if !self.err_q[q] {
+                        una_d[q] = (p + 1) & PSN_MASK;
+                    }
                     self.ev_ack_q = true;
                 }
                 0b000 if behind => self.ev_dup_q = true,
                 0b000 => self.ev_ack_invalid_q = true,
                 // NAK and RNR NAK name the PSN the responder expected, at
-                // most nxt: counted only (retransmission is a later issue).
-                0b011 | 0b001 if off <= win => self.ev_nak_q = true,
+                // most nxt: counted (retransmission is a later issue). A
+                // remote error (codes 1 ..= 3) also acknowledges every PSN
+                // before p and puts the QP in error mode, unless it is in
+                // error mode already or restarted in this cycle.
+                0b011 | 0b001 if off <= win => {
+                    self.ev_nak_q = true;
+                    let code = i.ack_syndrome & 0x1F;
+                    let rerr = i.ack_syndrome >> 5 == 0b011 && (1..=3).contains(&code);
+                    if rerr && !self.err_q[q] && set_q != Some(q) {
+                        una_d[q] = p;
+                        err_d[q] = true;
+                        err_st_d[q] = REM_ERR_BASE + code;
+                        self.err_valid_q = true;
+                    }
+                }
                 0b011 | 0b001 => self.ev_ack_invalid_q = true,
                 // Reserved syndromes: nothing.
                 _ => {}
             }
         }
+        // Stage A turns a success of a QP in error mode: it gets the
+        // status, and the QP's next one is flushed.
+        let a_turn = a_rc.filter(|&q| self.head_turned(q));
+        if let Some(q) = a_turn {
+            err_st_d[q] = cqe_status::WR_FLUSH_ERR;
+        }
         // A packet's report wins over a software restart of its QP in the
         // same cycle (csr keeps psn_wr's PSN over the MMIO write's); a
-        // restart wins over the ACK.
-        let snd_q = i.snd_valid.then_some(i.snd_qp as usize & (QPS - 1));
+        // restart wins over the ACK or NAK, and ends error mode.
         if let Some(q) = snd_q {
             self.nxt_q[q] = i.snd_nxt & PSN_MASK;
         }
-        if i.psn_set_valid {
-            let q = i.psn_set_qp as usize & (QPS - 1);
-            if snd_q != Some(q) {
-                self.nxt_q[q] = i.psn_set_psn & PSN_MASK;
-                una_d[q] = i.psn_set_psn & PSN_MASK;
-            }
+        if let Some(q) = set_q {
+            self.nxt_q[q] = i.psn_set_psn & PSN_MASK;
+            una_d[q] = i.psn_set_psn & PSN_MASK;
+            err_d[q] = false;
         }
-        self.una_q = una_d;
 
         // ---- output register ----
         if b_move {
             self.out_valid_q = true;
             self.out_q = if self.b_uc_q {
                 self.b_uc_data_q
+            } else if self.b_err_q {
+                // Error and flush CQEs have length 0.
+                Entry {
+                    qp: self.b_qp_q,
+                    status: self.b_st_q,
+                    len: 0,
+                    ..self.rd_data_q
+                }
             } else {
                 Entry {
                     qp: self.b_qp_q,
@@ -362,10 +437,17 @@ impl Dut for AckTracker {
             self.b_valid_q = true;
             self.b_uc_q = false;
             self.b_qp_q = q as u8;
+            self.b_err_q = a_turn.is_some();
+            self.b_st_q = self.err_st_q[q];
             self.rd_data_q = self.mem_q[slot(q, self.head_q[q])];
         } else if b_move {
             self.b_valid_q = false;
         }
+
+        // ---- the windows and error mode (stage A read them as they were) ----
+        self.una_q = una_d;
+        self.err_q = err_d;
+        self.err_st_q = err_st_d;
 
         // ---- pops and pushes ----
         let mut uc_cnt = self.uc_cnt_q;
@@ -448,16 +530,22 @@ impl Trace for AckTracker {
         t.reg("tail_q", 64, &self.tail_q);
         t.reg("una_q", 384, &self.una_q);
         t.reg("nxt_q", 384, &self.nxt_q);
+        t.reg("err_q", 16, &self.err_q);
+        t.reg("err_st_q", 64, &self.err_st_q);
         t.reg("rr_q", 4, &self.rr_q);
         t.reg("b_valid_q", 1, &self.b_valid_q);
         t.reg("b_uc_q", 1, &self.b_uc_q);
         t.reg("b_qp_q", 4, &self.b_qp_q);
+        t.reg("b_err_q", 1, &self.b_err_q);
+        t.reg("b_st_q", 4, &self.b_st_q);
         t.reg("out_valid_q", 1, &self.out_valid_q);
         t.reg("full_q", 16, &self.full_q);
         t.reg("ev_ack_q", 1, &self.ev_ack_q);
         t.reg("ev_nak_q", 1, &self.ev_nak_q);
         t.reg("ev_dup_q", 1, &self.ev_dup_q);
         t.reg("ev_ack_invalid_q", 1, &self.ev_ack_invalid_q);
+        t.reg("err_valid_q", 1, &self.err_valid_q);
+        t.reg("err_qp_q", 4, &self.err_qp_q);
         t.each("uc_mem_q", 145 + CQW + QPW, &self.uc_mem_q);
         t.reg("rd_data_q", 145 + CQW, &self.rd_data_q);
         t.reg("b_uc_data_q", 145 + CQW + QPW, &self.b_uc_data_q);

@@ -14,6 +14,8 @@ struct H {
     naks: u32,
     dups: u32,
     invalid: u32,
+    /// (cycle visible, err_qp) of every err_valid pulse.
+    errs: Vec<(u64, u8)>,
     /// out_ready low.
     hold: bool,
 }
@@ -31,6 +33,7 @@ impl H {
             naks: 0,
             dups: 0,
             invalid: 0,
+            errs: vec![],
             hold: false,
         }
     }
@@ -58,6 +61,9 @@ impl H {
         self.naks += o.ev_nak as u32;
         self.dups += o.ev_dup as u32;
         self.invalid += o.ev_ack_invalid as u32;
+        if o.err_valid {
+            self.errs.push((self.cycle, o.err_qp));
+        }
         let took = i.cpl_valid && o.cpl_ready;
         self.o = self.m.tick(&i);
         self.cycle += 1;
@@ -306,7 +312,11 @@ fn window_rule_literal_cases() {
     // The window is [102, 104): NAKs name a PSN in [una, nxt].
     assert_eq!(h.ack_ev(0, 101, 0x60), INVALID, "NAK before una");
     assert_eq!(h.ack_ev(0, 102, 0x60), NAK, "NAK at una");
-    assert_eq!(h.ack_ev(0, 104, 0x61), NAK, "NAK at nxt");
+    assert_eq!(
+        h.ack_ev(0, 104, 0x64),
+        NAK,
+        "NAK at nxt (code 4: counted only)"
+    );
     assert_eq!(h.ack_ev(0, 105, 0x60), INVALID, "NAK beyond nxt");
     assert_eq!(h.ack_ev(0, 103, 0x20), NAK, "RNR NAK inside");
     assert_eq!(
@@ -507,4 +517,219 @@ fn held_output_keeps_its_entry() {
     assert!(h.o.out_valid && h.o.out_wr_id == 1);
     h.idle(10);
     assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+}
+
+/// (wr_id, status, len) of every completion out so far.
+fn outs3(h: &H) -> Vec<(u64, u8, u32)> {
+    h.outs
+        .iter()
+        .map(|(_, e)| (e.wr_id, e.status, e.len))
+        .collect()
+}
+
+#[test]
+fn remote_error_nak_acknowledges_before_p_and_turns_the_rest() {
+    let mut h = H::new();
+    h.idle(1);
+    // QP 2 from PSN 10: messages ending at 10, 12, 13, and a local error.
+    h.step(set(2, 10));
+    h.push(cpl(false, 2, 1, cqe_status::SUCCESS, 10));
+    h.push(cpl(false, 2, 2, cqe_status::SUCCESS, 12));
+    h.push(cpl(false, 2, 3, cqe_status::SUCCESS, 13));
+    h.step(snd(2, 14));
+    h.idle(5);
+    assert!(h.outs.is_empty());
+    // NAK 0x62 (remote access error) for PSN 11: 10 is acknowledged.
+    let a = h.cycle;
+    h.step(ack(2, 11, 0x62));
+    h.idle(6);
+    assert_eq!(h.errs, vec![(a + 1, 2)]);
+    assert_eq!(h.naks, 1);
+    assert_eq!(
+        outs3(&h),
+        vec![(1, 0, 101), (2, 10, 0), (3, 5, 0)],
+        "covered success, the error, then flushed"
+    );
+    assert_eq!(h.outs[1].0, a + 4, "after the success released at a+3");
+    // Pushed later, still in error mode: a success is flushed at once, a
+    // local error keeps its status and length.
+    h.push(cpl(false, 2, 4, cqe_status::SUCCESS, 14));
+    h.push(cpl(false, 2, 5, cqe_status::LOC_PROT_ERR, 0));
+    h.idle(6);
+    assert_eq!(outs3(&h)[3..], [(4, 5, 0), (5, 4, 105)]);
+    assert_eq!(h.errs.len(), 1);
+}
+
+#[test]
+fn remote_error_status_per_code_and_other_naks_unchanged() {
+    for (syn, st) in [(0x61u8, 9u8), (0x62, 10), (0x63, 11)] {
+        let mut h = H::new();
+        h.idle(1);
+        h.push(cpl(false, 3, 1, cqe_status::SUCCESS, 0));
+        h.step(snd(3, 1));
+        let a = h.cycle;
+        h.step(ack(3, 0, syn));
+        h.idle(5);
+        assert_eq!(
+            h.outs,
+            vec![(a + 3, h.outs[0].1)],
+            "NAK at n: error CQE at n+3"
+        );
+        assert_eq!(outs3(&h), vec![(1, st, 0)], "syndrome {syn:#x}");
+    }
+    // Sequence error, reserved NAK codes, RNR NAK with codes 1..3: counted only.
+    for syn in [0x60u8, 0x64, 0x7F, 0x21, 0x22, 0x23] {
+        let mut h = H::new();
+        h.idle(1);
+        h.push(cpl(false, 3, 1, cqe_status::SUCCESS, 0));
+        h.step(snd(3, 1));
+        assert_eq!(h.ack_ev(3, 0, syn), NAK, "{syn:#x}");
+        h.idle(10);
+        assert!(h.outs.is_empty() && h.errs.is_empty(), "{syn:#x}");
+        assert_eq!(h.ack_ev(3, 0, 0), NEW, "una did not move");
+    }
+    // Outside [una, nxt]: invalid, nothing else.
+    let mut h = H::new();
+    h.idle(1);
+    h.step(snd(3, 4));
+    assert_eq!(h.ack_ev(3, 5, 0x61), INVALID);
+    assert_eq!(h.ack_ev(3, 0xFF_FFFF, 0x61), INVALID);
+    assert!(h.errs.is_empty());
+    assert_eq!(h.ack_ev(3, 0, 0), NEW);
+}
+
+#[test]
+fn read_success_leaves_in_error_mode() {
+    let mut h = H::new();
+    h.idle(1);
+    // A READ (span 0..3) and a SEND (4): a NAK for 4 covers the READ's
+    // span, but a READ is never covered: it gets the error.
+    h.push(AckTrackerIn {
+        cpl_opcode: 4,
+        ..cpl(false, 1, 1, cqe_status::SUCCESS, 3)
+    });
+    h.push(cpl(false, 1, 2, cqe_status::SUCCESS, 4));
+    h.step(snd(1, 5));
+    h.step(ack(1, 4, 0x63));
+    h.idle(6);
+    assert_eq!(outs3(&h), vec![(1, 11, 0), (2, 5, 0)]);
+}
+
+#[test]
+fn error_mode_ignores_later_naks_and_acks_until_a_restart() {
+    let mut h = H::new();
+    h.idle(1);
+    h.step(set(6, 100));
+    h.step(snd(6, 110));
+    h.push(cpl(false, 6, 1, cqe_status::SUCCESS, 104));
+    h.push(cpl(false, 6, 2, cqe_status::SUCCESS, 109));
+    h.hold = true; // both wait in the pipeline / queue
+    assert_eq!(h.ack_ev(6, 102, 0x61), NAK);
+    // Already in error mode: counted, no pulse, the status stays 9; an ACK
+    // is counted but acknowledges nothing (una stays 102).
+    assert_eq!(h.ack_ev(6, 103, 0x63), NAK);
+    assert_eq!(h.ack_ev(6, 109, 0), NEW);
+    assert_eq!(h.ack_ev(6, 103, 0), NEW, "una is still 102");
+    assert_eq!(h.ack_ev(6, 101, 0), DUP);
+    assert_eq!(h.errs.len(), 1);
+    h.hold = false;
+    h.idle(6);
+    assert_eq!(outs3(&h), vec![(1, 9, 0), (2, 5, 0)]);
+    // A restart ends error mode: a success waits for its ACK again.
+    h.step(set(6, 200));
+    h.push(cpl(false, 6, 3, cqe_status::SUCCESS, 200));
+    h.step(snd(6, 201));
+    h.idle(10);
+    assert_eq!(h.outs.len(), 2);
+    assert_eq!(h.ack_ev(6, 200, 0), NEW);
+    h.idle(5);
+    assert_eq!(outs3(&h)[2], (3, 0, 103));
+    // And a new remote-error NAK is taken again.
+    h.push(cpl(false, 6, 4, cqe_status::SUCCESS, 201));
+    h.step(snd(6, 202));
+    assert_eq!(h.ack_ev(6, 201, 0x62), NAK);
+    h.idle(5);
+    assert_eq!(outs3(&h)[3], (4, 10, 0));
+    assert_eq!(h.errs.len(), 2);
+}
+
+#[test]
+fn same_cycle_nak_restart_report_and_completion() {
+    // A restart of the QP wins over its NAK (counted, nothing else).
+    let mut h = H::new();
+    h.idle(1);
+    h.step(snd(2, 5));
+    h.step(AckTrackerIn {
+        psn_set_valid: true,
+        psn_set_qp: 2,
+        psn_set_psn: 50,
+        ..ack(2, 3, 0x61)
+    });
+    h.idle(2);
+    assert_eq!((h.naks, h.errs.len()), (1, 0));
+    assert_eq!(h.ack_ev(2, 49, 0), DUP, "the window is [50, 50)");
+    // A restart lost to a report of the QP: the NAK is taken.
+    h.step(snd(2, 55));
+    h.step(AckTrackerIn {
+        snd_valid: true,
+        snd_qp: 2,
+        snd_nxt: 56,
+        psn_set_valid: true,
+        psn_set_qp: 2,
+        psn_set_psn: 900,
+        ..ack(2, 52, 0x61)
+    });
+    h.idle(2);
+    assert_eq!(h.errs.len(), 1);
+    assert_eq!(h.ack_ev(2, 51, 0), DUP, "una is 52");
+    // A restart of another QP does not stop it.
+    let mut h = H::new();
+    h.idle(1);
+    h.step(snd(2, 5));
+    h.step(AckTrackerIn {
+        psn_set_valid: true,
+        psn_set_qp: 3,
+        psn_set_psn: 50,
+        ..ack(2, 3, 0x61)
+    });
+    h.idle(2);
+    assert_eq!(h.errs, vec![(3, 2)]);
+    // A completion pushed in the NAK's cycle is queued behind the ones
+    // before it: the error goes to the first uncovered one, it is flushed.
+    let mut h = H::new();
+    h.idle(1);
+    h.push(cpl(false, 4, 1, cqe_status::SUCCESS, 0));
+    h.push(cpl(false, 4, 2, cqe_status::SUCCESS, 1));
+    h.step(snd(4, 3));
+    let n = h.cycle;
+    assert!(h.step(AckTrackerIn {
+        ack_valid: true,
+        ack_qp: 4,
+        ack_psn: 1,
+        ack_syndrome: 0x61,
+        ..cpl(false, 4, 3, cqe_status::SUCCESS, 2)
+    }));
+    h.idle(6);
+    assert_eq!(outs3(&h), vec![(1, 0, 101), (2, 9, 0), (3, 5, 0)]);
+    assert_eq!(h.errs, vec![(n + 1, 4)]);
+}
+
+#[test]
+fn entries_selected_before_the_nak_stay_successes() {
+    let mut h = H::new();
+    h.idle(1);
+    for (w, p) in [(1u64, 0u32), (2, 1), (3, 2)] {
+        h.push(cpl(false, 5, w, cqe_status::SUCCESS, p));
+    }
+    h.step(snd(5, 3));
+    h.hold = true;
+    // ACK of 1 at n: entries 1, 2 ready from n+1; NAK of 2 at n+2 while
+    // they sit in the out register and stage B.
+    h.step(ack(5, 1, 0));
+    h.idle(1);
+    h.step(ack(5, 2, 0x63));
+    h.idle(3);
+    h.hold = false;
+    h.idle(6);
+    assert_eq!(outs3(&h), vec![(1, 0, 101), (2, 0, 102), (3, 11, 0)]);
 }
