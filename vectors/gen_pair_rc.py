@@ -344,8 +344,9 @@ def errors(vec):
         a.wqe(1, "write", 3000, src_off=0x9_0000, dst_off=0x9_0001)
         vec(name,
             "RC, A to B: %s. B answers with %s and moves QP 0 to ERROR, flushing the RECVs it "
-            "still holds (status 5); %s. A's good WRITE on QP 1 is placed "
-            "and completed as usual" % (what, nak, written),
+            "still holds (status 5); %s. A completes the refused WQE with the NAK's status (9 "
+            "invalid request, 10 remote access) and byte_len 0 and moves its QP 0 to ERROR. A's "
+            "good WRITE on QP 1 is placed and completed as usual" % (what, nak, written),
             a.build(plain=[0, 1]), b.build())
 
     err("rc_err_bad_rkey", "a WRITE whose rkey names no valid MR",

@@ -397,7 +397,11 @@ module ack_tracker #(
           err_q[q] <= 1'b0;
         end else if (nak_take && ack_qp == q[QPW-1:0]) begin
           err_q[q] <= 1'b1;
-          err_st_q[4*q +: 4] <= {2'b10, ack_syndrome[1:0]};
+          unique case (ack_syndrome[1:0])
+            2'd1:    err_st_q[4*q +: 4] <= 4'(rnic_pkg::CQE_REM_INV_REQ_ERR);
+            2'd2:    err_st_q[4*q +: 4] <= 4'(rnic_pkg::CQE_REM_ACCESS_ERR);
+            default: err_st_q[4*q +: 4] <= 4'(rnic_pkg::CQE_REM_OP_ERR);
+          endcase
         end
         if (a_cvt && rc_sel == q[QPW-1:0]) begin
           err_st_q[4*q +: 4] <= ST_FLUSH;

@@ -42,6 +42,11 @@ package rnic_pkg;
   localparam logic [7:0] CQE_LOC_QP_OP_ERR = 8'd2;
   localparam logic [7:0] CQE_LOC_PROT_ERR  = 8'd4;
   localparam logic [7:0] CQE_WR_FLUSH_ERR  = 8'd5;
+  // A requester's WQE the responder NAKed: invalid request, remote access
+  // error, remote operational error (AETH NAK codes 1, 2, 3).
+  localparam logic [7:0] CQE_REM_INV_REQ_ERR = 8'd9;
+  localparam logic [7:0] CQE_REM_ACCESS_ERR  = 8'd10;
+  localparam logic [7:0] CQE_REM_OP_ERR      = 8'd11;
   localparam logic [7:0] CQE_GENERAL_ERR   = 8'd21;
 
   // BTH opcodes rnic_top tells apart (docs/protocol.md section 1): RC READ

@@ -255,6 +255,8 @@ module rnic_top #(
   logic [11*QPS-1:0] dc_alpha;
   logic [31:0]  dc_cnt_cnp, dc_cnt_cut, dc_cnt_fr, dc_cnt_ai, dc_cnt_hai, dc_cnt_alpha;
   logic [QPS-1:0] rl_rate_ok, ack_full;
+  logic           at_err_valid;
+  logic [QPW-1:0] at_err_qp;
   logic         cg_cnp_valid, cg_cnp_ready;
   logic [QPW-1:0] cg_cnp_qp;
   // ack_gen's offer (the responder's ACK / NAK) and tx_engine's control
@@ -391,7 +393,8 @@ module rnic_top #(
     // The responder's "QP to ERROR" and rq_fetch's failed RECV reads.
     .err_c_valid(rsp_err_valid), .err_c_qp(rsp_err_qp),
     .err_d_valid(rqf_err_valid), .err_d_qp(rqf_err_qp),
-    .err_e_valid(1'b0), .err_e_qp('0),
+    // ack_tracker's remote-error NAKs: the requester QP to ERROR.
+    .err_e_valid(at_err_valid), .err_e_qp(at_err_qp),
     .rq_db_valid, .rq_db_qp, .rq_db_pi, .rq_db_state, .rq_db_base, .rq_db_log,
     // The responder's context and MR lookups: registered in csr, data the
     // cycle after the index, as the responder expects.
@@ -606,7 +609,7 @@ module rnic_top #(
     .out_valid(at_out_valid), .out_ready(at_out_ready), .out_wait_frame(at_out_wait_frame),
     .out_wr_id(at_out_wr_id), .out_status(at_out_status), .out_opcode(at_out_opcode),
     .out_len(at_out_len), .out_imm(at_out_imm), .out_qp(at_out_qp), .out_cq(at_out_cq),
-    .full(ack_full),
+    .full(ack_full), .err_valid(at_err_valid), .err_qp(at_err_qp),
     .ev_ack(ev_ack_new), .ev_nak, .ev_dup(ev_ack_dup), .ev_ack_invalid
   );
 

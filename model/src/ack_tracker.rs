@@ -143,9 +143,6 @@ pub struct Entry {
 }
 
 const PSN_MASK: u32 = 0xFF_FFFF;
-/// Status of a success turned by a remote-error NAK with code c (1 ..= 3):
-/// 8 + c (9 invalid request, 10 remote access, 11 remote operational error).
-const REM_ERR_BASE: u8 = 8;
 /// Pointer mask: DW + 1 bits.
 const PTR_MASK: u8 = (2 * DEPTH - 1) as u8;
 
@@ -378,7 +375,11 @@ impl Dut for AckTracker {
                     if rerr && !self.err_q[q] && set_q != Some(q) {
                         una_d[q] = p;
                         err_d[q] = true;
-                        err_st_d[q] = REM_ERR_BASE + code;
+                        err_st_d[q] = match code {
+                            1 => cqe_status::REM_INV_REQ_ERR,
+                            2 => cqe_status::REM_ACCESS_ERR,
+                            _ => cqe_status::REM_OP_ERR,
+                        };
                         self.err_valid_q = true;
                     }
                 }

@@ -53,6 +53,11 @@ pub mod cqe_status {
     pub const LOC_QP_OP_ERR: u8 = 2;
     pub const LOC_PROT_ERR: u8 = 4;
     pub const WR_FLUSH_ERR: u8 = 5;
+    /// A WQE the responder NAKed: invalid request, remote access error,
+    /// remote operational error (AETH NAK codes 1, 2, 3).
+    pub const REM_INV_REQ_ERR: u8 = 9;
+    pub const REM_ACCESS_ERR: u8 = 10;
+    pub const REM_OP_ERR: u8 = 11;
     pub const GENERAL_ERR: u8 = 21;
 }
 

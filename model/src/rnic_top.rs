@@ -364,8 +364,9 @@ impl RnicTop {
             err_c_qp: rsp.err_qp,
             err_d_valid: rqf.err_valid,
             err_d_qp: rqf.err_qp,
-            err_e_valid: false,
-            err_e_qp: 0,
+            // ack_tracker's remote-error NAKs: the requester QP to ERROR.
+            err_e_valid: at.err_valid,
+            err_e_qp: at.err_qp,
             // The responder's lookups: registered in csr, data next cycle.
             rctx_idx: rsp.ctx_rd_qp,
             rmr_idx: rsp.mr_rd_idx,

@@ -340,6 +340,10 @@ pub fn ack_counters(
         .map(|n| (n, 0))
         .collect();
     let mut acked = [0u32; QPS as usize];
+    // A remote-error NAK (codes 1..3) acknowledges what is before its PSN
+    // and puts the QP in error mode, where ACKs are judged and counted but
+    // move nothing (docs/rx_cc.md, ack_tracker).
+    let mut error = [false; QPS as usize];
     for &(bytes, fcs) in sent {
         let RxEvent::Ack {
             qp, psn, syndrome, ..
@@ -350,10 +354,19 @@ pub fn ack_counters(
         let q = qp as usize;
         let name = match exp.psns[q].effect(acked[q], psn, syndrome) {
             AckEffect::New(a) => {
-                acked[q] = a;
+                if !error[q] {
+                    acked[q] = a;
+                }
                 "ack_new"
             }
             AckEffect::Dup => "ack_dup",
+            AckEffect::Nak if matches!(syndrome, 0x61..=0x63) => {
+                if !error[q] {
+                    acked[q] = psn.wrapping_sub(exp.psns[q].first) & 0xFF_FFFF;
+                    error[q] = true;
+                }
+                "nak"
+            }
             AckEffect::Nak => "nak",
             AckEffect::Invalid => "ack_invalid",
             AckEffect::Nothing => continue,

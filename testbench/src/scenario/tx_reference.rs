@@ -62,6 +62,14 @@ pub struct Expected {
     /// Per QP index (0..QPS), the PSNs it sends over the whole run (a QP
     /// not in the vector: none from 0).
     pub psns: Vec<PsnRange>,
+    /// Per QP index: from this packet on, the QP may stop sending anywhere
+    /// (a remote-error NAK moved it to ERROR while they were going out:
+    /// how many left first is timing the reference does not predict).
+    pub optional_from: Vec<Option<usize>>,
+    /// What the vector leaves to timing the reference cannot tell.
+    pub problems: Vec<String>,
+    /// QPs a remote-error NAK moved to ERROR (CTRL.STATE must read it).
+    pub nak_errors: Vec<u32>,
 }
 
 /// The PSNs a QP sends: `count` of them from `first`, the PSN software
@@ -245,6 +253,9 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
         packets: vec![Vec::new(); crate::vector::QPS as usize],
         cqes: Vec::new(),
         psns: vec![PsnRange::default(); crate::vector::QPS as usize],
+        optional_from: vec![None; crate::vector::QPS as usize],
+        problems: Vec::new(),
+        nak_errors: Vec::new(),
     };
     for q in &v.qps {
         // INIT and RTR: the transmit path sees RESET; an SQ doorbell only
@@ -398,6 +409,25 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
                 );
             }
         }
+        if !uc {
+            let end = psn_ends.last().map_or(q.psn, |x| x.1);
+            let range = PsnRange {
+                first: q.psn,
+                count: psn_dist(q.psn, end),
+            };
+            if let Some((p, status)) = remote_nak(q, range, acks) {
+                let cqes =
+                    remote_nak_outcome(q, &psn_ends, p, status, &rc_queue, &mut out.problems, v);
+                out.psns[q.qp as usize] = range;
+                let at = psn_dist(q.psn, p);
+                out.optional_from[q.qp as usize] = out.packets[q.qp as usize]
+                    .iter()
+                    .position(|x| psn_dist(q.psn, x.psn) > at);
+                out.cqes.extend(cqes);
+                out.nak_errors.push(q.qp);
+                continue;
+            }
+        }
         // ack_tracker holds an RC QP's completions in order; from the first
         // one that never becomes ready, none leaves. Once ACK_STALL of those
         // are queued the QP starts no new WQE (tx_engine's wqe_block), so
@@ -452,6 +482,96 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
             }
             out.cqes.push(c);
         }
+    }
+    out
+}
+
+/// The first remote-error NAK (AETH NAK codes 1..3: invalid request,
+/// remote access, remote operational) that reaches QP `q` inside its
+/// window (judged after the ACKs before it, by [`PsnRange::effect`]):
+/// its PSN and the completion status it calls for (9, 10, 11).
+fn remote_nak(q: &QpSpec, range: PsnRange, acks: &[(u32, u32, u8)]) -> Option<(u32, u8)> {
+    let mut acked = 0;
+    for &(_, psn, syndrome) in acks.iter().filter(|a| a.0 == q.qp) {
+        match range.effect(acked, psn, syndrome) {
+            AckEffect::New(a) => acked = acked.max(a),
+            AckEffect::Nak if matches!(syndrome, 0x61..=0x63) => {
+                let status = match syndrome & 0x1F {
+                    1 => cqe::STATUS_REM_INV_REQ_ERR,
+                    2 => cqe::STATUS_REM_ACCESS_ERR,
+                    _ => cqe::STATUS_REM_OP_ERR,
+                };
+                return Some((psn, status));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The completions of an RC QP that received a remote-error NAK for PSN
+/// `p` (docs/rx_cc.md, `ack_tracker`): the NAK acknowledges every PSN
+/// before `p`, so the signaled WQEs that end before it succeed; the first
+/// signaled WQE not acknowledged completes with `status`, every later one
+/// with 5 (flushed: by `ack_tracker` if it was sent, by `tx_engine` once
+/// the QP is in ERROR if not), byte_len 0 for both. An unsignaled WQE
+/// after the NAKed one completes (flushed) only if the ERROR reached
+/// `tx_engine` before it was sent, and a WQE with a local error after it
+/// completes with that error or flushed the same way: timing, so a
+/// vector with either is a problem, never a guess.
+fn remote_nak_outcome(
+    q: &QpSpec,
+    psn_ends: &[(usize, u32)],
+    p: u32,
+    status: u8,
+    rc_queue: &[(ExpCqe, Option<u32>)],
+    problems: &mut Vec<String>,
+    v: &Vector,
+) -> Vec<ExpCqe> {
+    let at = psn_dist(q.psn, p);
+    // The WQE whose PSNs hold p; the WQEs after it may go out or not.
+    let named = psn_ends
+        .iter()
+        .find(|(_, end)| at < psn_dist(q.psn, *end))
+        .map(|x| x.0);
+    if let Some(k) = named {
+        for (j, w) in v
+            .wqes
+            .iter()
+            .enumerate()
+            .filter(|(j, w)| w.qp == q.qp && *j > k)
+        {
+            if !w.signaled {
+                problems.push(format!(
+                    "QP {}: wqes[{j}] is unsignaled and follows wqes[{k}], which drew a \
+                     remote-error NAK: whether it completes (flushed) depends on whether it \
+                     was sent before the QP reached ERROR",
+                    q.qp
+                ));
+            }
+        }
+        if rc_queue.iter().any(|(c, l)| c.wqe > k && l.is_none()) {
+            problems.push(format!(
+                "QP {}: a WQE after wqes[{k}] (remote-error NAK) fails locally: it \
+                 completes with its error or flushed, depending on timing",
+                q.qp
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    let mut next = status;
+    for (c, last) in rc_queue {
+        let mut c = c.clone();
+        match last {
+            Some(l) if *l != u32::MAX && psn_dist(q.psn, *l) < at => {}
+            None if named.is_none_or(|k| c.wqe <= k) => {}
+            _ => {
+                c.status = next;
+                c.len = 0;
+                next = cqe::STATUS_WR_FLUSH_ERR;
+            }
+        }
+        out.push(c);
     }
     out
 }

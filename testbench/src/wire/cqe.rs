@@ -45,6 +45,11 @@ pub const STATUS_SUCCESS: u8 = 0;
 pub const STATUS_LOC_QP_OP_ERR: u8 = 2;
 pub const STATUS_LOC_PROT_ERR: u8 = 4;
 pub const STATUS_WR_FLUSH_ERR: u8 = 5;
+/// The responder's NAKs: invalid request, remote access error, remote
+/// operational error (AETH NAK codes 1, 2, 3).
+pub const STATUS_REM_INV_REQ_ERR: u8 = 9;
+pub const STATUS_REM_ACCESS_ERR: u8 = 10;
+pub const STATUS_REM_OP_ERR: u8 = 11;
 /// The payload's PCIe read failed.
 pub const STATUS_GENERAL_ERR: u8 = 21;
 

@@ -394,6 +394,13 @@ impl RnicTopEnv {
                 continue;
             };
             let state = ctrl & 7;
+            if self.expected.nak_errors.contains(&q.qp) && state != 2 {
+                out.push(format!(
+                    "QP {}: a remote-error NAK must move the requester QP to ERROR; CTRL.STATE \
+                     reads {state}",
+                    q.qp
+                ));
+            }
             if want.errors[q.qp as usize] && state != 2 {
                 out.push(format!(
                     "QP {}: the responder's remote error must move it to ERROR; CTRL.STATE \
