@@ -869,7 +869,11 @@ fn rd_done_same_cycle_rules() {
     h.idle(6);
     assert_eq!((h.rdd, h.invalid - inv), (3, 1));
     assert_eq!(h.wr_ids(), vec![1, 2, 3]);
-    // Next cycle it is sent: released.
+    // Sent now: an ACK frame of 15 does not release the READ (the restart
+    // took the rd_done's effect away), its rd_done does.
+    assert_eq!(h.ack_ev(3, 15, 0), NEW);
+    h.idle(6);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3]);
     h.step(rdd(3, 15));
     h.idle(6);
     assert_eq!(h.wr_ids(), vec![1, 2, 3, 4]);
