@@ -11,8 +11,8 @@
 //!   are unsignaled messages or packets before a message's last), and
 //!   completions held until taken: UC and RC QPs, a success's last PSN
 //!   reported in the cycle it is first offered, errors and flushes using no
-//!   PSN, in some cases RC RDMA READ successes (which only a remote-error
-//!   NAK releases); in some cases it stops offering completions of a QP
+//!   PSN, in some cases RC RDMA READ successes (released by their rd_done,
+//!   or failed by a remote-error NAK); in some cases it stops offering completions of a QP
 //!   whose `full` is set, as tx_sched would; once a QP is in error mode,
 //!   mostly flushes (the QP reaching ERROR), some successes still (sent
 //!   before it did);
@@ -26,8 +26,16 @@
 //!   same places, with successes queued, for UC QPs too, in the cycle a
 //!   completion of the QP is taken, in the cycle software restarts the QP,
 //!   and on a QP already in error mode; a remote-error NAK for a QP whose
-//!   oldest queued completion has been a READ for a while (the peer failing
-//!   it: nothing else ever releases a READ);
+//!   oldest queued completion has been a READ not released for a while
+//!   (the peer failing it; in the cases without rd_done nothing else
+//!   releases a READ);
+//! - rd_sink through rx_wr (`rd_done_*`): for each READ taken, once its
+//!   PSNs were reported sent before the cycle, an rd_done with its last
+//!   PSN, in order per QP, at random times (so often after an ACK frame
+//!   already passed it, or on a QP in error mode), sometimes in the cycle
+//!   of an ACK / NAK of the same QP or of a completion of the QP; and
+//!   strays: at nxt, beyond it, one or up to 1000 behind una, inside the
+//!   window, 2^23 (+- 1) ahead, anything, for any QP;
 //! - software again: a QP in error mode restarted (`psn_set`) once it has
 //!   nothing queued, as on its way back to RTS;
 //! - cq_writer: random `out_ready`.
@@ -48,6 +56,15 @@
 //!   length 0, no earlier than 3 cycles after the NAK; covered ones leave
 //!   as successes before them; ACKs acknowledge nothing and further NAKs
 //!   change nothing until a restart ends error mode;
+//! - rd_done (the same window rule as an ACK of its PSN): `ev_rd_done`
+//!   the cycle after one in [una, nxt - 1] or 1 .. 2^23 - 1 behind una,
+//!   `ev_ack_invalid` for any other (or'ed with the ACK's); unless its QP
+//!   is in error mode or restarted in that cycle, every queued READ success
+//!   of the QP at or before its PSN (one taken that cycle too) is released,
+//!   and in the window una := PSN + 1 unless the cycle's ACK of the QP went
+//!   further or a remote-error NAK of the QP is taken; a READ success comes
+//!   out with status 0 only once released, 3 cycles after at the earliest,
+//!   and covered by una like any success;
 //! - UC completions come out in arrival order, unchanged;
 //! - each QP's RC completions come out in arrival order, unchanged, none
 //!   lost or duplicated; a success only once una had passed its last PSN
@@ -63,8 +80,8 @@
 //! at least the default case count the test asserts that
 //! [`MIN_TOTAL_CYCLES`] lockstep cycles ran and that every kind of ACK
 //! above was seen often enough; the remote-error floors ([`NakFloors`])
-//! hold for any seed: when the default cases fall short, more cases run
-//! until they are met.
+//! and the READ done floors ([`RdFloors`]) hold for any seed: when the
+//! default cases fall short, more cases run until they are met.
 //!
 //! `RNIC_MODEL_ALONE=1` runs the model alone under the environment (how a
 //! deliberate bug in the model is shown to be caught; docs/rx_cc.md,
@@ -95,7 +112,7 @@ const OP_READ: u8 = 4;
 const DEFAULT_CASES: u64 = 1000;
 const DEFAULT_SEED: u64 = 0x6163_6B5F_7472_6B72; // "ack_trkr"
 /// Lockstep cycles the default run must reach in total.
-const MIN_TOTAL_CYCLES: u64 = 2_000_000;
+const MIN_TOTAL_CYCLES: u64 = 1_700_000;
 const M24: u32 = 0xFF_FFFF;
 const HALF: u32 = 1 << 23;
 
@@ -119,8 +136,11 @@ struct Rc {
     psn: u32,
     /// Pushed as a success.
     ok: bool,
-    /// An RDMA READ success: never covered by an ACK.
+    /// An RDMA READ success: never covered by an ACK, only released by an
+    /// rd_done covering its last PSN.
     read: bool,
+    /// Released by an rd_done on the input in this cycle.
+    rd_rel: Option<u64>,
     /// Turned by a remote-error NAK on the input in this cycle (or pushed
     /// in error mode then).
     turned_at: Option<u64>,
@@ -170,6 +190,10 @@ struct Case {
     read_pct: u8,
     /// Cycles a READ waits at the head of its QP before the peer fails it.
     read_wait: u64,
+    /// Percent of cycles with an rd_done (a READ's data in, or a stray).
+    rd_pct: u8,
+    /// Percent of rd_dones that are strays (any PSN, around the window).
+    rd_stray_pct: u8,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -199,8 +223,10 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         set_at_start,
         restart_pct: [0, 1, 5][r.below(3) as usize],
         rerr_pct: [0, 2, 5, 15][r.below(4) as usize],
-        read_pct: [0, 0, 10, 30][r.below(4) as usize],
+        read_pct: [0, 10, 30, 60][r.below(4) as usize],
         read_wait: 20 + r.below(300),
+        rd_pct: [0, 3, 15, 50][r.below(4) as usize],
+        rd_stray_pct: [5, 20][r.below(2) as usize],
     }
 }
 
@@ -260,6 +286,28 @@ struct Stats {
     acks_in_err: u64,
     /// Restarts that ended error mode.
     restarts_clearing: u64,
+    // READ done (rd_done).
+    /// rd_dones naming a PSN sent: in the window.
+    rd_in_win: u64,
+    /// ... behind una (an ACK frame overtook the READ's data).
+    rd_behind: u64,
+    /// Naming a PSN never sent: invalid.
+    rd_invalid: u64,
+    /// Valid, on a QP in error mode: counted only.
+    rd_in_err: u64,
+    /// Valid, lost to a restart of the QP in the same cycle.
+    rd_vs_restart: u64,
+    /// In the cycle an ACK / NAK of the same QP came.
+    rd_same_ack: u64,
+    /// In the cycle a completion of the same QP was taken.
+    rd_same_push: u64,
+    /// READs released in the cycle their completion was taken.
+    rd_at_push: u64,
+    /// READ successes out with status 0 (released by an rd_done).
+    read_released: u64,
+    /// Non-READ successes queued that an rd_done acknowledged (una moved
+    /// past them by it, not by an ACK of the cycle).
+    implicit_acks: u64,
 }
 
 impl Stats {
@@ -295,7 +343,17 @@ impl Stats {
             kept_at_nak,
             pushed_in_err,
             acks_in_err,
-            restarts_clearing
+            restarts_clearing,
+            rd_in_win,
+            rd_behind,
+            rd_invalid,
+            rd_in_err,
+            rd_vs_restart,
+            rd_same_ack,
+            rd_same_push,
+            rd_at_push,
+            read_released,
+            implicit_acks
         );
         for k in 0..3 {
             self.err_out[k] += e.err_out[k];
@@ -332,6 +390,27 @@ impl NakFloors {
     }
 }
 
+/// Floors of the READ done rules that every run meets, whatever its seed
+/// (more cases run until they are met).
+struct RdFloors;
+
+impl RdFloors {
+    const RELEASED: u64 = 3000;
+    const IMPLICIT: u64 = 1000;
+    const RARE: u64 = 20;
+
+    fn met(s: &Stats) -> bool {
+        s.read_released >= Self::RELEASED
+            && s.implicit_acks >= Self::IMPLICIT
+            && s.rd_behind >= Self::RARE
+            && s.rd_invalid >= Self::RARE
+            && s.rd_in_err >= Self::RARE
+            && s.rd_same_ack >= Self::RARE
+            && s.rd_same_push >= Self::RARE
+            && s.rd_at_push >= Self::RARE
+    }
+}
+
 struct AckEnv {
     r: SplitMix64,
     c: Case,
@@ -356,6 +435,10 @@ struct AckEnv {
     err_next: [Option<u8>; QPS],
     /// Per QP: since when a READ success is the oldest completion queued.
     read_head_since: [Option<u64>; QPS],
+    /// Per QP: the last PSNs of the READs taken, whose rd_done is due.
+    reads_sent: Vec<VecDeque<u32>>,
+    /// The `ev_rd_done` pulse due this cycle.
+    rd_due: bool,
     /// Events the outputs must show this cycle.
     ev_due: Events,
     /// The `err_valid` / `err_qp` pulse due this cycle.
@@ -383,6 +466,8 @@ impl AckEnv {
             una_log: vec![Vec::new(); QPS],
             err_next: [None; QPS],
             read_head_since: [None; QPS],
+            reads_sent: vec![VecDeque::new(); QPS],
+            rd_due: false,
             ev_due: (false, false, false, false),
             err_due: None,
             out_count: 0,
@@ -430,8 +515,8 @@ impl AckEnv {
         }
         self.wr_id += 1;
         self.generated += 1;
-        // RC successes are RDMA READs in some cases (only a remote-error
-        // NAK releases them); UC ones never (a READ on UC is an error).
+        // RC successes are RDMA READs in some cases (their rd_done or a
+        // remote-error NAK releases them); UC ones never (a READ on UC is an error).
         let opcode = if status == STATUS_SUCCESS {
             if !uc && self.r.percent(self.c.read_pct) {
                 OP_READ
@@ -519,10 +604,19 @@ impl AckEnv {
                     s.read_turned += e.read as u64;
                 }
                 None if e.ok => {
-                    assert!(
-                        !e.read,
-                        "cycle {cycle}: QP {q}: READ success out without an error"
-                    );
+                    if e.read {
+                        let t = e.rd_rel.unwrap_or_else(|| {
+                            panic!(
+                                "cycle {cycle}: QP {q}: READ success out with no rd_done \
+                                 covering it"
+                            )
+                        });
+                        assert!(
+                            cycle >= t + 3,
+                            "cycle {cycle}: QP {q}: READ released by the rd_done at {t} out early"
+                        );
+                        self.stats.read_released += 1;
+                    }
                     assert!(
                         self.covered_by(q, cycle, e.psn),
                         "cycle {cycle}: QP {q}: success PSN {:#x} out before una passed it \
@@ -545,7 +639,8 @@ impl AckEnv {
         let una = self.una[q];
         let next = self.err_next[q].expect("error mode");
         let e = &mut self.rc_q[q][k];
-        if e.ok && e.turned_at.is_none() && (e.read || !covered(e.psn, una)) {
+        let unreleased = e.read && e.rd_rel.is_none();
+        if e.ok && e.turned_at.is_none() && (unreleased || !covered(e.psn, una)) {
             e.c.status = next;
             e.c.len = 0;
             e.turned_at = Some(cycle);
@@ -646,6 +741,8 @@ impl Env for AckEnv {
             "cycle {cycle}: err_valid / err_qp"
         );
         self.err_due = None;
+        assert_eq!(o.ev_rd_done, self.rd_due, "cycle {cycle}: ev_rd_done");
+        self.rd_due = false;
         // ---- full ----
         for q in 0..QPS {
             let n = self.held(q);
@@ -720,8 +817,14 @@ impl Env for AckEnv {
                         psn,
                         ok,
                         read: ok && c.opcode == OP_READ,
+                        rd_rel: None,
                         turned_at: None,
                     });
+                    // The peer will answer the READ (its data in host
+                    // memory: rd_done) in order per QP.
+                    if ok && c.opcode == OP_READ {
+                        self.reads_sent[q].push_back(psn);
+                    }
                     // Pushed in error mode (from an earlier cycle's NAK).
                     if self.err_next[q].is_some() {
                         self.stats.pushed_in_err += ok as u64;
@@ -791,8 +894,10 @@ impl Env for AckEnv {
         // A READ at the head of its QP for long: the peer fails it (nothing
         // else releases it).
         for q in 0..QPS {
-            let read_head =
-                self.err_next[q].is_none() && self.rc_q[q].front().is_some_and(|e| e.read);
+            let read_head = self.err_next[q].is_none()
+                && self.rc_q[q]
+                    .front()
+                    .is_some_and(|e| e.read && e.rd_rel.is_none());
             self.read_head_since[q] = match (read_head, self.read_head_since[q]) {
                 (false, _) => None,
                 (true, None) => Some(cycle),
@@ -803,6 +908,43 @@ impl Env for AckEnv {
             self.read_head_since[q].is_some_and(|t| t + self.c.read_wait <= cycle)
                 && set_eff != Some(q)
         });
+        // The peer's READ responses all placed (rd_sink's token after
+        // rx_wr): the oldest READ of a QP whose PSNs were sent before this
+        // cycle, in order per QP; or a stray one.
+        let mut rd: Option<(usize, u32)> = None;
+        if !starting && self.r.percent(self.c.rd_pct) {
+            if self.r.percent(self.c.rd_stray_pct) {
+                let q = if self.r.percent(80) {
+                    self.r.below(self.c.used as u64) as usize
+                } else {
+                    self.r.below(QPS as u64) as usize
+                };
+                let (una, nxt) = (self.una[q], self.nxt[q]);
+                let r = &mut self.r;
+                let l = match r.below(8) {
+                    0 => nxt,
+                    1 => psn_add(nxt, 1 + r.below(100) as u32),
+                    2 => psn_add(una, HALF),
+                    3 => psn_add(una, M24),
+                    4 => psn_add(una, M24 - r.below(1000) as u32),
+                    5 => psn_add(una, r.below(ahead(una, nxt) as u64 + 1) as u32),
+                    6 => psn_add(una, HALF + M24 + r.below(3) as u32),
+                    _ => r.below(1 << 24) as u32,
+                };
+                rd = Some((q, l));
+            } else {
+                let k0 = self.r.below(QPS as u64) as usize;
+                let nxt = self.nxt;
+                let q = (0..QPS).map(|k| (k0 + k) % QPS).find(|&q| {
+                    self.reads_sent[q]
+                        .front()
+                        .is_some_and(|&l| (1..=HALF).contains(&ahead(l, nxt[q])))
+                });
+                if let Some(q) = q {
+                    rd = Some((q, self.reads_sent[q].pop_front().unwrap()));
+                }
+            }
+        }
         let mut acked = None;
         let mut rerr = None;
         let ack_now = drain.is_some() || self.r.percent(self.c.ack_pct);
@@ -811,6 +953,9 @@ impl Env for AckEnv {
             // have sent anything, its window [0, 0) or where software set it).
             let q = if let Some(q) = drain {
                 q
+            } else if let Some((rq, _)) = rd.filter(|_| self.r.percent(40)) {
+                // The same QP as this cycle's rd_done.
+                rq
             } else if self.r.percent(90) {
                 self.r.below(self.c.used as u64) as usize
             } else {
@@ -868,6 +1013,42 @@ impl Env for AckEnv {
             i.ack_psn = self.r.next_u64() as u32 & M24;
             i.ack_syndrome = self.r.next_u64() as u8;
         }
+        // The rd_done judged like an ACK of its PSN against the window
+        // before this cycle: in [una, nxt - 1] or 1 .. 2^23 - 1 behind una
+        // it counts (ev_rd_done) and, unless the QP is in error mode or
+        // restarted now, releases; else it is invalid.
+        let mut rd_take: Option<(usize, u32, bool)> = None;
+        match rd {
+            Some((q, l)) => {
+                (i.rd_done_valid, i.rd_done_qp, i.rd_done_psn) = (true, q as u8, l);
+                let (una, nxt) = (self.una[q], self.nxt[q]);
+                let in_win = ahead(una, l) < ahead(una, nxt);
+                let behind = (1..HALF).contains(&ahead(l, una));
+                let s = &mut self.stats;
+                s.rd_same_ack += (ack_now && i.ack_qp as usize == q) as u64;
+                s.rd_same_push += (pushed == Some(q)) as u64;
+                if in_win || behind {
+                    self.rd_due = true;
+                    s.rd_in_win += in_win as u64;
+                    s.rd_behind += behind as u64;
+                    if self.err_next[q].is_some() {
+                        s.rd_in_err += 1;
+                    } else if set_eff == Some(q) {
+                        s.rd_vs_restart += 1;
+                    } else {
+                        rd_take = Some((q, l, in_win));
+                    }
+                } else {
+                    self.ev_due.3 = true;
+                    s.rd_invalid += 1;
+                }
+            }
+            None => {
+                i.rd_done_qp = self.r.below(QPS as u64) as u8;
+                i.rd_done_psn = self.r.next_u64() as u32 & M24;
+            }
+        }
+        let una_before = self.una;
 
         // ---- the predictor's windows after this cycle ----
         // A restart wins over an ACK or NAK of its QP; in error mode an ACK
@@ -880,6 +1061,32 @@ impl Env for AckEnv {
                     self.una[q] = u;
                     self.una_log[q].push((cycle, u));
                 }
+            }
+        }
+        // The rd_done taken: every queued READ of the QP at or before its
+        // PSN l released (a READ taken in this cycle too); in the window it
+        // acknowledges up to l unless an ACK of the QP in this cycle went
+        // further or a remote-error NAK of the QP is taken now (it wins).
+        if let Some((q, l, in_win)) = rd_take {
+            let last = self.rc_q[q].len().wrapping_sub(1);
+            for (k, e) in self.rc_q[q].iter_mut().enumerate() {
+                if e.read && e.rd_rel.is_none() && ahead(e.psn, l) < HALF {
+                    e.rd_rel = Some(cycle);
+                    self.stats.rd_at_push += (pushed == Some(q) && k == last) as u64;
+                }
+            }
+            let u = psn_add(l, 1);
+            let further = ahead(una_before[q], l)
+                >= ahead(una_before[q], psn_add(self.una[q], M24))
+                || self.una[q] == una_before[q];
+            if in_win && further && rerr.is_none_or(|x: (usize, u32, u8)| x.0 != q) {
+                let cur = self.una[q];
+                self.stats.implicit_acks += self.rc_q[q]
+                    .iter()
+                    .filter(|e| e.ok && !e.read && !covered(e.psn, cur) && covered(e.psn, u))
+                    .count() as u64;
+                self.una[q] = u;
+                self.una_log[q].push((cycle, u));
             }
         }
         // A remote-error NAK taken: everything before p acknowledged, the
@@ -914,6 +1121,7 @@ impl Env for AckEnv {
                 self.una_log[q].push((cycle, p));
                 self.next_psn[q] = p;
                 self.peer_acked[q] = psn_add(p, M24);
+                self.reads_sent[q].clear();
                 self.stats.restarts += !starting as u64;
                 if self.err_next[q].take().is_some() {
                     self.stats.restarts_clearing += 1;
@@ -930,6 +1138,7 @@ impl Env for AckEnv {
         self.generated == self.c.total
             && self.ev_due == (false, false, false, false)
             && self.err_due.is_none()
+            && !self.rd_due
             && self.offered.is_none()
             && self.uc_q.is_empty()
             && self.rc_q.iter().all(|q| q.is_empty())
@@ -983,7 +1192,7 @@ fn ack_tracker_random_lockstep() {
     // met, at most as many again.
     let mut extra = 0u64;
     if run.full {
-        while !NakFloors::met(&s) && extra < run.cases {
+        while !(NakFloors::met(&s) && RdFloors::met(&s)) && extra < run.cases {
             let k = run.cases + extra;
             let seed = common::case_seed(run.seed, k);
             let c = std::panic::catch_unwind(|| one_case(seed)).unwrap_or_else(|_| {
@@ -1001,7 +1210,7 @@ fn ack_tracker_random_lockstep() {
         }
     }
     eprintln!(
-        "ack_tracker lockstep: {} cases (+{extra} for the NAK floors), {total} cycles, {outs} \
+        "ack_tracker lockstep: {} cases (+{extra} for the floors), {total} cycles, {outs} \
          completions ({} UC, {} RC); {} packet reports, {} window restarts ({} lost to a \
          report); ACKs {} taken, {} duplicate, {} invalid ({} exactly 2^23 ahead of una, {} on \
          an empty window, {} for a packet reported that cycle); NAKs {} counted, {} invalid; {} \
@@ -1044,6 +1253,22 @@ fn ack_tracker_random_lockstep() {
         s.acks_in_err,
         s.restarts_clearing
     );
+    eprintln!(
+        "READ done: {} in the window, {} behind una, {} invalid, {} on a QP in error mode, {} \
+         lost to a restart that cycle, {} with an ACK / NAK of the QP that cycle, {} with a \
+         completion of the QP taken that cycle ({} releasing that READ); {} READ successes \
+         released, {} earlier successes acknowledged by an rd_done",
+        s.rd_in_win,
+        s.rd_behind,
+        s.rd_invalid,
+        s.rd_in_err,
+        s.rd_vs_restart,
+        s.rd_same_ack,
+        s.rd_same_push,
+        s.rd_at_push,
+        s.read_released,
+        s.implicit_acks
+    );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
         assert!(s.uc_out > 1000 && s.rc_out > 1000 && s.taken > 1000 && s.dup > 1000);
@@ -1067,6 +1292,10 @@ fn ack_tracker_random_lockstep() {
         assert!(
             NakFloors::met(&s),
             "remote-error NAK floors not met after {extra} extra cases"
+        );
+        assert!(
+            RdFloors::met(&s),
+            "READ done floors not met after {extra} extra cases"
         );
     }
 }

@@ -755,7 +755,8 @@ impl SinkEnv {
             self.expect.push_back(Exp::Tok {
                 take: t.cycle,
                 qp: q,
-                psn: h.psn,
+                // The READ's last PSN: psn0 + n - 1 (mod 2^24).
+                psn: (h.psn + h.n() - 1) & 0xFF_FFFF,
                 rid: h.id,
             });
         }
@@ -886,7 +887,7 @@ impl SinkEnv {
                     (0, 0, 0, false),
                     "cycle {c}: token fields"
                 );
-                // Bit 0 = 0, QP 8:1, first PSN 32:9, bit 191 = 1.
+                // Bit 0 = 0, QP 8:1, the READ's last PSN 32:9, bit 191 = 1.
                 let want = [(qp as u64) << 1 | (psn as u64) << 9, 0, 1u64 << 63];
                 assert_eq!(o.wc_tok_data.0, want, "cycle {c}: READ {rid}'s token");
                 if self.full_speed {
@@ -1370,7 +1371,8 @@ fn rd_sink_cycles_per_header() {
         assert_eq!(cmd.wc_len, if placed { 256 } else { 0 }, "header {k}");
         if k == 4 {
             assert!(at(t + 4).wc_valid && at(t + 4).wc_tok, "token at take + 4");
-            assert_eq!(at(t + 4).wc_tok_data.0, [3 << 1 | 40 << 9, 0, 1 << 63]);
+            // The READ's last PSN: 40 + 4 - 1.
+            assert_eq!(at(t + 4).wc_tok_data.0, [3 << 1 | 43 << 9, 0, 1 << 63]);
         }
     }
 }

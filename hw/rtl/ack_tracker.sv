@@ -27,6 +27,16 @@
 // error mode. Decided at stage A: an entry selected before the NAK keeps its
 // status.
 //
+// READ done (rd_done_*: a READ of the QP with that last PSN has its data in
+// host memory) is an implicit ACK of its PSN l, judged the same way: in
+// [una, nxt - 1] una := l + 1 (unless an ACK of the QP in the same cycle goes
+// further, or a remote-error NAK / restart of the QP wins); behind una it
+// moves nothing; either way it clears m_rd_q of every entry of the QP whose
+// last PSN is at or before l (a completion pushed in that cycle too), so the
+// READ leaves as a normal success (ev_rd_done). Ahead: ev_ack_invalid. In
+// error mode or with a restart of the QP in the cycle it is only counted.
+// An ACK frame never releases a READ.
+//
 // Storage: the RC entries' bulk fields in one RAM (QPS * DEPTH entries at
 // qp * DEPTH + slot, one write port, registered read); every entry's last
 // PSN and success bit in flops (every QP's head is looked at each cycle);
@@ -80,6 +90,11 @@ module ack_tracker #(
   input  logic                 psn_set_valid,
   input  logic [QPW-1:0]       psn_set_qp,
   input  logic [23:0]          psn_set_psn,
+  // A READ of QP rd_done_qp whose last PSN is rd_done_psn has all its
+  // response data in host memory (rd_sink's token, after rx_wr).
+  input  logic                 rd_done_valid,
+  input  logic [QPW-1:0]       rd_done_qp,
+  input  logic [23:0]          rd_done_psn,
   output logic                 out_valid,
   input  logic                 out_ready,
   output logic                 out_wait_frame,
@@ -97,7 +112,9 @@ module ack_tracker #(
   output logic                 ev_ack_invalid,
   // A remote-error NAK put QP err_qp in error mode (csr moves it to ERROR).
   output logic                 err_valid,
-  output logic [QPW-1:0]       err_qp
+  output logic [QPW-1:0]       err_qp,
+  // An rd_done naming a PSN its QP sent (in [una, nxt) or behind una).
+  output logic                 ev_rd_done
 );
   localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
   localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
@@ -136,8 +153,9 @@ module ack_tracker #(
   logic [EW-1:0]  mem_q [N];      // the RAM
   logic [24*N-1:0]   m_psn_q;
   logic [N-1:0]      m_ok_q;
-  // A successful RDMA READ: its completion needs the READ response data,
-  // which is not handled yet, so it never leaves (and holds its QP's queue).
+  // A successful RDMA READ whose data is not known to be in yet: it is not
+  // ready (and holds its QP's queue) until an rd_done covering its last PSN
+  // clears the bit; an ACK never does.
   logic [N-1:0]      m_rd_q;
   logic [PW*QPS-1:0] head_q, tail_q;
   // The window [una, nxt) per QP, QP q's at [24*q +: 24].
@@ -160,6 +178,7 @@ module ack_tracker #(
   logic           ev_ack_q, ev_nak_q, ev_dup_q, ev_ack_invalid_q;
   logic           err_valid_q;
   logic [QPW-1:0] err_qp_q;
+  logic           ev_rd_done_q;
 
   // ------------------------------------------------------------------
   // Head readiness per QP
@@ -226,6 +245,8 @@ module ack_tracker #(
   logic [23:0]   una_a, off_a, win_a;
   logic          is_ack, is_nak, in_win, in_nak, behind, ack_take;
   logic          is_rerr, set_eff, nak_take, a_cvt;
+  logic [23:0]   una_r, off_r, win_r, rel_push_d;
+  logic          rd_in_win, rd_behind, rd_ok, rd_eff, rd_over, rel_push;
 
   always_comb begin
     push    = cpl_valid && cpl_ready_q;
@@ -257,6 +278,25 @@ module ack_tracker #(
     nak_take = is_rerr && in_nak && !err_q[ack_qp] && !(set_eff && psn_set_qp == ack_qp);
     // Stage A takes a success that leaves with the error mode's status.
     a_cvt = a_rc && cvt[rc_sel];
+    // READ done with last PSN l, judged like an ACK of l against the
+    // window before this cycle: in [una, nxt - 1] it acknowledges up to l;
+    // behind una (1 .. 2^23 - 1 PSNs) it moves nothing but still releases
+    // (an ACK frame may overtake a READ's data); else invalid.
+    una_r     = una_q[24*rd_done_qp +: 24];
+    off_r     = rd_done_psn - una_r;
+    win_r     = nxt_q[24*rd_done_qp +: 24] - una_r;
+    rd_in_win = off_r < win_r;
+    rd_behind = off_r > 24'h80_0000;
+    rd_ok     = rd_done_valid && (rd_in_win || rd_behind);
+    // Takes effect unless the QP is in error mode or restarted now.
+    rd_eff    = rd_ok && !err_q[rd_done_qp] && !(set_eff && psn_set_qp == rd_done_qp);
+    // It moves una unless an ACK of the same QP in this cycle goes further
+    // (a remote-error NAK or a restart of the QP wins, below).
+    rd_over   = rd_eff && rd_in_win &&
+                !(ack_take && !err_q[ack_qp] && ack_qp == rd_done_qp && off_a >= off_r);
+    // A READ completion pushed now whose last PSN l covers is released too.
+    rel_push_d = rd_done_psn - cpl_psn;
+    rel_push  = rd_eff && rd_done_qp == cpl_qp && rel_push_d < 24'h80_0000;
   end
 
   // ------------------------------------------------------------------
@@ -311,12 +351,19 @@ module ack_tracker #(
 
   // Per-entry PSN / success (one write enable per entry) and the UC FIFO:
   // no reset needed (read only while counted).
+  // An rd_done of QP q with last PSN l releases every READ entry of q
+  // whose last PSN is at or up to 2^23 - 1 before l (slots outside the
+  // queue too: harmless, a push rewrites the bit).
   for (genvar k = 0; k < N; k++) begin : g_meta
+    logic [23:0] dr;
+    assign dr = rd_done_psn - m_psn_q[24*k +: 24];
     always_ff @(posedge clk) begin
       if (push_rc && wr_addr == AW'(k)) begin
         m_psn_q[24*k +: 24] <= cpl_psn;
         m_ok_q[k]           <= cpl_status == rnic_pkg::CQE_SUCCESS;
-        m_rd_q[k]           <= cpl_opcode == rnic_pkg::WQE_READ;
+        m_rd_q[k]           <= cpl_opcode == rnic_pkg::WQE_READ && !rel_push;
+      end else if (rd_eff && rd_done_qp == QPW'(k / DEPTH) && dr < 24'h80_0000) begin
+        m_rd_q[k]           <= 1'b0;
       end
     end
   end
@@ -353,6 +400,7 @@ module ack_tracker #(
       ev_ack_invalid_q <= 1'b0;
       err_valid_q <= 1'b0;
       err_qp_q    <= '0;
+      ev_rd_done_q <= 1'b0;
     end else begin
       cpl_ready_q <= cpl_ready_d;
       full_q      <= full_d;
@@ -369,7 +417,10 @@ module ack_tracker #(
       // NAK (011) and RNR NAK (001) inside [una, nxt]: counted only;
       // reserved syndromes: nothing.
       ev_nak_q <= is_nak && in_nak;
-      ev_ack_invalid_q <= (is_ack && !in_win && !behind) || (is_nak && !in_nak);
+      // An ACK / NAK and an rd_done both invalid in one cycle: one pulse.
+      ev_ack_invalid_q <= (is_ack && !in_win && !behind) || (is_nak && !in_nak) ||
+                          (rd_done_valid && !rd_ok);
+      ev_rd_done_q <= rd_ok;
       err_valid_q <= nak_take;
       err_qp_q    <= ack_qp;
 
@@ -388,6 +439,8 @@ module ack_tracker #(
           una_q[24*q +: 24] <= psn_set_psn;
         end else if (nak_take && ack_qp == q[QPW-1:0]) begin
           una_q[24*q +: 24] <= ack_psn;
+        end else if (rd_over && rd_done_qp == q[QPW-1:0]) begin
+          una_q[24*q +: 24] <= rd_done_psn + 24'd1;
         end else if (ack_take && !err_q[q] && ack_qp == q[QPW-1:0]) begin
           una_q[24*q +: 24] <= ack_psn + 24'd1;
         end
@@ -444,6 +497,7 @@ module ack_tracker #(
   assign ev_ack_invalid = ev_ack_invalid_q;
   assign err_valid      = err_valid_q;
   assign err_qp         = err_qp_q;
+  assign ev_rd_done     = ev_rd_done_q;
   // ------------------------------------------------------------------
   // Assertions (simulation only; rnic_assert.svh)
   // ------------------------------------------------------------------

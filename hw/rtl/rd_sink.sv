@@ -307,7 +307,8 @@ module rd_sink #(
           wc_len_d      = '0;
           wc_addr_d     = '0;
           wc_last_d     = 1'b0;
-          wc_tok_data_d = resp_pkg::tok_rdone(8'(m_qp_q), r_psn);
+          // The accepted last response's PSN is psn0 + n - 1: the READ's last.
+          wc_tok_data_d = resp_pkg::tok_rdone(8'(m_qp_q), m_psn_q);
           hd_ready_d    = 1'b1;
           state_d       = S_IDLE;
         end

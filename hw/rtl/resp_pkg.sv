@@ -42,7 +42,8 @@ package resp_pkg;
   endfunction
 
   // rd_sink's "READ done" token (docs/rd_sink.md): kind bit 0 = TOK_CQE,
-  // bit TOK_SINK_BIT = 1, qp 8:1, the READ's first PSN 32:9, the rest 0.
+  // bit TOK_SINK_BIT = 1, qp 8:1, the READ's LAST PSN 32:9 (psn0 + n - 1,
+  // what ack_tracker matches its completion entries by), the rest 0.
   // tok_cqe and tok_read always have bit TOK_SINK_BIT = 0 (their fields
   // end at 185 and 155, the bits above are zero), so that bit alone tells
   // a READ done from the responder's tokens.
@@ -50,11 +51,11 @@ package resp_pkg;
 
   function automatic logic [TOK_W-1:0] tok_rdone(
     input logic [7:0]  qp,
-    input logic [23:0] psn
+    input logic [23:0] last_psn
   );
     tok_rdone               = '0;
     tok_rdone[TOK_SINK_BIT] = 1'b1;
-    tok_rdone[32:0]         = {psn, qp, TOK_CQE};
+    tok_rdone[32:0]         = {last_psn, qp, TOK_CQE};
   endfunction
 
 endpackage

@@ -33,6 +33,16 @@
 //! stage A: an entry selected before the NAK (covered then) stays a
 //! success.
 //!
+//! READ done (`rd_done_*`, a READ of the QP with that last PSN has its
+//! data in host memory) is an implicit ACK of its PSN l: in `[una, nxt - 1]`
+//! `una := l + 1` (unless an ACK of the QP in the same cycle goes further,
+//! or a remote-error NAK or restart of the QP wins), 1 .. 2^23 - 1 behind
+//! `una` it moves nothing; either way every READ entry of the QP whose last
+//! PSN is at or before l (one pushed in the same cycle too) becomes a
+//! normal success (`ev_rd_done`). Ahead: `ev_ack_invalid`. In error mode,
+//! or with a restart of the QP in the same cycle, it is only counted. An
+//! ACK frame never releases a READ.
+//!
 //! Storage: the RC entries' bulk fields (wait_frame, wr_id, status, opcode,
 //! len, imm, cq) in one RAM of `QPS * DEPTH` entries at address
 //! `qp * DEPTH + slot` (one write port, registered read); the last PSN and a
@@ -100,6 +110,11 @@ ports! {
         pub psn_set_valid: bool = 1,
         pub psn_set_qp: u8 = 4 if psn_set_valid,
         pub psn_set_psn: u32 = 24 if psn_set_valid,
+        /// A READ of QP `rd_done_qp` whose last PSN is `rd_done_psn` has all
+        /// its response data in host memory.
+        pub rd_done_valid: bool = 1,
+        pub rd_done_qp: u8 = 4 if rd_done_valid,
+        pub rd_done_psn: u32 = 24 if rd_done_valid,
         pub out_ready: bool = 1,
     }
 }
@@ -125,6 +140,8 @@ ports! {
         /// A remote-error NAK put QP `err_qp` in error mode.
         pub err_valid: bool = 1,
         pub err_qp: u8 = 4 if err_valid,
+        /// An rd_done naming a PSN its QP sent (in the window or behind it).
+        pub ev_rd_done: bool = 1,
     }
 }
 
@@ -159,8 +176,9 @@ pub struct AckTracker {
     mem_q: [Entry; QPS * DEPTH],
     m_psn_q: [u32; QPS * DEPTH],
     m_ok_q: [bool; QPS * DEPTH],
-    /// A successful RDMA READ never leaves: its completion needs the READ
-    /// response data, not handled yet (it holds its QP's queue).
+    /// A successful RDMA READ whose data is not known to be in: not ready
+    /// (it holds its QP's queue) until an rd_done covering its last PSN
+    /// clears the bit; an ACK never does.
     m_rd_q: [bool; QPS * DEPTH],
     head_q: [u8; QPS],
     tail_q: [u8; QPS],
@@ -191,6 +209,7 @@ pub struct AckTracker {
     ev_ack_invalid_q: bool,
     err_valid_q: bool,
     err_qp_q: u8,
+    ev_rd_done_q: bool,
 }
 
 impl Default for AckTracker {
@@ -228,6 +247,7 @@ impl Default for AckTracker {
             ev_ack_invalid_q: false,
             err_valid_q: false,
             err_qp_q: 0,
+            ev_rd_done_q: false,
         }
     }
 }
@@ -267,6 +287,7 @@ impl AckTracker {
             ev_ack_invalid: self.ev_ack_invalid_q,
             err_valid: self.err_valid_q,
             err_qp: self.err_qp_q,
+            ev_rd_done: self.ev_rd_done_q,
         }
     }
 
@@ -388,6 +409,37 @@ impl Dut for AckTracker {
                 _ => {}
             }
         }
+        // READ done with last PSN l, judged like an ACK of l against the
+        // window before this cycle: in [una, nxt - 1] it acknowledges up to
+        // l, unless an ACK of the QP in this cycle goes further (a
+        // remote-error NAK taken or a restart of the QP wins over both);
+        // 1 .. 2^23 - 1 PSNs behind una it moves nothing; either way it
+        // releases the QP's READ entries at or before l, unless the QP is in
+        // error mode or restarted in this cycle. Else invalid.
+        self.ev_rd_done_q = false;
+        let mut release: Option<(usize, u32)> = None;
+        if i.rd_done_valid {
+            let q = i.rd_done_qp as usize & (QPS - 1);
+            let l = i.rd_done_psn & PSN_MASK;
+            let una = self.una_q[q];
+            let off = l.wrapping_sub(una) & PSN_MASK;
+            let win = self.nxt_q[q].wrapping_sub(una) & PSN_MASK;
+            if off < win || off > 1 << 23 {
+                self.ev_rd_done_q = true;
+                if !self.err_q[q] && set_q != Some(q) {
+                    release = Some((q, l));
+                    let nak_here = self.err_valid_q && i.ack_qp as usize & (QPS - 1) == q;
+                    let ack_off = (i.ack_valid && i.ack_syndrome >> 5 == 0 && !nak_here)
+                        .then(|| i.ack_psn.wrapping_sub(una) & PSN_MASK)
+                        .filter(|&a| a < win && i.ack_qp as usize & (QPS - 1) == q);
+                    if off < win && !nak_here && ack_off.is_none_or(|a| a < off) {
+                        una_d[q] = (l + 1) & PSN_MASK;
+                    }
+                }
+            } else {
+                self.ev_ack_invalid_q = true;
+            }
+        }
         // Stage A turns a success of a QP in error mode: it gets the
         // status, and the QP's next one is flushed.
         let a_turn = a_rc.filter(|&q| self.head_turned(q));
@@ -460,6 +512,16 @@ impl Dut for AckTracker {
             self.head_q[q] = (self.head_q[q] + 1) & PTR_MASK;
             self.rr_q = ((q + 1) % QPS) as u8;
         }
+        // READ entries released by an rd_done (any slot of the QP: a push
+        // rewrites the bit), the one pushed now included.
+        let covers = |l: u32, psn: u32| l.wrapping_sub(psn) & PSN_MASK < 1 << 23;
+        if let Some((q, l)) = release {
+            for k in q * DEPTH..(q + 1) * DEPTH {
+                if covers(l, self.m_psn_q[k]) {
+                    self.m_rd_q[k] = false;
+                }
+            }
+        }
         if push && i.cpl_uc {
             self.uc_mem_q[self.uc_wr_q as usize & (DEPTH - 1)] = e;
             self.uc_wr_q = (self.uc_wr_q + 1) & PTR_MASK;
@@ -469,7 +531,8 @@ impl Dut for AckTracker {
             self.mem_q[k] = Entry { qp: 0, ..e };
             self.m_psn_q[k] = i.cpl_psn & PSN_MASK;
             self.m_ok_q[k] = i.cpl_status == cqe_status::SUCCESS;
-            self.m_rd_q[k] = i.cpl_opcode == wqe_op::READ;
+            self.m_rd_q[k] = i.cpl_opcode == wqe_op::READ
+                && !release.is_some_and(|(q, l)| q == cq_ && covers(l, i.cpl_psn & PSN_MASK));
             self.tail_q[cq_] = (self.tail_q[cq_] + 1) & PTR_MASK;
         }
         self.uc_cnt_q = uc_cnt;
@@ -547,6 +610,7 @@ impl Trace for AckTracker {
         t.reg("ev_ack_invalid_q", 1, &self.ev_ack_invalid_q);
         t.reg("err_valid_q", 1, &self.err_valid_q);
         t.reg("err_qp_q", 4, &self.err_qp_q);
+        t.reg("ev_rd_done_q", 1, &self.ev_rd_done_q);
         t.each("uc_mem_q", 145 + CQW + QPW, &self.uc_mem_q);
         t.reg("rd_data_q", 145 + CQW, &self.rd_data_q);
         t.reg("b_uc_data_q", 145 + CQW + QPW, &self.b_uc_data_q);

@@ -325,7 +325,6 @@ impl Dut for RdSink {
         let pop = dec && d.exec && d.last;
         let kinc = dec && d.exec && !d.last;
         let wc_free = !self.wc_valid_q || i.wc_ready;
-        let row_psn = self.row_q.psn;
 
         // ---- FSM and output registers ----
         if wc_free {
@@ -381,7 +380,8 @@ impl Dut for RdSink {
                     self.wc_len_q = 0;
                     self.wc_addr_q = 0;
                     self.wc_last_q = false;
-                    self.wc_tok_data_q = tok_rdone(self.m_qp_q, row_psn);
+                    // The last response's PSN, psn0 + n - 1: the READ's last.
+                    self.wc_tok_data_q = tok_rdone(self.m_qp_q, self.m_psn_q);
                     self.hd_ready_q = true;
                     self.state_q = St::Idle;
                 }

@@ -19,7 +19,7 @@
 //!
 //! `rd_sink`'s READ done token ([`tok_rdone`], docs/rd_sink.md) has bit 0
 //! = 0 (as a RECV completion) and bit [`TOK_SINK_BIT`] = 191 set, qp in 8:1
-//! and the READ's first PSN in 32:9, every other bit zero. Neither layout
+//! and the READ's last PSN in 32:9, every other bit zero. Neither layout
 //! above reaches bit 191 (their last fields end at 185 and 155), so that bit
 //! alone tells the two blocks' tokens apart.
 
@@ -101,11 +101,12 @@ pub struct ReadJob {
 pub const TOK_SINK_BIT: u32 = 191;
 
 /// `rd_sink`'s READ done token (`resp_pkg::tok_rdone`): kind 0, bit
-/// [`TOK_SINK_BIT`] set, `qp` in 8:1, the READ's first PSN in 32:9.
-pub fn tok_rdone(qp: u8, psn: u32) -> TokBits {
+/// [`TOK_SINK_BIT`] set, `qp` in 8:1, the READ's last PSN in 32:9
+/// (psn0 + n - 1 mod 2^24: `ack_tracker` matches its entries by it).
+pub fn tok_rdone(qp: u8, last_psn: u32) -> TokBits {
     let mut t = TokBits::default();
     t.set(1, 8, qp as u64);
-    t.set(9, 24, psn as u64);
+    t.set(9, 24, last_psn as u64);
     t.set(TOK_SINK_BIT, 1, 1);
     t
 }

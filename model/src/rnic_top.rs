@@ -852,6 +852,10 @@ impl RnicTop {
             psn_set_valid: c.psn_set_valid,
             psn_set_qp: c.psn_set_qp,
             psn_set_psn: c.psn_set_psn,
+            // READ done: tied off until rd_sink is wired in.
+            rd_done_valid: false,
+            rd_done_qp: 0,
+            rd_done_psn: 0,
             out_ready: cqa.a_ready,
         };
         Ins {

@@ -14,6 +14,8 @@ struct H {
     naks: u32,
     dups: u32,
     invalid: u32,
+    /// ev_rd_done pulses.
+    rdd: u32,
     /// (cycle visible, err_qp) of every err_valid pulse.
     errs: Vec<(u64, u8)>,
     /// out_ready low.
@@ -33,6 +35,7 @@ impl H {
             naks: 0,
             dups: 0,
             invalid: 0,
+            rdd: 0,
             errs: vec![],
             hold: false,
         }
@@ -61,6 +64,7 @@ impl H {
         self.naks += o.ev_nak as u32;
         self.dups += o.ev_dup as u32;
         self.invalid += o.ev_ack_invalid as u32;
+        self.rdd += o.ev_rd_done as u32;
         if o.err_valid {
             self.errs.push((self.cycle, o.err_qp));
         }
@@ -242,7 +246,7 @@ fn read_success_never_leaves_and_holds_its_queue() {
     h.idle(50);
     assert!(
         h.outs.is_empty(),
-        "a READ needs its response data, not an ACK"
+        "a READ needs its response data (rd_done), not an ACK"
     );
     assert_eq!(h.acks, 1);
 }
@@ -732,4 +736,163 @@ fn entries_selected_before_the_nak_stay_successes() {
     h.hold = false;
     h.idle(6);
     assert_eq!(outs3(&h), vec![(1, 0, 101), (2, 0, 102), (3, 11, 0)]);
+}
+
+/// READ done of `qp`, last PSN `psn`.
+fn rdd(qp: u8, psn: u32) -> AckTrackerIn {
+    AckTrackerIn {
+        rd_done_valid: true,
+        rd_done_qp: qp,
+        rd_done_psn: psn,
+        ..Default::default()
+    }
+}
+
+fn read_cpl(qp: u8, wr_id: u64, psn: u32) -> AckTrackerIn {
+    AckTrackerIn {
+        cpl_opcode: wqe_op::READ,
+        ..cpl(false, qp, wr_id, cqe_status::SUCCESS, psn)
+    }
+}
+
+#[test]
+fn rd_done_releases_the_read_at_n_plus_3_and_acks_earlier_work() {
+    let mut h = H::new();
+    h.idle(1);
+    h.step(set(1, 10));
+    // SEND 10, READ 11..13, SEND 14, READ 15..15.
+    h.push(cpl(false, 1, 1, cqe_status::SUCCESS, 10));
+    h.push(read_cpl(1, 2, 13));
+    h.push(cpl(false, 1, 3, cqe_status::SUCCESS, 14));
+    h.push(read_cpl(1, 4, 15));
+    h.step(snd(1, 16));
+    h.idle(5);
+    // An ACK frame of 15 covers both SENDs' PSNs but releases no READ.
+    h.step(ack(1, 15, 0));
+    h.idle(10);
+    assert_eq!(h.wr_ids(), vec![1], "the READ at the head holds the queue");
+    // The first READ's data is in: behind una now (the ACK overtook it),
+    // released all the same, una unchanged.
+    let n = h.cycle;
+    h.step(rdd(1, 13));
+    h.idle(6);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+    assert_eq!(h.outs[1].0, n + 3, "released by rd_done at n: out at n+3");
+    assert_eq!((h.rdd, h.invalid), (1, 0));
+    h.step(rdd(1, 15));
+    h.idle(6);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3, 4]);
+    assert_eq!((h.rdd, h.invalid, h.dups), (2, 0, 0));
+}
+
+#[test]
+fn rd_done_is_an_implicit_ack_judged_against_the_window() {
+    let mut h = H::new();
+    h.idle(1);
+    h.step(set(2, 100));
+    h.push(cpl(false, 2, 1, cqe_status::SUCCESS, 100));
+    h.push(read_cpl(2, 2, 102));
+    h.push(cpl(false, 2, 3, cqe_status::SUCCESS, 103));
+    h.step(snd(2, 104));
+    // Ahead of nxt: invalid, nothing released, una unmoved.
+    h.step(rdd(2, 104));
+    h.idle(10);
+    assert!(h.outs.is_empty());
+    assert_eq!((h.rdd, h.invalid), (0, 1));
+    // In the window: acknowledges 100..102 (SEND 1 with it) and releases 2.
+    let n = h.cycle;
+    h.step(rdd(2, 102));
+    h.idle(8);
+    assert_eq!(h.wr_ids(), vec![1, 2]);
+    assert_eq!(h.outs[0].0, n + 3);
+    assert_eq!(h.rdd, 1);
+    // una is 103: an ACK of 102 is now a duplicate, one of 103 takes.
+    assert_eq!(h.ack_ev(2, 102, 0), DUP);
+    assert_eq!(h.ack_ev(2, 103, 0), NEW);
+    h.idle(5);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+    // Empty window: invalid again.
+    h.step(rdd(2, 103));
+    h.idle(2);
+    assert_eq!((h.rdd, h.invalid), (2, 1));
+}
+
+#[test]
+fn rd_done_same_cycle_rules() {
+    let mut h = H::new();
+    h.idle(1);
+    h.step(set(3, 0));
+    h.step(snd(3, 20));
+    h.push(read_cpl(3, 1, 4));
+    h.push(cpl(false, 3, 2, cqe_status::SUCCESS, 9));
+    // rd_done of 4 and an ACK of 9 of the same QP in one cycle: both take
+    // effect, una goes to the further (10).
+    h.step(AckTrackerIn {
+        ack_valid: true,
+        ack_qp: 3,
+        ack_psn: 9,
+        ..rdd(3, 4)
+    });
+    h.idle(6);
+    assert_eq!(h.wr_ids(), vec![1, 2]);
+    assert_eq!((h.acks, h.rdd), (1, 1));
+    assert_eq!(h.ack_ev(3, 9, 0), DUP, "una is 10");
+    // The READ's completion pushed in the rd_done's own cycle: released.
+    h.push(AckTrackerIn {
+        rd_done_valid: true,
+        rd_done_qp: 3,
+        rd_done_psn: 12,
+        ..read_cpl(3, 3, 12)
+    });
+    h.idle(6);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+    // A restart of the QP in the same cycle wins: counted, nothing else.
+    h.push(read_cpl(3, 4, 15));
+    h.step(AckTrackerIn {
+        psn_set_valid: true,
+        psn_set_qp: 3,
+        psn_set_psn: 15,
+        ..rdd(3, 15)
+    });
+    h.idle(10);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+    assert_eq!(h.rdd, 3);
+    // A report of the QP in the same cycle: judged against the window
+    // before it (15 not sent yet: invalid).
+    let inv = h.invalid;
+    h.step(AckTrackerIn {
+        snd_valid: true,
+        snd_qp: 3,
+        snd_nxt: 16,
+        ..rdd(3, 15)
+    });
+    h.idle(6);
+    assert_eq!((h.rdd, h.invalid - inv), (3, 1));
+    assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+    // Sent now: an ACK frame of 15 does not release the READ (the restart
+    // took the rd_done's effect away), its rd_done does.
+    assert_eq!(h.ack_ev(3, 15, 0), NEW);
+    h.idle(6);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3]);
+    h.step(rdd(3, 15));
+    h.idle(6);
+    assert_eq!(h.wr_ids(), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn rd_done_in_error_mode_is_counted_and_ignored() {
+    let mut h = H::new();
+    h.idle(1);
+    h.step(set(1, 0));
+    h.push(read_cpl(1, 1, 2));
+    h.push(cpl(false, 1, 2, cqe_status::SUCCESS, 3));
+    h.step(snd(1, 4));
+    h.hold = true;
+    h.step(ack(1, 3, 0x62));
+    h.step(rdd(1, 2));
+    h.hold = false;
+    h.idle(8);
+    // The READ keeps its error status (not turned back to success).
+    assert_eq!(outs3(&h), vec![(1, 10, 0), (2, 5, 0)]);
+    assert_eq!((h.rdd, h.invalid), (1, 0));
 }
