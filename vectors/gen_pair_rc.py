@@ -298,9 +298,8 @@ def figures(vec):
 
 
 def reads(vec):
-    # B answers A's READs (rd_resp, tx_engine). A's requester side does not
-    # take READ responses yet: they arrive and are counted as data, A's
-    # READs stay outstanding and hold QP 0's completions behind them.
+    # B answers A's READs (rd_resp, tx_engine); A places the responses
+    # (rd_sink) and completes each READ once its data is in.
     a, b = Side("a", 101), Side("b", 102)
     a.qp(0, 1024)
     b.qp(0, 1024)
@@ -323,9 +322,10 @@ def reads(vec):
         "from unaligned VAs, on QP 1 (MTU 4096, IPv6, VLAN 9) one of 64 KiB, all posted at once; "
         "B answers each with READ RESPONSE ONLY or FIRST/MIDDLE.../LAST packets carrying its "
         "host memory at the READ's VA, the READ's PSNs and the AETH on FIRST/LAST/ONLY, while "
-        "a WRITE on QP 2 (MTU 256) is placed and acknowledged as usual. A does not place READ "
-        "responses yet (rd_sink is the next step): it counts them as received data and its "
-        "READs stay outstanding",
+        "a WRITE on QP 2 (MTU 256) is placed and acknowledged as usual. A takes each response "
+        "at the PSN its READ expects (rd_sink), writes its payload at the READ's local address "
+        "and completes the READ (opcode 4, byte_len its length) once the last response's data "
+        "is in host memory",
         a.build(plain=[0, 1], pace=[2]), b.build())
 
 

@@ -307,6 +307,13 @@ module rnic_top #(
   logic [63:0]  rxb_out_keep;
   logic         rxb_hd_valid;
   logic [255:0] rxb_hd_meta;
+  // tx_engine's READ REQUEST record, for rd_sink.
+  logic           te_rr_valid;
+  logic [QPW-1:0] te_rr_qp;
+  logic [23:0]    te_rr_psn;
+  logic [31:0]    te_rr_len;
+  logic [63:0]    te_rr_addr;
+  logic [2:0]     te_rr_mtu;
   logic         rxb_ev_drop_full;
   // responder
   logic         rsp_hd_ready;
@@ -317,6 +324,20 @@ module rnic_top #(
   logic [12:0]  rsp_wc_off, rsp_wc_len;
   logic [63:0]  rsp_wc_addr;
   logic [resp_pkg::TOK_W-1:0] rsp_wc_tok_data;
+  // The header and command paths shared by the responder (r) and rd_sink
+  // (s): rx_wr's command inputs after the multiplexer.
+  logic         rsp_hd_valid, snk_hd_valid, snk_hd_ready, rxb_hd_ready, hd_is_rr;
+  logic         r_open_q, s_open_q, wc_hold_q, wc_sel_s_q, wc_sel_s;
+  logic         snk_wc_valid, snk_wc_tok, snk_wc_last;
+  logic [12:0]  snk_wc_off, snk_wc_len;
+  logic [63:0]  snk_wc_addr;
+  logic [resp_pkg::TOK_W-1:0] snk_wc_tok_data;
+  logic         mx_wc_valid, mx_wc_tok, mx_wc_last;
+  logic [12:0]  mx_wc_off, mx_wc_len;
+  logic [63:0]  mx_wc_addr;
+  logic [resp_pkg::TOK_W-1:0] mx_wc_tok_data;
+  logic         snk_ev_exec, snk_ev_done, snk_ev_unexp, snk_ev_dup, snk_ev_seq, snk_ev_bad;
+  logic         snk_ev_rr_full, rxw_tok_rdone;
   logic         rsp_ack_valid;
   logic [23:0]  rsp_ack_psn, rsp_ack_msn;
   logic [7:0]   rsp_ack_syndrome;
@@ -330,13 +351,10 @@ module rnic_top #(
   // rd_req_arb's client 3: reserved (READ response payload is read by
   // tx_engine, client 1).
   logic         arb_d_ready_unused;
-  // tx_engine's READ REQUEST record, for rd_sink (not in rnic_top yet).
-  logic           te_rr_valid_unused;
-  logic [QPW-1:0] te_rr_qp_unused;
-  logic [23:0]    te_rr_psn_unused;
-  logic [31:0]    te_rr_len_unused;
-  logic [63:0]    te_rr_addr_unused;
-  logic [2:0]     te_rr_mtu_unused;
+  // ack_tracker's READs completed: rd_sink's ev_done counts them.
+  logic           at_ev_rd_done_unused;
+  // rd_sink's pulses not counted yet (csr has no registers for them).
+  logic           snk_ev_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
@@ -459,13 +477,9 @@ module rnic_top #(
   // rx_buf's verdict, one per frame in frame order: rx_parser's ev_frame
   // pulses for every frame it saw (its last beat + 2, dropped frames too),
   // and a request packet's data_valid/data_meta come in that same cycle.
-  // Kept: request packets for a QP not in RESET that passed every check,
-  // except READ RESPONSEs (0x0D..0x10): the requester's READ data path
-  // (rd_sink) is not built, so as before they are only counted (RX_DATA)
-  // and their CE mark reaches cnp_gen.
-  assign rxb_vd_keep = data_valid
-      && !(data_meta[rx_meta_pkg::OPCODE_LO +: 8] >= rnic_pkg::BTH_RC_RD_RESP_FIRST
-           && data_meta[rx_meta_pkg::OPCODE_LO +: 8] <= rnic_pkg::BTH_RC_RD_RESP_ONLY);
+  // Kept: data packets (requests and READ RESPONSEs) for a QP not in
+  // RESET that passed every check.
+  assign rxb_vd_keep = data_valid;
 
   rx_buf #(.LINES(RXB_LINES)) u_rx_buf (
     .clk, .rst,
@@ -474,14 +488,14 @@ module rnic_top #(
     .out_valid(rxb_out_valid), .out_data(rxb_out_data), .out_keep(rxb_out_keep),
     .out_last(rxb_out_last), .out_meta(rxb_out_meta_unused), .out_prio(rxb_out_prio_unused),
     .out_ready(rxw_in_ready),
-    .hd_valid(rxb_hd_valid), .hd_ready(rsp_hd_ready), .hd_meta(rxb_hd_meta),
+    .hd_valid(rxb_hd_valid), .hd_ready(rxb_hd_ready), .hd_meta(rxb_hd_meta),
     .prio_lines(rxb_prio_lines_unused),
     .ev_drop_full(rxb_ev_drop_full)
   );
 
   responder #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_responder (
     .clk, .rst,
-    .hd_valid(rxb_hd_valid), .hd_ready(rsp_hd_ready), .hd_meta(rxb_hd_meta),
+    .hd_valid(rsp_hd_valid), .hd_ready(rsp_hd_ready), .hd_meta(rxb_hd_meta),
     .ctx_rd_valid(rsp_ctx_rd_valid_unused), .ctx_rd_qp(rsp_ctx_rd_qp),
     .ctx_state(rctx_state), .ctx_uc(rctx_uc), .ctx_mtu(rctx_mtu), .ctx_pd(rctx_pd),
     .ctx_rq_cq(rctx_rq_cq), .ctx_rnr_timer(rctx_rnr_timer), .ctx_access(rctx_access),
@@ -494,7 +508,7 @@ module rnic_top #(
     .rqe_pop_valid(rsp_rqe_pop_valid), .rqe_pop_qp(rsp_rqe_pop_qp),
     .rqe_avail(rqf_rqe_avail), .qp_err(qp_err_all),
     .epsn_set_valid, .epsn_set_qp, .epsn_set_psn,
-    .wc_valid(rsp_wc_valid), .wc_ready(rxw_wc_ready), .wc_tok(rsp_wc_tok),
+    .wc_valid(rsp_wc_valid), .wc_ready(rxw_wc_ready && !wc_sel_s), .wc_tok(rsp_wc_tok),
     .wc_off(rsp_wc_off), .wc_len(rsp_wc_len), .wc_addr(rsp_wc_addr), .wc_last(rsp_wc_last),
     .wc_tok_data(rsp_wc_tok_data),
     .ack_valid(rsp_ack_valid), .ack_qp(rsp_ack_qp), .ack_psn(rsp_ack_psn),
@@ -523,11 +537,69 @@ module rnic_top #(
     .ev_rqe_n(rqf_ev_rqe_n)
   );
 
+  // ---- the header and command paths shared with rd_sink ----
+  // rx_buf's header queue feeds the responder (requests) or rd_sink (READ
+  // RESPONSEs). Both give rx_wr commands for the frame at the head of
+  // rx_buf's bytes, so a header goes to one only while the other has no
+  // frame open (a frame is open from its header's take until its wc_last
+  // command is taken): frames' commands never interleave. Tokens (the
+  // responder's flushes, rd_sink's READ done) come between frames anyway.
+  assign hd_is_rr = rxb_hd_meta[rx_meta_pkg::OPCODE_LO +: 8] >= rnic_pkg::BTH_RC_RD_RESP_FIRST
+                 && rxb_hd_meta[rx_meta_pkg::OPCODE_LO +: 8] <= rnic_pkg::BTH_RC_RD_RESP_ONLY;
+  assign rsp_hd_valid = rxb_hd_valid && !hd_is_rr && !s_open_q;
+  assign snk_hd_valid = rxb_hd_valid && hd_is_rr && !r_open_q;
+  assign rxb_hd_ready = hd_is_rr ? (snk_hd_ready && !r_open_q) : (rsp_hd_ready && !s_open_q);
+  // rx_wr's command port: the responder first, except that an offer not
+  // taken stays (wc_hold_q) so rx_wr sees it unchanged.
+  assign wc_sel_s = wc_hold_q ? wc_sel_s_q : !rsp_wc_valid;
+  assign mx_wc_valid    = wc_sel_s ? snk_wc_valid : rsp_wc_valid;
+  assign mx_wc_tok      = wc_sel_s ? snk_wc_tok : rsp_wc_tok;
+  assign mx_wc_off      = wc_sel_s ? snk_wc_off : rsp_wc_off;
+  assign mx_wc_len      = wc_sel_s ? snk_wc_len : rsp_wc_len;
+  assign mx_wc_addr     = wc_sel_s ? snk_wc_addr : rsp_wc_addr;
+  assign mx_wc_last     = wc_sel_s ? snk_wc_last : rsp_wc_last;
+  assign mx_wc_tok_data = wc_sel_s ? snk_wc_tok_data : rsp_wc_tok_data;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      r_open_q   <= 1'b0;
+      s_open_q   <= 1'b0;
+      wc_hold_q  <= 1'b0;
+      wc_sel_s_q <= 1'b0;
+    end else begin
+      wc_hold_q  <= mx_wc_valid && !rxw_wc_ready;
+      wc_sel_s_q <= wc_sel_s;
+      if (rsp_hd_valid && rsp_hd_ready) r_open_q <= 1'b1;
+      else if (!wc_sel_s && rsp_wc_valid && rxw_wc_ready && !rsp_wc_tok && rsp_wc_last)
+        r_open_q <= 1'b0;
+      if (snk_hd_valid && snk_hd_ready) s_open_q <= 1'b1;
+      else if (wc_sel_s && snk_wc_valid && rxw_wc_ready && !snk_wc_tok && snk_wc_last)
+        s_open_q <= 1'b0;
+    end
+  end
+
+  // The requester's READ responses (docs/rd_sink.md): READ records from
+  // tx_engine, cleared when software restarts the QP's PSN.
+  rd_sink #(.QPS(QPS)) u_rd_sink (
+    .clk, .rst,
+    .rr_valid(te_rr_valid), .rr_qp(te_rr_qp), .rr_psn(te_rr_psn), .rr_len(te_rr_len),
+    .rr_addr(te_rr_addr), .rr_mtu(te_rr_mtu),
+    .clr_valid(psn_set_valid), .clr_qp(psn_set_qp),
+    .hd_valid(snk_hd_valid), .hd_ready(snk_hd_ready), .hd_meta(rxb_hd_meta),
+    .wc_valid(snk_wc_valid), .wc_ready(rxw_wc_ready && wc_sel_s), .wc_tok(snk_wc_tok),
+    .wc_off(snk_wc_off), .wc_len(snk_wc_len), .wc_addr(snk_wc_addr), .wc_last(snk_wc_last),
+    .wc_tok_data(snk_wc_tok_data),
+    .ev_exec(snk_ev_exec), .ev_done(snk_ev_done), .ev_unexp(snk_ev_unexp), .ev_dup(snk_ev_dup),
+    .ev_seq(snk_ev_seq), .ev_bad(snk_ev_bad), .ev_rr_full(snk_ev_rr_full)
+  );
+  assign snk_ev_unused = ^{snk_ev_exec, snk_ev_done, snk_ev_unexp, snk_ev_dup, snk_ev_seq,
+                           snk_ev_bad, snk_ev_rr_full};
+
   rx_wr u_rx_wr (
     .clk, .rst,
-    .wc_valid(rsp_wc_valid), .wc_ready(rxw_wc_ready), .wc_tok(rsp_wc_tok),
-    .wc_off(rsp_wc_off), .wc_len(rsp_wc_len), .wc_addr(rsp_wc_addr), .wc_last(rsp_wc_last),
-    .wc_tok_data(rsp_wc_tok_data),
+    .wc_valid(mx_wc_valid), .wc_ready(rxw_wc_ready), .wc_tok(mx_wc_tok),
+    .wc_off(mx_wc_off), .wc_len(mx_wc_len), .wc_addr(mx_wc_addr), .wc_last(mx_wc_last),
+    .wc_tok_data(mx_wc_tok_data),
     .in_valid(rxb_out_valid), .in_ready(rxw_in_ready), .in_data(rxb_out_data),
     .in_keep(rxb_out_keep), .in_last(rxb_out_last),
     .wr_req_valid(rxw_wr_req_valid), .wr_req_ready(rxw_wr_req_ready),
@@ -538,12 +610,17 @@ module rnic_top #(
     .tok_valid(rxw_tok_valid), .tok_ready(rxw_tok_ready), .tok_data(rxw_tok_data),
     .ev_write(rxw_ev_write), .ev_bytes(rxw_ev_bytes)
   );
-  // rx_wr's tokens (layout resp_pkg: bit 0 the kind). A RECV completion
-  // goes to cq_arb's input b, a READ job to rd_resp (whose job_ready is
-  // high from the cycle after reset: a full ring refuses, never stalls).
-  assign rxw_tok_cqe   = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_CQE;
+  // rx_wr's tokens (layout resp_pkg: bit 0 the kind, bit 191 rd_sink's).
+  // A RECV completion goes to cq_arb's input b, a READ job to rd_resp
+  // (whose job_ready is high from the cycle after reset: a full ring
+  // refuses, never stalls), a READ done to ack_tracker (a pulse it always
+  // takes: the READ's data is in host memory).
+  assign rxw_tok_rdone = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_CQE
+                      && rxw_tok_data[resp_pkg::TOK_SINK_BIT];
+  assign rxw_tok_cqe   = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_CQE
+                      && !rxw_tok_data[resp_pkg::TOK_SINK_BIT];
   assign rxw_tok_read  = rxw_tok_valid && rxw_tok_data[0] == resp_pkg::TOK_READ;
-  assign rxw_tok_ready = rxw_tok_read ? rdr_job_ready : cqa_b_ready;
+  assign rxw_tok_ready = rxw_tok_read ? rdr_job_ready : (rxw_tok_rdone || cqa_b_ready);
 
   // The READ responder's job store: tx_engine answers its jobs with READ
   // RESPONSE packets (docs/responder.md, "rd_resp and READ responses").
@@ -606,17 +683,16 @@ module rnic_top #(
     // it commits (a READ REQUEST's covers its whole response span).
     .snd_valid(psn_wr_valid), .snd_qp(psn_wr_qp), .snd_nxt(psn_wr_psn),
     .psn_set_valid, .psn_set_qp, .psn_set_psn,
-    // READ done: tied off until rd_sink is wired in (its token after rx_wr).
-    .rd_done_valid(1'b0), .rd_done_qp('0), .rd_done_psn('0),
+    // READ done: rd_sink's token, out of rx_wr after the READ's writes.
+    .rd_done_valid(rxw_tok_rdone), .rd_done_qp(rxw_tok_data[1 +: QPW]),
+    .rd_done_psn(rxw_tok_data[9 +: 24]),
     .out_valid(at_out_valid), .out_ready(at_out_ready), .out_wait_frame(at_out_wait_frame),
     .out_wr_id(at_out_wr_id), .out_status(at_out_status), .out_opcode(at_out_opcode),
     .out_len(at_out_len), .out_imm(at_out_imm), .out_qp(at_out_qp), .out_cq(at_out_cq),
     .full(ack_full), .err_valid(at_err_valid), .err_qp(at_err_qp),
     .ev_ack(ev_ack_new), .ev_nak, .ev_dup(ev_ack_dup), .ev_ack_invalid,
-    // Not counted yet (csr has no READ-done counter): left open.
-    /* verilator lint_off PINCONNECTEMPTY */
-    .ev_rd_done()
-    /* verilator lint_on PINCONNECTEMPTY */
+    // Not counted yet (csr has no READ-done counter).
+    .ev_rd_done(at_ev_rd_done_unused)
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (
@@ -664,8 +740,8 @@ module rnic_top #(
     .qp_dst_ip, .qp_udp_sport, .qp_dscp, .qp_vid, .qp_pcp, .qp_pkey,
     .mr_valid, .mr_key, .mr_va, .mr_len, .mr_pbase, .mr_access, .mr_pd,
     .psn_wr_valid, .psn_wr_qp, .psn_wr_psn,
-    .rr_valid(te_rr_valid_unused), .rr_qp(te_rr_qp_unused), .rr_psn(te_rr_psn_unused),
-    .rr_len(te_rr_len_unused), .rr_addr(te_rr_addr_unused), .rr_mtu(te_rr_mtu_unused),
+    .rr_valid(te_rr_valid), .rr_qp(te_rr_qp), .rr_psn(te_rr_psn),
+    .rr_len(te_rr_len), .rr_addr(te_rr_addr), .rr_mtu(te_rr_mtu),
     .err_valid(te_err_valid), .err_qp(te_err_qp),
     .rd_req_valid(te_rd_req_valid), .rd_req_ready(te_rd_req_ready),
     .rd_req_addr(te_rd_req_addr), .rd_req_len(te_rd_req_len),

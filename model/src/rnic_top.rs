@@ -67,7 +67,8 @@ use crate::pkt_builder::{PktBuilder, PktBuilderIn, PktBuilderOut};
 use crate::rate_limiter::{RateLimiter, RateLimiterIn, RateLimiterOut};
 use crate::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
 use crate::rd_resp::{RdResp, RdRespIn, RdRespOut};
-use crate::resp_tok::{Tok, TokBits};
+use crate::rd_sink::{RdSink, RdSinkIn, RdSinkOut};
+use crate::resp_tok::{Tok, TokBits, TOK_SINK_BIT};
 use crate::responder::{Responder, ResponderIn, ResponderOut};
 use crate::rq_arb::{RqArb, RqArbIn, RqArbOut};
 use crate::rq_fetch::{RqFetch, RqFetchIn, RqFetchOut};
@@ -126,6 +127,8 @@ pub struct RnicTop {
     wr_arb: WrArb,
     cq_arb: CqArb,
     rd_resp: RdResp,
+    rd_sink: RdSink,
+    glue: Glue,
     o_csr: CsrOut,
     o_sqf: SqFetchOut,
     o_sched: TxSchedOut,
@@ -150,6 +153,7 @@ pub struct RnicTop {
     o_wa: WrArbOut,
     o_cqa: CqArbOut,
     o_rdr: RdRespOut,
+    o_snk: RdSinkOut,
 }
 
 /// Every block's inputs in one cycle.
@@ -178,6 +182,30 @@ struct Ins {
     wa: WrArbIn,
     cqa: CqArbIn,
     rdr: RdRespIn,
+    snk: RdSinkIn,
+}
+
+/// rnic_top's own registers: the header and command paths the responder
+/// and rd_sink share (rnic_top.sv, "the header and command paths shared
+/// with rd_sink").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Glue {
+    /// The responder / rd_sink has a frame open (header taken, its wc_last
+    /// command not yet taken).
+    r_open_q: bool,
+    s_open_q: bool,
+    /// rx_wr's command offer was not taken: the same source stays.
+    wc_hold_q: bool,
+    wc_sel_s_q: bool,
+}
+
+/// The shared paths' wires this cycle.
+#[derive(Debug, Clone, Copy)]
+struct GlueWires {
+    rsp_hd_valid: bool,
+    snk_hd_valid: bool,
+    rxb_hd_ready: bool,
+    wc_sel_s: bool,
 }
 
 /// Bits `[lsb, lsb + w)` of a wide port (byte 0 holds bits 7..0), w <= 32.
@@ -234,6 +262,8 @@ impl RnicTop {
             wr_arb: WrArb::new(),
             cq_arb: CqArb::new(),
             rd_resp: RdResp::new(),
+            rd_sink: RdSink::new(),
+            glue: Glue::default(),
             o_csr: CsrOut::default(),
             o_sqf: SqFetchOut::default(),
             o_sched: TxSchedOut::default(),
@@ -258,6 +288,7 @@ impl RnicTop {
             o_wa: WrArbOut::default(),
             o_cqa: CqArbOut::default(),
             o_rdr: RdRespOut::default(),
+            o_snk: RdSinkOut::default(),
         }
     }
 
@@ -290,6 +321,54 @@ impl RnicTop {
             irq_valid: cqw.irq_valid,
             irq_cq: cqw.irq_cq,
         }
+    }
+
+    /// The shared header and command paths' wires (rnic_top.sv): a header
+    /// goes to the responder (requests) or rd_sink (READ RESPONSEs) only
+    /// while the other has no frame open; rx_wr's commands come from the
+    /// responder first, an offer not taken staying as it is.
+    fn glue_wires(&self) -> GlueWires {
+        let g = &self.glue;
+        let op = bits(&self.o_rxb.hd_meta, meta_field::OPCODE.0 as usize, 8) as u8;
+        let hd_is_rr = (bth_op::RC_RD_RESP_FIRST..=bth_op::RC_RD_RESP_ONLY).contains(&op);
+        let valid = self.o_rxb.hd_valid;
+        GlueWires {
+            rsp_hd_valid: valid && !hd_is_rr && !g.s_open_q,
+            snk_hd_valid: valid && hd_is_rr && !g.r_open_q,
+            rxb_hd_ready: if hd_is_rr {
+                self.o_snk.hd_ready && !g.r_open_q
+            } else {
+                self.o_rsp.hd_ready && !g.s_open_q
+            },
+            wc_sel_s: if g.wc_hold_q {
+                g.wc_sel_s_q
+            } else {
+                !self.o_rsp.wc_valid
+            },
+        }
+    }
+
+    /// The shared paths' registers after this cycle.
+    fn glue_next(&self, gw: &GlueWires) -> Glue {
+        let (g, r, k) = (&self.glue, &self.o_rsp, &self.o_snk);
+        let ready = self.o_rxw.wc_ready;
+        let mx_valid = if gw.wc_sel_s { k.wc_valid } else { r.wc_valid };
+        let mut n = Glue {
+            wc_hold_q: mx_valid && !ready,
+            wc_sel_s_q: gw.wc_sel_s,
+            ..*g
+        };
+        if gw.rsp_hd_valid && r.hd_ready {
+            n.r_open_q = true;
+        } else if !gw.wc_sel_s && r.wc_valid && ready && !r.wc_tok && r.wc_last {
+            n.r_open_q = false;
+        }
+        if gw.snk_hd_valid && k.hd_ready {
+            n.s_open_q = true;
+        } else if gw.wc_sel_s && k.wc_valid && ready && !k.wc_tok && k.wc_last {
+            n.s_open_q = false;
+        }
+        n
     }
 
     /// Every block's inputs this cycle, from the top inputs and the blocks'
@@ -325,6 +404,8 @@ impl RnicTop {
             &self.o_cqa,
             &self.o_rdr,
         );
+        let snk = &self.o_snk;
+        let gw = self.glue_wires();
         let mr_idx = sqf.wqe_data[WQE_LKEY] & 0x0F;
         let to_sqf = rd.rd_data_valid && rd.rd_data_client == 0;
         let to_pb = rd.rd_data_valid && rd.rd_data_client == 1;
@@ -334,14 +415,18 @@ impl RnicTop {
         // full ring refuses, never stalls).
         // cq_arb's b fields are the token's bits whatever its kind (as the
         // RTL's slices): layout resp_pkg.sv / resp_tok.rs.
+        // rd_sink's READ done (kind 0 with bit 191) goes to ack_tracker, a
+        // pulse it always takes.
         let tok = conv::<Beat, TokBits>(&rxw.tok_data);
         let tok_is_read = matches!(Tok::unpack(&tok), Tok::Read(_));
-        let tok_cqe = rxw.tok_valid && !tok_is_read;
+        let tok_is_rdone = !tok_is_read && tok.get(TOK_SINK_BIT, 1) != 0;
+        let tok_cqe = rxw.tok_valid && !tok_is_read && !tok_is_rdone;
         let tok_read = rxw.tok_valid && tok_is_read;
+        let tok_rdone = rxw.tok_valid && tok_is_rdone;
         let tok_ready = if tok_is_read {
             rdr.job_ready
         } else {
-            cqa.b_ready
+            tok_is_rdone || cqa.b_ready
         };
         let csr_in = CsrIn {
             mmio_wr_valid: i.mmio_wr_valid,
@@ -693,24 +778,20 @@ impl RnicTop {
             wr_data_ready: wr.wr_data_ready,
         };
         // rx_buf's verdict: rx_parser's ev_frame (one per frame, in order)
-        // keeps a request packet (data_valid), but not a READ RESPONSE (no
-        // rd_sink yet: as before, only counted and CE-checked).
-        let meta_op = rxp.data_meta.0[0] >> meta_field::OPCODE.0 & 0xFF;
-        let rd_resp =
-            (bth_op::RC_RD_RESP_FIRST as u64..=bth_op::RC_RD_RESP_ONLY as u64).contains(&meta_op);
+        // keeps a data packet (data_valid): a request or a READ RESPONSE.
         let rxb_in = RxBufIn {
             in_valid: i.rx_tvalid,
             in_data: i.rx_tdata,
             in_keep: i.rx_tkeep,
             in_last: i.rx_tlast,
             vd_valid: rxp.ev_frame,
-            vd_keep: rxp.data_valid && !rd_resp,
+            vd_keep: rxp.data_valid,
             vd_meta: conv(&rxp.data_meta),
             out_ready: rxw.in_ready,
-            hd_ready: rsp.hd_ready,
+            hd_ready: gw.rxb_hd_ready,
         };
         let rsp_in = ResponderIn {
-            hd_valid: rxb.hd_valid,
+            hd_valid: gw.rsp_hd_valid,
             hd_meta: conv::<Beat, MetaBits>(&rxb.hd_meta),
             ctx_state: c.rctx_state,
             ctx_uc: c.rctx_uc,
@@ -734,7 +815,22 @@ impl RnicTop {
             epsn_set_valid: c.epsn_set_valid,
             epsn_set_qp: c.epsn_set_qp,
             epsn_set_psn: c.epsn_set_psn,
-            wc_ready: rxw.wc_ready,
+            wc_ready: rxw.wc_ready && !gw.wc_sel_s,
+        };
+        // The READ responses: tx_engine's READ records, cleared when
+        // software restarts the QP's PSN.
+        let snk_in = RdSinkIn {
+            rr_valid: te.rr_valid,
+            rr_qp: te.rr_qp,
+            rr_psn: te.rr_psn,
+            rr_len: te.rr_len,
+            rr_addr: te.rr_addr,
+            rr_mtu: te.rr_mtu,
+            clr_valid: c.psn_set_valid,
+            clr_qp: c.psn_set_qp,
+            hd_valid: gw.snk_hd_valid,
+            hd_meta: conv::<Beat, MetaBits>(&rxb.hd_meta),
+            wc_ready: rxw.wc_ready && gw.wc_sel_s,
         };
         let rqf_in = RqFetchIn {
             db_valid: c.rq_db_valid,
@@ -753,14 +849,20 @@ impl RnicTop {
             rqe_pop_valid: rsp.rqe_pop_valid,
             rqe_pop_qp: rsp.rqe_pop_qp,
         };
+        // rx_wr's command port: the responder or rd_sink (glue_wires).
+        let (r, k, sel) = (rsp, snk, gw.wc_sel_s);
         let rxw_in = RxWrIn {
-            wc_valid: rsp.wc_valid,
-            wc_tok: rsp.wc_tok,
-            wc_off: rsp.wc_off,
-            wc_len: rsp.wc_len,
-            wc_addr: rsp.wc_addr,
-            wc_last: rsp.wc_last,
-            wc_tok_data: conv(&rsp.wc_tok_data),
+            wc_valid: if sel { k.wc_valid } else { r.wc_valid },
+            wc_tok: if sel { k.wc_tok } else { r.wc_tok },
+            wc_off: if sel { k.wc_off } else { r.wc_off },
+            wc_len: if sel { k.wc_len } else { r.wc_len },
+            wc_addr: if sel { k.wc_addr } else { r.wc_addr },
+            wc_last: if sel { k.wc_last } else { r.wc_last },
+            wc_tok_data: if sel {
+                conv(&k.wc_tok_data)
+            } else {
+                conv(&r.wc_tok_data)
+            },
             in_valid: rxb.out_valid,
             in_data: rxb.out_data,
             in_keep: rxb.out_keep,
@@ -853,9 +955,10 @@ impl RnicTop {
             psn_set_qp: c.psn_set_qp,
             psn_set_psn: c.psn_set_psn,
             // READ done: tied off until rd_sink is wired in.
-            rd_done_valid: false,
-            rd_done_qp: 0,
-            rd_done_psn: 0,
+            // READ done: rd_sink's token, out of rx_wr after the writes.
+            rd_done_valid: tok_rdone,
+            rd_done_qp: tok.get(1, QPW) as u8,
+            rd_done_psn: tok.get(9, 24) as u32,
             out_ready: cqa.a_ready,
         };
         Ins {
@@ -883,6 +986,7 @@ impl RnicTop {
             wa: wa_in,
             cqa: cqa_in,
             rdr: rdr_in,
+            snk: snk_in,
         }
     }
 }
@@ -905,7 +1009,7 @@ impl Tracer for Snapshot {
 impl RnicTop {
     /// The blocks without free-running timers, as one snapshot.
     fn datapath_state(&self) -> Snapshot {
-        let blocks: [&dyn Trace; 20] = [
+        let blocks: [&dyn Trace; 21] = [
             &self.csr,
             &self.sq_fetch,
             &self.tx_sched,
@@ -926,6 +1030,7 @@ impl RnicTop {
             &self.wr_arb,
             &self.cq_arb,
             &self.rd_resp,
+            &self.rd_sink,
         ];
         let mut s = Snapshot::default();
         for b in blocks {
@@ -959,6 +1064,8 @@ impl RnicTop {
             && self.o_wa == o.o_wa
             && self.o_cqa == o.o_cqa
             && self.o_rdr == o.o_rdr
+            && self.o_snk == o.o_snk
+            && self.glue == o.glue
     }
 
     /// Cycles [`RnicTop::skip`] may jump with the top inputs `i` held.
@@ -1037,11 +1144,14 @@ impl Dut for RnicTop {
         self.o_wa = self.wr_arb.reset();
         self.o_cqa = self.cq_arb.reset();
         self.o_rdr = self.rd_resp.reset();
+        self.o_snk = self.rd_sink.reset();
+        self.glue = Glue::default();
         self.top_out()
     }
 
     fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
         let w = self.wire(i);
+        let glue = self.glue_next(&self.glue_wires());
         self.o_csr = self.csr.tick(&w.csr);
         self.o_sqf = self.sq_fetch.tick(&w.sqf);
         self.o_sched = self.tx_sched.tick(&w.sched);
@@ -1066,6 +1176,8 @@ impl Dut for RnicTop {
         self.o_wa = self.wr_arb.tick(&w.wa);
         self.o_cqa = self.cq_arb.tick(&w.cqa);
         self.o_rdr = self.rd_resp.tick(&w.rdr);
+        self.o_snk = self.rd_sink.tick(&w.snk);
+        self.glue = glue;
         self.top_out()
     }
 }
@@ -1073,7 +1185,12 @@ impl Dut for RnicTop {
 impl Trace for RnicTop {
     /// Every block's registers in the scope of its instance in rnic_top.sv.
     fn trace(&self, t: &mut dyn Tracer) {
-        let blocks: [(&str, &dyn Trace); 24] = [
+        let g = &self.glue;
+        t.reg("r_open_q", 1, &g.r_open_q);
+        t.reg("s_open_q", 1, &g.s_open_q);
+        t.reg("wc_hold_q", 1, &g.wc_hold_q);
+        t.reg("wc_sel_s_q", 1, &g.wc_sel_s_q);
+        let blocks: [(&str, &dyn Trace); 25] = [
             ("u_csr", &self.csr),
             ("u_sq_fetch", &self.sq_fetch),
             ("u_tx_sched", &self.tx_sched),
@@ -1098,6 +1215,7 @@ impl Trace for RnicTop {
             ("u_wr_arb", &self.wr_arb),
             ("u_cq_arb", &self.cq_arb),
             ("u_rd_resp", &self.rd_resp),
+            ("u_rd_sink", &self.rd_sink),
         ];
         for (name, b) in blocks {
             t.push(name);

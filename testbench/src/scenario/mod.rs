@@ -6,6 +6,7 @@ pub mod common;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod pair;
+pub mod req_reads;
 pub mod resp_cover;
 pub mod resp_reference;
 pub mod rnic_top;

@@ -206,7 +206,20 @@ impl PairEnv {
             // RC work completes as the ACKs that actually arrived allow
             // (the other NIC's responder, decoded from the wire).
             let acks = arrived_acks(e);
-            e.expected = super::tx_reference::expected_with(&e.vector, &acks);
+            // READs complete as their responses arrived; which READs went
+            // out depends on which completed (ack_tracker's stall), so
+            // until nothing changes.
+            let mut dones: Vec<(u32, u32)> = Vec::new();
+            for _ in 0..16 {
+                let exp = super::tx_reference::expected_with(&e.vector, &acks, &dones);
+                let sent = e.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
+                let rr = super::req_reads::predict(&e.vector, &exp, sent);
+                e.expected = exp;
+                if rr.dones == dones {
+                    break;
+                }
+                dones = rr.dones;
+            }
             e.finish_checks(cycle);
             rx_reference::check_ack_counters(e, cycle);
         }

@@ -97,6 +97,9 @@ pub enum AckEffect {
 }
 
 const PSN_MOD: u32 = 1 << 24;
+/// In the RC completion queue: a READ whose data is in (ready whatever
+/// the ACKs; a PSN never is this large).
+const READ_DONE: u32 = u32::MAX - 1;
 
 /// `to` is this many PSNs after `from`, modulo 2^24.
 fn psn_dist(from: u32, to: u32) -> u32 {
@@ -242,13 +245,21 @@ pub fn rx_acks(v: &Vector) -> Vec<(u32, u32, u8)> {
 /// Works out every packet and completion of `v` (an `rnic_top` vector),
 /// the ACKs being those of its `rx` frames ([`rx_acks`]) and its peer.
 pub fn expected(v: &Vector) -> Expected {
-    expected_with(v, &rx_acks(v))
+    expected_with(v, &rx_acks(v), &[])
 }
 
 /// [`expected`] with the ACKs and NAKs that reached the NIC given as
 /// (DestQP, PSN, syndrome) in arrival order: in a pair, those the other
 /// NIC's responder actually sent, decoded from the frames that arrived.
-pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
+///
+/// `rdones`: the READs whose last response arrived and was taken
+/// ([`super::req_reads`]), as (QP, the READ's last PSN): each completes its
+/// READ and acknowledges every PSN up to it, as an ACK would.
+pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)], rdones: &[(u32, u32)]) -> Expected {
+    // A READ done is an acknowledgement of its last PSN too.
+    let mut all: Vec<(u32, u32, u8)> = acks.to_vec();
+    all.extend(rdones.iter().map(|&(q, psn)| (q, psn, 0)));
+    let acks = &all[..];
     let mut out = Expected {
         packets: vec![Vec::new(); crate::vector::QPS as usize],
         cqes: Vec::new(),
@@ -330,15 +341,23 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
                     ack_req: true,
                     reth,
                     imm: None,
-                    pay_addr: 0,
+                    // Where the responses go (rd_sink's record; 0 for
+                    // length 0): no payload is read for the request.
+                    pay_addr: pay_base,
                     pay_len: 0,
                 });
                 psn = (psn + w.len.div_ceil(mtu).max(1)) & 0xFF_FFFF;
                 psn_ends.push((k, psn));
-                // A READ completes with its response data, which is not
-                // handled yet: it never completes and holds the CQEs behind it.
+                // A READ completes when its last response's data is in
+                // (rdones), never by an ACK; until then it holds the CQEs
+                // behind it.
                 if w.signaled {
-                    complete(cqe(cqe::STATUS_SUCCESS, w.len), Some(u32::MAX));
+                    let last = (psn + 0xFF_FFFF) & 0xFF_FFFF;
+                    let done = rdones.contains(&(q.qp, last));
+                    complete(
+                        cqe(cqe::STATUS_SUCCESS, w.len),
+                        Some(if done { READ_DONE } else { u32::MAX }),
+                    );
                 }
                 continue;
             }
@@ -455,7 +474,7 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
                 .collect();
             let acked = acked_count(v, q, &pkts, range, acks);
             let ready = |last: Option<u32>| match last {
-                None => true,
+                None | Some(READ_DONE) => true,
                 Some(u32::MAX) => false,
                 Some(l) => psn_dist(q.psn, l) < acked,
             };
@@ -472,7 +491,7 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)]) -> Expected {
         out.packets[qpi].retain(|p| p.wqe <= last_wqe);
         rc_queue.retain(|(c, _)| c.wqe <= last_wqe);
         let ready = |last: Option<u32>| match last {
-            None => true,
+            None | Some(READ_DONE) => true,
             Some(u32::MAX) => false,
             Some(l) => psn_dist(q.psn, l) < acked,
         };
@@ -563,6 +582,7 @@ fn remote_nak_outcome(
     for (c, last) in rc_queue {
         let mut c = c.clone();
         match last {
+            Some(READ_DONE) => {}
             Some(l) if *l != u32::MAX && psn_dist(q.psn, *l) < at => {}
             None if named.is_none_or(|k| c.wqe <= k) => {}
             _ => {

@@ -260,6 +260,11 @@ impl RnicTopEnv {
             }
             absorb(&mut out, q, &mut effects);
         }
+        // The requester's READ responses place their payloads too
+        // (rd_sink, through the same rx_wr).
+        let sent = self.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
+        let rr = crate::scenario::req_reads::predict(v, &self.expected, sent);
+        out.writes.extend(rr.writes);
         for q in &v.qps {
             let i = q.qp as usize;
             let Some(r) = resp[i].as_mut() else { continue };
