@@ -167,7 +167,7 @@ const CC_REGS: [(u16, u32, u32); 13] = [
 ];
 
 /// Each receive-path counter's address and whether this cycle's inputs count it.
-fn rx_events(i: &CsrIn) -> [(u16, bool); 37] {
+fn rx_events(i: &CsrIn) -> [(u16, bool); 43] {
     let drop = |r: u8| i.ev_drop && i.ev_drop_reason == r;
     [
         (map::CNT_RX_FRAMES_ADDR, i.ev_rx_frame),
@@ -208,6 +208,12 @@ fn rx_events(i: &CsrIn) -> [(u16, bool); 37] {
         (map::CNT_ACK_COALESCED_ADDR, i.ev_ack_coalesced),
         (map::CNT_READ_JOBS_ADDR, i.ev_read_job),
         (map::CNT_READ_JOB_FULL_ADDR, i.ev_read_job_full),
+        (map::CNT_RDR_TAKEN_ADDR, i.ev_snk & 1 != 0),
+        (map::CNT_RDR_DONE_ADDR, i.ev_snk & 2 != 0),
+        (map::CNT_RDR_UNEXP_ADDR, i.ev_snk & 4 != 0),
+        (map::CNT_RDR_DUP_ADDR, i.ev_snk & 8 != 0),
+        (map::CNT_RDR_SEQ_ADDR, i.ev_snk & 16 != 0),
+        (map::CNT_RDR_BAD_ADDR, i.ev_snk & 32 != 0),
     ]
 }
 
@@ -694,6 +700,7 @@ impl CsrEnv {
         // Bytes of a write: up to 13 bits, the top one too.
         i.ev_rx_write_bytes = (self.rng.next_u64() as u16) & 0x1FFF;
         i.ev_rqe_n = self.rng.below(16) as u8;
+        i.ev_snk = (0..6).fold(0, |v, k| v | (self.rng.percent(10) as u8) << k);
         let mut word = || self.rng.next_u64() as u32;
         (i.dcqcn_cnt_cnp, i.dcqcn_cnt_cut, i.dcqcn_cnt_fr) = (word(), word(), word());
         (i.dcqcn_cnt_ai, i.dcqcn_cnt_hai, i.dcqcn_cnt_alpha) = (word(), word(), word());

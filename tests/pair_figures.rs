@@ -1,7 +1,8 @@
 //! Two-NIC figures from simulated cycles (exact, so asserted as bounds):
-//! the shipped vector `vectors/pair/rc_write_64k_rtt500.json` runs in
-//! lockstep with every independent check, and the timing of A's frames
-//! on its `tx_*` gives the WRITE goodput.
+//! the shipped vectors `vectors/pair/rc_write_64k_rtt500.json` and
+//! `rc_read_64k_rtt500.json` run in lockstep with every independent check,
+//! and the timing of the data frames (A's WRITEs, B's READ responses) on
+//! the sender's `tx_*` gives the goodput.
 //!
 //! Two bounds, each derived here from the vector alone: the wire (the
 //! frames' own beats back to back, one 64-byte beat a cycle, every frame
@@ -81,4 +82,59 @@ fn write_goodput_64k_mtu4096_rtt500() {
     // Every WRITE completed at A, successfully.
     assert_eq!(r.a.cqes.len(), 8);
     assert!(r.a.cqes.iter().all(|c| c.status == 0));
+}
+
+#[test]
+fn read_goodput_64k_mtu4096_rtt500() {
+    let v = load("rc_read_64k_rtt500");
+    let r = pair::run(&v, Mode::Lockstep, &RunOpts::default()).unwrap();
+    assert!(
+        r.report.clean(),
+        "{:?} {:?}",
+        r.report.divergence,
+        r.report.failures
+    );
+    // B's READ RESPONSE frames (FIRST/MIDDLE/LAST/ONLY), whose payload B's
+    // host completions bring to B.
+    let mut first = u64::MAX;
+    let mut end = 0;
+    let (mut sum_beats, mut payload, mut frames) = (0u64, 0u64, 0u64);
+    for (cycle, f) in &r.report.tx_frames {
+        let p = RoceRepr::parse_bytes(f).expect("a good frame");
+        if !(0x0D..=0x10).contains(&p.bth.opcode) {
+            continue;
+        }
+        first = first.min(*cycle);
+        end = end.max(cycle + beats(f.len()));
+        sum_beats += beats(f.len());
+        payload += p.payload.len() as u64;
+        frames += 1;
+    }
+    assert_eq!(payload, 8 * 65536, "every READ's data on the wire");
+    assert_eq!(frames, 8 * 16, "16 responses of 4 KiB per READ");
+    let span = end - first;
+    let bpc = payload as f64 / span as f64;
+    let wire = payload as f64 / sum_beats as f64;
+    let cpl = v.b.root_complex.cpl_size as u64;
+    let host = cpl as f64 / (12 + cpl).div_ceil(64) as f64;
+    let bound = wire.min(host);
+    println!(
+        "READ 8 x 64 KiB, MTU 4096, RTT 500, completions of {cpl} B: {payload} payload bytes \
+         in {span} cycles = {bpc:.2} B/cycle ({:.1} Gb/s at 250 MHz); wire bound {wire:.2}, \
+         host completion bound {host:.2}: {:.1} % of the lower",
+        bpc * 8.0 * 0.25,
+        100.0 * bpc / bound
+    );
+    assert!(
+        bpc >= 0.95 * bound,
+        "goodput {:.1} % of the bound",
+        100.0 * bpc / bound
+    );
+    // Every READ completed at A, successfully, with its length.
+    assert_eq!(r.a.cqes.len(), 8);
+    assert!(r
+        .a
+        .cqes
+        .iter()
+        .all(|c| c.status == 0 && c.opcode == 4 && c.len == 65536));
 }

@@ -100,6 +100,12 @@ package addr_map_pkg;
   localparam logic [15:0] CNT_RX_WR_BYTES_LO_ADDR = 16'h01DC;
   localparam logic [15:0] CNT_RX_WR_BYTES_HI_ADDR = 16'h01E0;
   localparam logic [15:0] CNT_READ_JOB_FULL_ADDR = 16'h01E4;
+  localparam logic [15:0] CNT_RDR_TAKEN_ADDR = 16'h01E8;
+  localparam logic [15:0] CNT_RDR_DONE_ADDR = 16'h01EC;
+  localparam logic [15:0] CNT_RDR_UNEXP_ADDR = 16'h01F0;
+  localparam logic [15:0] CNT_RDR_DUP_ADDR = 16'h01F4;
+  localparam logic [15:0] CNT_RDR_SEQ_ADDR = 16'h01F8;
+  localparam logic [15:0] CNT_RDR_BAD_ADDR = 16'h01FC;
 
   // CC registers at 0x0200
   // CC's RW registers as csr.sv's cc_q: register k at CC_RW_ADDR + 4k, bits 32k+31:32k

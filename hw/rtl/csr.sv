@@ -205,6 +205,8 @@ module csr #(
   input  logic                   ev_ack_coalesced,
   input  logic                   ev_read_job,
   input  logic                   ev_read_job_full,
+  // rd_sink's pulses: taken, done, no READ, duplicate, PSN ahead, malformed.
+  input  logic [5:0]             ev_snk,
   input  logic [3:0]             ev_rqe_n,
   // dcqcn's own counters and the STAT_QP QP's state, read as they are.
   input  logic [31:0]            dcqcn_cnt_cnp,
@@ -329,6 +331,7 @@ module csr #(
   // written); its one-bit events count in cnt_rev_q below.
   logic [31:0]  cnt_rqe_fetched_q;
   logic [31:0]  cnt_read_full_q;
+  logic [31:0]  cnt_snk_q [6];
   logic [63:0]  cnt_rx_wr_bytes_q;
   logic         psn_set_valid_q;
   logic [QPW-1:0] psn_set_qp_q;
@@ -760,6 +763,12 @@ module csr #(
         addr_map_pkg::CNT_RX_WR_BYTES_LO_ADDR: rd_data = cnt_rx_wr_bytes_q[31:0];
         addr_map_pkg::CNT_RX_WR_BYTES_HI_ADDR: rd_data = cnt_rx_wr_bytes_q[63:32];
         addr_map_pkg::CNT_READ_JOB_FULL_ADDR: rd_data = cnt_read_full_q;
+        addr_map_pkg::CNT_RDR_TAKEN_ADDR: rd_data = cnt_snk_q[0];
+        addr_map_pkg::CNT_RDR_DONE_ADDR: rd_data = cnt_snk_q[1];
+        addr_map_pkg::CNT_RDR_UNEXP_ADDR: rd_data = cnt_snk_q[2];
+        addr_map_pkg::CNT_RDR_DUP_ADDR: rd_data = cnt_snk_q[3];
+        addr_map_pkg::CNT_RDR_SEQ_ADDR: rd_data = cnt_snk_q[4];
+        addr_map_pkg::CNT_RDR_BAD_ADDR: rd_data = cnt_snk_q[5];
         addr_map_pkg::CC_DCQCN_G_ADDR: rd_data = cc_q[0];
         addr_map_pkg::CC_DCQCN_K_ADDR: rd_data = cc_q[1];
         addr_map_pkg::CC_DCQCN_T_INC_ADDR: rd_data = cc_q[2];
@@ -880,6 +889,13 @@ module csr #(
                ev_resp_nak_acc, ev_resp_nak_inv, ev_resp_nak_rnr, ev_resp_nak_seq, ev_resp_dup,
                ev_resp_exec};
     wr_cc_rel = mmio_wr_addr - addr_map_pkg::CC_RW_ADDR;
+  end
+
+  for (genvar k = 0; k < 6; k++) begin : g_snk
+    always_ff @(posedge clk) begin
+      if (rst) cnt_snk_q[k] <= '0;
+      else     cnt_snk_q[k] <= cnt_snk_q[k] + {31'd0, ev_snk[k]};
+    end
   end
 
   for (genvar k = 0; k < NREV; k++) begin : g_rev

@@ -137,6 +137,9 @@ ports! {
         pub ev_ack_coalesced: bool = 1,
         pub ev_read_job: bool = 1,
         pub ev_read_job_full: bool = 1,
+        /// rd_sink's pulses, bit k counted by RDR word k: taken, done, no
+        /// READ, duplicate, PSN ahead, malformed.
+        pub ev_snk: u8 = 6,
         pub ev_rqe_n: u8 = 4,
         pub dcqcn_cnt_cnp: u32 = 32,
         pub dcqcn_cnt_cut: u32 = 32,
@@ -360,6 +363,8 @@ pub struct Csr {
     cnt_rx_wr_bytes_q: u64,
     /// READ jobs rd_resp refused (its own word, after RX_WR_BYTES_HI).
     cnt_read_full_q: u32,
+    /// rd_sink's events, RDR_TAKEN .. RDR_BAD.
+    cnt_snk_q: [u32; 6],
     psn_set_valid_q: bool,
     psn_set_qp_q: u8,
     psn_set_psn_q: u32,
@@ -450,6 +455,7 @@ impl Default for Csr {
             cnt_ack_invalid_q: 0,
             cnt_rqe_fetched_q: 0,
             cnt_read_full_q: 0,
+            cnt_snk_q: [0; 6],
             cnt_rx_wr_bytes_q: 0,
             psn_set_valid_q: false,
             psn_set_qp_q: 0,
@@ -747,6 +753,12 @@ impl Csr {
             map::CNT_ACK_INVALID_ADDR => self.cnt_ack_invalid_q,
             map::CNT_RQE_FETCHED_ADDR => self.cnt_rqe_fetched_q,
             map::CNT_READ_JOB_FULL_ADDR => self.cnt_read_full_q,
+            map::CNT_RDR_TAKEN_ADDR => self.cnt_snk_q[0],
+            map::CNT_RDR_DONE_ADDR => self.cnt_snk_q[1],
+            map::CNT_RDR_UNEXP_ADDR => self.cnt_snk_q[2],
+            map::CNT_RDR_DUP_ADDR => self.cnt_snk_q[3],
+            map::CNT_RDR_SEQ_ADDR => self.cnt_snk_q[4],
+            map::CNT_RDR_BAD_ADDR => self.cnt_snk_q[5],
             map::CNT_RX_WR_BYTES_LO_ADDR => self.cnt_rx_wr_bytes_q as u32,
             map::CNT_RX_WR_BYTES_HI_ADDR => (self.cnt_rx_wr_bytes_q >> 32) as u32,
             map::CC_STAT_RC_ADDR => i.stat_rc,
@@ -951,6 +963,9 @@ impl Dut for Csr {
             .cnt_rqe_fetched_q
             .wrapping_add((i.ev_rqe_n & 0xF) as u32);
         self.cnt_read_full_q = self.cnt_read_full_q.wrapping_add(i.ev_read_job_full as u32);
+        for (k, c) in self.cnt_snk_q.iter_mut().enumerate() {
+            *c = c.wrapping_add((i.ev_snk >> k & 1) as u32);
+        }
         if i.ev_rx_write {
             self.cnt_rx_wr_bytes_q = self
                 .cnt_rx_wr_bytes_q
@@ -1099,6 +1114,7 @@ impl Trace for Csr {
         t.reg("cnt_ack_invalid_q", 32, &self.cnt_ack_invalid_q);
         t.reg("cnt_rqe_fetched_q", 32, &self.cnt_rqe_fetched_q);
         t.reg("cnt_read_full_q", 32, &self.cnt_read_full_q);
+        t.each("cnt_snk_q", 32, &self.cnt_snk_q);
         t.reg("cnt_rx_wr_bytes_q", 64, &self.cnt_rx_wr_bytes_q);
         t.reg("psn_set_valid_q", 1, &self.psn_set_valid_q);
         t.reg("psn_set_qp_q", 4, &self.psn_set_qp_q);

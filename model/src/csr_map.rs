@@ -75,6 +75,12 @@
 //! | 0x01DC | CNT_RX_WR_BYTES_LO | RO | [31:0] VALUE 0 |
 //! | 0x01E0 | CNT_RX_WR_BYTES_HI | RO | [31:0] VALUE 0 |
 //! | 0x01E4 | CNT_READ_JOB_FULL | RO | [31:0] VALUE 0 |
+//! | 0x01E8 | CNT_RDR_TAKEN | RO | [31:0] VALUE 0 |
+//! | 0x01EC | CNT_RDR_DONE | RO | [31:0] VALUE 0 |
+//! | 0x01F0 | CNT_RDR_UNEXP | RO | [31:0] VALUE 0 |
+//! | 0x01F4 | CNT_RDR_DUP | RO | [31:0] VALUE 0 |
+//! | 0x01F8 | CNT_RDR_SEQ | RO | [31:0] VALUE 0 |
+//! | 0x01FC | CNT_RDR_BAD | RO | [31:0] VALUE 0 |
 //! | 0x0200 | CC_DCQCN_G | RW | [3:0] G_SHIFT 8, [15:8] F 5 |
 //! | 0x0204 | CC_DCQCN_K | RW | [23:0] CYCLES 13750 |
 //! | 0x0208 | CC_DCQCN_T_INC | RW | [23:0] CYCLES 75000 |
@@ -433,6 +439,30 @@ pub const CNT_RX_WR_BYTES_HI_RESET: u32 = 0x00000000;
 pub const CNT_READ_JOB_FULL_ADDR: u16 = 0x01E4;
 pub const CNT_READ_JOB_FULL_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_READ_JOB_FULL_RESET: u32 = 0x00000000;
+/// RO: READ responses the requester took and placed (rd_sink)
+pub const CNT_RDR_TAKEN_ADDR: u16 = 0x01E8;
+pub const CNT_RDR_TAKEN_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RDR_TAKEN_RESET: u32 = 0x00000000;
+/// RO: READs whose last response was taken: the READ completes once its data is written
+pub const CNT_RDR_DONE_ADDR: u16 = 0x01EC;
+pub const CNT_RDR_DONE_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RDR_DONE_RESET: u32 = 0x00000000;
+/// RO: READ responses dropped: no READ outstanding on their QP
+pub const CNT_RDR_UNEXP_ADDR: u16 = 0x01F0;
+pub const CNT_RDR_UNEXP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RDR_UNEXP_RESET: u32 = 0x00000000;
+/// RO: READ responses dropped: a PSN before the one expected (a duplicate)
+pub const CNT_RDR_DUP_ADDR: u16 = 0x01F4;
+pub const CNT_RDR_DUP_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RDR_DUP_RESET: u32 = 0x00000000;
+/// RO: READ responses dropped: a PSN after the one expected (a response lost before it)
+pub const CNT_RDR_SEQ_ADDR: u16 = 0x01F8;
+pub const CNT_RDR_SEQ_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RDR_SEQ_RESET: u32 = 0x00000000;
+/// RO: READ responses dropped: wrong opcode for their position, AETH, or length
+pub const CNT_RDR_BAD_ADDR: u16 = 0x01FC;
+pub const CNT_RDR_BAD_MASK: u32 = 0xFFFFFFFF;
+pub const CNT_RDR_BAD_RESET: u32 = 0x00000000;
 
 // CC registers at 0x0200.
 /// CC's RW registers in address order (the RTL's `cc_q`): register `k` at `CC_RW_ADDR + 4 k`.

@@ -498,6 +498,12 @@ impl RnicTop {
             ev_ack_coalesced: ag.ev_coalesced,
             ev_read_job: rdr.ev_job,
             ev_read_job_full: rdr.ev_job_full,
+            ev_snk: snk.ev_exec as u8
+                | (snk.ev_done as u8) << 1
+                | (snk.ev_unexp as u8) << 2
+                | (snk.ev_dup as u8) << 3
+                | (snk.ev_seq as u8) << 4
+                | (snk.ev_bad as u8) << 5,
             ev_rqe_n: rqf.ev_rqe_n,
             dcqcn_cnt_cnp: dc.cnt_cnp,
             dcqcn_cnt_cut: dc.cnt_cut,

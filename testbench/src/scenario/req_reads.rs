@@ -14,8 +14,7 @@
 
 use std::collections::VecDeque;
 
-use super::rnic_top::resp_predict::parse_padded;
-use super::rx_reference::{classify, live_qps, RxEvent};
+use super::rx_reference::{classify, live_qps, request_meta, RxEvent};
 use super::tx_reference::Expected;
 use crate::vector::Vector;
 
@@ -27,6 +26,14 @@ pub struct ReqReads {
     pub writes: Vec<(u64, Vec<u8>)>,
     /// READs done, in order: (QP, the READ's last PSN).
     pub dones: Vec<(u32, u32)>,
+    /// Responses taken; dropped with no READ outstanding, as a duplicate
+    /// (a PSN 1 to 2^23 before the one expected), as ahead (any other
+    /// PSN), malformed (opcode for its position, AETH, length).
+    pub taken: u64,
+    pub unexp: u64,
+    pub dup: u64,
+    pub ahead: u64,
+    pub bad: u64,
 }
 
 struct Outstanding {
@@ -81,18 +88,29 @@ pub fn predict<'a>(
         let RxEvent::Data { qp, .. } = classify(bytes, fcs, &live) else {
             continue;
         };
-        let Ok(r) = parse_padded(bytes) else {
-            continue;
-        };
-        let op = r.bth.opcode;
+        // The fields as rx_parser hands them on (the frame's own bytes:
+        // a damaged pad or a short frame's MAC padding change nothing).
+        let m = request_meta(bytes);
+        let op = m.opcode;
         if !(FIRST..=ONLY).contains(&op) {
             continue;
         }
+        let Some(payload) = bytes.get(m.hdr_len..m.hdr_len + m.pay_len) else {
+            continue;
+        };
         let Some(h) = reads.get_mut(qp as usize).and_then(|q| q.front_mut()) else {
+            out.unexp += 1;
             continue;
         };
         let n = h.len.div_ceil(h.mtu).max(1);
-        if r.bth.psn != (h.psn0 + h.k as u32) % PSN_MOD {
+        let want_psn = (h.psn0 + h.k as u32) % PSN_MOD;
+        if m.psn != want_psn {
+            let behind = want_psn.wrapping_sub(m.psn) % PSN_MOD;
+            if (1..=1 << 23).contains(&behind) {
+                out.dup += 1;
+            } else {
+                out.ahead += 1;
+            }
             continue;
         }
         let want_op = match (n, h.k) {
@@ -102,10 +120,11 @@ pub fn predict<'a>(
             _ => MIDDLE,
         };
         if op != want_op {
+            out.bad += 1;
             continue;
         }
-        let aeth_ok = match r.aeth {
-            Some(a) => op != MIDDLE && a.syndrome >> 5 == 0,
+        let aeth_ok = match m.aeth {
+            Some(a) => op != MIDDLE && a >> 29 == 0,
             None => op == MIDDLE,
         };
         let want_len = if op == FIRST || op == MIDDLE {
@@ -113,11 +132,13 @@ pub fn predict<'a>(
         } else {
             h.len - h.k * h.mtu
         };
-        if !aeth_ok || r.payload.len() as u64 != want_len {
+        if !aeth_ok || payload.len() as u64 != want_len {
+            out.bad += 1;
             continue;
         }
-        if !r.payload.is_empty() {
-            out.writes.push((h.addr + h.k * h.mtu, r.payload.clone()));
+        out.taken += 1;
+        if !payload.is_empty() {
+            out.writes.push((h.addr + h.k * h.mtu, payload.to_vec()));
         }
         h.k += 1;
         if h.k == n {

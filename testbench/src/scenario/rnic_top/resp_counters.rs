@@ -29,6 +29,12 @@ pub const RESP_COUNTERS: &[(&str, u16)] = &[
     ("rx_wr_bytes_lo", CNT_RX_WR_BYTES_LO_ADDR),
     ("rx_wr_bytes_hi", CNT_RX_WR_BYTES_HI_ADDR),
     ("read_job_full", CNT_READ_JOB_FULL_ADDR),
+    ("rdr_taken", CNT_RDR_TAKEN_ADDR),
+    ("rdr_done", CNT_RDR_DONE_ADDR),
+    ("rdr_unexp", CNT_RDR_UNEXP_ADDR),
+    ("rdr_dup", CNT_RDR_DUP_ADDR),
+    ("rdr_seq", CNT_RDR_SEQ_ADDR),
+    ("rdr_bad", CNT_RDR_BAD_ADDR),
 ];
 
 impl RnicTopEnv {
@@ -87,6 +93,21 @@ impl RnicTopEnv {
             reads_executed - reads.skipped.min(reads_executed),
         ));
         exp.push(("read_job_full", reads.skipped));
+        // The requester's READ responses (rd_sink), from the responses that
+        // arrived.
+        for (name, n) in [
+            "rdr_taken",
+            "rdr_done",
+            "rdr_unexp",
+            "rdr_dup",
+            "rdr_seq",
+            "rdr_bad",
+        ]
+        .into_iter()
+        .zip(want.rdr)
+        {
+            exp.push((name, n));
+        }
         // rq_fetch holds at most RQ_SLOTS RECVs per QP: the ones fetched
         // are those consumed or flushed and up to RQ_SLOTS more.
         let mut fetched = 0u64;

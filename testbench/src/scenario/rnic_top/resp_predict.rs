@@ -52,6 +52,9 @@ pub struct RespPrediction {
     /// Per QP: the READ responses owed, one job per READ executed (fresh
     /// or again), in arrival order.
     pub reads: Vec<Vec<ReadJob>>,
+    /// The requester's READ responses (rd_sink's counters RDR_TAKEN,
+    /// RDR_DONE, RDR_UNEXP, RDR_DUP, RDR_SEQ, RDR_BAD).
+    pub rdr: [u64; 6],
 }
 
 /// The READ RESPONSE packets one READ request calls for, and how many of
@@ -265,6 +268,14 @@ impl RnicTopEnv {
         let sent = self.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
         let rr = crate::scenario::req_reads::predict(v, &self.expected, sent);
         out.writes.extend(rr.writes);
+        out.rdr = [
+            rr.taken,
+            rr.dones.len() as u64,
+            rr.unexp,
+            rr.dup,
+            rr.ahead,
+            rr.bad,
+        ];
         for q in &v.qps {
             let i = q.qp as usize;
             let Some(r) = resp[i].as_mut() else { continue };
