@@ -34,9 +34,18 @@ fn load(name: &str) -> SystemVector {
     }
 }
 
-#[test]
-fn write_goodput_64k_mtu4096_rtt500() {
-    let v = load("rc_write_64k_rtt500");
+/// Runs the pair vector `name` in lockstep (clean), measures the payload
+/// rate of the data frames whose opcode `is_data` selects, prints it as
+/// `what` and asserts it is at least 95 % of the lower bound, the host
+/// completion size being `cpl` (the sender's root complex). Returns the
+/// report for the caller's own checks.
+fn goodput(
+    name: &str,
+    what: &str,
+    is_data: impl Fn(u8) -> bool,
+    cpl_of: impl Fn(&SystemVector) -> u32,
+) -> pair::PairReport {
+    let v = load(name);
     let r = pair::run(&v, Mode::Lockstep, &RunOpts::default()).unwrap();
     assert!(
         r.report.clean(),
@@ -44,13 +53,12 @@ fn write_goodput_64k_mtu4096_rtt500() {
         r.report.divergence,
         r.report.failures
     );
-    // A's request frames (B sends only ACKs): RDMA WRITE FIRST/MIDDLE/LAST/ONLY.
     let mut first = u64::MAX;
     let mut end = 0;
     let (mut sum_beats, mut payload, mut frames) = (0u64, 0u64, 0u64);
     for (cycle, f) in &r.report.tx_frames {
         let p = RoceRepr::parse_bytes(f).expect("a good frame");
-        if !matches!(p.bth.opcode, 0x06..=0x08 | 0x0A) {
+        if !is_data(p.bth.opcode) {
             continue;
         }
         first = first.min(*cycle);
@@ -59,16 +67,20 @@ fn write_goodput_64k_mtu4096_rtt500() {
         payload += p.payload.len() as u64;
         frames += 1;
     }
-    assert_eq!(payload, 8 * 65536, "every WRITE's payload on the wire");
-    assert_eq!(frames, 8 * 16, "16 frames of 4 KiB per WRITE");
+    assert_eq!(
+        payload,
+        8 * 65536,
+        "{what}: every message's data on the wire"
+    );
+    assert_eq!(frames, 8 * 16, "{what}: 16 frames of 4 KiB per message");
     let span = end - first;
     let bpc = payload as f64 / span as f64;
     let wire = payload as f64 / sum_beats as f64;
-    let cpl = v.a.root_complex.cpl_size as u64;
+    let cpl = cpl_of(&v) as u64;
     let host = cpl as f64 / (12 + cpl).div_ceil(64) as f64;
     let bound = wire.min(host);
     println!(
-        "WRITE 8 x 64 KiB, MTU 4096, RTT 500, completions of {cpl} B: {payload} payload bytes \
+        "{what} 8 x 64 KiB, MTU 4096, RTT 500, completions of {cpl} B: {payload} payload bytes \
          in {span} cycles = {bpc:.2} B/cycle ({:.1} Gb/s at 250 MHz); wire bound {wire:.2}, \
          host completion bound {host:.2}: {:.1} % of the lower",
         bpc * 8.0 * 0.25,
@@ -76,8 +88,20 @@ fn write_goodput_64k_mtu4096_rtt500() {
     );
     assert!(
         bpc >= 0.95 * bound,
-        "goodput {:.1} % of the bound",
+        "{what}: goodput {:.1} % of the bound",
         100.0 * bpc / bound
+    );
+    r
+}
+
+#[test]
+fn write_goodput_64k_mtu4096_rtt500() {
+    // A's request frames (B sends only ACKs): RDMA WRITE FIRST/MIDDLE/LAST/ONLY.
+    let r = goodput(
+        "rc_write_64k_rtt500",
+        "WRITE",
+        |op| matches!(op, 0x06..=0x08 | 0x0A),
+        |v| v.a.root_complex.cpl_size,
     );
     // Every WRITE completed at A, successfully.
     assert_eq!(r.a.cqes.len(), 8);
@@ -86,49 +110,12 @@ fn write_goodput_64k_mtu4096_rtt500() {
 
 #[test]
 fn read_goodput_64k_mtu4096_rtt500() {
-    let v = load("rc_read_64k_rtt500");
-    let r = pair::run(&v, Mode::Lockstep, &RunOpts::default()).unwrap();
-    assert!(
-        r.report.clean(),
-        "{:?} {:?}",
-        r.report.divergence,
-        r.report.failures
-    );
-    // B's READ RESPONSE frames (FIRST/MIDDLE/LAST/ONLY), whose payload B's
-    // host completions bring to B.
-    let mut first = u64::MAX;
-    let mut end = 0;
-    let (mut sum_beats, mut payload, mut frames) = (0u64, 0u64, 0u64);
-    for (cycle, f) in &r.report.tx_frames {
-        let p = RoceRepr::parse_bytes(f).expect("a good frame");
-        if !(0x0D..=0x10).contains(&p.bth.opcode) {
-            continue;
-        }
-        first = first.min(*cycle);
-        end = end.max(cycle + beats(f.len()));
-        sum_beats += beats(f.len());
-        payload += p.payload.len() as u64;
-        frames += 1;
-    }
-    assert_eq!(payload, 8 * 65536, "every READ's data on the wire");
-    assert_eq!(frames, 8 * 16, "16 responses of 4 KiB per READ");
-    let span = end - first;
-    let bpc = payload as f64 / span as f64;
-    let wire = payload as f64 / sum_beats as f64;
-    let cpl = v.b.root_complex.cpl_size as u64;
-    let host = cpl as f64 / (12 + cpl).div_ceil(64) as f64;
-    let bound = wire.min(host);
-    println!(
-        "READ 8 x 64 KiB, MTU 4096, RTT 500, completions of {cpl} B: {payload} payload bytes \
-         in {span} cycles = {bpc:.2} B/cycle ({:.1} Gb/s at 250 MHz); wire bound {wire:.2}, \
-         host completion bound {host:.2}: {:.1} % of the lower",
-        bpc * 8.0 * 0.25,
-        100.0 * bpc / bound
-    );
-    assert!(
-        bpc >= 0.95 * bound,
-        "goodput {:.1} % of the bound",
-        100.0 * bpc / bound
+    // B's READ RESPONSE frames, whose payload B's host completions bring.
+    let r = goodput(
+        "rc_read_64k_rtt500",
+        "READ",
+        |op| (0x0D..=0x10).contains(&op),
+        |v| v.b.root_complex.cpl_size,
     );
     // Every READ completed at A, successfully, with its length.
     assert_eq!(r.a.cqes.len(), 8);
