@@ -327,7 +327,11 @@ module rnic_top #(
   // The header and command paths shared by the responder (r) and rd_sink
   // (s): rx_wr's command inputs after the multiplexer.
   logic         rsp_hd_valid, snk_hd_valid, snk_hd_ready, rxb_hd_ready, hd_is_rr;
-  logic         r_open_q, s_open_q, wc_hold_q, wc_sel_s_q, wc_sel_s;
+  // Frames open per consumer: 0..2 (a consumer may take its next header
+  // while its last command of the previous one still waits for rx_wr).
+  logic [1:0]   r_open_q, s_open_q;
+  logic         r_take, r_done, s_take, s_done;
+  logic         wc_hold_q, wc_sel_s_q, wc_sel_s;
   logic         snk_wc_valid, snk_wc_tok, snk_wc_last;
   logic [12:0]  snk_wc_off, snk_wc_len;
   logic [63:0]  snk_wc_addr;
@@ -544,13 +548,18 @@ module rnic_top #(
   // RESPONSEs). Both give rx_wr commands for the frame at the head of
   // rx_buf's bytes, so a header goes to one only while the other has no
   // frame open (a frame is open from its header's take until its wc_last
-  // command is taken): frames' commands never interleave. Tokens (the
-  // responder's flushes, rd_sink's READ done) come between frames anyway.
+  // command is taken; counted, since a consumer may take its next header
+  // before rx_wr took the last command of the one before): frames'
+  // commands never interleave. Tokens (the responder's flushes, rd_sink's
+  // READ done) come between frames anyway.
   assign hd_is_rr = rxb_hd_meta[rx_meta_pkg::OPCODE_LO +: 8] >= rnic_pkg::BTH_RC_RD_RESP_FIRST
                  && rxb_hd_meta[rx_meta_pkg::OPCODE_LO +: 8] <= rnic_pkg::BTH_RC_RD_RESP_ONLY;
-  assign rsp_hd_valid = rxb_hd_valid && !hd_is_rr && !s_open_q;
-  assign snk_hd_valid = rxb_hd_valid && hd_is_rr && !r_open_q;
-  assign rxb_hd_ready = hd_is_rr ? (snk_hd_ready && !r_open_q) : (rsp_hd_ready && !s_open_q);
+  assign rsp_hd_valid = rxb_hd_valid && !hd_is_rr && s_open_q == 2'd0;
+  assign snk_hd_valid = rxb_hd_valid && hd_is_rr && r_open_q == 2'd0;
+  assign rxb_hd_ready = hd_is_rr ? (snk_hd_ready && r_open_q == 2'd0)
+                                 : (rsp_hd_ready && s_open_q == 2'd0);
+  assign r_take = rsp_hd_valid && rsp_hd_ready;
+  assign s_take = snk_hd_valid && snk_hd_ready;
   // rx_wr's command port: the responder first, except that an offer not
   // taken stays (wc_hold_q) so rx_wr sees it unchanged.
   assign wc_sel_s = wc_hold_q ? wc_sel_s_q : !rsp_wc_valid;
@@ -561,22 +570,20 @@ module rnic_top #(
   assign mx_wc_addr     = wc_sel_s ? snk_wc_addr : rsp_wc_addr;
   assign mx_wc_last     = wc_sel_s ? snk_wc_last : rsp_wc_last;
   assign mx_wc_tok_data = wc_sel_s ? snk_wc_tok_data : rsp_wc_tok_data;
+  assign r_done = !wc_sel_s && rsp_wc_valid && rxw_wc_ready && !rsp_wc_tok && rsp_wc_last;
+  assign s_done = wc_sel_s && snk_wc_valid && rxw_wc_ready && !snk_wc_tok && snk_wc_last;
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      r_open_q   <= 1'b0;
-      s_open_q   <= 1'b0;
+      r_open_q   <= 2'd0;
+      s_open_q   <= 2'd0;
       wc_hold_q  <= 1'b0;
       wc_sel_s_q <= 1'b0;
     end else begin
       wc_hold_q  <= mx_wc_valid && !rxw_wc_ready;
       wc_sel_s_q <= wc_sel_s;
-      if (rsp_hd_valid && rsp_hd_ready) r_open_q <= 1'b1;
-      else if (!wc_sel_s && rsp_wc_valid && rxw_wc_ready && !rsp_wc_tok && rsp_wc_last)
-        r_open_q <= 1'b0;
-      if (snk_hd_valid && snk_hd_ready) s_open_q <= 1'b1;
-      else if (wc_sel_s && snk_wc_valid && rxw_wc_ready && !snk_wc_tok && snk_wc_last)
-        s_open_q <= 1'b0;
+      r_open_q   <= r_open_q + {1'b0, r_take} - {1'b0, r_done};
+      s_open_q   <= s_open_q + {1'b0, s_take} - {1'b0, s_done};
     end
   end
 

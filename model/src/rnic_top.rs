@@ -190,10 +190,11 @@ struct Ins {
 /// with rd_sink").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Glue {
-    /// The responder / rd_sink has a frame open (header taken, its wc_last
-    /// command not yet taken).
-    r_open_q: bool,
-    s_open_q: bool,
+    /// Frames the responder / rd_sink has open (header taken, its wc_last
+    /// command not yet taken): 0..2, a consumer taking its next header
+    /// before rx_wr took the last command of the one before.
+    r_open_q: u8,
+    s_open_q: u8,
     /// rx_wr's command offer was not taken: the same source stays.
     wc_hold_q: bool,
     wc_sel_s_q: bool,
@@ -333,12 +334,12 @@ impl RnicTop {
         let hd_is_rr = (bth_op::RC_RD_RESP_FIRST..=bth_op::RC_RD_RESP_ONLY).contains(&op);
         let valid = self.o_rxb.hd_valid;
         GlueWires {
-            rsp_hd_valid: valid && !hd_is_rr && !g.s_open_q,
-            snk_hd_valid: valid && hd_is_rr && !g.r_open_q,
+            rsp_hd_valid: valid && !hd_is_rr && g.s_open_q == 0,
+            snk_hd_valid: valid && hd_is_rr && g.r_open_q == 0,
             rxb_hd_ready: if hd_is_rr {
-                self.o_snk.hd_ready && !g.r_open_q
+                self.o_snk.hd_ready && g.r_open_q == 0
             } else {
-                self.o_rsp.hd_ready && !g.s_open_q
+                self.o_rsp.hd_ready && g.s_open_q == 0
             },
             wc_sel_s: if g.wc_hold_q {
                 g.wc_sel_s_q
@@ -353,22 +354,17 @@ impl RnicTop {
         let (g, r, k) = (&self.glue, &self.o_rsp, &self.o_snk);
         let ready = self.o_rxw.wc_ready;
         let mx_valid = if gw.wc_sel_s { k.wc_valid } else { r.wc_valid };
-        let mut n = Glue {
+        let r_take = gw.rsp_hd_valid && r.hd_ready;
+        let s_take = gw.snk_hd_valid && k.hd_ready;
+        let r_done = !gw.wc_sel_s && r.wc_valid && ready && !r.wc_tok && r.wc_last;
+        let s_done = gw.wc_sel_s && k.wc_valid && ready && !k.wc_tok && k.wc_last;
+        Glue {
             wc_hold_q: mx_valid && !ready,
             wc_sel_s_q: gw.wc_sel_s,
-            ..*g
-        };
-        if gw.rsp_hd_valid && r.hd_ready {
-            n.r_open_q = true;
-        } else if !gw.wc_sel_s && r.wc_valid && ready && !r.wc_tok && r.wc_last {
-            n.r_open_q = false;
+            // 2-bit counters, as the RTL's.
+            r_open_q: (g.r_open_q + r_take as u8).wrapping_sub(r_done as u8) & 3,
+            s_open_q: (g.s_open_q + s_take as u8).wrapping_sub(s_done as u8) & 3,
         }
-        if gw.snk_hd_valid && k.hd_ready {
-            n.s_open_q = true;
-        } else if gw.wc_sel_s && k.wc_valid && ready && !k.wc_tok && k.wc_last {
-            n.s_open_q = false;
-        }
-        n
     }
 
     /// Every block's inputs this cycle, from the top inputs and the blocks'
@@ -1192,8 +1188,8 @@ impl Trace for RnicTop {
     /// Every block's registers in the scope of its instance in rnic_top.sv.
     fn trace(&self, t: &mut dyn Tracer) {
         let g = &self.glue;
-        t.reg("r_open_q", 1, &g.r_open_q);
-        t.reg("s_open_q", 1, &g.s_open_q);
+        t.reg("r_open_q", 2, &g.r_open_q);
+        t.reg("s_open_q", 2, &g.s_open_q);
         t.reg("wc_hold_q", 1, &g.wc_hold_q);
         t.reg("wc_sel_s_q", 1, &g.wc_sel_s_q);
         let blocks: [(&str, &dyn Trace); 25] = [
