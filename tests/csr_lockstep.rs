@@ -390,6 +390,7 @@ impl RefMap {
         o.qp_vlan_en = fld(ctrl, map::QP_CTRL_VLAN_EN_LSB, 1) != 0;
         o.qp_ecn_en = fld(ctrl, map::QP_CTRL_ECN_EN_LSB, 1) != 0;
         o.qp_mtu = fld(ctrl, map::QP_CTRL_MTU_LSB, 3) as u8;
+        o.qp_max_rd = fld(ctrl, map::QP_CTRL_MAX_RD_LSB, 3) as u8;
         o.qp_cq = fld(ctrl, map::QP_CTRL_CQ_LSB, map::QP_CTRL_CQ_W) as u8 % CQS as u8;
         o.qp_remote_qpn = q(map::QP_REMOTE_QPN_OFF) & 0xFF_FFFF;
         o.qp_psn = q(map::QP_PSN_OFF) & 0xFF_FFFF;

@@ -90,6 +90,8 @@ struct Read {
     len: u32,
     addr: u64,
     code: u8,
+    /// The QP's max_rd_atomic with it (`rr_max`).
+    max: u8,
 }
 
 impl Read {
@@ -312,6 +314,8 @@ struct Gen {
     shape: Shape,
     next_psn: u32,
     limit: usize,
+    /// The QP's max_rd_atomic (a READ takes another now and then).
+    max: u8,
     /// READs pushed whose responses the peer has not generated, with the
     /// first response still to generate.
     pushed: VecDeque<(Read, u32)>,
@@ -387,6 +391,9 @@ struct Tally {
     clears: u64,
     strays: u64,
     full_cases: u64,
+    /// rr_block rising below a full ring (by max_rd_atomic), falling.
+    blk_rise_max: u64,
+    blk_fall: u64,
     waits: u64,
     full_speed: u64,
 }
@@ -414,6 +421,10 @@ struct SinkEnv {
     k: Vec<u32>,
     placed: Vec<u64>,
     done: Vec<bool>,
+    /// rr_block as it must read next cycle, and the READ popped this
+    /// cycle (its QP and max_rd_atomic).
+    blk: Vec<bool>,
+    popped: Option<(usize, u8)>,
     offer: Option<(Pkt, Vec<u8>, RxMeta)>,
     pending: Option<Taken>,
     expect: VecDeque<Exp>,
@@ -459,6 +470,7 @@ impl SinkEnv {
                 } else {
                     1 + rng.below(DEPTH as u64) as usize
                 },
+                max: rng.below(8) as u8,
                 pushed: VecDeque::new(),
                 queue: VecDeque::new(),
                 last_good: None,
@@ -494,6 +506,8 @@ impl SinkEnv {
             k: vec![0; QPS],
             placed: Vec::new(),
             done: Vec::new(),
+            blk: vec![false; QPS],
+            popped: None,
             offer: None,
             pending: None,
             expect: VecDeque::new(),
@@ -521,6 +535,11 @@ impl SinkEnv {
             len,
             addr: (self.rng.next_u64() >> 4).wrapping_add(self.rng.below(64)),
             code,
+            max: if self.rng.percent(85) {
+                g.max
+            } else {
+                self.rng.below(8) as u8
+            },
         };
         g.next_psn = g.next_psn.wrapping_add(r.n()) & PSN_MASK;
         self.reads.push(r);
@@ -553,6 +572,9 @@ impl SinkEnv {
         let b = (a + 1) % QPS;
         let s = (a + 2) % QPS;
         self.gens[a].next_psn = PSN_MASK - 1;
+        // Below DEPTH, so that filling a's ring raises rr_block by the
+        // bound before the ring is full.
+        self.gens[a].max = 1 + self.rng.below(DEPTH as u64 - 1) as u8;
         let x = self.new_read(a, 7, 2 * 4096 + 1);
         self.script.push_back(Step::Push(x, 1));
         let zero = self.rng.below(7) as u8;
@@ -737,6 +759,7 @@ impl SinkEnv {
                     if self.k[q] == h.n() {
                         ev.done = 1;
                         tok = Some(h);
+                        self.popped = Some((q, h.max));
                         self.book[q].pop_front();
                         self.k[q] = 0;
                     }
@@ -792,6 +815,12 @@ impl SinkEnv {
         };
         assert_eq!(got, ev, "cycle {c}: counter pulses");
         assert!(!o.ev_rr_full, "cycle {c}: ev_rr_full without a full ring");
+        let want_blk = self
+            .blk
+            .iter()
+            .enumerate()
+            .fold(0u16, |a, (q, &b)| a | (b as u16) << q);
+        assert_eq!(o.rr_block, want_blk, "cycle {c}: rr_block");
         let s = &mut self.seen;
         s.exec += got.exec;
         s.done += got.done;
@@ -914,6 +943,7 @@ impl SinkEnv {
         i.rr_len = r.len;
         i.rr_addr = r.addr;
         i.rr_mtu = r.code;
+        i.rr_max = r.max;
         self.gens[r.qp].pushed.push_back((r, j0));
         self.t.pushed += 1;
     }
@@ -1095,6 +1125,28 @@ impl Env for SinkEnv {
                 self.t.full_cases = 1;
             }
         }
+        // ---- rr_block after this cycle: the count of each touched QP
+        // against the max_rd_atomic of its event (a clear: none; a pop:
+        // the READ's; a push, last: its own) ----
+        let bound = |n: usize, max: u8| n >= (max.max(1) as usize) || n == DEPTH;
+        let before = self.blk.clone();
+        if let Some(q) = clr {
+            self.blk[q] = false;
+        }
+        if let Some((q, max)) = self.popped.take() {
+            self.blk[q] = bound(self.book[q].len(), max);
+        }
+        if let Some((r, _)) = push {
+            self.blk[r.qp] = bound(self.book[r.qp].len(), r.max);
+        }
+        for (q, &was) in before.iter().enumerate() {
+            if self.blk[q] && !was && self.book[q].len() < DEPTH {
+                self.t.blk_rise_max += 1;
+            }
+            if !self.blk[q] && was {
+                self.t.blk_fall += 1;
+            }
+        }
         let busy = i.hd_valid || !o.hd_ready || o.wc_valid || self.pending.is_some();
         self.idle = if busy { 0 } else { self.idle + 1 };
         i
@@ -1137,6 +1189,8 @@ fn rd_sink_random_lockstep() {
         t.strays += e.strays;
         t.waits += e.waits;
         t.full_cases += e.full_cases;
+        t.blk_rise_max += e.blk_rise_max;
+        t.blk_fall += e.blk_fall;
         t.full_speed += env.full_speed as u64;
         t.done_zero += e.done_zero;
         t.done_wrap += e.done_wrap;
@@ -1162,7 +1216,8 @@ fn rd_sink_random_lockstep() {
          no AETH {}, AETH on MIDDLE {}, NAK class {}); {} READs pushed, {} done \
          (by MTU code {:?}; {} of length 0, {} whose PSNs wrap, {} of 64 KiB or more), \
          {} bytes placed, {} clears, {} strays, {} cycles a command waited, \
-         {} cases filling a ring",
+         {} cases filling a ring, rr_block raised {} times below a full ring and \
+         lowered {} times",
         run.cases,
         t.full_speed,
         t.cycles,
@@ -1187,7 +1242,9 @@ fn rd_sink_random_lockstep() {
         t.clears,
         t.strays,
         t.waits,
-        t.full_cases
+        t.full_cases,
+        t.blk_rise_max,
+        t.blk_fall
     );
     // Floors that hold by construction for any seed: every case runs until
     // it has taken 1,200 headers and finished 20 + DEPTH + 1 READs, each
@@ -1210,6 +1267,8 @@ fn rd_sink_random_lockstep() {
         ("ahead", c.seq),
         ("clears", t.clears),
         ("rings filled", t.full_cases),
+        ("rr_block rises below a full ring", t.blk_rise_max),
+        ("rr_block falls", t.blk_fall),
         ("zero-length READs", t.done_zero),
         ("PSN wraps", t.done_wrap),
         ("READs of 64 KiB or more", t.done_big),
@@ -1283,6 +1342,7 @@ fn rr(r: &Read) -> RdSinkIn {
         rr_len: r.len,
         rr_addr: r.addr,
         rr_mtu: r.code,
+        rr_max: r.max,
         ..idle()
     }
 }
@@ -1318,6 +1378,7 @@ fn rd_sink_cycles_per_header() {
         len: 4 * 256,
         addr: 0x10_0000,
         code: 1,
+        max: 0,
     };
     // Headers offered back to back from cycle 2: FIRST, MIDDLE, a
     // duplicate, MIDDLE, LAST, then one with nothing outstanding.
@@ -1390,6 +1451,7 @@ fn rd_sink_assertions_fire() {
         len: 10,
         addr: 0x1000 * k as u64,
         code: 3,
+        max: 7,
     };
     let h = hd(&good(&r(0), 0, 0));
     // Legal: a READ, its ONLY offered while rd_sink is busy with an earlier
@@ -1430,4 +1492,60 @@ fn rd_sink_assertions_fire() {
     assert_eq!(f, vec![("a_rr_full".to_string(), DEPTH as u64 + 1)]);
     let full: Vec<usize> = (0..outs.len()).filter(|&c| outs[c].ev_rr_full).collect();
     assert_eq!(full, vec![DEPTH + 2]);
+}
+
+/// rr_block by the schedule of docs/rd_sink.md: a push at m counts at the
+/// edge ending m, so the bit reads high from m + 1 once the QP holds
+/// max(1, max_rd_atomic) READs; a READ's last response taken at n is
+/// decided (and the READ popped) at n + 1, so the bit falls at n + 2. A
+/// clear drops it the cycle after; max 0 acts as 1; a push with another
+/// max re-judges the count by that one.
+#[test]
+fn rd_sink_rr_block_follows_max_rd_atomic() {
+    let r = |k: u32, max: u8| Read {
+        id: k as u64,
+        qp: 5,
+        psn: 10 + k,
+        len: 8,
+        addr: 0x1000 * (k as u64 + 1),
+        code: 1,
+        max,
+    };
+    let bit = |o: &RdSinkOut| o.rr_block >> 5 & 1 == 1;
+    // Cycle 1: READ 0 (max 2): one outstanding, not blocked at 2.
+    // Cycle 2: READ 1 (max 2): two, blocked from 3.
+    // Cycle 4: READ 0's ONLY taken; decided at 5; unblocked at 6.
+    // Cycle 8: READ 2 (max 0, acting as 1): two outstanding again, blocked
+    // from 9 although READ 1 said 2.
+    // Cycle 10: a clear of QP 5: unblocked at 11.
+    let clr = RdSinkIn {
+        clr_valid: true,
+        clr_qp: 5,
+        ..idle()
+    };
+    let steps = vec![
+        idle(),
+        rr(&r(0, 2)),
+        rr(&r(1, 2)),
+        idle(),
+        hd(&good(&r(0, 2), 0, 0)),
+        idle(),
+        idle(),
+        idle(),
+        rr(&r(2, 0)),
+        idle(),
+        clr,
+        idle(),
+        idle(),
+    ];
+    let (outs, fails) = both(&steps);
+    assert_eq!(fails, vec![]);
+    let got: Vec<bool> = outs.iter().map(bit).collect();
+    let mut want = vec![false; steps.len()];
+    for c in [3, 4, 5, 9, 10] {
+        want[c] = true;
+    }
+    assert_eq!(got, want, "rr_block of QP 5, cycle by cycle");
+    assert!(outs[6].ev_done, "READ 0 done (pulse at take + 2)");
+    assert!(outs.iter().all(|o| o.rr_block & !(1 << 5) == 0));
 }

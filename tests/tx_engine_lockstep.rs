@@ -119,6 +119,8 @@ struct Qp {
     vlan_en: bool,
     ecn_en: bool,
     mtu: u8,
+    /// CTRL.MAX_RD: only passed through to the rr_* record.
+    max_rd: u8,
     cq: u8,
     remote_qpn: u32,
     psn: u32,
@@ -494,6 +496,7 @@ fn gen_case(r: &mut SplitMix64) -> Case {
             vlan_en: r.percent(50),
             ecn_en: r.percent(50),
             mtu: r.below(8) as u8,
+            max_rd: r.below(8) as u8,
             cq: r.below(4) as u8,
             remote_qpn: r.below(1 << 24) as u32,
             psn: if r.percent(30) {
@@ -698,7 +701,7 @@ struct TxEnv {
     rd_wait_desc: VecDeque<(u8, u64, u32)>,
     /// READ REQUEST records seen on `rr_*` (QP, PSN, length, address, MTU
     /// code), each checked when its descriptor is taken.
-    rr_seen: VecDeque<(u8, u32, u32, u64, u8)>,
+    rr_seen: VecDeque<(u8, u32, u32, u64, u8, u8)>,
     rr_checked: u64,
     desc_wait_rd: VecDeque<(u8, u64, u32)>,
     /// QPs of desc_cpl descriptors not yet matched with a completion.
@@ -1216,14 +1219,14 @@ impl TxEnv {
         }
         if exp.opcode == 0x0C {
             // The record for rd_sink: the QP's MTU code as used (0 -> 1,
-            // 6 and 7 -> 5).
+            // 6 and 7 -> 5) and its CTRL.MAX_RD as programmed.
             let code = match qp.mtu {
                 0 => 1,
                 c if c > 5 => 5,
                 c => c,
             };
             let len = exp.reth.map_or(0, |r| r.2);
-            let want = (q as u8, exp.psn, len, exp.rd_addr, code);
+            let want = (q as u8, exp.psn, len, exp.rd_addr, code, qp.max_rd);
             let got = self.rr_seen.pop_front();
             assert_eq!(got, Some(want), "cycle {cycle}: QP {q}: rr_* record");
             self.rr_checked += 1;
@@ -1576,6 +1579,7 @@ impl Env for TxEnv {
         i.qp_vlan_en = q.vlan_en;
         i.qp_ecn_en = q.ecn_en;
         i.qp_mtu = q.mtu;
+        i.qp_max_rd = q.max_rd;
         i.qp_cq = q.cq;
         i.qp_remote_qpn = q.remote_qpn;
         i.qp_psn = q.psn;
@@ -1613,7 +1617,7 @@ impl Env for TxEnv {
                 "cycle {cycle}: rr_* without its READ REQUEST descriptor"
             );
             self.rr_seen
-                .push_back((o.rr_qp, o.rr_psn, o.rr_len, o.rr_addr, o.rr_mtu));
+                .push_back((o.rr_qp, o.rr_psn, o.rr_len, o.rr_addr, o.rr_mtu, o.rr_max));
         }
         if o.err_valid {
             self.qp_tab[o.err_qp as usize].state = 2;

@@ -347,6 +347,27 @@ def reads(vec):
         "is in host memory",
         a.build(plain=[0, 1], pace=[2]), b.build())
 
+    # max_rd_atomic reached: A keeps at most 2 READs outstanding on QP 0,
+    # B executes at most 2 at once (max_dest_rd_atomic); a WRITE posted
+    # behind the READs waits with them (the send queue stops at the bound).
+    a, b = Side("a", 103), Side("b", 104)
+    a.qp(0, 1024)["max_rd_atomic"] = 2
+    b.qp(0, 1024)["max_dest_rd_atomic"] = 2
+    for k in range(6):
+        a.wqe(0, "read", 5000 + 1000 * k, src_off=0, dst_off=0x1_0000 * k + 5, lkey=KEY1,
+              rkey=gen_tx.KEY0, rva=gen_tx.VA + 0x100 * k)
+        a.wqes[-1]["laddr"] = hex(VA1 + 0x2_0000 * k + 3)
+    a.wqe(0, "write", 3000, src_off=0x9_0000, dst_off=0x9_0001)
+    vec("rc_read_max_rd",
+        "RC READs at the bound: A posts six READs of 5000..10000 bytes (5 to 10 responses of "
+        "MTU 1024) and then a WRITE on QP 0 at once, with max_rd_atomic 2; B's QP 0 has "
+        "max_dest_rd_atomic 2. A sends the third READ only after the first one's last "
+        "response was placed (never more than two outstanding, checked from the frames: "
+        "requests sent on A's tx_* against the last responses arrived on its rx_*), B "
+        "refuses none (READ_JOB_FULL 0), every READ's data lands at its local address and "
+        "completes in order, then the WRITE",
+        a.build(plain=[0]), b.build())
+
 
 def errors(vec):
     # Each: A sends one bad request (QP 0) and a good WRITE on QP 1 that

@@ -213,7 +213,7 @@ package addr_map_pkg;
     32'h0000FFFF,
     32'h00FFFFFF,
     32'h00FFFFFF,
-    32'h0001F7F7
+    32'h000FF7F7
   };
   // QP_RESETS: word w at bits 32w+31:32w
   localparam logic [26*32-1:0] QP_RESETS = {
@@ -256,6 +256,8 @@ package addr_map_pkg;
   localparam int QP_CTRL_CQ_LSB = 12;
   localparam int QP_CTRL_CQ_W = 4;
   localparam int QP_CTRL_CC_EN_LSB = 16;
+  localparam int QP_CTRL_MAX_RD_LSB = 17;
+  localparam int QP_CTRL_MAX_RD_W = 3;
   localparam int QP_REMOTE_QPN_WORD = 1;
   localparam int QP_REMOTE_QPN_QPN_LSB = 0;
   localparam int QP_REMOTE_QPN_QPN_W = 24;

@@ -69,6 +69,7 @@ module csr #(
   output logic                   qp_vlan_en,
   output logic                   qp_ecn_en,
   output logic [2:0]             qp_mtu,
+  output logic [2:0]             qp_max_rd,
   output logic [$clog2(CQS)-1:0] qp_cq,
   output logic [23:0]            qp_remote_qpn,
   output logic [23:0]            qp_psn,
@@ -274,6 +275,7 @@ module csr #(
 
   // The ports' widths are the contract's; the map must agree.
   if (addr_map_pkg::QP_CTRL_STATE_W != 3 || addr_map_pkg::QP_CTRL_MTU_W != 3
+      || addr_map_pkg::QP_CTRL_MAX_RD_W != 3
       || addr_map_pkg::QP_REMOTE_QPN_QPN_W != 24 || addr_map_pkg::QP_PSN_PSN_W != 24
       || addr_map_pkg::QP_PD_PD_W != 16 || addr_map_pkg::QP_DST_MAC_HI_VALUE_W != 16
       || addr_map_pkg::QP_SRC_MAC_HI_VALUE_W != 16 || addr_map_pkg::QP_UDP_SPORT_W != 16
@@ -385,7 +387,7 @@ module csr #(
   // Lookup port registers (qp_*, mr_*, cq_*).
   logic [1:0]   qp_state_q;
   logic         qp_uc_q, qp_ipv6_q, qp_vlan_en_q, qp_ecn_en_q;
-  logic [2:0]   qp_mtu_q;
+  logic [2:0]   qp_mtu_q, qp_max_rd_q;
   logic [CQW-1:0] qp_cq_q;
   logic [23:0]  qp_remote_qpn_q, qp_psn_q;
   logic [15:0]  qp_pd_q;
@@ -931,6 +933,7 @@ module csr #(
       qp_vlan_en_q    <= 1'b0;
       qp_ecn_en_q     <= 1'b0;
       qp_mtu_q        <= '0;
+      qp_max_rd_q     <= '0;
       qp_cq_q         <= '0;
       qp_remote_qpn_q <= '0;
       qp_psn_q        <= '0;
@@ -960,6 +963,7 @@ module csr #(
       qp_vlan_en_q    <= qp_ctrl_w[addr_map_pkg::QP_CTRL_VLAN_EN_LSB];
       qp_ecn_en_q     <= qp_ctrl_w[addr_map_pkg::QP_CTRL_ECN_EN_LSB];
       qp_mtu_q        <= 3'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_MTU_LSB);
+      qp_max_rd_q     <= 3'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_MAX_RD_LSB);
       // CTRL.CQ may be wider than the index: its low bits name the CQ.
       qp_cq_q         <= CQW'(qp_ctrl_w >> addr_map_pkg::QP_CTRL_CQ_LSB);
       qp_remote_qpn_q <= 24'(qp_rqpn_w >> addr_map_pkg::QP_REMOTE_QPN_QPN_LSB);
@@ -1072,6 +1076,7 @@ module csr #(
   assign qp_vlan_en      = qp_vlan_en_q;
   assign qp_ecn_en       = qp_ecn_en_q;
   assign qp_mtu          = qp_mtu_q;
+  assign qp_max_rd       = qp_max_rd_q;
   assign qp_cq           = qp_cq_q;
   assign qp_remote_qpn   = qp_remote_qpn_q;
   assign qp_psn          = qp_psn_q;

@@ -9,12 +9,14 @@
 // names). Contract: docs/rd_sink.md.
 //
 // Storage: the outstanding READs in one RAM of QPS x DEPTH rows (first PSN,
-// length, bus address, MTU code; one write port, the push; one registered
+// length, bus address, MTU code, the QP's max_rd_atomic; one write port, the
+// push; one registered
 // read port, at the header's take); the progress of each QP's head READ (k,
 // the responses accepted) in a RAM of QPS rows (one write port, the
 // decision; registered read at the take). In flops, bitmap-sized: per QP
-// the ring head (SW bits), the count (CW bits) and kz (k reads as zero:
-// after reset, a clear, or the READ's last response).
+// the ring head (SW bits), the count (CW bits), kz (k reads as zero:
+// after reset, a clear, or the READ's last response) and rr_block (the QP
+// has as many READs outstanding as its max_rd_atomic allows, or DEPTH).
 //
 // Per header (FSM): S_IDLE takes it and issues both reads; S_DEC decides
 // (no READ, PSN, opcode order, AETH, length; docs/rd_sink.md) and commits
@@ -32,6 +34,8 @@ module rd_sink #(
   input  logic [31:0]                    rr_len,
   input  logic [63:0]                    rr_addr,
   input  logic [2:0]                     rr_mtu,
+  input  logic [2:0]                     rr_max,
+  output logic [QPS-1:0]                 rr_block,
   input  logic                           clr_valid,
   input  logic [$clog2(QPS)-1:0]         clr_qp,
   input  logic                           hd_valid,
@@ -60,8 +64,8 @@ module rd_sink #(
   localparam int CW  = SW + 1;          // a ring count, 0..DEPTH
   localparam int AW  = QPW + SW;        // ring RAM address {qp, slot}
   localparam int KW  = 24;              // k < n <= 2^24 (2^32 - 1 bytes at 256)
-  // A ring row: {mtu 122:120, addr 119:56, len 55:24, psn 23:0}.
-  localparam int RW  = 123;
+  // A ring row: {max 125:123, mtu 122:120, addr 119:56, len 55:24, psn 23:0}.
+  localparam int RW  = 126;
   // The metadata layout (qualified: Yosys 0.23 does not parse `import`).
   localparam int META_W      = rx_meta_pkg::META_W;
   localparam int QP_LO       = rx_meta_pkg::QP_LO;
@@ -122,6 +126,7 @@ module rd_sink #(
   logic [QPS*SW-1:0] hd_q, hd_d;
   logic [QPS*CW-1:0] cnt_q, cnt_d;
   logic [QPS-1:0]    kz_q, kz_d;
+  logic [QPS-1:0]    blk_q, blk_d;
   // The decision: the command's length and address, a token due.
   logic [12:0]       c_len_q, c_len_d;
   logic [63:0]       c_addr_q, c_addr_d;
@@ -172,6 +177,7 @@ module rd_sink #(
   logic [31:0] r_len;
   logic [63:0] r_addr;
   logic [2:0]  r_mtu;
+  logic [2:0]  r_max;
   logic [3:0]  mtul;
   logic [12:0] mtu;
   logic [KW-1:0] k;
@@ -186,6 +192,7 @@ module rd_sink #(
     r_len  = row_q[55:24];
     r_addr = row_q[119:56];
     r_mtu  = row_q[122:120];
+    r_max  = row_q[125:123];
     unique case (r_mtu)
       3'd0, 3'd1: mtul = 4'd8;
       3'd2:       mtul = 4'd9;
@@ -215,8 +222,17 @@ module rd_sink #(
     d_exec  = ok && delta == '0 && !d_bad;
   end
 
+  // A QP is blocked at max(1, max_rd_atomic) READs outstanding, or at a
+  // full ring.
+  function automatic logic at_bound(input logic [CW-1:0] cnt, input logic [2:0] max);
+    logic [CW:0] lim;
+    lim      = (max == 3'd0) ? (CW+1)'(1) : (CW+1)'(max);
+    at_bound = {1'b0, cnt} >= lim || cnt == CW'(DEPTH);
+  endfunction
+
   // Commit at S_DEC: k + 1 written, or (last response) the READ popped and
-  // kz set.
+  // kz set. rr_block follows the QP's count after the edge, against the
+  // max_rd_atomic of the event: a push's own, a pop's READ's.
   logic dec, pop, kinc;
 
   always_comb begin
@@ -226,6 +242,7 @@ module rd_sink #(
     hd_d  = hd_q;
     cnt_d = cnt_q;
     kz_d  = kz_q;
+    blk_d = blk_q;
     if (clr_valid) begin
       cnt_d[CW*clr_qp +: CW] = '0;
       kz_d[clr_qp]           = 1'b1;
@@ -238,6 +255,9 @@ module rd_sink #(
       kz_d[m_qp_q]           = 1'b1;
     end
     if (kinc) kz_d[m_qp_q] = 1'b0;
+    if (clr_valid) blk_d[clr_qp] = 1'b0;
+    if (pop)  blk_d[m_qp_q] = at_bound(cnt_d[CW*m_qp_q +: CW], r_max);
+    if (push) blk_d[rr_qp]  = at_bound(cnt_d[CW*rr_qp +: CW], rr_max);
   end
 
   // ------------------------------------------------------------------
@@ -321,7 +341,7 @@ module rd_sink #(
   // The two RAMs: one write port and one registered read port each.
   // ------------------------------------------------------------------
   always_ff @(posedge clk) begin
-    if (push) mem_q[waddr] <= {rr_mtu, rr_addr, rr_len, rr_psn};
+    if (push) mem_q[waddr] <= {rr_max, rr_mtu, rr_addr, rr_len, rr_psn};
   end
 
   always_ff @(posedge clk) begin
@@ -352,6 +372,7 @@ module rd_sink #(
       hd_q          <= '0;
       cnt_q         <= '0;
       kz_q          <= '1;
+      blk_q         <= '0;
       c_len_q       <= '0;
       c_addr_q      <= '0;
       c_done_q      <= 1'b0;
@@ -382,6 +403,7 @@ module rd_sink #(
       hd_q          <= hd_d;
       cnt_q         <= cnt_d;
       kz_q          <= kz_d;
+      blk_q         <= blk_d;
       c_len_q       <= c_len_d;
       c_addr_q      <= c_addr_d;
       c_done_q      <= c_done_d;
@@ -398,6 +420,7 @@ module rd_sink #(
   end
 
   assign hd_ready    = hd_ready_q;
+  assign rr_block    = blk_q;
   assign wc_valid    = wc_valid_q;
   assign wc_tok      = wc_tok_q;
   assign wc_off      = wc_off_q;
@@ -421,7 +444,7 @@ module rd_sink #(
   // The header's QP is a QP of this NIC (rx_parser bounded it).
   `RNIC_ASSERT_NEVER(a_hd_qp, clk, rst,
                      hd_valid && {1'b0, hd_meta[QP_LO +: QP_W]} >= 9'(QPS))
-  // The integration bounds the READs a QP has outstanding (ack_tracker's
-  // DEPTH): a push into a full ring never happens.
+  // The integration honours rr_block (rnic_top: tx_engine's wqe_block), which
+  // rises at a full ring: a push into a full ring never happens.
   `RNIC_ASSERT_NEVER(a_rr_full, clk, rst, refuse)
 endmodule

@@ -82,7 +82,7 @@ module rnic_top #(
   logic [QPW-1:0] qp_idx;
   logic [1:0]   qp_state;
   logic         qp_uc, qp_ipv6, qp_vlan_en, qp_ecn_en;
-  logic [2:0]   qp_mtu;
+  logic [2:0]   qp_mtu, qp_max_rd;
   logic [CQW-1:0] qp_cq;
   logic [23:0]  qp_remote_qpn, qp_psn;
   logic [15:0]  qp_pd;
@@ -313,7 +313,10 @@ module rnic_top #(
   logic [23:0]    te_rr_psn;
   logic [31:0]    te_rr_len;
   logic [63:0]    te_rr_addr;
-  logic [2:0]     te_rr_mtu;
+  logic [2:0]     te_rr_mtu, te_rr_max;
+  // A QP may start no new WQE: its ack_tracker queue is full, or it has
+  // as many READs outstanding as its max_rd_atomic allows (rd_sink).
+  logic [QPS-1:0] snk_rr_block, sq_block;
   logic         rxb_ev_drop_full;
   // responder
   logic         rsp_hd_ready;
@@ -357,8 +360,8 @@ module rnic_top #(
   logic         arb_d_ready_unused;
   // ack_tracker's READs completed: rd_sink's ev_done counts them.
   logic           at_ev_rd_done_unused;
-  // rd_sink's ring-full pulse: never in a conforming run (ack_tracker
-  // bounds a QP's READs; rd_sink asserts it), not counted.
+  // rd_sink's ring-full pulse: never in a conforming run (its rr_block
+  // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
@@ -402,7 +405,7 @@ module rnic_top #(
     .cfg_mrrs, .cfg_mps, .cfg_req_id, .cfg_cpl_timeout,
     .db_valid, .db_qp, .db_pi, .db_state, .db_sq_base, .db_sq_log,
     .qp_idx,
-    .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_cq,
+    .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_max_rd, .qp_cq,
     .qp_remote_qpn, .qp_psn, .qp_pd, .qp_dst_mac, .qp_src_mac, .qp_src_ip,
     .qp_dst_ip, .qp_udp_sport, .qp_dscp, .qp_vid, .qp_pcp, .qp_pkey,
     .qp_pcp_all,
@@ -587,12 +590,14 @@ module rnic_top #(
     end
   end
 
+  assign sq_block = ack_full | snk_rr_block;
+
   // The requester's READ responses (docs/rd_sink.md): READ records from
   // tx_engine, cleared when software restarts the QP's PSN.
   rd_sink #(.QPS(QPS)) u_rd_sink (
     .clk, .rst,
     .rr_valid(te_rr_valid), .rr_qp(te_rr_qp), .rr_psn(te_rr_psn), .rr_len(te_rr_len),
-    .rr_addr(te_rr_addr), .rr_mtu(te_rr_mtu),
+    .rr_addr(te_rr_addr), .rr_mtu(te_rr_mtu), .rr_max(te_rr_max), .rr_block(snk_rr_block),
     .clr_valid(psn_set_valid), .clr_qp(psn_set_qp),
     .hd_valid(snk_hd_valid), .hd_ready(snk_hd_ready), .hd_meta(rxb_hd_meta),
     .wc_valid(snk_wc_valid), .wc_ready(rxw_wc_ready && wc_sel_s), .wc_tok(snk_wc_tok),
@@ -720,12 +725,13 @@ module rnic_top #(
     .clk, .rst,
     // A QP has work when it has a WQE or a READ job to answer.
     .req_active, .req_avail(wqe_avail | rdr_job_avail),
-    // A QP may start a frame when its rate limiter allows it and its
-    // completion queue in ack_tracker has room, or it has a READ to answer
+    // A QP may start a frame when its rate limiter allows it and it is not
+    // blocked (sq_block: its completion queue in ack_tracker is full, or
+    // its READs are at max_rd_atomic), or it has a READ to answer
     // (tx_engine answers first and never starts a blocked QP's WQE); a
     // waiting CNP or ACK goes first (within tx_sched's bound on control
     // grants in a row).
-    .rate_ok(rl_rate_ok & ~(ack_full & ~rdr_job_avail)), .pause, .qp_pcp(qp_pcp_all),
+    .rate_ok(rl_rate_ok & ~(sq_block & ~rdr_job_avail)), .pause, .qp_pcp(qp_pcp_all),
     .ctrl_req(cg_cnp_valid || ag_ack_valid),
     .grant_valid, .grant_qp, .grant_ctrl, .grant_ready
   );
@@ -741,15 +747,15 @@ module rnic_top #(
     .grant_valid, .grant_qp, .grant_ready, .req_active,
     // A QP whose ack_tracker queue is full finishes its message but starts
     // no new one (tx_sched's grant may predate the full).
-    .wqe_avail, .wqe_block(ack_full), .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
+    .wqe_avail, .wqe_block(sq_block), .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
     .qp_idx,
-    .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_cq,
+    .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_max_rd, .qp_cq,
     .qp_remote_qpn, .qp_psn, .qp_pd, .qp_dst_mac, .qp_src_mac, .qp_src_ip,
     .qp_dst_ip, .qp_udp_sport, .qp_dscp, .qp_vid, .qp_pcp, .qp_pkey,
     .mr_valid, .mr_key, .mr_va, .mr_len, .mr_pbase, .mr_access, .mr_pd,
     .psn_wr_valid, .psn_wr_qp, .psn_wr_psn,
     .rr_valid(te_rr_valid), .rr_qp(te_rr_qp), .rr_psn(te_rr_psn),
-    .rr_len(te_rr_len), .rr_addr(te_rr_addr), .rr_mtu(te_rr_mtu),
+    .rr_len(te_rr_len), .rr_addr(te_rr_addr), .rr_mtu(te_rr_mtu), .rr_max(te_rr_max),
     .err_valid(te_err_valid), .err_qp(te_err_qp),
     .rd_req_valid(te_rd_req_valid), .rd_req_ready(te_rd_req_ready),
     .rd_req_addr(te_rd_req_addr), .rd_req_len(te_rd_req_len),

@@ -90,6 +90,7 @@ module tx_engine #(
   input  logic                 qp_vlan_en,
   input  logic                 qp_ecn_en,
   input  logic [2:0]           qp_mtu,
+  input  logic [2:0]           qp_max_rd,
   input  logic [CQW-1:0]       qp_cq,
   input  logic [23:0]          qp_remote_qpn,
   input  logic [23:0]          qp_psn,
@@ -115,13 +116,14 @@ module tx_engine #(
   output logic [23:0]          psn_wr_psn,
   // A READ REQUEST committed (pulse, with its descriptor): what rd_sink
   // needs to place the responses (first PSN, length, local bus address,
-  // the QP's MTU code as used).
+  // the QP's MTU code as used, and its max_rd_atomic for rd_sink's bound).
   output logic                 rr_valid,
   output logic [QPW-1:0]       rr_qp,
   output logic [23:0]          rr_psn,
   output logic [31:0]          rr_len,
   output logic [63:0]          rr_addr,
   output logic [2:0]           rr_mtu,
+  output logic [2:0]           rr_max,
   output logic                 err_valid,
   output logic [QPW-1:0]       err_qp,
   output logic                 rd_req_valid,
@@ -253,6 +255,7 @@ module tx_engine #(
   logic [31:0]    rr_len_q;
   logic [63:0]    rr_addr_q;
   logic [2:0]     rr_mtu_q;
+  logic [2:0]     rr_max_q;
   logic           err_valid_q;
   logic [QPW-1:0] err_qp_q;
   logic           rd_req_valid_q;
@@ -539,6 +542,7 @@ module tx_engine #(
       rr_len_q         <= '0;
       rr_addr_q        <= '0;
       rr_mtu_q         <= '0;
+      rr_max_q         <= '0;
       err_valid_q      <= 1'b0;
       err_qp_q         <= '0;
       rd_req_valid_q   <= 1'b0;
@@ -729,6 +733,7 @@ module tx_engine #(
           rr_len_q  <= s_len;
           rr_addr_q <= (s_len == 32'd0) ? 64'd0 : s_paddr;
           rr_mtu_q  <= mtu_code;
+          rr_max_q  <= qp_max_rd;
         end
 
         if (cpl_due) begin
@@ -922,6 +927,7 @@ module tx_engine #(
   assign rr_len         = rr_len_q;
   assign rr_addr        = rr_addr_q;
   assign rr_mtu         = rr_mtu_q;
+  assign rr_max         = rr_max_q;
   assign err_valid      = err_valid_q;
   assign err_qp         = err_qp_q;
   assign rd_req_valid   = rd_req_valid_q;

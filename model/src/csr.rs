@@ -175,6 +175,7 @@ ports! {
         pub qp_vlan_en: bool = 1,
         pub qp_ecn_en: bool = 1,
         pub qp_mtu: u8 = 3,
+        pub qp_max_rd: u8 = 3,
         pub qp_cq: u8 = 2,
         pub qp_remote_qpn: u32 = 24,
         pub qp_psn: u32 = 24,
@@ -412,6 +413,7 @@ pub struct Csr {
     qp_vlan_en_q: bool,
     qp_ecn_en_q: bool,
     qp_mtu_q: u8,
+    qp_max_rd_q: u8,
     qp_cq_q: u8,
     qp_remote_qpn_q: u32,
     qp_psn_q: u32,
@@ -503,6 +505,7 @@ impl Default for Csr {
             qp_vlan_en_q: false,
             qp_ecn_en_q: false,
             qp_mtu_q: 0,
+            qp_max_rd_q: 0,
             qp_cq_q: 0,
             qp_remote_qpn_q: 0,
             qp_psn_q: 0,
@@ -570,6 +573,7 @@ impl Csr {
             qp_vlan_en: self.qp_vlan_en_q,
             qp_ecn_en: self.qp_ecn_en_q,
             qp_mtu: self.qp_mtu_q,
+            qp_max_rd: self.qp_max_rd_q,
             qp_cq: self.qp_cq_q,
             qp_remote_qpn: self.qp_remote_qpn_q,
             qp_psn: self.qp_psn_q,
@@ -792,6 +796,7 @@ impl Csr {
             qp_vlan_en: field(ctrl, map::QP_CTRL_VLAN_EN_LSB, 1) != 0,
             qp_ecn_en: field(ctrl, map::QP_CTRL_ECN_EN_LSB, 1) != 0,
             qp_mtu: field(ctrl, map::QP_CTRL_MTU_LSB, map::QP_CTRL_MTU_W) as u8,
+            qp_max_rd: field(ctrl, map::QP_CTRL_MAX_RD_LSB, map::QP_CTRL_MAX_RD_W) as u8,
             // CTRL.CQ may be wider than the index: its low bits name the CQ.
             qp_cq: field(ctrl, map::QP_CTRL_CQ_LSB, CQW) as u8,
             qp_remote_qpn: field(
@@ -1061,6 +1066,7 @@ impl Dut for Csr {
         self.qp_vlan_en_q = look.qp_vlan_en;
         self.qp_ecn_en_q = look.qp_ecn_en;
         self.qp_mtu_q = look.qp_mtu;
+        self.qp_max_rd_q = look.qp_max_rd;
         self.qp_cq_q = look.qp_cq;
         self.qp_remote_qpn_q = look.qp_remote_qpn;
         self.qp_psn_q = look.qp_psn;
@@ -1161,6 +1167,7 @@ impl Trace for Csr {
         t.reg("qp_vlan_en_q", 1, &self.qp_vlan_en_q);
         t.reg("qp_ecn_en_q", 1, &self.qp_ecn_en_q);
         t.reg("qp_mtu_q", 3, &self.qp_mtu_q);
+        t.reg("qp_max_rd_q", 3, &self.qp_max_rd_q);
         t.reg("qp_cq_q", 2, &self.qp_cq_q);
         t.reg("qp_remote_qpn_q", 24, &self.qp_remote_qpn_q);
         t.reg("qp_psn_q", 24, &self.qp_psn_q);
@@ -1258,8 +1265,9 @@ mod tests {
         c.tick(&wr(q + 0x2C, 0xC0A8_0001)); // SRC_IP3
         c.tick(&wr(q + 0x40, 0xFFFF_12B7)); // UDP: sport 0x12B7, DSCP 0x3F
         c.tick(&wr(q + 0x44, 0x1234_5ABC)); // VLAN: VID 0xABC, PCP 5, PKEY 0x1234
-                                            // STATE 2:0, UC 4, IPV6 5, VLAN_EN 6, ECN_EN 7, MTU 10:8, CQ 15:12, CC_EN 16.
-        assert_eq!(read(&mut c, q), 0x0001_F7F7);
+                                            // STATE 2:0, UC 4, IPV6 5, VLAN_EN 6, ECN_EN 7, MTU 10:8, CQ 15:12, CC_EN 16,
+                                            // MAX_RD 19:17.
+        assert_eq!(read(&mut c, q), 0x000F_F7F7);
         assert_eq!(read(&mut c, q + 0x04), 0x00CD_EF12);
         assert_eq!(read(&mut c, q + 0x0C), 0x5678);
         assert_eq!(read(&mut c, q + 0x14), 0x1122);

@@ -97,7 +97,7 @@
 //! | 0x0234 | CC_STAT_RC | RO | [31:0] RATE 0 |
 //! | 0x0238 | CC_STAT_RT | RO | [31:0] RATE 0 |
 //! | 0x023C | CC_STAT_ALPHA | RO | [10:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [2:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0 |
+//! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [2:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0, [19:17] MAX_RD 0 |
 //! | 0x1000 + i*0x80 + 0x04 | QP_REMOTE_QPN | RW | [23:0] QPN 0 |
 //! | 0x1000 + i*0x80 + 0x08 | QP_PSN | RWH | [23:0] PSN 0 |
 //! | 0x1000 + i*0x80 + 0x0C | QP_PD | RW | [15:0] PD 0 |
@@ -620,7 +620,7 @@ pub const QP_MAX: usize = 32;
 pub const QP_WORDS: usize = 26;
 /// QP entry: mask of word `w` (offset `4 w`).
 pub const QP_MASKS: [u32; 26] = [
-    0x0001F7F7, // CTRL
+    0x000FF7F7, // CTRL
     0x00FFFFFF, // REMOTE_QPN
     0x00FFFFFF, // PSN
     0x0000FFFF, // PD
@@ -679,7 +679,7 @@ pub const QP_RESETS: [u32; 26] = [
 /// RWH: Connection state and options
 pub const QP_CTRL_OFF: u16 = 0x00;
 pub const QP_CTRL_WORD: usize = 0;
-pub const QP_CTRL_MASK: u32 = 0x0001F7F7;
+pub const QP_CTRL_MASK: u32 = 0x000FF7F7;
 pub const QP_CTRL_RESET: u32 = 0x00000000;
 /// 0 RESET, 1 RTS, 2 ERROR (hardware sets ERROR), 3 RTR, 4 INIT; 5..7 act as RESET
 pub const QP_CTRL_STATE_LSB: u32 = 0;
@@ -713,6 +713,10 @@ pub const QP_CTRL_CQ_RESET: u32 = 0x0;
 pub const QP_CTRL_CC_EN_LSB: u32 = 16;
 pub const QP_CTRL_CC_EN_W: u32 = 1;
 pub const QP_CTRL_CC_EN_RESET: u32 = 0x0;
+/// max_rd_atomic: READ requests this QP keeps outstanding as a requester (0 reads as 1); the send queue waits at that many
+pub const QP_CTRL_MAX_RD_LSB: u32 = 17;
+pub const QP_CTRL_MAX_RD_W: u32 = 3;
+pub const QP_CTRL_MAX_RD_RESET: u32 = 0x0;
 /// RW: Destination QP
 pub const QP_REMOTE_QPN_OFF: u16 = 0x04;
 pub const QP_REMOTE_QPN_WORD: usize = 1;

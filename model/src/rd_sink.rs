@@ -52,6 +52,8 @@ ports! {
         pub rr_len: u32 = 32 if rr_valid,
         pub rr_addr: u64 = 64 if rr_valid,
         pub rr_mtu: u8 = 3 if rr_valid,
+        /// The QP's CTRL.MAX_RD (max_rd_atomic) at the READ's commit.
+        pub rr_max: u8 = 3 if rr_valid,
         /// Empty a QP's ring and progress (pulse).
         pub clr_valid: bool = 1,
         pub clr_qp: u8 = 4 if clr_valid,
@@ -66,6 +68,9 @@ ports! {
     /// Outputs of `rd_sink`, all registered.
     pub struct RdSinkOut {
         pub hd_ready: bool = 1,
+        /// Bit q: QP q has max(1, max_rd_atomic) READs outstanding, or
+        /// DEPTH: it may start no new WQE (`tx_engine`'s `wqe_block`).
+        pub rr_block: u16 = 16,
         pub wc_valid: bool = 1,
         pub wc_tok: bool = 1 if wc_valid,
         pub wc_off: u16 = 13 if wc_valid,
@@ -103,6 +108,7 @@ pub struct RrRow {
     pub len: u32,
     pub addr: u64,
     pub mtu: u8,
+    pub max: u8,
 }
 
 impl TraceValue for RrRow {
@@ -112,6 +118,7 @@ impl TraceValue for RrRow {
         b.push(self.len as u64, 32);
         b.push(self.addr, 64);
         b.push(self.mtu as u64, 3);
+        b.push(self.max as u64, 3);
     }
 }
 
@@ -168,6 +175,7 @@ pub struct RdSink {
     hd_q: [u8; QPS],
     cnt_q: [u8; QPS],
     kz_q: [bool; QPS],
+    blk_q: [bool; QPS],
     c_len_q: u16,
     c_addr_q: u64,
     c_done_q: bool,
@@ -204,6 +212,7 @@ impl Default for RdSink {
             hd_q: [0; QPS],
             cnt_q: [0; QPS],
             kz_q: [true; QPS],
+            blk_q: [false; QPS],
             c_len_q: 0,
             c_addr_q: 0,
             c_done_q: false,
@@ -229,6 +238,11 @@ impl RdSink {
         let e = |b: u8| self.ev_q & b != 0;
         RdSinkOut {
             hd_ready: self.hd_ready_q,
+            rr_block: self
+                .blk_q
+                .iter()
+                .enumerate()
+                .fold(0, |a, (q, &b)| a | (b as u16) << q),
             wc_valid: self.wc_valid_q,
             wc_tok: self.wc_tok_q,
             wc_off: self.wc_off_q,
@@ -291,6 +305,12 @@ impl RdSink {
     }
 }
 
+/// A QP is blocked at max(1, max_rd_atomic) READs outstanding, or at a
+/// full ring.
+fn at_bound(cnt: u8, max: u8) -> bool {
+    cnt >= max.max(1) || cnt as usize == DEPTH
+}
+
 impl Dut for RdSink {
     type In = RdSinkIn;
     type Out = RdSinkOut;
@@ -323,6 +343,7 @@ impl Dut for RdSink {
         let dec = self.state_q == St::Dec;
         let mq = self.m_qp_q as usize & qm;
         let pop = dec && d.exec && d.last;
+        let pop_max = self.row_q.max;
         let kinc = dec && d.exec && !d.last;
         let wc_free = !self.wc_valid_q || i.wc_ready;
 
@@ -399,6 +420,7 @@ impl Dut for RdSink {
                 len: i.rr_len,
                 addr: i.rr_addr,
                 mtu: i.rr_mtu & 7,
+                max: i.rr_max & 7,
             };
         }
         if kinc {
@@ -435,6 +457,17 @@ impl Dut for RdSink {
         if kinc {
             self.kz_q[mq] = false;
         }
+        // rr_block follows the count after the edge, against the
+        // max_rd_atomic of the event: a push's own, a pop's READ's.
+        if i.clr_valid {
+            self.blk_q[cq] = false;
+        }
+        if pop {
+            self.blk_q[mq] = at_bound(self.cnt_q[mq], pop_max);
+        }
+        if push {
+            self.blk_q[rq] = at_bound(self.cnt_q[rq], i.rr_max & 7);
+        }
         self.ev_rr_full_q = refuse;
         self.outputs()
     }
@@ -457,13 +490,14 @@ impl Trace for RdSink {
         t.reg("m_hdr_q", 7, &self.m_hdr_q);
         t.reg("m_pay_q", 13, &self.m_pay_q);
         t.reg("has_q", 1, &self.has_q);
-        t.reg("row_q", 123, &self.row_q);
+        t.reg("row_q", 126, &self.row_q);
         t.reg("kr_q", 24, &self.kr_q);
         t.reg("kzr_q", 1, &self.kzr_q);
         t.each("kmem_q", 24, &self.kmem_q);
         t.reg("hd_q", qps * sw, &self.hd_q);
         t.reg("cnt_q", qps * cw, &self.cnt_q);
         t.reg("kz_q", qps, &self.kz_q);
+        t.reg("blk_q", qps, &self.blk_q);
         t.reg("c_len_q", 13, &self.c_len_q);
         t.reg("c_addr_q", 64, &self.c_addr_q);
         t.reg("c_done_q", 1, &self.c_done_q);

@@ -527,15 +527,18 @@ impl RnicTop {
             wqe_pop_valid: te.wqe_pop_valid,
             wqe_pop_qp: te.wqe_pop_qp,
         };
+        // A QP may start no new WQE: its ack_tracker queue is full, or it
+        // has as many READs outstanding as its max_rd_atomic allows.
+        let sq_block = at.full | snk.rr_block;
         let sched_in = TxSchedIn {
             req_active: te.req_active,
             // A QP has work when it has a WQE or a READ job to answer.
             req_avail: sqf.wqe_avail | rdr.job_avail,
-            // A QP may start a frame when its rate limiter allows it and its
-            // completion queue in ack_tracker has room, or it has a READ to
-            // answer (tx_engine answers first and never starts a blocked
-            // QP's WQE).
-            rate_ok: rl.rate_ok & !(at.full & !rdr.job_avail),
+            // A QP may start a frame when its rate limiter allows it and it
+            // is not blocked (its ack_tracker queue full, or its READs at
+            // max_rd_atomic), or it has a READ to answer (tx_engine answers
+            // first and never starts a blocked QP's WQE).
+            rate_ok: rl.rate_ok & !(sq_block & !rdr.job_avail),
             pause: pfc.pause,
             qp_pcp: c.qp_pcp_all,
             // A waiting CNP or ACK (within tx_sched's bound on control
@@ -566,9 +569,9 @@ impl RnicTop {
             grant_valid: sch.grant_valid,
             grant_qp: sch.grant_qp,
             wqe_avail: sqf.wqe_avail,
-            // A QP whose ack_tracker queue is full finishes its message but
-            // starts no new one (tx_sched's grant may predate the full).
-            wqe_block: at.full,
+            // A blocked QP finishes its message but starts no new one
+            // (tx_sched's grant may predate the block).
+            wqe_block: sq_block,
             wqe_valid: sqf.wqe_valid,
             wqe_qp: sqf.wqe_qp,
             wqe_data: sqf.wqe_data,
@@ -578,6 +581,7 @@ impl RnicTop {
             qp_vlan_en: c.qp_vlan_en,
             qp_ecn_en: c.qp_ecn_en,
             qp_mtu: c.qp_mtu,
+            qp_max_rd: c.qp_max_rd,
             qp_cq: c.qp_cq,
             qp_remote_qpn: c.qp_remote_qpn,
             qp_psn: c.qp_psn,
@@ -828,6 +832,7 @@ impl RnicTop {
             rr_len: te.rr_len,
             rr_addr: te.rr_addr,
             rr_mtu: te.rr_mtu,
+            rr_max: te.rr_max,
             clr_valid: c.psn_set_valid,
             clr_qp: c.psn_set_qp,
             hd_valid: gw.snk_hd_valid,

@@ -83,6 +83,8 @@ ports! {
         pub qp_vlan_en: bool = 1,
         pub qp_ecn_en: bool = 1,
         pub qp_mtu: u8 = 3,
+        /// CTRL.MAX_RD: passed to `rd_sink` with each READ REQUEST record.
+        pub qp_max_rd: u8 = 3,
         pub qp_cq: u8 = 2,
         pub qp_remote_qpn: u32 = 24,
         pub qp_psn: u32 = 24,
@@ -138,6 +140,7 @@ ports! {
         pub rr_len: u32 = 32 if rr_valid,
         pub rr_addr: u64 = 64 if rr_valid,
         pub rr_mtu: u8 = 3 if rr_valid,
+        pub rr_max: u8 = 3 if rr_valid,
         pub err_valid: bool = 1,
         pub err_qp: u8 = 4 if err_valid,
         pub rd_req_valid: bool = 1,
@@ -298,6 +301,7 @@ pub struct TxEngine {
     rr_len_q: u32,
     rr_addr_q: u64,
     rr_mtu_q: u8,
+    rr_max_q: u8,
     err_valid_q: bool,
     err_qp_q: u8,
     rd_req_valid_q: bool,
@@ -371,6 +375,7 @@ impl Default for TxEngine {
             rr_len_q: 0,
             rr_addr_q: 0,
             rr_mtu_q: 0,
+            rr_max_q: 0,
             err_valid_q: false,
             err_qp_q: 0,
             rd_req_valid_q: false,
@@ -430,6 +435,7 @@ impl TxEngine {
             rr_len: self.rr_len_q,
             rr_addr: self.rr_addr_q,
             rr_mtu: self.rr_mtu_q,
+            rr_max: self.rr_max_q,
             err_valid: self.err_valid_q,
             err_qp: self.err_qp_q,
             rd_req_valid: self.rd_req_valid_q,
@@ -579,6 +585,7 @@ impl TxEngine {
             self.rr_len_q = s.len;
             self.rr_addr_q = if s.len == 0 { 0 } else { s.paddr };
             self.rr_mtu_q = code as u8;
+            self.rr_max_q = i.qp_max_rd;
         }
 
         if cpl_due {
@@ -998,6 +1005,7 @@ impl Trace for TxEngine {
         t.reg("rr_len_q", 32, &self.rr_len_q);
         t.reg("rr_addr_q", 64, &self.rr_addr_q);
         t.reg("rr_mtu_q", 3, &self.rr_mtu_q);
+        t.reg("rr_max_q", 3, &self.rr_max_q);
         t.reg("err_valid_q", 1, &self.err_valid_q);
         t.reg("err_qp_q", 4, &self.err_qp_q);
         t.reg("rd_req_valid_q", 1, &self.rd_req_valid_q);

@@ -163,6 +163,10 @@ pub struct QpSpec {
     /// rate limiter act on this QP.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cc: bool,
+    /// CTRL.MAX_RD, max_rd_atomic: the READs this QP keeps outstanding as
+    /// a requester (0 acts as 1). Omitted: 7, the most the field holds.
+    #[serde(default = "default_max_rd", skip_serializing_if = "is_max_rd_default")]
+    pub max_rd_atomic: u8,
     /// The responder's expected PSN (EPSN, written before CTRL).
     #[serde(default, skip_serializing_if = "is_zero32")]
     pub epsn: u32,
@@ -195,6 +199,13 @@ fn is_zero32(v: &u32) -> bool {
 }
 fn is_zero8(v: &u8) -> bool {
     *v == 0
+}
+
+fn default_max_rd() -> u8 {
+    7
+}
+fn is_max_rd_default(v: &u8) -> bool {
+    *v == default_max_rd()
 }
 
 fn default_state() -> QpState {
@@ -515,6 +526,12 @@ impl super::Vector {
             }
             if !self.cqs.iter().any(|c| c.cq == q.cq) {
                 return e(p("cq"), format!("CQ {} is not in cqs", q.cq));
+            }
+            if q.max_rd_atomic > 7 {
+                return e(
+                    p("max_rd_atomic"),
+                    format!("{} does not fit in 3 bits", q.max_rd_atomic),
+                );
             }
             if q.dscp >= 64 {
                 return e(p("dscp"), format!("{} does not fit in 6 bits", q.dscp));

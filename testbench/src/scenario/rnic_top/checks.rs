@@ -398,6 +398,7 @@ impl RnicTopEnv {
         self.check_responder(cycle);
         self.check_rx_counters(cycle);
         self.check_pause(cycle);
+        self.check_read_window(cycle);
         self.common.finish(cycle);
     }
 

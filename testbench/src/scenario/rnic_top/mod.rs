@@ -25,6 +25,7 @@ mod checks;
 mod expect;
 mod host;
 mod program;
+mod read_window;
 mod resp_check;
 mod resp_counters;
 pub mod resp_predict;

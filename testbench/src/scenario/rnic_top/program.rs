@@ -194,7 +194,8 @@ fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
         | (q.ecn as u32) << 7
         | mtu_code << 8
         | q.cq << 12
-        | (q.cc as u32) << 16;
+        | (q.cc as u32) << 16
+        | (q.max_rd_atomic as u32) << 17;
     let rq = q.rq.unwrap_or(crate::vector::Ring {
         base: crate::vector::Hex(0),
         log_size: 0,
