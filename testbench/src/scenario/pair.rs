@@ -366,6 +366,37 @@ pub struct PairReport {
     pub report: Report,
     pub a: Expect,
     pub b: Expect,
+    /// Per host (0 = A, 1 = B): what happened when, for figures.
+    pub times: [HostTimes; 2],
+}
+
+/// One host of a pair run, with cycle stamps (`tests/pair_figures.rs`).
+#[derive(Debug, Clone, Default)]
+pub struct HostTimes {
+    /// Cycle of each SQ doorbell MMIO write (the timed `doorbells` and the
+    /// program's `post_send`s), in order: the cycle `mmio_wr_valid` is high.
+    pub doorbells: Vec<u64>,
+    /// Every TLP between the NIC and its root complex, in order: `rq` the
+    /// NIC's requests (MRd, MWr) stamped with the cycle of their last beat
+    /// on `rq_*`, `rc` the completions with the cycle of their last beat
+    /// taken on `rc_*`.
+    pub tlps: Vec<crate::env::TlpLogEntry>,
+    /// The MWrs into a CQ ring, decoded, with their cycle (filled only when
+    /// the end-of-run checks ran, i.e. without a divergence).
+    pub cqes: Vec<super::rnic_top::CqeWrite>,
+    /// (cycle, CQ) of each interrupt.
+    pub irqs: Vec<(u64, u8)>,
+}
+
+impl HostTimes {
+    fn take(e: &mut RnicTopEnv) -> Self {
+        HostTimes {
+            doorbells: std::mem::take(&mut e.doorbell_cycles),
+            tlps: e.common.rc.log().to_vec(),
+            cqes: std::mem::take(&mut e.cqe_log),
+            irqs: std::mem::take(&mut e.irqs),
+        }
+    }
 }
 
 impl PairReport {
@@ -585,6 +616,10 @@ pub fn run_with<M: NicModel>(
     }
     tx_frames.sort_by_key(|f| f.0);
     let (a, b) = (env.expect_of(0), env.expect_of(1));
+    let times = [
+        HostTimes::take(&mut env.nic[0]),
+        HostTimes::take(&mut env.nic[1]),
+    ];
     let mut report = Report {
         name: v.name.clone(),
         cycles: fin.cycles,
@@ -605,7 +640,12 @@ pub fn run_with<M: NicModel>(
         Ok(f) => report.vcd = f,
         Err(e) => report.vcd_error = Some(e),
     }
-    Ok(PairReport { report, a, b })
+    Ok(PairReport {
+        report,
+        a,
+        b,
+        times,
+    })
 }
 
 /// Differences between a clean pair run's results and the blessed ones.
