@@ -139,6 +139,7 @@ impl RdEnv {
             len,
             msn: self.r.below(1 << 24) as u32,
             mtu: self.r.below(8) as u8,
+            max_rd: 0,
         }
     }
 }
@@ -151,6 +152,7 @@ fn fields(o: &RdRespOut, qp: u8) -> ReadJob {
         len: o.job_len,
         msn: o.job_msn,
         mtu: o.job_mtu,
+        max_rd: 0,
     }
 }
 
@@ -334,6 +336,7 @@ fn rd_resp_assertions_fire() {
         len: 100,
         msn: 1,
         mtu: 3,
+        max_rd: 0,
     };
     let idle = RdRespIn::default();
     let push = |j: ReadJob| RdRespIn {

@@ -1010,6 +1010,7 @@ impl Env for RdRespEnv {
                 len,
                 msn: r.below(1 << 24) as u32,
                 mtu: r.below(8) as u8,
+                max_rd: 7,
             };
             i.job_valid = true;
             i.job_tok = tok_beat(&Tok::Read(j).pack());

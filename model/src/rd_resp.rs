@@ -243,6 +243,7 @@ mod tests {
                 len,
                 msn: psn + 1,
                 mtu: 3,
+                max_rd: 7,
             })
             .pack(),
         )
