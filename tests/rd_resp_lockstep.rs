@@ -3,13 +3,17 @@
 //!
 //! The environment plays the responder (READ tokens on `job_*`, held until
 //! taken, for a random subset of QPs, some cases hammering one QP so that
-//! its ring fills) and tx_engine (head reads of random QPs, with or without
+//! it reaches its limit; each token carries a max_dest_rd_atomic `max_rd`
+//! 0..7: per QP fixed for the case, or drawn per job as if software
+//! rewrote RESP, low in some cases so that the limit binds often) and
+//! tx_engine (head reads of random QPs, with or without
 //! a job; pops of a QP only after a head read showed its front job, as
 //! tx_engine pops a job only after sending it). It predicts from the
 //! contract alone, with its own per-QP queues of the jobs it offered:
-//! - a job taken while its QP holds DEPTH jobs (at the start of the cycle)
-//!   is refused: `ev_job_full` the next cycle, the job is gone; any other
-//!   job taken is stored: `ev_job` the next cycle;
+//! - a job taken while its QP holds max(1, the job's `max_rd`) jobs, or
+//!   DEPTH (at the start of the cycle), is refused: `ev_job_full` the next
+//!   cycle, the job is gone; any other job taken is stored: `ev_job` the
+//!   next cycle;
 //! - `job_ready` is high from the cycle after reset on;
 //! - `job_avail` bit q = QP q's queue is not empty, every cycle;
 //! - a head read at n: at n+1 `job_present` = the QP held a job at the start
@@ -51,6 +55,10 @@ struct Case {
     hot_pct: u8,
     rd_pct: u8,
     pop_pct: u8,
+    /// Per QP its max_rd, and the percent of jobs that draw their own
+    /// (0..7) instead.
+    max_rd: Vec<u8>,
+    own_max_pct: u8,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -67,6 +75,19 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         hot_pct: [0, 50, 90][r.below(3) as usize],
         rd_pct: [20, 60, 100][r.below(3) as usize],
         pop_pct: [5, 30, 100][r.below(3) as usize],
+        // A third of the cases with low limits (0, 1, 2), a third with 7
+        // (what a 3-bit max_dest_rd_atomic allows at most), a third any.
+        max_rd: {
+            let mode = r.below(3);
+            (0..QPS)
+                .map(|_| match mode {
+                    0 => r.below(3) as u8,
+                    1 => 7,
+                    _ => r.below(8) as u8,
+                })
+                .collect()
+        },
+        own_max_pct: [0, 0, 20][r.below(3) as usize],
     }
 }
 
@@ -87,10 +108,12 @@ struct RdEnv {
     last_read: (bool, ReadJob),
     /// Pulses due this cycle: (ev_job, ev_job_full).
     ev_due: (bool, bool),
-    /// Stored, refused, popped jobs; head reads of an empty QP; cycles a
-    /// ring was full when a job of it was taken.
+    /// Stored, refused, popped jobs (refused with max_rd 7, and with max_rd
+    /// 0 read as 1); head reads of an empty QP; the most jobs a QP held.
     stored: u64,
     refused: u64,
+    refused_7: u64,
+    refused_0: u64,
     popped: u64,
     empty_reads: u64,
     max_fill: usize,
@@ -112,6 +135,8 @@ impl RdEnv {
             ev_due: (false, false),
             stored: 0,
             refused: 0,
+            refused_7: 0,
+            refused_0: 0,
             popped: 0,
             empty_reads: 0,
             max_fill: 0,
@@ -139,6 +164,11 @@ impl RdEnv {
             len,
             msn: self.r.below(1 << 24) as u32,
             mtu: self.r.below(8) as u8,
+            max_rd: if self.r.percent(self.c.own_max_pct) {
+                self.r.below(8) as u8
+            } else {
+                self.c.max_rd[qp as usize]
+            },
         }
     }
 }
@@ -151,6 +181,8 @@ fn fields(o: &RdRespOut, qp: u8) -> ReadJob {
         len: o.job_len,
         msn: o.job_msn,
         mtu: o.job_mtu,
+        // Not an output: rd_resp does not keep it (the books store 0).
+        max_rd: 0,
     }
 }
 
@@ -222,12 +254,15 @@ impl Env for RdEnv {
             if o.job_ready {
                 self.offer = None;
                 let b = &mut self.book[j.qp as usize];
-                // Full at the start of the cycle: refused.
-                if b.len() == DEPTH {
+                // The QP at its limit (max_rd, 0 read as 1) or a full ring
+                // at the start of the cycle: refused.
+                if b.len() >= (j.max_rd as usize).max(1) || b.len() == DEPTH {
                     self.ev_due.1 = true;
                     self.refused += 1;
+                    self.refused_7 += (j.max_rd == 7) as u64;
+                    self.refused_0 += (j.max_rd == 0) as u64;
                 } else {
-                    b.push_back(j);
+                    b.push_back(ReadJob { max_rd: 0, ..j });
                     self.ev_due.0 = true;
                     self.stored += 1;
                     self.max_fill = self.max_fill.max(b.len());
@@ -281,32 +316,39 @@ fn run_case(env: &mut RdEnv) -> lockstep::Finished {
 fn rd_resp_random_lockstep() {
     let mut total = 0u64;
     let (mut stored, mut refused, mut popped, mut empty_reads) = (0u64, 0u64, 0u64, 0u64);
-    let mut full_cases = 0u64;
+    let (mut refused_7, mut refused_0, mut seven_cases) = (0u64, 0u64, 0u64);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = RdEnv::new(seed);
         let fin = run_case(&mut env);
         assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
         assert_eq!(env.stored + env.refused, env.c.jobs, "every job taken");
         assert_eq!(env.popped, env.stored, "every stored job popped once");
+        // max_rd is 3 bits: no QP ever holds DEPTH jobs.
+        assert!(env.max_fill <= 7 && 7 < DEPTH);
         total += fin.cycles;
         stored += env.stored;
         refused += env.refused;
+        refused_7 += env.refused_7;
+        refused_0 += env.refused_0;
         popped += env.popped;
         empty_reads += env.empty_reads;
-        full_cases += (env.max_fill == DEPTH) as u64;
+        seven_cases += (env.max_fill == 7) as u64;
     });
     eprintln!(
         "rd_resp lockstep: {} cases, {total} cycles, {stored} jobs stored and popped, \
-         {refused} refused (ring full), {empty_reads} head reads of an empty QP, \
-         {full_cases} cases filling a ring",
+         {refused} refused at the QP's limit ({refused_7} with max_rd 7, {refused_0} with \
+         max_rd 0 read as 1), {empty_reads} head reads of an empty QP, {seven_cases} cases \
+         where a QP held 7 jobs",
         run.cases
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
         assert!(stored >= 20_000, "only {stored} jobs");
         assert!(refused >= 1_000, "only {refused} refusals");
+        assert!(refused_7 >= 100, "only {refused_7} refusals at max_rd 7");
+        assert!(refused_0 >= 100, "only {refused_0} refusals at max_rd 0");
         assert!(empty_reads >= 1_000, "only {empty_reads} empty head reads");
-        assert!(full_cases >= 5, "only {full_cases} cases filled a ring");
+        assert!(seven_cases >= 5, "only {seven_cases} cases reached 7 jobs");
         assert_eq!(popped, stored);
     }
 }
@@ -334,6 +376,7 @@ fn rd_resp_assertions_fire() {
         len: 100,
         msn: 1,
         mtu: 3,
+        max_rd: 7,
     };
     let idle = RdRespIn::default();
     let push = |j: ReadJob| RdRespIn {

@@ -77,6 +77,9 @@ struct Qp {
     state: u8,
     mtu_code: u8,
     cq: u8,
+    /// RESP.max_dest_rd_atomic (3 bits): the responder copies it into the
+    /// QP's READ job tokens (bits 158:156).
+    max_rd: u8,
 }
 
 /// A request packet as generated: its QP, frame, metadata and repr.
@@ -250,6 +253,8 @@ fn gen_case(rng: &mut SplitMix64, n_pkts: usize) -> Case {
             state,
             mtu_code,
             cq: rng.below(4) as u8,
+            // Drawn in `RespEnv::new` from a stream of its own.
+            max_rd: 0,
         });
     }
     // RECVs: 1..4 entries inside LOCAL_WRITE MRs of the QP's PD, together
@@ -552,7 +557,13 @@ struct RespEnv {
 impl RespEnv {
     fn new(seed: u64, n_pkts: usize) -> Self {
         let mut rng = SplitMix64::new(seed);
-        let c = gen_case(&mut rng, n_pkts);
+        let mut c = gen_case(&mut rng, n_pkts);
+        // Each QP's max_dest_rd_atomic, 0..7, from a stream of its own so
+        // that the rest of the case is what it was before the field.
+        let mut mr = SplitMix64::new(seed ^ 0x6D61_785F_7264); // "max_rd"
+        for q in &mut c.qps {
+            q.max_rd = mr.below(8) as u8;
+        }
         let hd_gap_pct = [0, 10, 50][rng.below(3) as usize];
         let ready_pct = [100, 70, 30][rng.below(3) as usize];
         Self::from_case(rng, c, hd_gap_pct, ready_pct)
@@ -714,6 +725,7 @@ impl RespEnv {
             i.ctx_pd = p.ctx.pd;
             i.ctx_rq_cq = p.cq;
             i.ctx_rnr_timer = p.ctx.min_rnr_timer;
+            i.ctx_max_rd = p.max_rd;
             i.ctx_access = p.ctx.access as u8;
             i.ctx_remote_qpn = p.ctx.remote_qpn;
         }
@@ -799,6 +811,9 @@ impl RespEnv {
                                     len: *len,
                                     msn: *msn,
                                     mtu: self.qps[p.qp].mtu_code,
+                                    // The QP's RESP.max_dest_rd_atomic as
+                                    // this environment programmed it.
+                                    max_rd: self.qps[p.qp].max_rd,
                                 })
                             }
                         }
@@ -962,6 +977,8 @@ struct Tally {
     wrap: u64,
     imm: u64,
     jobs: u64,
+    /// READ jobs by the max_rd their QP was given.
+    jobs_by_max_rd: [u64; 8],
 }
 
 #[test]
@@ -1008,11 +1025,14 @@ fn responder_random_lockstep() {
         t.wrap += env.cov_wrap;
         t.imm += env.cov_imm;
         t.jobs += env.exp_jobs.iter().map(|j| j.len() as u64).sum::<u64>();
+        for j in env.exp_jobs.iter().flatten() {
+            t.jobs_by_max_rd[j.max_rd as usize] += 1;
+        }
     });
     println!(
         "responder: {} cases, {} cycles, {} packets, {:?}, {} bytes written, {} tokens, \
-         {} command waits, completions by status {:?}, {} with immediate, {} READ jobs, \
-         {} UC packets executed, {} executed at PSN 0xFFFFFF",
+         {} command waits, completions by status {:?}, {} with immediate, {} READ jobs \
+         (by max_rd {:?}), {} UC packets executed, {} executed at PSN 0xFFFFFF",
         run.cases,
         t.cycles,
         t.pkts,
@@ -1023,6 +1043,7 @@ fn responder_random_lockstep() {
         t.status,
         t.imm,
         t.jobs,
+        t.jobs_by_max_rd,
         t.uc_exec,
         t.wrap
     );
@@ -1039,6 +1060,12 @@ fn responder_random_lockstep() {
     );
     if run.full {
         assert!(t.cycles >= MIN_CYCLES, "only {} cycles", t.cycles);
+        // Every max_rd value reaches a READ job token.
+        assert!(
+            t.jobs_by_max_rd.iter().all(|&n| n > 0),
+            "READ jobs by max_rd: {:?}",
+            t.jobs_by_max_rd
+        );
     }
 }
 
@@ -1074,6 +1101,7 @@ fn directed(mtu_code: u8, n_recvs: usize, f: impl Fn(&Mr, usize) -> Vec<RoceRepr
             state: S_RTS,
             mtu_code,
             cq: 0,
+            max_rd: q as u8 & 7,
         })
         .collect();
     let mut rqs = vec![Vec::new(); QPS];

@@ -623,6 +623,8 @@ fn gen_case(r: &mut SplitMix64) -> Case {
                 len,
                 msn: r.below(1 << 24) as u32,
                 mtu: code,
+                // rd_resp's limit: not an output of rd_resp, unseen here.
+                max_rd: 0,
             });
         }
     }
@@ -1818,6 +1820,7 @@ fn tx_engine_read_response_rate() {
         len: 64 << 10,
         msn: 7,
         mtu: 5,
+        max_rd: 0,
     });
     (c.desc_rdy, c.rd_rdy, c.cpl_rdy) = (100, 100, 100);
     (c.no_grant_pct, c.rand_grant_pct, c.ctrl_pct) = (0, 0, 0);

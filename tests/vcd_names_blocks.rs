@@ -1010,11 +1010,14 @@ impl Env for RdRespEnv {
                 len,
                 msn: r.below(1 << 24) as u32,
                 mtu: r.below(8) as u8,
+                max_rd: r.below(8) as u8,
             };
             i.job_valid = true;
             i.job_tok = tok_beat(&Tok::Read(j).pack());
             if o.job_ready {
-                if self.cnt[qp as usize] == DEPTH {
+                // Refused at the QP's max(1, max_rd) jobs (or a full ring).
+                let n = self.cnt[qp as usize];
+                if n == DEPTH || n >= (j.max_rd as usize).max(1) {
                     self.refused += 1;
                 } else {
                     self.cnt[qp as usize] += 1;

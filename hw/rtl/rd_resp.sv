@@ -6,11 +6,14 @@
 // Jobs come as the responder's 192-bit READ token (resp_pkg layout, kind
 // bit 0 = 1), so rnic_top connects rx_wr's tok_* straight here when the
 // token is a READ. job_ready is high from the cycle after reset on: a job
-// for a QP whose ring holds DEPTH jobs (at the start of the cycle) is
-// refused and counted (ev_job_full), never back-pressured, because a stall
-// here would stop rx_wr's token output and with it the whole receive path
-// of every QP until this QP's responses went out, which may wait on that
-// receive path (docs/responder.md).
+// for a QP that holds max(1, max_rd) jobs at the start of the cycle
+// (max_rd: the QP's max_dest_rd_atomic, token bits 158:156, taken from the
+// token offered; no per-QP copy) is refused and counted (ev_job_full),
+// never back-pressured, because a stall here would stop rx_wr's token
+// output and with it the whole receive path of every QP until this QP's
+// responses went out, which may wait on that receive path
+// (docs/responder.md). The ring's own bound (DEPTH jobs) is checked too,
+// though it cannot be reached: max_rd <= 7 < 8 <= DEPTH.
 //
 // Storage: one RAM of QPS x DEPTH rows of the token's fields 155:9 (PSN,
 // bus address, length, MSN, MTU code), one write port (a job taken), one
@@ -56,7 +59,8 @@ module rd_resp #(
   if (QPS < 2 || QPS > 256 || (QPS & (QPS - 1)) != 0) begin : g_bad_qps
     $error("rd_resp: QPS must be a power of two in 2..256");
   end
-  // At least the 7 READs max_dest_rd_atomic (3 bits) allows, plus one.
+  // Above the 7 READs max_dest_rd_atomic (3 bits) allows at most, so the
+  // per-QP limit (max(1, max_rd) <= 7) always binds before a full ring.
   if (DEPTH < 8 || DEPTH > 256 || (DEPTH & (DEPTH - 1)) != 0) begin : g_bad_depth
     $error("rd_resp: DEPTH must be a power of two in 8..256");
   end
@@ -78,6 +82,7 @@ module rd_resp #(
   // ------------------------------------------------------------------
   logic           take, full, push, refuse, pop;
   logic [QPW-1:0] tq;
+  logic [2:0]     lim;                  // max(1, the token's max_rd)
   logic [SW-1:0]  tail;
   logic [AW-1:0]  waddr, raddr;
   logic           unused_tok;
@@ -85,16 +90,19 @@ module rd_resp #(
   always_comb begin
     tq     = job_tok[QPW:1];
     take   = job_valid && job_ready_q;
-    full   = cnt_q[CW*tq +: CW] == CW'(DEPTH);
+    lim    = job_tok[158:156] == 3'd0 ? 3'd1 : job_tok[158:156];
+    // The QP's limit, or a full ring (DEPTH > 7 >= lim: never reached
+    // first, kept as the ring's own guard).
+    full   = cnt_q[CW*tq +: CW] >= CW'(lim) || cnt_q[CW*tq +: CW] == CW'(DEPTH);
     push   = take && !full;
     refuse = take && full;
     tail   = hd_q[SW*tq +: SW] + cnt_q[CW*tq +: SW];
     waddr  = {tq, tail};
     raddr  = {job_rd_qp, hd_q[SW*job_rd_qp +: SW]};
     pop    = job_pop_valid && cnt_q[CW*job_pop_qp +: CW] != '0;
-    // The kind bit, the QP bits above QPW (asserted) and the bits above
-    // the MTU code (zero) are not stored.
-    unused_tok = ^{job_tok[resp_pkg::TOK_W-1:156], job_tok[8:0]};
+    // The kind bit, the QP bits above QPW (asserted), max_rd (used only
+    // here, at the offer) and the bits above it (zero) are not stored.
+    unused_tok = ^{job_tok[resp_pkg::TOK_W-1:159], job_tok[8:0]};
   end
 
   always_comb begin

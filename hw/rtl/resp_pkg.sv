@@ -29,23 +29,25 @@ package resp_pkg;
   endfunction
 
   // READ job: qp 8:1, first PSN 32:9, bus address 96:33, length 128:97,
-  // MSN 152:129, MTU code 155:153.
+  // MSN 152:129, MTU code 155:153, the QP's max_dest_rd_atomic 158:156
+  // (rd_resp's per-QP job limit, 0 read as 1).
   function automatic logic [TOK_W-1:0] tok_read(
     input logic [7:0]  qp,
     input logic [23:0] psn,
     input logic [63:0] addr,
     input logic [31:0] len,
     input logic [23:0] msn,
-    input logic [2:0]  mtu
+    input logic [2:0]  mtu,
+    input logic [2:0]  max_rd
   );
-    tok_read = {36'd0, mtu, msn, len, addr, psn, qp, TOK_READ};
+    tok_read = {33'd0, max_rd, mtu, msn, len, addr, psn, qp, TOK_READ};
   endfunction
 
   // rd_sink's "READ done" token (docs/rd_sink.md): kind bit 0 = TOK_CQE,
   // bit TOK_SINK_BIT = 1, qp 8:1, the READ's LAST PSN 32:9 (psn0 + n - 1,
   // what ack_tracker matches its completion entries by), the rest 0.
   // tok_cqe and tok_read always have bit TOK_SINK_BIT = 0 (their fields
-  // end at 185 and 155, the bits above are zero), so that bit alone tells
+  // end at 185 and 158, the bits above are zero), so that bit alone tells
   // a READ done from the responder's tokens.
   localparam int TOK_SINK_BIT = 191;
 

@@ -35,6 +35,7 @@ module responder #(
   input  logic [15:0]            ctx_pd,
   input  logic [$clog2(CQS)-1:0] ctx_rq_cq,
   input  logic [4:0]             ctx_rnr_timer,
+  input  logic [2:0]             ctx_max_rd,
   input  logic [3:0]             ctx_access,
   input  logic [23:0]            ctx_remote_qpn,
   output logic                   mr_rd_valid,
@@ -434,7 +435,8 @@ module responder #(
             nak_v = 1'b1;  nak_psn = m_psn;  nak_syn = SYN_ACC;  nak_ev[EV_ACC] = 1'b1;
           end else begin
             o_tok_v = 1'b1;
-            o_tok = resp_pkg::tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn, ctx_mtu);
+            o_tok = resp_pkg::tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn, ctx_mtu,
+                                       ctx_max_rd);
           end
         end else begin
           o_ack = 1'b1;  o_psn = r_epsn - 24'd1;  o_syn = SYN_ACK;  o_amsn = r_msn;
@@ -467,7 +469,8 @@ module responder #(
               o_msn = r_msn + 24'd1;
               o_epsn = m_psn + rd_n[23:0];
               o_tok_v = 1'b1;
-              o_tok = resp_pkg::tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn + 24'd1, ctx_mtu);
+              o_tok = resp_pkg::tok_read(8'(m_qp), m_psn, key_base, m_dma_len, r_msn + 24'd1,
+                                         ctx_mtu, ctx_max_rd);
               o_ev[EV_EXEC] = 1'b1;
             end
           end else if (!order_ok) begin

@@ -214,9 +214,6 @@ module rnic_top #(
   logic [15:0]  stat_free_lines_unused;
   // The ACK's MSN: ack_tracker matches ACKs by PSN.
   logic [23:0]  ack_msn_unused;
-  // The QP's max_dest_rd_atomic: not enforced yet (rd_resp keeps 8 jobs per
-  // QP and refuses beyond; docs/responder.md).
-  logic [2:0]   rctx_max_rd_unused;
   // rx_buf's beat metadata and priority (the responder works from the
   // header queue; rx_wr needs only the bytes) and its lines per priority
   // (PFC generation is a later issue).
@@ -290,6 +287,7 @@ module rnic_top #(
   logic [15:0]  rctx_pd, rmr_pd;
   logic [CQW-1:0] rctx_rq_cq;
   logic [4:0]   rctx_rnr_timer;
+  logic [2:0]   rctx_max_rd;
   logic [3:0]   rctx_access, rmr_access;
   logic [23:0]  rctx_remote_qpn;
   logic         rmr_valid;
@@ -425,7 +423,7 @@ module rnic_top #(
     // The responder's context and MR lookups: registered in csr, data the
     // cycle after the index, as the responder expects.
     .rctx_idx(rsp_ctx_rd_qp), .rctx_state, .rctx_uc, .rctx_mtu, .rctx_pd, .rctx_rq_cq,
-    .rctx_rnr_timer, .rctx_max_rd(rctx_max_rd_unused), .rctx_access, .rctx_remote_qpn,
+    .rctx_rnr_timer, .rctx_max_rd, .rctx_access, .rctx_remote_qpn,
     .rmr_idx(rsp_mr_rd_idx), .rmr_valid, .rmr_key, .rmr_va, .rmr_len, .rmr_pbase, .rmr_access,
     .rmr_pd,
     .epsn_set_valid, .epsn_set_qp, .epsn_set_psn, .qp_err_all,
@@ -507,7 +505,8 @@ module rnic_top #(
     .hd_valid(rsp_hd_valid), .hd_ready(rsp_hd_ready), .hd_meta(rxb_hd_meta),
     .ctx_rd_valid(rsp_ctx_rd_valid_unused), .ctx_rd_qp(rsp_ctx_rd_qp),
     .ctx_state(rctx_state), .ctx_uc(rctx_uc), .ctx_mtu(rctx_mtu), .ctx_pd(rctx_pd),
-    .ctx_rq_cq(rctx_rq_cq), .ctx_rnr_timer(rctx_rnr_timer), .ctx_access(rctx_access),
+    .ctx_rq_cq(rctx_rq_cq), .ctx_rnr_timer(rctx_rnr_timer), .ctx_max_rd(rctx_max_rd),
+    .ctx_access(rctx_access),
     .ctx_remote_qpn(rctx_remote_qpn),
     .mr_rd_valid(rsp_mr_rd_valid_unused), .mr_rd_idx(rsp_mr_rd_idx),
     .mr_valid(rmr_valid), .mr_key(rmr_key), .mr_va(rmr_va), .mr_len(rmr_len),

@@ -435,7 +435,7 @@ pub const CNT_RX_WR_BYTES_LO_RESET: u32 = 0x00000000;
 pub const CNT_RX_WR_BYTES_HI_ADDR: u16 = 0x01E0;
 pub const CNT_RX_WR_BYTES_HI_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_RX_WR_BYTES_HI_RESET: u32 = 0x00000000;
-/// RO: READ jobs refused because their QP already held 8 unanswered (more than a conforming requester has outstanding)
+/// RO: READ jobs refused because their QP already held max(1, RESP.MAX_DEST_RD) unanswered (a requester beyond our max_dest_rd_atomic)
 pub const CNT_READ_JOB_FULL_ADDR: u16 = 0x01E4;
 pub const CNT_READ_JOB_FULL_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_READ_JOB_FULL_RESET: u32 = 0x00000000;

@@ -5,9 +5,12 @@
 //! Jobs come as the responder's 192-bit READ token (`resp_tok`, kind bit 0
 //! = 1) on `job_*`; per QP a ring of [`DEPTH`] jobs in a RAM of QPS x DEPTH
 //! rows (the token's bits 155:9: PSN, bus address, length, MSN, MTU code).
-//! `job_ready` is high from the cycle after reset: a job for a QP whose
-//! ring is full at the start of the cycle is refused and counted
-//! (`ev_job_full`), never back-pressured. `tx_engine` reads the head of a
+//! `job_ready` is high from the cycle after reset: a job for a QP that
+//! holds max(1, `max_rd`) jobs at the start of the cycle (`max_rd`: the
+//! QP's max_dest_rd_atomic, token bits 158:156, read from the token
+//! offered) is refused and counted (`ev_job_full`), never back-pressured.
+//! The ring's own bound, [`DEPTH`], is checked too but is never reached
+//! first (`max_rd` <= 7 < DEPTH). `tx_engine` reads the head of a
 //! QP (`job_rd_*`, the job on `job_*` the next cycle, held until the next
 //! read) and pops it (`job_pop_*`), as the responder does with `rq_fetch`.
 
@@ -20,7 +23,8 @@ use crate::trace::{Bits, Trace, TraceValue, Tracer};
 /// QPs (`QPS`); QP numbers are 4 bits.
 pub use crate::params::QPS;
 /// Jobs kept per QP (`DEPTH`): more than the 7 outstanding READs the RESP
-/// register's 3-bit max_dest_rd_atomic allows.
+/// register's 3-bit max_dest_rd_atomic allows at most, so the QP's own
+/// limit always binds first.
 pub const DEPTH: usize = 8;
 
 ports! {
@@ -56,7 +60,7 @@ ports! {
         pub job_mtu: u8 = 3,
         /// Pulse: a job was stored.
         pub ev_job: bool = 1,
-        /// Pulse: a job was refused (its QP's ring was full).
+        /// Pulse: a job was refused (its QP held max(1, max_rd) jobs).
         pub ev_job_full: bool = 1,
     }
 }
@@ -167,7 +171,10 @@ impl Dut for RdResp {
         // The token's QP (bits 8:1), its low QPW bits.
         let tq = t.get(1, 8) as usize & qm;
         let take = i.job_valid && self.job_ready_q;
-        let full = self.cnt_q[tq] as usize == DEPTH;
+        // The QP's limit from the token (0 reads as 1), or a full ring
+        // (never first: the limit is at most 7 < DEPTH).
+        let lim = (t.get(156, 3) as usize).max(1);
+        let full = self.cnt_q[tq] as usize >= lim || self.cnt_q[tq] as usize == DEPTH;
         let push = take && !full;
         let rq = i.job_rd_qp as usize & qm;
         let pq = i.job_pop_qp as usize & qm;
@@ -234,7 +241,7 @@ impl Trace for RdResp {
 mod tests {
     use super::*;
 
-    fn job(qp: u8, psn: u32, len: u32) -> Beat {
+    fn job(qp: u8, psn: u32, len: u32, max_rd: u8) -> Beat {
         tok_beat(
             &Tok::Read(ReadJob {
                 qp,
@@ -243,13 +250,23 @@ mod tests {
                 len,
                 msn: psn + 1,
                 mtu: 3,
+                max_rd,
             })
             .pack(),
         )
     }
 
+    fn offer(m: &mut RdResp, qp: u8, psn: u32, max_rd: u8) -> RdRespOut {
+        m.tick(&RdRespIn {
+            job_valid: true,
+            job_tok: job(qp, psn, 10 * psn, max_rd),
+            ..Default::default()
+        })
+    }
+
     /// Literal cases: a job shows in job_avail the next cycle, the head
-    /// read returns it, the ninth job of a QP is refused, pops go in order.
+    /// read returns it, the eighth job of a QP at max_rd 7 is refused,
+    /// pops go in order.
     #[test]
     fn ring_order_and_refusal() {
         let mut m = RdResp::new();
@@ -257,16 +274,12 @@ mod tests {
         assert!(!o.job_ready);
         let o = m.tick(&RdRespIn::default());
         assert!(o.job_ready && o.job_avail == 0);
-        for k in 0..9u32 {
-            let o = m.tick(&RdRespIn {
-                job_valid: true,
-                job_tok: job(5, k, 10 * k),
-                ..Default::default()
-            });
-            assert_eq!((o.ev_job, o.ev_job_full), (k < 8, k == 8), "job {k}");
+        for k in 0..8u32 {
+            let o = offer(&mut m, 5, k, 7);
+            assert_eq!((o.ev_job, o.ev_job_full), (k < 7, k == 7), "job {k}");
             assert_eq!(o.job_avail, 1 << 5);
         }
-        for k in 0..8u32 {
+        for k in 0..7u32 {
             let o = m.tick(&RdRespIn {
                 job_rd_valid: true,
                 job_rd_qp: 5,
@@ -282,7 +295,7 @@ mod tests {
                 job_pop_qp: 5,
                 ..Default::default()
             });
-            assert_eq!(o.job_avail, if k < 7 { 1 << 5 } else { 0 });
+            assert_eq!(o.job_avail, if k < 6 { 1 << 5 } else { 0 });
         }
         let o = m.tick(&RdRespIn {
             job_rd_valid: true,
@@ -290,5 +303,43 @@ mod tests {
             ..Default::default()
         });
         assert!(!o.job_present);
+    }
+
+    /// The limit is the offered token's max(1, max_rd), against the jobs
+    /// the QP holds at the start of the cycle; other QPs do not count.
+    #[test]
+    fn limit_from_the_token() {
+        let mut m = RdResp::new();
+        m.reset();
+        m.tick(&RdRespIn::default());
+        // (QP, max_rd, stored?): before its offers QP 2 holds 0, 1, 1, 2, 2,
+        // 2, 3 jobs, QP 9 holds 0, 1.
+        let steps = [
+            (2, 0, true),
+            (2, 0, false),
+            (2, 2, true),
+            (2, 1, false),
+            (9, 1, true),
+            (2, 2, false),
+            (2, 3, true),
+            (2, 3, false),
+            (9, 0, false),
+        ];
+        for (k, &(qp, max_rd, stored)) in steps.iter().enumerate() {
+            let o = offer(&mut m, qp, k as u32, max_rd);
+            assert_eq!((o.ev_job, o.ev_job_full), (stored, !stored), "step {k}");
+        }
+        // A pop in the cycle of an offer does not make room for it.
+        let o = m.tick(&RdRespIn {
+            job_valid: true,
+            job_tok: job(9, 20, 0, 1),
+            job_pop_valid: true,
+            job_pop_qp: 9,
+            ..Default::default()
+        });
+        assert_eq!((o.ev_job, o.ev_job_full), (false, true));
+        assert_eq!(o.job_avail, 1 << 2);
+        let o = offer(&mut m, 9, 21, 1);
+        assert_eq!((o.ev_job, o.ev_job_full), (true, false));
     }
 }

@@ -11,7 +11,8 @@
 //!   88:81    status                     128:97   length (bytes)
 //!   96:89    opcode (128, 129)          152:129  MSN
 //!   128:97   byte_len                   155:153  MTU code (ctx_mtu)
-//!   160:129  imm
+//!   160:129  imm                        158:156  max_dest_rd_atomic
+//!                                                (ctx_max_rd)
 //!   161      imm present
 //!   185:162  src_qp
 //! ```
@@ -20,8 +21,12 @@
 //! `rd_sink`'s READ done token ([`tok_rdone`], docs/rd_sink.md) has bit 0
 //! = 0 (as a RECV completion) and bit [`TOK_SINK_BIT`] = 191 set, qp in 8:1
 //! and the READ's last PSN in 32:9, every other bit zero. Neither layout
-//! above reaches bit 191 (their last fields end at 185 and 155), so that bit
+//! above reaches bit 191 (their last fields end at 185 and 158), so that bit
 //! alone tells the two blocks' tokens apart.
+//!
+//! A READ job's `max_rd` is the QP's `RESP.max_dest_rd_atomic` when the
+//! READ executed: `rd_resp` refuses the job if its QP already holds
+//! max(1, `max_rd`) jobs.
 
 use crate::ports::PortValue;
 
@@ -95,6 +100,8 @@ pub struct ReadJob {
     pub len: u32,
     pub msn: u32,
     pub mtu: u8,
+    /// The QP's max_dest_rd_atomic (3 bits; `rd_resp` reads 0 as 1).
+    pub max_rd: u8,
 }
 
 /// The bit that marks `rd_sink`'s READ done token (`resp_pkg::TOK_SINK_BIT`).
@@ -141,6 +148,7 @@ impl Tok {
                 t.set(97, 32, r.len as u64);
                 t.set(129, 24, r.msn as u64);
                 t.set(153, 3, r.mtu as u64);
+                t.set(156, 3, r.max_rd as u64);
             }
         }
         t
@@ -167,6 +175,7 @@ impl Tok {
                 len: t.get(97, 32) as u32,
                 msn: t.get(129, 24) as u32,
                 mtu: t.get(153, 3) as u8,
+                max_rd: t.get(156, 3) as u8,
             })
         }
     }
@@ -211,16 +220,18 @@ mod tests {
             len: 3,
             msn: 1,
             mtu: 5,
+            max_rd: 6,
         });
         // kind 1; qp 2 at 1 (0x4); psn at 9..33; addr bit 0 at 33, bit 32 at
         // 65 (word 1 bit 1); len 3 at 97 (word 1 bits 33, 34); msn 1 at 129
-        // (word 2 bit 1); mtu 5 at 153 (word 2 bits 25, 27).
+        // (word 2 bit 1); mtu 5 at 153 (word 2 bits 25, 27); max_rd 6 at
+        // 156 (word 2 bits 29, 30: 0x6000_0000).
         assert_eq!(
             r.pack().0,
             [
                 1 | 0x4 | 0xFF_FFFF << 9 | 1 << 33,
                 1 << 1 | 3 << 33,
-                1 << 1 | 5 << 25
+                1 << 1 | 5 << 25 | 0x6000_0000
             ]
         );
         assert_eq!(Tok::unpack(&c.pack()), c);
@@ -255,6 +266,7 @@ mod tests {
             len: !0,
             msn: 0xFF_FFFF,
             mtu: 7,
+            max_rd: 7,
         });
         assert_eq!(c.pack().get(TOK_SINK_BIT, 1), 0);
         assert_eq!(r.pack().get(TOK_SINK_BIT, 1), 0);
@@ -263,7 +275,7 @@ mod tests {
             0,
             "RECV completion: bits 186..191 zero"
         );
-        assert_eq!(r.pack().0[2] >> 28, 0, "READ job: bits 156..191 zero");
+        assert_eq!(r.pack().0[2] >> 31, 0, "READ job: bits 159..191 zero");
         let d = tok_rdone(0xFF, 0xFF_FFFF);
         assert_eq!((d.get(0, 1), d.get(TOK_SINK_BIT, 1)), (0, 1));
     }

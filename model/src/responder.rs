@@ -67,6 +67,7 @@ crate::ports! {
         pub ctx_pd: u16 = 16,
         pub ctx_rq_cq: u8 = 2,
         pub ctx_rnr_timer: u8 = 5,
+        pub ctx_max_rd: u8 = 3,
         pub ctx_access: u8 = 4,
         pub ctx_remote_qpn: u32 = 24,
         pub mr_valid: bool = 1,
@@ -548,7 +549,7 @@ impl Responder {
                     nak = Some((psn, SYN_ACC, ev::ACC_NAK));
                 } else {
                     self.tok_v_q = true;
-                    self.tok_q = self.read_job(psn, addr, r.msn, i.ctx_mtu);
+                    self.tok_q = self.read_job(psn, addr, r.msn, i.ctx_mtu, i.ctx_max_rd);
                 }
             } else {
                 self.fin_ack_q = true;
@@ -586,7 +587,7 @@ impl Responder {
                         row.msn = (r.msn + 1) & PSN_MASK;
                         row.epsn = (psn + n) & PSN_MASK;
                         self.tok_v_q = true;
-                        self.tok_q = self.read_job(psn, addr, row.msn, i.ctx_mtu);
+                        self.tok_q = self.read_job(psn, addr, row.msn, i.ctx_mtu, i.ctx_max_rd);
                         self.fin_ev_q = ev::EXEC;
                     }
                 } else if !order_ok(row.cls) {
@@ -712,7 +713,7 @@ impl Responder {
         self.state_q = if go_sge { St::Sge } else { St::Seg };
     }
 
-    fn read_job(&self, psn: u32, addr: u64, msn: u32, mtu: u8) -> TokBits {
+    fn read_job(&self, psn: u32, addr: u64, msn: u32, mtu: u8, max_rd: u8) -> TokBits {
         Tok::Read(ReadJob {
             qp: self.m_q.qp,
             psn,
@@ -720,6 +721,7 @@ impl Responder {
             len: self.m_q.dma_len,
             msn,
             mtu: mtu & 7,
+            max_rd: max_rd & 7,
         })
         .pack()
     }

@@ -805,6 +805,7 @@ impl RnicTop {
             ctx_pd: c.rctx_pd,
             ctx_rq_cq: c.rctx_rq_cq,
             ctx_rnr_timer: c.rctx_rnr_timer,
+            ctx_max_rd: c.rctx_max_rd,
             ctx_access: c.rctx_access,
             ctx_remote_qpn: c.rctx_remote_qpn,
             mr_valid: c.rmr_valid,

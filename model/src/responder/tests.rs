@@ -119,6 +119,7 @@ impl Bench {
                 i.ctx_pd = 3;
                 i.ctx_rq_cq = 1;
                 i.ctx_rnr_timer = 14;
+                i.ctx_max_rd = 5;
                 i.ctx_access = 6;
                 i.ctx_remote_qpn = 0x101;
             }
@@ -291,7 +292,8 @@ fn write_and_read() {
             addr: 0x9_0100,
             len: 600,
             msn: 2,
-            mtu: 1
+            mtu: 1,
+            max_rd: 5
         })
     );
     let mut m = meta(0x0A, 14, 16);

@@ -3,8 +3,10 @@
 //! steps: post RECVs, post WQEs, wait for completions). The per-QP
 //! responder fields (`epsn`, `rq`, `rq_cq`, `min_rnr_timer`,
 //! `max_dest_rd_atomic`, `remote_access`) live on [`super::QpSpec`]; their
-//! defaults (ePSN 0, no RQ, the QP's own CQ, timer 0, no remote access)
-//! keep a vector written before them meaning what it meant.
+//! defaults (ePSN 0, no RQ, the QP's own CQ, timer 0, max_dest_rd_atomic
+//! 7, no remote access) keep a vector written before them meaning what it
+//! meant (7: `rd_resp` enforces the field, and no older vector has more
+//! READs of a QP outstanding at once).
 
 use serde::{Deserialize, Serialize};
 

@@ -179,8 +179,14 @@ pub struct QpSpec {
     /// RESP.RNR_TIMER: the timer code of the RNR NAKs it sends.
     #[serde(default, skip_serializing_if = "is_zero8")]
     pub min_rnr_timer: u8,
-    /// RESP.MAX_DEST_RD.
-    #[serde(default, skip_serializing_if = "is_zero8")]
+    /// RESP.MAX_DEST_RD: the READs the QP executes at once (`rd_resp`
+    /// refuses a READ beyond max(1, it)). Omitted: 7, the most the 3-bit
+    /// field holds, so that a vector that does not name it is not limited
+    /// (docs/pair.md).
+    #[serde(
+        default = "default_max_dest_rd_atomic",
+        skip_serializing_if = "is_default_max_dest_rd_atomic"
+    )]
     pub max_dest_rd_atomic: u8,
     /// The remote rights the QP grants (RESP.ACCESS): remote_write, remote_read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -206,6 +212,12 @@ fn default_max_rd() -> u8 {
 }
 fn is_max_rd_default(v: &u8) -> bool {
     *v == default_max_rd()
+}
+fn default_max_dest_rd_atomic() -> u8 {
+    7
+}
+fn is_default_max_dest_rd_atomic(v: &u8) -> bool {
+    *v == default_max_dest_rd_atomic()
 }
 
 fn default_state() -> QpState {

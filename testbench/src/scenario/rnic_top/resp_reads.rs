@@ -6,11 +6,13 @@
 //! names (the vector's initial memory with the payloads of the requests
 //! that arrived before the READ placed).
 //!
-//! `rd_resp` refuses a job when its QP already holds 8 unanswered: which
-//! jobs meet a full ring is timing the testbench does not predict, so a
-//! QP that executed more than 8 READs may skip whole jobs, and the number
-//! skipped over all QPs must equal `CNT_READ_JOB_FULL`. A QP with 8 or
-//! fewer can never fill its ring and must answer every one.
+//! `rd_resp` refuses a job when its QP already holds max(1,
+//! max_dest_rd_atomic) unanswered (the QP's RESP field as the vector sets
+//! it): which jobs meet that limit is timing the testbench does not
+//! predict, so a QP that executed more READs than its limit may skip whole
+//! jobs, and the number skipped over all QPs must equal
+//! `CNT_READ_JOB_FULL`. A QP with no more READs than its limit can never
+//! reach it and must answer every one.
 
 use super::resp_predict::{ReadJob, RespPrediction};
 use super::RnicTopEnv;
@@ -18,8 +20,11 @@ use crate::env::HostMemory;
 use crate::vector::qp_frame::{self, ecn_of, From};
 use crate::wire::roce::{aeth, RoceRepr};
 
-/// Jobs `rd_resp` keeps per QP (docs/responder.md, `rd_resp` DEPTH).
-pub const RD_RESP_DEPTH: usize = 8;
+/// Jobs `rd_resp` keeps per QP for a QP whose RESP.max_dest_rd_atomic is
+/// `max_rd` (docs/responder.md, `rd_resp`: 0 reads as 1).
+pub fn rd_resp_limit(max_rd: u8) -> usize {
+    (max_rd as usize).max(1)
+}
 
 /// The AETH syndrome of a READ response: the one the responder puts in its
 /// ACKs.
@@ -36,7 +41,8 @@ type SentFrame = (usize, u64, Vec<u8>, RoceRepr);
 /// What [`RnicTopEnv::check_read_responses`] found besides failures.
 #[derive(Debug, Default)]
 pub struct ReadOutcome {
-    /// Jobs with no response at all (allowed only for a QP above 8 READs).
+    /// Jobs with no response at all (allowed only for a QP with more READs
+    /// than its limit).
     pub skipped: u64,
 }
 
@@ -145,7 +151,7 @@ impl RnicTopEnv {
         for q in &self.vector.qps {
             let i = q.qp as usize;
             let jobs = &want.reads[i];
-            let may_skip = jobs.len() > RD_RESP_DEPTH;
+            let may_skip = jobs.len() > rd_resp_limit(q.max_dest_rd_atomic);
             let got = &sent[i];
             let mut g = 0;
             for (j, job) in jobs.iter().enumerate() {
