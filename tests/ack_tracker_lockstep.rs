@@ -106,8 +106,9 @@ use common::cpl::Cpl;
 const STATUS_REM_INV_REQ: u8 = 9;
 const STATUS_REM_ACCESS: u8 = 10;
 const STATUS_REM_OP: u8 = 11;
-/// The WQE opcode of an RDMA READ.
-const OP_READ: u8 = 4;
+/// The CQE opcode of an RDMA READ (ibv_wc_opcode numbering); SEND 0 and
+/// RDMA WRITE 1 are the others a requester completes.
+const OP_READ: u8 = 2;
 
 const DEFAULT_CASES: u64 = 1000;
 const DEFAULT_SEED: u64 = 0x6163_6B5F_7472_6B72; // "ack_trkr"
@@ -521,10 +522,11 @@ impl AckEnv {
             if !uc && self.r.percent(self.c.read_pct) {
                 OP_READ
             } else {
-                self.r.below(4) as u8
+                self.r.below(2) as u8
             }
         } else {
-            self.r.below(5) as u8
+            // An error or flush: any opcode, READ included (never held).
+            [0, 1, OP_READ, 0x7F][self.r.below(4) as usize]
         };
         let c = Cpl {
             wait_frame: uc && status == STATUS_SUCCESS,

@@ -148,7 +148,7 @@ fn read_goodput_64k_mtu4096_rtt500() {
         .a
         .cqes
         .iter()
-        .all(|c| c.status == 0 && c.opcode == 4 && c.len == 65536));
+        .all(|c| c.status == 0 && c.opcode == 2 && c.len == 65536));
 }
 
 // ---------------------------------------------------------------------
@@ -375,7 +375,7 @@ fn latency(name: &str) -> [u64; 4] {
     assert!(w.opcode.code() == 2 && w.len == 64 && rd.opcode.code() == 4 && rd.len == 64);
     // A's CQEs: the WRITE's, then the READ's.
     let [cw, cr] = [ta.cqes[0].cycle, ta.cqes[1].cycle];
-    assert!(ta.cqes[0].cqe.opcode == 2 && ta.cqes[1].cqe.opcode == 4);
+    assert!(ta.cqes[0].cqe.opcode == 1 && ta.cqes[1].cqe.opcode == 2);
     // WRITE: A's frame, B's payload MWr, B's ACK.
     let [(fw, fwb)] = frames_of(&r, WRITE_ONLY)[..] else {
         panic!("one WRITE ONLY frame")

@@ -56,14 +56,14 @@ fn reads_wait_at_max_rd_atomic_and_all_complete() {
     );
     let qpn = v.a.qps[0].remote_qpn;
     assert_eq!(most_outstanding(&r, qpn), 2, "the window fills to 2");
-    // Six READs (WQE opcode 4) in order, each its length, then the WRITE (2).
+    // Six READs (CQE opcode 2) in order, each its length, then the WRITE (1).
     let got: Vec<(u8, u8, u32)> =
         r.a.cqes
             .iter()
             .map(|c| (c.status, c.opcode, c.len))
             .collect();
-    let mut want: Vec<(u8, u8, u32)> = (0..6).map(|k| (0, 4, 5000 + 1000 * k)).collect();
-    want.push((0, 2, 3000));
+    let mut want: Vec<(u8, u8, u32)> = (0..6).map(|k| (0, 2, 5000 + 1000 * k)).collect();
+    want.push((0, 1, 3000));
     assert_eq!(got, want);
     // B executed every READ: none refused.
     assert_eq!(r.b.counters.get("read_jobs").copied(), Some(6));

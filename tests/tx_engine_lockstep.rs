@@ -231,11 +231,19 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
     let mtu = mtu_of(qp.mtu);
     for w in wqes {
         let imm_op = w.op == 1 || w.op == 3;
+        // The CQE names the operation (ibv_wc_opcode, protocol.md section
+        // 6): SEND 0, RDMA WRITE 1, RDMA READ 2; 0x7F for no operation.
+        let wc_op = match w.op {
+            0 | 1 => 0,
+            2 | 3 => 1,
+            4 => 2,
+            _ => 0x7F,
+        };
         let fail = |status: u8| Cpl {
             wait: false,
             wr_id: w.wr_id,
             status,
-            opcode: w.op,
+            opcode: wc_op,
             len: 0,
             imm: if imm_op { w.imm } else { 0 },
             cq: qp.cq,
@@ -292,7 +300,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                     wait: false,
                     wr_id: w.wr_id,
                     status: STATUS_SUCCESS,
-                    opcode: 4,
+                    opcode: 2, // RDMA READ (CQE numbering)
                     len: w.len,
                     imm: 0,
                     cq: qp.cq,
@@ -351,7 +359,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                 wait: qp.uc,
                 wr_id: w.wr_id,
                 status: STATUS_SUCCESS,
-                opcode: w.op,
+                opcode: wc_op,
                 len: w.len,
                 imm: if imm_op { w.imm } else { 0 },
                 cq: qp.cq,

@@ -343,7 +343,7 @@ def reads(vec):
         "host memory at the READ's VA, the READ's PSNs and the AETH on FIRST/LAST/ONLY, while "
         "a WRITE on QP 2 (MTU 256) is placed and acknowledged as usual. A takes each response "
         "at the PSN its READ expects (rd_sink), writes its payload at the READ's local address "
-        "and completes the READ (opcode 4, byte_len its length) once the last response's data "
+        "and completes the READ (CQE opcode 2, byte_len its length) once the last response's data "
         "is in host memory",
         a.build(plain=[0, 1], pace=[2]), b.build())
 

@@ -361,7 +361,7 @@ module ack_tracker #(
       if (push_rc && wr_addr == AW'(k)) begin
         m_psn_q[24*k +: 24] <= cpl_psn;
         m_ok_q[k]           <= cpl_status == rnic_pkg::CQE_SUCCESS;
-        m_rd_q[k]           <= cpl_opcode == rnic_pkg::WQE_READ && !rel_push;
+        m_rd_q[k]           <= cpl_opcode == rnic_pkg::WC_RDMA_READ && !rel_push;
       end else if (rd_eff && rd_done_qp == QPW'(k / DEPTH) && dr < 24'h80_0000) begin
         m_rd_q[k]           <= 1'b0;
       end

@@ -490,7 +490,7 @@ module responder #(
             o_pop = d_starts;
             if (cur[71:64] > 8'd4) begin
               o_tok_v = 1'b1;
-              o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd2, 8'd128, 32'd0, 32'd0, 1'b0,
+              o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], rnic_pkg::CQE_LOC_QP_OP_ERR, rnic_pkg::WC_RECV, 32'd0, 32'd0, 1'b0,
                               ctx_remote_qpn);
               if (ctx_uc) begin
                 fail = 1'b1;
@@ -499,7 +499,7 @@ module responder #(
               end
             end else if (send_total > {1'b0, cur_cap}) begin
               o_tok_v = 1'b1;
-              o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd1, 8'd128, 32'd0, 32'd0, 1'b0,
+              o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], rnic_pkg::CQE_LOC_LEN_ERR, rnic_pkg::WC_RECV, 32'd0, 32'd0, 1'b0,
                               ctx_remote_qpn);
               if (ctx_uc) begin
                 fail = 1'b1;
@@ -513,7 +513,7 @@ module responder #(
               o_recv = cur;
               if (d_ends) begin
                 o_tok_v = 1'b1;
-                o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], 8'd0, 8'd128, send_total[31:0], m_imm,
+                o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, cur[63:0], rnic_pkg::CQE_SUCCESS, rnic_pkg::WC_RECV, send_total[31:0], m_imm,
                                 d_imm, ctx_remote_qpn);
                 if (!d_imm) o_tok[160:129] = 32'd0;
               end
@@ -550,7 +550,7 @@ module responder #(
               if (d_ends && d_imm) begin
                 o_pop = 1'b1;
                 o_tok_v = 1'b1;
-                o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, head[63:0], 8'd0, 8'd129, w_total, m_imm, 1'b1,
+                o_tok = resp_pkg::tok_cqe(8'(m_qp), cq8, head[63:0], rnic_pkg::CQE_SUCCESS, rnic_pkg::WC_RECV_RDMA_WITH_IMM, w_total, m_imm, 1'b1,
                                 ctx_remote_qpn);
               end
             end
@@ -753,7 +753,7 @@ module responder #(
           // A bad entry: nothing written, the RECV completes with status 4.
           seg_n_d = '0;
           tok_v_d = 1'b1;
-          tok_d   = resp_pkg::tok_cqe(8'(m_qp), 8'(c_cq_q), cur_q[63:0], 8'd4, 8'd128, 32'd0, 32'd0,
+          tok_d   = resp_pkg::tok_cqe(8'(m_qp), 8'(c_cq_q), cur_q[63:0], rnic_pkg::CQE_LOC_PROT_ERR, rnic_pkg::WC_RECV, 32'd0, 32'd0,
                             1'b0, c_rqpn_q);
           fin_ev_d = '0;
           if (c_uc_q) begin
@@ -833,7 +833,7 @@ module responder #(
         fin_ev_d  = '0;
         fin_pop_d = rqe_present;
         tok_v_d   = rqe_present;
-        tok_d     = resp_pkg::tok_cqe(8'(fl_qp_q), 8'(ctx_rq_cq), rqe_data[63:0], 8'd5, 8'd128, 32'd0,
+        tok_d     = resp_pkg::tok_cqe(8'(fl_qp_q), 8'(ctx_rq_cq), rqe_data[63:0], rnic_pkg::CQE_WR_FLUSH_ERR, rnic_pkg::WC_RECV, 32'd0,
                             32'd0, 1'b0, ctx_remote_qpn);
         state_d   = rqe_present ? S_TOK : S_FIN;
       end

@@ -37,8 +37,30 @@ package rnic_pkg;
   localparam logic [7:0] WQE_WRITE_IMM = 8'd3;
   localparam logic [7:0] WQE_READ      = 8'd4;
 
+  // CQE opcodes (ibv_wc_opcode numbering, docs/protocol.md section 6). A
+  // requester's CQE names the operation (SEND and SEND with immediate are
+  // both SEND); WC_INVALID, no ibv code, is the opcode of the error CQE of
+  // a WQE whose opcode names no operation (bit 7 clear: every opcode with
+  // bit 7 set is a receive completion's).
+  localparam logic [7:0] WC_SEND               = 8'd0;
+  localparam logic [7:0] WC_RDMA_WRITE         = 8'd1;
+  localparam logic [7:0] WC_RDMA_READ          = 8'd2;
+  localparam logic [7:0] WC_RECV               = 8'd128;
+  localparam logic [7:0] WC_RECV_RDMA_WITH_IMM = 8'd129;
+  localparam logic [7:0] WC_INVALID            = 8'h7F;
+
+  function automatic logic [7:0] wc_opcode(input logic [7:0] wqe_opcode);
+    unique case (wqe_opcode)
+      WQE_SEND, WQE_SEND_IMM:   wc_opcode = WC_SEND;
+      WQE_WRITE, WQE_WRITE_IMM: wc_opcode = WC_RDMA_WRITE;
+      WQE_READ:                 wc_opcode = WC_RDMA_READ;
+      default:                  wc_opcode = WC_INVALID;
+    endcase
+  endfunction
+
   // CQE status (ibv_wc_status numbering).
   localparam logic [7:0] CQE_SUCCESS       = 8'd0;
+  localparam logic [7:0] CQE_LOC_LEN_ERR   = 8'd1;
   localparam logic [7:0] CQE_LOC_QP_OP_ERR = 8'd2;
   localparam logic [7:0] CQE_LOC_PROT_ERR  = 8'd4;
   localparam logic [7:0] CQE_WR_FLUSH_ERR  = 8'd5;

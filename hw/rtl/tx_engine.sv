@@ -665,7 +665,7 @@ module tx_engine #(
         cpl_wait_frame_q <= 1'b0;
         cpl_wr_id_q      <= w_wr_id_q;
         cpl_status_q     <= is_flush ? rnic_pkg::CQE_WR_FLUSH_ERR : (is_bad_op ? rnic_pkg::CQE_LOC_QP_OP_ERR : rnic_pkg::CQE_LOC_PROT_ERR);
-        cpl_opcode_q     <= w_opcode_q;
+        cpl_opcode_q     <= rnic_pkg::wc_opcode(w_opcode_q);
         cpl_len_q        <= '0;
         // The CQE carries the immediate of the +Imm opcodes only.
         cpl_imm_q        <= (w_opcode_q == rnic_pkg::WQE_SEND_IMM || w_opcode_q == rnic_pkg::WQE_WRITE_IMM)
@@ -741,7 +741,7 @@ module tx_engine #(
           cpl_wait_frame_q <= qp_uc;
           cpl_wr_id_q      <= s_wr_id;
           cpl_status_q     <= rnic_pkg::CQE_SUCCESS;
-          cpl_opcode_q     <= {5'd0, s_opcode};
+          cpl_opcode_q     <= rnic_pkg::wc_opcode({5'd0, s_opcode});
           cpl_len_q        <= s_len;
           cpl_imm_q        <= has_imm ? s_imm : 32'd0;
           cpl_qp_q         <= qp_idx_q;

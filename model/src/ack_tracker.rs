@@ -78,7 +78,7 @@ use crate::ports;
 pub use crate::params::CQS;
 /// QPs (QPW = 4).
 pub use crate::params::QPS;
-use crate::params::{cqe_status, wqe_op, CQW, QPW};
+use crate::params::{cqe_status, wc_op, CQW, QPW};
 use crate::trace::{Bits, Trace, TraceValue, Tracer};
 /// Entries per RC queue, and of the UC FIFO (DW = 3).
 pub const DEPTH: usize = 8;
@@ -531,7 +531,7 @@ impl Dut for AckTracker {
             self.mem_q[k] = Entry { qp: 0, ..e };
             self.m_psn_q[k] = i.cpl_psn & PSN_MASK;
             self.m_ok_q[k] = i.cpl_status == cqe_status::SUCCESS;
-            self.m_rd_q[k] = i.cpl_opcode == wqe_op::READ
+            self.m_rd_q[k] = i.cpl_opcode == wc_op::RDMA_READ
                 && !release.is_some_and(|(q, l)| q == cq_ && covers(l, i.cpl_psn & PSN_MASK));
             self.tail_q[cq_] = (self.tail_q[cq_] + 1) & PTR_MASK;
         }

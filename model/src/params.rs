@@ -47,9 +47,35 @@ pub mod wqe_op {
     pub const READ: u8 = 4;
 }
 
+/// CQE opcodes (`ibv_wc_opcode` numbering, docs/protocol.md section 6;
+/// `rnic_pkg::WC_*`). A requester's CQE names the operation: SEND and SEND
+/// with immediate are both SEND. [`wc_op::INVALID`], no ibv code, is the
+/// opcode of the error CQE of a WQE whose opcode names no operation (bit 7
+/// clear: every opcode with bit 7 set is a receive completion's).
+pub mod wc_op {
+    pub const SEND: u8 = 0;
+    pub const RDMA_WRITE: u8 = 1;
+    pub const RDMA_READ: u8 = 2;
+    pub const RECV: u8 = 128;
+    pub const RECV_RDMA_WITH_IMM: u8 = 129;
+    pub const INVALID: u8 = 0x7F;
+
+    /// The CQE opcode of a requester's WQE opcode (`rnic_pkg::wc_opcode`).
+    pub fn of_wqe(wqe_opcode: u8) -> u8 {
+        use super::wqe_op;
+        match wqe_opcode {
+            wqe_op::SEND | wqe_op::SEND_IMM => SEND,
+            wqe_op::WRITE | wqe_op::WRITE_IMM => RDMA_WRITE,
+            wqe_op::READ => RDMA_READ,
+            _ => INVALID,
+        }
+    }
+}
+
 /// CQE status values (`ibv_wc_status` numbering, docs/protocol.md section 6).
 pub mod cqe_status {
     pub const SUCCESS: u8 = 0;
+    pub const LOC_LEN_ERR: u8 = 1;
     pub const LOC_QP_OP_ERR: u8 = 2;
     pub const LOC_PROT_ERR: u8 = 4;
     pub const WR_FLUSH_ERR: u8 = 5;

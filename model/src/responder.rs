@@ -14,7 +14,7 @@
 //! RECV gets it completed with status 5 (flush, round robin).
 
 use crate::dut::Dut;
-use crate::params::{CQS, MRS, QPS};
+use crate::params::{cqe_status, wc_op, CQS, MRS, QPS};
 use crate::ports::PortValue;
 use crate::resp_tok::{ReadJob, RecvCqe, Tok, TokBits};
 use crate::rr_pick::RrPick;
@@ -608,14 +608,28 @@ impl Responder {
                     let total = placed + len;
                     if cur.nsge > 4 {
                         self.tok_v_q = true;
-                        self.tok_q = self.cqe((cq, rqpn), &cur, 2, 128, 0, None);
+                        self.tok_q = self.cqe(
+                            (cq, rqpn),
+                            &cur,
+                            cqe_status::LOC_QP_OP_ERR,
+                            wc_op::RECV,
+                            0,
+                            None,
+                        );
                         fail = uc;
                         if !uc {
                             nak = Some((psn, SYN_OP, ev::OP_NAK));
                         }
                     } else if total > cur.capacity() {
                         self.tok_v_q = true;
-                        self.tok_q = self.cqe((cq, rqpn), &cur, 1, 128, 0, None);
+                        self.tok_q = self.cqe(
+                            (cq, rqpn),
+                            &cur,
+                            cqe_status::LOC_LEN_ERR,
+                            wc_op::RECV,
+                            0,
+                            None,
+                        );
                         fail = uc;
                         if !uc {
                             nak = Some((psn, SYN_INV, ev::INV_NAK));
@@ -627,7 +641,14 @@ impl Responder {
                         row.recv = cur;
                         if d.ends {
                             self.tok_v_q = true;
-                            self.tok_q = self.cqe((cq, rqpn), &cur, 0, 128, total as u32, imm);
+                            self.tok_q = self.cqe(
+                                (cq, rqpn),
+                                &cur,
+                                cqe_status::SUCCESS,
+                                wc_op::RECV,
+                                total as u32,
+                                imm,
+                            );
                         }
                         go_sge = len > 0;
                         self.off_q = placed;
@@ -675,7 +696,14 @@ impl Responder {
                             if d.ends && d.imm {
                                 self.fin_pop_q = true;
                                 self.tok_v_q = true;
-                                self.tok_q = self.cqe((cq, rqpn), &head, 0, 129, total, imm);
+                                self.tok_q = self.cqe(
+                                    (cq, rqpn),
+                                    &head,
+                                    cqe_status::SUCCESS,
+                                    wc_op::RECV_RDMA_WITH_IMM,
+                                    total,
+                                    imm,
+                                );
                             }
                         }
                     }
@@ -734,7 +762,14 @@ impl Responder {
         let r = self.row_q;
         self.seg_n_q = 0;
         self.tok_v_q = true;
-        self.tok_q = self.cqe((self.c_cq_q, self.c_rqpn_q), &self.cur_q, 4, 128, 0, None);
+        self.tok_q = self.cqe(
+            (self.c_cq_q, self.c_rqpn_q),
+            &self.cur_q,
+            cqe_status::LOC_PROT_ERR,
+            wc_op::RECV,
+            0,
+            None,
+        );
         if self.c_uc_q {
             self.fin_ack_q = false;
             self.fin_err_q = false;
@@ -937,8 +972,8 @@ impl Dut for Responder {
                     qp: self.fl_qp_q,
                     cq: i.ctx_rq_cq % CQS as u8,
                     wr_id: r.wr_id,
-                    status: 5,
-                    opcode: 128,
+                    status: cqe_status::WR_FLUSH_ERR,
+                    opcode: wc_op::RECV,
                     byte_len: 0,
                     imm: 0,
                     imm_present: false,

@@ -45,7 +45,7 @@ use crate::trace::{Trace, Tracer};
 
 /// The table sizes and encodings (the lkey's MR index is `lkey mod MRS`,
 /// applied in rnic_top).
-pub use crate::params::{cqe_status, qp_state, wqe_op, CQS, MRS, QPS};
+pub use crate::params::{cqe_status, qp_state, wc_op, wqe_op, CQS, MRS, QPS};
 
 ports! {
     /// Inputs of `tx_engine` (all but `clk`/`rst`).
@@ -481,7 +481,7 @@ impl TxEngine {
         self.cpl_psn_q = psn;
         self.cpl_wr_id_q = wr_id;
         self.cpl_status_q = status;
-        self.cpl_opcode_q = opcode;
+        self.cpl_opcode_q = wc_op::of_wqe(opcode);
         self.cpl_len_q = len;
         // The CQE carries the immediate of the +Imm opcodes only.
         self.cpl_imm_q = if opcode == wqe_op::SEND_IMM || opcode == wqe_op::WRITE_IMM {

@@ -151,7 +151,7 @@ fn cpl(uc: bool, qp: u8, wr_id: u64, status: u8, psn: u32) -> AckTrackerIn {
         cpl_wait_frame: uc && status == cqe_status::SUCCESS,
         cpl_wr_id: wr_id,
         cpl_status: status,
-        cpl_opcode: 2,
+        cpl_opcode: wc_op::RDMA_WRITE,
         cpl_len: 100 + wr_id as u32,
         cpl_imm: 0xAB00 + wr_id as u32,
         cpl_qp: qp,
@@ -183,7 +183,7 @@ fn uc_passes_straight_through_at_n_plus_3() {
         wait_frame: true,
         wr_id: 1,
         status: cqe_status::SUCCESS,
-        opcode: 2,
+        opcode: wc_op::RDMA_WRITE,
         len: 101,
         imm: 0xAB01,
         qp: 5,
@@ -234,9 +234,9 @@ fn rc_success_waits_for_the_ack_of_its_last_psn() {
 fn read_success_never_leaves_and_holds_its_queue() {
     let mut h = H::new();
     h.idle(1);
-    // A successful READ (opcode 4, last PSN 5), then a flush behind it.
+    // A successful READ (CQE opcode 2, last PSN 5), then a flush behind it.
     h.push(AckTrackerIn {
-        cpl_opcode: 4,
+        cpl_opcode: wc_op::RDMA_READ,
         ..cpl(false, 1, 1, cqe_status::SUCCESS, 5)
     });
     h.push(cpl(false, 1, 2, cqe_status::WR_FLUSH_ERR, 0));
@@ -609,7 +609,7 @@ fn read_success_leaves_in_error_mode() {
     // A READ (span 0..3) and a SEND (4): a NAK for 4 covers the READ's
     // span, but a READ is never covered: it gets the error.
     h.push(AckTrackerIn {
-        cpl_opcode: 4,
+        cpl_opcode: wc_op::RDMA_READ,
         ..cpl(false, 1, 1, cqe_status::SUCCESS, 3)
     });
     h.push(cpl(false, 1, 2, cqe_status::SUCCESS, 4));
@@ -750,7 +750,7 @@ fn rdd(qp: u8, psn: u32) -> AckTrackerIn {
 
 fn read_cpl(qp: u8, wr_id: u64, psn: u32) -> AckTrackerIn {
     AckTrackerIn {
-        cpl_opcode: wqe_op::READ,
+        cpl_opcode: wc_op::RDMA_READ,
         ..cpl(false, qp, wr_id, cqe_status::SUCCESS, psn)
     }
 }

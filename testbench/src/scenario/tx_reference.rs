@@ -302,7 +302,7 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)], rdones: &[(u32, u32)])
                 qp: q.qp,
                 wqe: k,
                 wr_id: w.wr_id.0,
-                opcode: code,
+                opcode: w.opcode.cqe_opcode(),
                 status,
                 len,
                 imm,

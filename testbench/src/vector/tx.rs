@@ -350,6 +350,17 @@ impl WqeOpcode {
             WqeOpcode::Raw(b) => b,
         }
     }
+
+    /// The opcode of the requester's CQE for this WQE (wire/cqe.rs).
+    pub fn cqe_opcode(self) -> u8 {
+        use crate::wire::cqe;
+        match self.code() {
+            0 | 1 => cqe::OPCODE_SEND,
+            2 | 3 => cqe::OPCODE_RDMA_WRITE,
+            4 => cqe::OPCODE_RDMA_READ,
+            _ => cqe::OPCODE_INVALID,
+        }
+    }
 }
 
 impl fmt::Display for WqeOpcode {

@@ -23,7 +23,7 @@ pub mod field {
     /// The WQE's immediate for the +Imm opcodes, else 0.
     pub const IMM: Field = 0x0C..0x10;
     pub const QP: Field = 0x10..0x14;
-    /// The WQE's opcode code.
+    /// The opcode (`OPCODE_*`, ibv_wc_opcode numbering).
     pub const OPCODE: usize = 0x14;
     pub const STATUS: usize = 0x15;
     /// Bit 0: the message carried an immediate (responder completions), the
@@ -39,6 +39,17 @@ pub mod field {
 
 /// Bytes of a CQE, and its stride in the CQ ring.
 pub const CQE_LEN: usize = 32;
+/// Opcodes, numbered as `ibv_wc_opcode` (docs/protocol.md section 6): a
+/// requester's CQE names the operation, SEND with immediate being a SEND
+/// and WRITE with immediate a WRITE; `OPCODE_INVALID` (no ibv code) is the
+/// error CQE of a WQE whose opcode names no operation (bit 7 clear: every
+/// opcode with bit 7 set is a receive completion's).
+pub const OPCODE_SEND: u8 = 0;
+pub const OPCODE_RDMA_WRITE: u8 = 1;
+pub const OPCODE_RDMA_READ: u8 = 2;
+pub const OPCODE_RECV: u8 = 128;
+pub const OPCODE_RECV_RDMA_WITH_IMM: u8 = 129;
+pub const OPCODE_INVALID: u8 = 0x7F;
 /// Statuses, numbered as `ibv_wc_status`.
 pub const STATUS_SUCCESS: u8 = 0;
 /// Invalid opcode, or RDMA READ on a UC QP.
