@@ -14,6 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::link_fault::{self, LinkFault};
 use super::{field_err, limits, valid_name, Expect, Vector, VectorError, FORMAT};
 
 /// The value of `kind` that makes a vector a system vector.
@@ -53,6 +54,17 @@ pub struct LinkDir {
     /// counting from 1; 0 marks none.
     #[serde(skip_serializing_if = "is_zero")]
     pub ce_every: u64,
+    /// Faults the link applies to this direction's frames
+    /// ([`super::link_fault`], docs/pair.md "Link faults").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<LinkFault>,
+}
+
+impl LinkDir {
+    /// Whether the direction has any fault.
+    pub fn faulty(&self) -> bool {
+        !self.faults.is_empty()
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -125,6 +137,7 @@ impl SystemVector {
     /// Parses and validates the JSON of a system vector; `file` is only
     /// used in errors.
     pub fn from_json(file: &Path, json: Value) -> Result<SystemVector, VectorError> {
+        link_fault::check_shape(json.get("link")).map_err(|(p, r)| field_err(file, p, r))?;
         let f: SystemFile = serde_path_to_error::deserialize(&json).map_err(|e| {
             let path = e.path().to_string();
             let path = if path == "." {
@@ -171,6 +184,9 @@ impl SystemVector {
                     &format!("link.{dir}.delay"),
                     format!("{} is not in 0..={MAX_DELAY}", d.delay),
                 );
+            }
+            if let Err((p, r)) = link_fault::validate(&d.faults) {
+                return e(&format!("link.{dir}.{p}"), r);
             }
         }
         let host = |who: &str, m: &serde_json::Map<String, Value>| host_vector(file, &f, who, m);
