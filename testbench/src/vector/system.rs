@@ -380,4 +380,46 @@ mod tests {
             err(&t)
         );
     }
+
+    #[test]
+    fn link_fault_errors_name_file_direction_and_fault() {
+        let t = |link: &str| text(&host(""), &host(""), link);
+        assert_eq!(
+            err(&t(r#"{"a_to_b":{"faults":[{"drop":{"index":1}},{"lose":{}}]}}"#)),
+            "v.json: link.a_to_b.faults[1]: expected one of drop, burst, corrupt, duplicate, reorder or down, found `lose`"
+        );
+        assert_eq!(
+            err(&t(
+                r#"{"b_to_a":{"faults":[{"drop":{"per_million":2000000,"seed":1}}]}}"#
+            )),
+            "v.json: link.b_to_a.faults[0].drop.per_million: 2000000 is more than 1000000 (a probability in millionths)"
+        );
+        assert!(
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"drop":{"index":1,"bogus":2}}]}}"#
+            ))
+            .starts_with("v.json: link.a_to_b.faults[0].drop.bogus: unknown field `bogus`"),
+            "{}",
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"drop":{"index":1,"bogus":2}}]}}"#
+            ))
+        );
+        assert!(
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"down":{"from":-1,"cycles":3}}]}}"#
+            ))
+            .starts_with("v.json: link.a_to_b.faults[0].down.from: "),
+            "{}",
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"down":{"from":-1,"cycles":3}}]}}"#
+            ))
+        );
+        let ok = t(r#"{"a_to_b":{"delay":5,"faults":[{"reorder":{"opcode":10}}]}}"#);
+        let AnyVector::System(v) = AnyVector::parse(Path::new("v.json"), &ok).unwrap() else {
+            panic!("not a system vector")
+        };
+        assert_eq!(v.link.a_to_b.faults.len(), 1);
+        let again = AnyVector::parse(Path::new("v.json"), &v.to_json()).unwrap();
+        assert_eq!(again, AnyVector::System(v));
+    }
 }
