@@ -25,7 +25,8 @@ import os
 
 import gen_pair
 import gen_pair_rc
-from gen_pair_rc import Side
+import gen_tx
+from gen_pair_rc import KEY1, VA1, Side
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loss")
 
@@ -181,6 +182,67 @@ def main():
         "NAK and completes neither SEND",
         a.build(plain=[0]), b.build(),
         link([{"drop": {"opcode": OP_SEND_ONLY, "first": 1}}]))
+
+    # READ: a response lost, a request duplicated.
+    def read_then_write(seed):
+        a, b = pair(seed)
+        a.wqe(0, "read", 4000, src_off=0, lkey=KEY1, rkey=gen_tx.KEY0, rva=gen_tx.VA + 0x100)
+        a.wqes[-1]["laddr"] = hex(VA1 + 0x2_0003)
+        a.wqe(0, "write", 500, src_off=0x9_0000, dst_off=0x9_0001)
+        return a, b
+
+    a, b = read_then_write(201)
+    vec("drop_read_response",
+        "A READs 4000 bytes from B (PSNs 7..10, four responses of MTU 1024) then WRITEs 500 "
+        "bytes (PSN 11) on QP 0; the link B to A drops the response of PSN 8: A's rd_sink "
+        "places the FIRST, drops the two after the gap as out of sequence (rdr_taken 1, "
+        "rdr_seq 2), so the READ never completes, and the WRITE, acknowledged by B, cannot "
+        "complete before it (completions in order): no CQE at A",
+        a.build(plain=[0]), b.build(),
+        link(b_to_a=[{"drop": {"qp": 0, "psn": 8}}]))
+
+    a, b = read_then_write(203)
+    vec("duplicate_read_request",
+        "A READs 4000 bytes from B then WRITEs 500 bytes on QP 0; the link A to B delivers the "
+        "READ request (frame 0) twice: B executes the copy as a duplicate READ (resp_dup 1, "
+        "read_jobs 2) and answers it again from its memory; A places the first four responses "
+        "and completes the READ, drops the four repeated ones as unexpected (rdr_unexp 4), "
+        "completes the WRITE",
+        a.build(plain=[0]), b.build(),
+        link([{"duplicate": {"index": 0}}]))
+
+    # An ACK corrupted: A drops it on its ICRC, a later ACK covers it.
+    a, b = pair(215)
+    for k in range(4):
+        a.wqe(0, "write", 2048, src_off=0x1000 * k + 1, dst_off=0x1000 * k + 3)
+    vec("corrupt_ack",
+        "A posts four 2048-byte WRITEs at once on QP 0; the link B to A inverts byte 50 (in "
+        "the BTH) of the first ACK: A drops it on its ICRC (drop_icrc 1, 3 ACKs taken) and "
+        "completes all four WQEs on the later cumulative ACKs",
+        a.build(plain=[0]), b.build(),
+        link(b_to_a=[{"corrupt": {"index": 0, "byte": 50}}]))
+
+    # Every random fault, both ways, while both NICs send.
+    a, b = pair(219, qps=2)
+    for k in range(10):
+        a.wqe(k % 2, "write", 1500, src_off=0x1000 * k + 1, dst_off=0x1000 * k + 3)
+        b.wqe(k % 2, "write", 900, src_off=0x1000 * k + 5, dst_off=0x8_0000 + 0x1000 * k + 3)
+
+    def rnd(s):
+        return [{"drop": {"per_million": 50000, "seed": s}},
+                {"corrupt": {"per_million": 50000, "seed": s + 1, "byte": 61}},
+                {"duplicate": {"per_million": 50000, "seed": s + 2}},
+                {"reorder": {"per_million": 50000, "seed": s + 3}}]
+    vec("random_both_ways",
+        "A and B each WRITE ten messages to the other on two QPs at once (requests and ACKs "
+        "share each direction); both directions drop, corrupt (byte 61), duplicate and "
+        "reorder frames at random, 5% each, seeded (these seeds hit every kind in both "
+        "directions: the pcapng capture comments each): whatever arrived is what the link "
+        "check predicts from the seeds, and every effect (writes, sequence NAKs both ways, "
+        "stalled QPs, ICRC drops, duplicates) is what the references work out from the frames "
+        "that arrived",
+        a.build(plain=[0, 1]), b.build(plain=[0, 1]),
+        link(rnd(9), rnd(185)))
 
 
 if __name__ == "__main__":
