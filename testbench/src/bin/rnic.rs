@@ -486,8 +486,9 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
     };
     let mut unwritten: Vec<String> = report.vcd_error.iter().cloned().collect();
     if let Some(path) = &p.pcap {
-        let w = write_output(path, |f| {
-            rnic_testbench::pcap::write_run(f, &report.tx_frames)
+        let w = write_output(path, |f| match &report.tx_comments {
+            Some(c) => rnic_testbench::pcap::write_run_ng(f, &report.tx_frames, c),
+            None => rnic_testbench::pcap::write_run(f, &report.tx_frames),
         });
         unwritten.extend(w.err());
     }

@@ -5,6 +5,7 @@
 pub mod common;
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod link_check;
 pub mod pair;
 pub mod req_reads;
 pub mod resp_cover;
@@ -78,6 +79,10 @@ pub struct Report {
     pub cqes: Vec<CqeResult>,
     /// Every frame sent on `tx_*`: (cycle of its first beat, bytes).
     pub tx_frames: Vec<(u64, Vec<u8>)>,
+    /// A comment per frame of `tx_frames` ("" for none), for a run whose
+    /// link alters frames (a pair vector with link faults): `--pcap`
+    /// writes pcapng with the comments then (docs/pair.md).
+    pub tx_comments: Option<Vec<String>>,
     pub counters: BTreeMap<String, u64>,
     /// Failed independent checks (host memory, PCIe rules, framing, leaks).
     pub failures: Vec<String>,
@@ -294,6 +299,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
         frames: Vec::new(),
         cqes: Vec::new(),
         tx_frames: Vec::new(),
+        tx_comments: None,
         counters: BTreeMap::new(),
         failures: Vec::new(),
         divergence: None,

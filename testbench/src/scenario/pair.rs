@@ -24,7 +24,8 @@ use super::{Mode, Report, RnicTopEnv, RtlRnicTopTop, VCD_WINDOW};
 use crate::lockstep::{compare, Divergence, Finished};
 use crate::rtl::{take_assertion_failure, Rtl, RtlTop};
 use crate::vcd_model::ModelVcd;
-use crate::vector::{Expect, LinkDir, SystemExpect, SystemVector, Vector};
+use crate::vector::link_fault::Picker;
+use crate::vector::{Expect, LinkDir, LinkFault, LinkSpec, SystemExpect, SystemVector, Vector};
 
 /// The two NICs by name, in report order.
 pub const NICS: [&str; 2] = ["A", "B"];
@@ -86,7 +87,55 @@ pub fn mac_pad(f: &[u8]) -> Vec<u8> {
     b
 }
 
-/// One frame on the link.
+/// What the link did to a frame, besides carrying it (docs/pair.md,
+/// "Link faults"). `fault` is the index in the direction's `faults`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkAct {
+    /// Marked CE by the `ce_every` rule.
+    Marked,
+    /// Lost: by a drop, a burst or the link being down.
+    Lost { fault: usize },
+    /// Delivered with byte `byte` inverted.
+    Corrupted { fault: usize, byte: usize },
+    /// A corrupt fault whose byte lies past the frame (`len` bytes): the
+    /// frame is delivered unaltered and the run fails.
+    CorruptPast {
+        fault: usize,
+        byte: usize,
+        len: usize,
+    },
+    /// Delivered twice, back to back.
+    Duplicated { fault: usize },
+    /// Held, delivered right after the next frame of the direction.
+    Reordered { fault: usize },
+    /// Held by a reorder with no frame after it: never delivered.
+    NeverReleased,
+}
+
+impl std::fmt::Display for LinkAct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkAct::Marked => write!(f, "CE-marked"),
+            LinkAct::Lost { fault } => write!(f, "lost (faults[{fault}])"),
+            LinkAct::Corrupted { fault, byte } => {
+                write!(f, "corrupted at byte {byte} (faults[{fault}])")
+            }
+            LinkAct::CorruptPast { fault, byte, len } => write!(
+                f,
+                "not corrupted: byte {byte} is past the frame's {len} bytes (faults[{fault}])"
+            ),
+            LinkAct::Duplicated { fault } => write!(f, "duplicated (faults[{fault}])"),
+            LinkAct::Reordered { fault } => {
+                write!(f, "reordered after the next frame (faults[{fault}])")
+            }
+            LinkAct::NeverReleased => {
+                write!(f, "held by reorder, no frame followed: never delivered")
+            }
+        }
+    }
+}
+
+/// One frame on the link, as its sender sent it and what the link did.
 #[derive(Debug, Clone)]
 pub struct LinkFrame {
     /// Cycle of its first and last beat on the sender's `tx_*`.
@@ -94,9 +143,26 @@ pub struct LinkFrame {
     pub last: u64,
     /// Earliest cycle of its first beat on the receiver's `rx_*`.
     pub due: u64,
-    /// As delivered (marked when `marked`).
+    /// As delivered (marked, corrupted), when it is.
     pub bytes: Arc<[u8]>,
     pub marked: bool,
+    /// Everything the link did to it, in order; empty: delivered as sent.
+    pub acts: Vec<LinkAct>,
+}
+
+impl LinkFrame {
+    pub fn lost(&self) -> bool {
+        self.acts
+            .iter()
+            .any(|a| matches!(a, LinkAct::Lost { .. } | LinkAct::NeverReleased))
+    }
+
+    /// The acts as one line ("" when delivered as sent), for logs and the
+    /// pcap comment.
+    pub fn describe(&self) -> String {
+        let v: Vec<String> = self.acts.iter().map(|a| a.to_string()).collect();
+        v.join("; ")
+    }
 }
 
 /// One direction of the link.
@@ -105,20 +171,39 @@ struct Link {
     /// ECT frames seen, for the marking rule.
     ect: u64,
     frames: Vec<LinkFrame>,
+    /// Per fault: its picker (None for `down`) and, for a burst, the
+    /// frames it still drops.
+    pickers: Vec<Option<Picker>>,
+    burst_left: Vec<u64>,
+    /// Frames held by a reorder: (index in `frames`, copies).
+    held: Vec<(usize, usize)>,
 }
 
 impl Link {
     fn new(spec: LinkDir) -> Self {
+        let pickers = spec
+            .faults
+            .iter()
+            .map(|f| f.select().map(Picker::new))
+            .collect();
+        let n = spec.faults.len();
         Link {
             spec,
             ect: 0,
             frames: Vec::new(),
+            pickers,
+            burst_left: vec![0; n],
+            held: Vec::new(),
         }
     }
 
-    /// A frame whose last beat left at `last`: what the receiver gets.
-    fn carry(&mut self, first: u64, last: u64, sent: &[u8]) -> LinkFrame {
+    /// A frame whose last beat left at `last`: what the receiver gets, as
+    /// (due cycle, bytes) in delivery order (none when it is lost or held;
+    /// the frames it releases after it).
+    fn carry(&mut self, first: u64, last: u64, sent: &[u8]) -> Vec<(u64, Arc<[u8]>)> {
+        let k = self.frames.len() as u64;
         let mut b = mac_pad(sent);
+        let mut acts = Vec::new();
         let mut marked = false;
         if self.spec.ce_every > 0 {
             let mut probe = b.clone();
@@ -127,18 +212,96 @@ impl Link {
                 if self.ect.is_multiple_of(self.spec.ce_every) {
                     b = probe;
                     marked = true;
+                    acts.push(LinkAct::Marked);
                 }
             }
         }
-        let f = LinkFrame {
+        let due = last + 1 + self.spec.delay;
+        let (mut lost, mut copies, mut held) = (None, 1, false);
+        let mut flips = Vec::new();
+        let mut later = Vec::new();
+        for (i, f) in self.spec.faults.iter().enumerate() {
+            // Every picker sees every frame, whatever happens to it.
+            let picked = self.pickers[i].as_mut().is_some_and(|p| p.pick(k, sent));
+            match f {
+                LinkFault::Drop(_) if picked => {
+                    lost.get_or_insert(i);
+                }
+                LinkFault::Burst(s) => {
+                    if self.burst_left[i] > 0 {
+                        self.burst_left[i] -= 1;
+                        lost.get_or_insert(i);
+                    } else if picked {
+                        self.burst_left[i] = s.count.unwrap_or(1).saturating_sub(1);
+                        lost.get_or_insert(i);
+                    }
+                }
+                LinkFault::Down(d) => {
+                    let end = d.from.saturating_add(d.cycles);
+                    if first < end && last.saturating_add(self.spec.delay) >= d.from {
+                        lost.get_or_insert(i);
+                    }
+                }
+                LinkFault::Corrupt(s) if picked => flips.push((i, s.byte.unwrap_or(0) as usize)),
+                LinkFault::Duplicate(_) if picked => {
+                    copies = 2;
+                    later.push(LinkAct::Duplicated { fault: i });
+                }
+                LinkFault::Reorder(_) if picked => {
+                    held = true;
+                    later.push(LinkAct::Reordered { fault: i });
+                }
+                _ => {}
+            }
+        }
+        if let Some(fault) = lost {
+            acts = vec![LinkAct::Lost { fault }];
+        } else {
+            for (fault, byte) in flips {
+                acts.push(if byte < b.len() {
+                    b[byte] ^= 0xFF;
+                    LinkAct::Corrupted { fault, byte }
+                } else {
+                    LinkAct::CorruptPast {
+                        fault,
+                        byte,
+                        len: b.len(),
+                    }
+                });
+            }
+            acts.extend(later);
+        }
+        let bytes: Arc<[u8]> = b.into();
+        self.frames.push(LinkFrame {
             first,
             last,
-            due: last + 1 + self.spec.delay,
-            bytes: b.into(),
+            due,
+            bytes: bytes.clone(),
             marked,
-        };
-        self.frames.push(f.clone());
-        f
+            acts,
+        });
+        let me = self.frames.len() - 1;
+        let mut out = Vec::new();
+        if lost.is_none() && held {
+            self.held.push((me, copies));
+            return out;
+        }
+        if lost.is_none() {
+            out.extend(std::iter::repeat_n((due, bytes), copies));
+        }
+        // Frames held for this one follow it (whatever happened to it).
+        for (h, n) in std::mem::take(&mut self.held) {
+            let f = &self.frames[h];
+            out.extend(std::iter::repeat_n((f.due.max(due), f.bytes.clone()), n));
+        }
+        out
+    }
+
+    /// End of the run: the frames still held were never delivered.
+    fn close(&mut self) {
+        for (h, _) in std::mem::take(&mut self.held) {
+            self.frames[h].acts.push(LinkAct::NeverReleased);
+        }
     }
 }
 
@@ -149,24 +312,59 @@ pub struct PairEnv {
     links: [Link; 2],
     /// Per NIC: frames of its `tx_*` handed to the link so far.
     forwarded: [usize; 2],
+    /// Some direction has faults: each NIC's expectation during the run
+    /// follows the ACKs that arrived (below).
+    faulty: bool,
+    /// Per NIC: frames of its `rx_*` its expectation has seen.
+    rx_seen: [usize; 2],
 }
 
 impl PairEnv {
     pub fn new(v: &SystemVector) -> Result<Self, String> {
+        Self::with_link(v, &v.link)
+    }
+
+    /// The pair with the link `link` in place of the vector's (the checks
+    /// still judge by the vector's): a self-test of the link checks.
+    pub fn with_link(v: &SystemVector, link: &LinkSpec) -> Result<Self, String> {
         let a = RnicTopEnv::new_in_pair(&v.a).map_err(|e| format!("a: {e}"))?;
         let b = RnicTopEnv::new_in_pair(&v.b).map_err(|e| format!("b: {e}"))?;
         Ok(PairEnv {
             nic: [a, b],
             links: [
-                Link::new(v.link.a_to_b.clone()),
-                Link::new(v.link.b_to_a.clone()),
+                Link::new(link.a_to_b.clone()),
+                Link::new(link.b_to_a.clone()),
             ],
             forwarded: [0, 0],
+            faulty: v.link.a_to_b.faulty() || v.link.b_to_a.faulty() || link != &v.link,
+            rx_seen: [0, 0],
         })
+    }
+
+    /// Under faults an RC WQE may never complete (its request or every
+    /// ACK covering it lost, and nothing retransmits), so a NIC's run may
+    /// not wait for every completion: its expectation during the run is
+    /// the one the ACKs that arrived so far call for
+    /// (`tx_reference::expected_with`, as the end-of-run checks work it
+    /// out), renewed whenever a frame arrives. It only decides when the
+    /// NIC's quiet window starts; the window itself (nothing on the link,
+    /// the other NIC done sending, no ACK owed) ends the run.
+    fn follow_acks(&mut self) {
+        if !self.faulty {
+            return;
+        }
+        for (n, e) in self.nic.iter_mut().enumerate() {
+            if e.rx.sent.len() != self.rx_seen[n] {
+                self.rx_seen[n] = e.rx.sent.len();
+                let acks = arrived_acks(e);
+                e.expected = super::tx_reference::expected_with(&e.vector, &acks, &[]);
+            }
+        }
     }
 
     /// Inputs of both NICs for `cycle`, given their outputs in it.
     pub fn step(&mut self, cycle: u64, out: [&RnicTopOut; 2]) -> [RnicTopIn; 2] {
+        self.follow_acks();
         let ia = self.nic[0].step(cycle, out[0]);
         let ib = self.nic[1].step(cycle, out[1]);
         for s in 0..2 {
@@ -175,8 +373,9 @@ impl PairEnv {
                 let k = self.forwarded[s];
                 let (first, ref bytes) = self.nic[s].frames[k];
                 let last = self.nic[s].frame_ends[k];
-                let f = self.links[s].carry(first, last, bytes);
-                self.nic[d].rx.push_link(f.due, f.bytes);
+                for (due, f) in self.links[s].carry(first, last, bytes) {
+                    self.nic[d].rx.push_link(due, f);
+                }
                 self.forwarded[s] += 1;
             }
         }
@@ -232,8 +431,8 @@ impl PairEnv {
                     .map(|f| format!("{}: {f}", NICS[n])),
             );
         }
-        for dir in 0..2 {
-            out.extend(self.check_link(dir));
+        for (dir, spec) in [&v.link.a_to_b, &v.link.b_to_a].into_iter().enumerate() {
+            out.extend(self.check_link(dir, spec));
         }
         for (n, hv) in [&v.a, &v.b].into_iter().enumerate() {
             out.extend(
@@ -245,55 +444,110 @@ impl PairEnv {
         out
     }
 
-    /// One direction: every frame the sender sent arrived, in order, whole,
-    /// as the marking rule (applied here to the sender's bytes) makes it,
-    /// no earlier than its due cycle, and decodes with a good ICRC and IPv4
-    /// checksum.
-    fn check_link(&self, dir: usize) -> Vec<String> {
+    /// One direction: the frames that arrived are those the vector's
+    /// link (its faults applied by the check itself,
+    /// [`super::link_check::predict`], to the frames as sent) must
+    /// deliver, in order, whole, no earlier than their due cycle; each
+    /// decodes with a good ICRC and IPv4 checksum unless the link corrupted
+    /// it, and a corrupted one the receiver's reference drops
+    /// (`rx_reference::classify`). The link's own record of what it did
+    /// (the pcap's comments) must agree with the check's.
+    fn check_link(&self, dir: usize, spec: &LinkDir) -> Vec<String> {
         let (s, d) = (dir, 1 - dir);
         let name = format!("link {} to {}", NICS[s], NICS[d]);
-        let spec = &self.links[dir].spec;
         let mut out = Vec::new();
-        let sent = &self.nic[s].frames;
+        let sent: Vec<super::link_check::Sent> = self.nic[s]
+            .frames
+            .iter()
+            .zip(&self.nic[s].frame_ends)
+            .map(|((first, b), &last)| super::link_check::Sent {
+                first: *first,
+                last,
+                bytes: b,
+            })
+            .collect();
+        let want = super::link_check::predict(spec, &sent);
+        out.extend(want.problems.iter().map(|p| format!("{name}: {p}")));
         let got = &self.nic[d].rx.sent;
-        if sent.len() != got.len() {
+        if want.arrivals.len() != got.len() {
             out.push(format!(
-                "{name}: {} frames sent on {}'s tx_*, {} arrived on {}'s rx_*",
+                "{name}: {} frames sent on {}'s tx_*, {} must arrive (faults applied), {} arrived on {}'s rx_*",
                 sent.len(),
                 NICS[s],
+                want.arrivals.len(),
                 got.len(),
                 NICS[d]
             ));
         }
-        let mut ect = 0u64;
-        for (k, ((_, f), g)) in sent.iter().zip(got).enumerate() {
-            let end = self.nic[s].frame_ends[k];
-            let mut want = mac_pad(f);
-            if spec.ce_every > 0 {
-                let mut probe = mac_pad(f);
-                if mark_ce(&mut probe) {
-                    ect += 1;
-                    if ect.is_multiple_of(spec.ce_every) {
-                        want = probe;
-                    }
+        let live = rx_reference::live_qps(&self.nic[d].vector);
+        for (n, (w, g)) in want.arrivals.iter().zip(got).enumerate() {
+            let k = w.k;
+            if g.bytes[..] != w.bytes[..] || g.fcs {
+                out.push(format!(
+                    "{name}: arrival {n} is not frame {k} as the link must deliver it (marking rule and faults applied)"
+                ));
+                continue;
+            }
+            if g.first < w.due {
+                out.push(format!(
+                    "{name}: frame {k} left at cycle {}, arrived at {} (delay {}, due {})",
+                    sent[k].last, g.first, spec.delay, w.due
+                ));
+            }
+            if w.corrupted.is_empty() {
+                if let Err(e) = super::rnic_top::resp_predict::parse_padded(&g.bytes) {
+                    out.push(format!(
+                        "{name}: frame {k} as delivered does not decode: {e}"
+                    ));
+                }
+            } else if !matches!(
+                rx_reference::classify(&g.bytes, g.fcs, &live),
+                RxEvent::Drop(_)
+            ) {
+                out.push(format!(
+                    "{name}: frame {k} corrupted at byte {:?} is still a good frame for the receiver: the fault tests nothing",
+                    w.corrupted
+                ));
+            }
+        }
+        // The link's record against the check's fates.
+        let rec = &self.links[dir].frames;
+        if rec.len() == want.fates.len() {
+            for (k, (r, f)) in rec.iter().zip(&want.fates).enumerate() {
+                let lost = r.acts.iter().find_map(|a| match a {
+                    LinkAct::Lost { fault } => Some(*fault),
+                    _ => None,
+                });
+                let corrupted: Vec<usize> = r
+                    .acts
+                    .iter()
+                    .filter_map(|a| match a {
+                        LinkAct::Corrupted { byte, .. } => Some(*byte),
+                        _ => None,
+                    })
+                    .collect();
+                let dup = r
+                    .acts
+                    .iter()
+                    .any(|a| matches!(a, LinkAct::Duplicated { .. }));
+                let re = r
+                    .acts
+                    .iter()
+                    .any(|a| matches!(a, LinkAct::Reordered { .. }));
+                if (lost, &corrupted, dup, re) != (f.lost, &f.corrupted, f.duplicated, f.reordered)
+                {
+                    out.push(format!(
+                        "{name}: the link's record of frame {k} ({}) is not what the faults call for ({f:?})",
+                        r.describe()
+                    ));
                 }
             }
-            if g.bytes[..] != want[..] || g.fcs {
-                out.push(format!(
-                    "{name}: frame {k} arrived different from the frame sent (marking rule applied)"
-                ));
-            }
-            if g.first < end + 1 + spec.delay {
-                out.push(format!(
-                    "{name}: frame {k} left at cycle {end}, arrived at {} (delay {})",
-                    g.first, spec.delay
-                ));
-            }
-            if let Err(e) = super::rnic_top::resp_predict::parse_padded(&g.bytes) {
-                out.push(format!(
-                    "{name}: frame {k} as delivered does not decode: {e}"
-                ));
-            }
+        } else {
+            out.push(format!(
+                "{name}: the link recorded {} frames, {} were sent",
+                rec.len(),
+                want.fates.len()
+            ));
         }
         out
     }
@@ -463,12 +717,13 @@ type Simulated = (PairEnv, Finished, Option<Box<Divergence>>, Traced);
 /// RTL assertion.
 fn simulate<M: NicModel>(
     v: &SystemVector,
+    link: &LinkSpec,
     mode: Mode,
     mk_model: &impl Fn(usize) -> M,
     max_cycles: u64,
     trace: Option<TraceTo>,
 ) -> Result<Simulated, String> {
-    let mut env = PairEnv::new(v)?;
+    let mut env = PairEnv::with_link(v, link)?;
     let mut duts = [
         Duts::new(mode, || mk_model(0)),
         Duts::new(mode, || mk_model(1)),
@@ -586,7 +841,23 @@ pub fn run_with<M: NicModel>(
     opts: &super::RunOpts,
     mk_model: impl Fn(usize) -> M,
 ) -> Result<PairReport, String> {
-    let (mut env, fin, div, _) = simulate(v, mode, &mk_model, v.max_cycles, None)?;
+    run_with_link(v, &v.link, mode, opts, mk_model)
+}
+
+/// [`run_with`] over the link `link` in place of the vector's, while the
+/// checks judge by the vector's: `tests/pair_link_faults.rs` shows that
+/// the link check fails a link that does not do what the vector says.
+pub fn run_with_link<M: NicModel>(
+    v: &SystemVector,
+    link: &LinkSpec,
+    mode: Mode,
+    opts: &super::RunOpts,
+    mk_model: impl Fn(usize) -> M,
+) -> Result<PairReport, String> {
+    let (mut env, fin, div, _) = simulate(v, link, mode, &mk_model, v.max_cycles, None)?;
+    for l in &mut env.links {
+        l.close();
+    }
     let dir = match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
         (Some(d), _) => Some(d.clone()),
         (None, _) if div.is_none() => None,
@@ -597,7 +868,14 @@ pub fn run_with<M: NicModel>(
         Some(dir) => {
             let end = fin.cycles;
             let from = end.saturating_sub(opts.vcd_window.unwrap_or(VCD_WINDOW));
-            match simulate(v, mode, &mk_model, end, Some(TraceTo { from, dir: &dir })) {
+            match simulate(
+                v,
+                link,
+                mode,
+                &mk_model,
+                end,
+                Some(TraceTo { from, dir: &dir }),
+            ) {
                 Ok((_, _, _, files)) => files,
                 Err(e) => Err(e),
             }
@@ -609,12 +887,25 @@ pub fn run_with<M: NicModel>(
     } else {
         Vec::new()
     };
-    // Both directions as the frames left their senders, in time order.
-    let mut tx_frames: Vec<(u64, Vec<u8>)> = Vec::new();
-    for e in &env.nic {
-        tx_frames.extend(e.frames.iter().cloned());
+    // Both directions as the frames left their senders, in time order;
+    // with faults, each frame the link altered or lost says what it did.
+    let mut tx: Vec<(u64, Vec<u8>, String)> = Vec::new();
+    for (n, e) in env.nic.iter().enumerate() {
+        for (k, (first, b)) in e.frames.iter().enumerate() {
+            let acts = env.links[n].frames.get(k).map(LinkFrame::describe);
+            let c = match acts {
+                Some(a) if !a.is_empty() => {
+                    format!("{} to {} frame {k}: {a}", NICS[n], NICS[1 - n])
+                }
+                _ => String::new(),
+            };
+            tx.push((*first, b.clone(), c));
+        }
     }
-    tx_frames.sort_by_key(|f| f.0);
+    tx.sort_by_key(|f| f.0);
+    let with_comments = link.a_to_b.faulty() || link.b_to_a.faulty();
+    let tx_comments = with_comments.then(|| tx.iter().map(|f| f.2.clone()).collect());
+    let tx_frames: Vec<(u64, Vec<u8>)> = tx.into_iter().map(|f| (f.0, f.1)).collect();
     let (a, b) = (env.expect_of(0), env.expect_of(1));
     let times = [
         HostTimes::take(&mut env.nic[0]),
@@ -629,6 +920,7 @@ pub fn run_with<M: NicModel>(
         frames: Vec::new(),
         cqes: Vec::new(),
         tx_frames,
+        tx_comments,
         counters: BTreeMap::new(),
         failures,
         divergence: div,

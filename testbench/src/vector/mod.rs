@@ -20,6 +20,7 @@ use thiserror::Error;
 pub use crate::env::FaultKind;
 
 pub mod limits;
+pub mod link_fault;
 pub mod paths;
 pub mod qp_frame;
 pub mod resp;
@@ -27,6 +28,7 @@ pub mod rx;
 mod shape;
 pub mod system;
 pub mod tx;
+pub use link_fault::{LinkFault, Select};
 pub use paths::{collect, walk, CollectError, Found, Walk};
 pub use resp::{RecvSpec, RqDoorbellSpec, SgeSpec, Step};
 pub use rx::{CcSpec, PeerSpec, RxFault, RxFrame, RxSpec};

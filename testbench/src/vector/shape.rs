@@ -49,7 +49,7 @@ fn list(xs: &[&str]) -> String {
 }
 
 /// `x` is an object with exactly one key of `keys`, or a string of `names`.
-fn one_of(x: &Value, keys: &[&str], names: &[&str]) -> Result<(), String> {
+pub(super) fn one_of(x: &Value, keys: &[&str], names: &[&str]) -> Result<(), String> {
     let expected = if names.is_empty() {
         format!("one of {}", list(keys))
     } else {

@@ -14,6 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::link_fault::{self, LinkFault};
 use super::{field_err, limits, valid_name, Expect, Vector, VectorError, FORMAT};
 
 /// The value of `kind` that makes a vector a system vector.
@@ -53,6 +54,17 @@ pub struct LinkDir {
     /// counting from 1; 0 marks none.
     #[serde(skip_serializing_if = "is_zero")]
     pub ce_every: u64,
+    /// Faults the link applies to this direction's frames
+    /// ([`super::link_fault`], docs/pair.md "Link faults").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<LinkFault>,
+}
+
+impl LinkDir {
+    /// Whether the direction has any fault.
+    pub fn faulty(&self) -> bool {
+        !self.faults.is_empty()
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -125,6 +137,7 @@ impl SystemVector {
     /// Parses and validates the JSON of a system vector; `file` is only
     /// used in errors.
     pub fn from_json(file: &Path, json: Value) -> Result<SystemVector, VectorError> {
+        link_fault::check_shape(json.get("link")).map_err(|(p, r)| field_err(file, p, r))?;
         let f: SystemFile = serde_path_to_error::deserialize(&json).map_err(|e| {
             let path = e.path().to_string();
             let path = if path == "." {
@@ -171,6 +184,9 @@ impl SystemVector {
                     &format!("link.{dir}.delay"),
                     format!("{} is not in 0..={MAX_DELAY}", d.delay),
                 );
+            }
+            if let Err((p, r)) = link_fault::validate(&d.faults) {
+                return e(&format!("link.{dir}.{p}"), r);
             }
         }
         let host = |who: &str, m: &serde_json::Map<String, Value>| host_vector(file, &f, who, m);
@@ -363,5 +379,47 @@ mod tests {
             "{}",
             err(&t)
         );
+    }
+
+    #[test]
+    fn link_fault_errors_name_file_direction_and_fault() {
+        let t = |link: &str| text(&host(""), &host(""), link);
+        assert_eq!(
+            err(&t(r#"{"a_to_b":{"faults":[{"drop":{"index":1}},{"lose":{}}]}}"#)),
+            "v.json: link.a_to_b.faults[1]: expected one of drop, burst, corrupt, duplicate, reorder or down, found `lose`"
+        );
+        assert_eq!(
+            err(&t(
+                r#"{"b_to_a":{"faults":[{"drop":{"per_million":2000000,"seed":1}}]}}"#
+            )),
+            "v.json: link.b_to_a.faults[0].drop.per_million: 2000000 is more than 1000000 (a probability in millionths)"
+        );
+        assert!(
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"drop":{"index":1,"bogus":2}}]}}"#
+            ))
+            .starts_with("v.json: link.a_to_b.faults[0].drop.bogus: unknown field `bogus`"),
+            "{}",
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"drop":{"index":1,"bogus":2}}]}}"#
+            ))
+        );
+        assert!(
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"down":{"from":-1,"cycles":3}}]}}"#
+            ))
+            .starts_with("v.json: link.a_to_b.faults[0].down.from: "),
+            "{}",
+            err(&t(
+                r#"{"a_to_b":{"faults":[{"down":{"from":-1,"cycles":3}}]}}"#
+            ))
+        );
+        let ok = t(r#"{"a_to_b":{"delay":5,"faults":[{"reorder":{"opcode":10}}]}}"#);
+        let AnyVector::System(v) = AnyVector::parse(Path::new("v.json"), &ok).unwrap() else {
+            panic!("not a system vector")
+        };
+        assert_eq!(v.link.a_to_b.faults.len(), 1);
+        let again = AnyVector::parse(Path::new("v.json"), &v.to_json()).unwrap();
+        assert_eq!(again, AnyVector::System(v));
     }
 }
