@@ -48,7 +48,9 @@ use rnic_testbench::wire::roce::{
 const DEFAULT_CASES: u64 = 24;
 const DEFAULT_SEED: u64 = 0x7278_5F70_6172_7365; // "rx_parse"
 const FRAMES: usize = 2500;
-/// Lockstep cycles the default run must reach.
+/// Lockstep cycles the default run must reach: each case sends frames
+/// until it has run its share (and at least [`FRAMES`]), so it holds for
+/// any seed.
 const MIN_TOTAL_CYCLES: u64 = 450_000;
 
 const DROP_NAMES: [&str; 8] = [
@@ -493,6 +495,10 @@ struct RxEnv {
     predicted: [u64; 12],
     seen: [u64; 12],
     frames_sent: u64,
+    /// Once its frames are sent, a random case goes on with more from
+    /// this generator (and max payload) until this cycle: the cycle floor
+    /// holds for any seed.
+    more: Option<(SplitMix64, usize, u64)>,
 }
 
 impl RxEnv {
@@ -513,6 +519,7 @@ impl RxEnv {
             predicted: [0; 12],
             seen: [0; 12],
             frames_sent: 0,
+            more: None,
         }
     }
 }
@@ -557,6 +564,13 @@ impl Env for RxEnv {
             if self.gap_left > 0 {
                 self.gap_left -= 1;
                 return i;
+            }
+            if self.frames.is_empty() {
+                if let Some((g, max_payload, until)) = &mut self.more {
+                    if cycle < *until {
+                        self.frames.push_back(gen_frame(g, *max_payload));
+                    }
+                }
             }
             match self.frames.pop_front() {
                 Some((f, fcs)) => self.cur = Some((f, fcs, 0)),
@@ -631,6 +645,7 @@ fn rx_parser_random_lockstep() {
         let gap_pct = pick(&mut rng, &[0u8, 0, 20, 60]);
         let churn = pick(&mut rng, &[0u8, 1, 5]);
         let mut env = RxEnv::new(seed, list, gap_pct, churn);
+        env.more = Some((rng, max_payload, MIN_TOTAL_CYCLES.div_ceil(DEFAULT_CASES)));
         total_cycles += run_env(&mut env);
         frames += env.frames_sent;
         for (p, n) in predicted.iter_mut().zip(env.predicted) {
