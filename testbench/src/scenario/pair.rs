@@ -289,7 +289,7 @@ impl PairEnv {
                     g.first, spec.delay
                 ));
             }
-            if let Err(e) = super::rnic_top::resp_predict::parse_padded(&g.bytes) {
+            if let Err(e) = super::rnic_top::resp_predict::decodes_delivered(&g.bytes) {
                 out.push(format!(
                     "{name}: frame {k} as delivered does not decode: {e}"
                 ));

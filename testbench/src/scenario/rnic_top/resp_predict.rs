@@ -323,6 +323,15 @@ pub fn parse_padded(f: &[u8]) -> Result<RoceRepr, String> {
     })
 }
 
+/// Whether a frame as delivered by the link decodes: a PFC frame (MAC
+/// control, checked by `pfc_check`) or a RoCEv2 frame ([`parse_padded`]).
+pub fn decodes_delivered(f: &[u8]) -> Result<(), String> {
+    if super::pfc_check::is_pfc(f) {
+        return Ok(());
+    }
+    parse_padded(f).map(|_| ())
+}
+
 /// A request frame as `rx_parser` hands it on ([`classify`] said Data):
 /// the codec's decoding, or, for what the codec refuses but the parser
 /// takes (a FIRST or MIDDLE packet with a PadCnt), the frame decoded with
