@@ -310,6 +310,12 @@ impl RnicTop {
         }
     }
 
+    /// rx_buf's lines held per priority this cycle (its `prio_lines`, what
+    /// pfc_gen sees), for the PFC figures.
+    pub fn rx_prio_lines(&self) -> [u16; 8] {
+        core::array::from_fn(|p| (self.o_rxb.prio_lines >> (10 * p)) as u16 & 0x3FF)
+    }
+
     fn top_out(&self) -> RnicTopOut {
         let (c, pb, rq, cqw) = (&self.o_csr, &self.o_pb, &self.o_rqarb, &self.o_cqw);
         RnicTopOut {

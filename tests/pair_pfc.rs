@@ -1,0 +1,171 @@
+//! PFC generation between two NICs (docs/pfc_gen.md), in lockstep:
+//! `vectors/pair/rc_pfc_slow_host.json`, B's host slower than the link, B
+//! generating PFC for the data priority. The figure: B's rx_buf high-water
+//! mark (lines of the data priority and of all priorities, read every
+//! cycle from the model's `prio_lines`, the lines pfc_gen sees) against
+//! the XOFF threshold, the headroom rule's bound and the buffer size, and
+//! the PFC frames B sent. Contract: zero RXBUF_FULL drops, the high-water
+//! mark at most XOFF + the headroom the rule asks for at this link delay
+//! (so at most LINES), every WRITE completed at A.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::figures;
+use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
+use rnic_model::trace::{Trace, Tracer};
+use rnic_model::Dut;
+use rnic_testbench::scenario::rnic_top::is_pfc;
+use rnic_testbench::scenario::{pair, Mode, RunOpts};
+use rnic_testbench::vector::{AnyVector, SystemVector};
+use rnic_testbench::wire::pfc;
+
+/// rx_buf's lines (32 KiB of 64-byte lines).
+const LINES: u64 = 512;
+/// The largest frame of a NIC in beats (4096-byte payload, 98-byte header).
+const MAX_FRAME_BEATS: u64 = 66;
+
+fn load(name: &str) -> SystemVector {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/pair/{name}.json"));
+    match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
+        AnyVector::System(v) => *v,
+        AnyVector::Single(_) => panic!("not a system vector"),
+    }
+}
+
+/// The model of one NIC, recording the most lines its rx_buf held (one
+/// priority's and in all) in any cycle.
+struct Probe {
+    top: RnicTop,
+    prio: usize,
+    high_prio: Arc<AtomicU64>,
+    high_all: Arc<AtomicU64>,
+}
+
+impl Dut for Probe {
+    type In = RnicTopIn;
+    type Out = RnicTopOut;
+    const NAME: &'static str = "rnic_top";
+    fn reset(&mut self) -> RnicTopOut {
+        self.top.reset()
+    }
+    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
+        let l = self.top.rx_prio_lines();
+        self.high_prio
+            .fetch_max(l[self.prio] as u64, Ordering::Relaxed);
+        self.high_all
+            .fetch_max(l.iter().map(|&x| x as u64).sum(), Ordering::Relaxed);
+        self.top.tick(i)
+    }
+}
+
+impl Trace for Probe {
+    fn trace(&self, t: &mut dyn Tracer) {
+        self.top.trace(t)
+    }
+}
+
+#[test]
+fn pfc_keeps_a_slow_receiver_lossless() {
+    let v = load("rc_pfc_slow_host");
+    let g = v.b.config.pfc_gen.clone().expect("B generates PFC");
+    let prio = g.enable.trailing_zeros() as usize;
+    let (hp, ha) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let r = pair::run_with(&v, Mode::Lockstep, &RunOpts::default(), |n| Probe {
+        top: RnicTop::new(),
+        prio,
+        // A's marks go nowhere; B's are the figure.
+        high_prio: if n == 1 {
+            hp.clone()
+        } else {
+            Arc::new(AtomicU64::new(0))
+        },
+        high_all: if n == 1 {
+            ha.clone()
+        } else {
+            Arc::new(AtomicU64::new(0))
+        },
+    })
+    .unwrap();
+    assert!(
+        r.report.clean(),
+        "{:?} {:?}",
+        r.report.divergence,
+        r.report.failures
+    );
+    let (high_prio, high_all) = (hp.load(Ordering::Relaxed), ha.load(Ordering::Relaxed));
+    let b = &r.b.counters;
+    let drops = b.get("rxbuf_full").copied().expect("read back");
+    let (xoff, xon) = (
+        b.get("pfcg_xoff_sent").copied().expect("read back"),
+        b.get("pfcg_xon_sent").copied().expect("read back"),
+    );
+    // B's PFC frames on the wire, decoded here too.
+    let b_mac = g.src_mac.to_u64();
+    let frames: Vec<(u64, pfc::Repr)> = r
+        .report
+        .tx_frames
+        .iter()
+        .filter(|(_, f)| is_pfc(f))
+        .map(|(c, f)| (*c, pfc::Repr::parse_bytes(f).expect("a PFC frame")))
+        .filter(|(_, p)| p.src == b_mac)
+        .collect();
+    let wire_xoff = frames.iter().filter(|(_, p)| p.times[prio] != 0).count() as u64;
+    let first_xoff = frames.first().map_or(0, |f| f.0);
+    // The headroom rule (docs/pfc_gen.md) at this link delay L: 2 L lines
+    // in flight (a line a cycle at most), the sender's frame in progress,
+    // the receiver's own frame the XOFF waits behind, and the decision and
+    // reaction cycles (3 + 1 + 4).
+    let l = v.link.a_to_b.delay;
+    let headroom = 2 * l + 2 * MAX_FRAME_BEATS + 8;
+    let a_done = r.a.cqes.iter().filter(|c| c.status == 0).count();
+    let mut t = figures::Table::new(
+        "pair_pfc",
+        &[
+            "vector",
+            "XOFF / XON (lines)",
+            "B's high-water, priority 3 (all)",
+            "XOFF + headroom (rule)",
+            "buffer",
+            "RXBUF_FULL",
+            "PFC frames sent (XOFF + XON)",
+            "first XOFF (cycle)",
+            "run (cycles)",
+        ],
+    );
+    t.row(&[
+        format!("`{}`", v.name),
+        format!("{} / {}", g.xoff_lines, g.xon_lines),
+        format!("{high_prio} ({high_all})"),
+        format!(
+            "{} + {headroom} = {}",
+            g.xoff_lines,
+            g.xoff_lines as u64 + headroom
+        ),
+        format!("{LINES}"),
+        format!("{drops}"),
+        format!("{} ({xoff} + {xon})", xoff + xon),
+        format!("{first_xoff}"),
+        format!("{}", r.report.cycles),
+    ]);
+    t.finish();
+    assert_eq!(drops, 0, "B dropped frames");
+    assert!(high_all <= LINES && high_prio <= high_all);
+    assert!(
+        high_prio >= g.xoff_lines as u64,
+        "B never reached XOFF: the vector shows nothing"
+    );
+    assert!(
+        high_prio <= g.xoff_lines as u64 + headroom,
+        "high-water {high_prio} above XOFF + headroom"
+    );
+    assert!(xoff > 0 && xon > 0);
+    assert_eq!(wire_xoff, xoff, "XOFF frames on the wire vs PFCG.XOFF_SENT");
+    assert_eq!(frames.len() as u64, xoff + xon);
+    assert_eq!(a_done, 8, "A completes all eight WRITEs");
+    // A honoured every pause: its rx_pfc counter saw every frame.
+    assert_eq!(r.a.counters.get("rx_pfc").copied(), Some(xoff + xon));
+}
