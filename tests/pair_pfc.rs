@@ -6,7 +6,10 @@
 //! the XOFF threshold, the headroom rule's bound and the buffer size, and
 //! the PFC frames B sent. Contract: zero RXBUF_FULL drops, the high-water
 //! mark at most XOFF + the headroom the rule asks for at this link delay
-//! (so at most LINES), every WRITE completed at A.
+//! (so at most LINES), every WRITE completed at A. Beside it the same run
+//! with PFC generation off (`rc_nopfc_slow_host`): rx_buf fills (512
+//! lines), drops (RXBUF_FULL > 0) and, with no retransmission, no WRITE
+//! completes.
 
 mod common;
 
@@ -68,11 +71,16 @@ impl Trace for Probe {
     }
 }
 
-#[test]
-fn pfc_keeps_a_slow_receiver_lossless() {
-    let v = load("rc_pfc_slow_host");
-    let g = v.b.config.pfc_gen.clone().expect("B generates PFC");
-    let prio = g.enable.trailing_zeros() as usize;
+/// What one run of a slow-host vector shows.
+struct Run {
+    v: SystemVector,
+    r: pair::PairReport,
+    high_prio: u64,
+    high_all: u64,
+}
+
+fn run(name: &str, prio: usize) -> Run {
+    let v = load(name);
     let (hp, ha) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let r = pair::run_with(&v, Mode::Lockstep, &RunOpts::default(), |n| Probe {
         top: RnicTop::new(),
@@ -92,11 +100,69 @@ fn pfc_keeps_a_slow_receiver_lossless() {
     .unwrap();
     assert!(
         r.report.clean(),
-        "{:?} {:?}",
+        "{name}: {:?} {:?}",
         r.report.divergence,
         r.report.failures
     );
     let (high_prio, high_all) = (hp.load(Ordering::Relaxed), ha.load(Ordering::Relaxed));
+    Run {
+        v,
+        r,
+        high_prio,
+        high_all,
+    }
+}
+
+#[test]
+fn pfc_keeps_a_slow_receiver_lossless() {
+    let on = run("rc_pfc_slow_host", 3);
+    let off = run("rc_nopfc_slow_host", 3);
+    let mut t = figures::Table::new(
+        "pair_pfc",
+        &[
+            "vector",
+            "XOFF / XON (lines)",
+            "B's high-water, priority 3 (all)",
+            "XOFF + headroom (rule)",
+            "buffer",
+            "RXBUF_FULL",
+            "PFC frames sent (XOFF + XON)",
+            "first XOFF (cycle)",
+            "WRITEs completed at A",
+            "run (cycles)",
+        ],
+    );
+    // PFC off: rx_buf fills and drops, the QP stalls.
+    {
+        let b = &off.r.b.counters;
+        let drops = b.get("rxbuf_full").copied().expect("read back");
+        let a_done = off.r.a.cqes.iter().filter(|c| c.status == 0).count();
+        t.row(&[
+            format!("`{}`", off.v.name),
+            "off".into(),
+            format!("{} ({})", off.high_prio, off.high_all),
+            "-".into(),
+            format!("{LINES}"),
+            format!("{drops}"),
+            "0".into(),
+            "-".into(),
+            format!("{a_done} of 8"),
+            format!("{}", off.r.report.cycles),
+        ]);
+        assert!(drops > 0, "PFC off: rx_buf must drop");
+        assert!(off.high_all <= LINES);
+        assert_eq!(a_done, 0, "PFC off: the QP stalls (no retransmission)");
+        assert!(!off.r.report.tx_frames.iter().any(|(_, f)| is_pfc(f)));
+    }
+    let Run {
+        v,
+        r,
+        high_prio,
+        high_all,
+    } = on;
+    let g = v.b.config.pfc_gen.clone().expect("B generates PFC");
+    let prio = g.enable.trailing_zeros() as usize;
+    assert_eq!(prio, 3);
     let b = &r.b.counters;
     let drops = b.get("rxbuf_full").copied().expect("read back");
     let (xoff, xon) = (
@@ -122,20 +188,6 @@ fn pfc_keeps_a_slow_receiver_lossless() {
     let l = v.link.a_to_b.delay;
     let headroom = 2 * l + 2 * MAX_FRAME_BEATS + 8;
     let a_done = r.a.cqes.iter().filter(|c| c.status == 0).count();
-    let mut t = figures::Table::new(
-        "pair_pfc",
-        &[
-            "vector",
-            "XOFF / XON (lines)",
-            "B's high-water, priority 3 (all)",
-            "XOFF + headroom (rule)",
-            "buffer",
-            "RXBUF_FULL",
-            "PFC frames sent (XOFF + XON)",
-            "first XOFF (cycle)",
-            "run (cycles)",
-        ],
-    );
     t.row(&[
         format!("`{}`", v.name),
         format!("{} / {}", g.xoff_lines, g.xon_lines),
@@ -149,6 +201,7 @@ fn pfc_keeps_a_slow_receiver_lossless() {
         format!("{drops}"),
         format!("{} ({xoff} + {xon})", xoff + xon),
         format!("{first_xoff}"),
+        format!("{a_done} of 8"),
         format!("{}", r.report.cycles),
     ]);
     t.finish();

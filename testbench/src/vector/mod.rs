@@ -119,6 +119,13 @@ pub struct DutConfig {
     /// keep their reset values, generation off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc_gen: Option<PfcGenSpec>,
+    /// Not the DUT's: the vector expects `rx_buf` to drop request frames
+    /// (RXBUF_FULL > 0), which the testbench cannot place in time (docs/
+    /// pfc_gen.md, "Without PFC"): the responder's effects are checked as
+    /// those of the requests that arrived up to the first one lost, the
+    /// lost one left out, the later ones (out of sequence) fed as usual.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rx_drops: bool,
 }
 
 /// Block PFCG as a vector sets it; a field left out takes the register's
@@ -159,6 +166,7 @@ impl Default for DutConfig {
             requester_id: 0x0100,
             cpl_timeout: 50_000,
             pfc_gen: None,
+            rx_drops: false,
         }
     }
 }
