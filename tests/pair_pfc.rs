@@ -222,3 +222,47 @@ fn pfc_keeps_a_slow_receiver_lossless() {
     // A honoured every pause: its rx_pfc counter saw every frame.
     assert_eq!(r.a.counters.get("rx_pfc").copied(), Some(xoff + xon));
 }
+
+/// NIC A deaf to PFC: the PFC beats B sends never reach A's `rx_*` (the
+/// model alone; A's RTL is not run). A keeps sending into B's pauses, so
+/// the testbench's own pause check fails the run (and B overflows): the
+/// check that proves A honoured B's frames in `rc_pfc_slow_host` is not
+/// vacuous.
+struct Deaf(RnicTop);
+
+impl Dut for Deaf {
+    type In = RnicTopIn;
+    type Out = RnicTopOut;
+    const NAME: &'static str = "rnic_top";
+    fn reset(&mut self) -> RnicTopOut {
+        self.0.reset()
+    }
+    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
+        let mut i = *i;
+        if i.rx_tvalid && is_pfc(&i.rx_tdata[..60]) {
+            i.rx_tvalid = false;
+        }
+        self.0.tick(&i)
+    }
+}
+
+impl Trace for Deaf {
+    fn trace(&self, t: &mut dyn Tracer) {
+        self.0.trace(t)
+    }
+}
+
+#[test]
+fn a_nic_deaf_to_pfc_fails_the_pause_check() {
+    let v = load("rc_pfc_slow_host");
+    let r = pair::run_with(&v, Mode::Model, &RunOpts::default(), |_| {
+        Deaf(RnicTop::new())
+    })
+    .unwrap();
+    let f = &r.report.failures;
+    assert!(
+        f.iter()
+            .any(|x| x.contains("A:") && x.contains("inside its PFC pause")),
+        "{f:?}"
+    );
+}
