@@ -968,3 +968,52 @@ fn pfc_frame_waits_at_most_one_maximal_frame() {
     assert_eq!(x - h, 2);
     assert_eq!(worst, 67);
 }
+
+/// `a_pfc_hold` fires when a PFC request offered while `pfc_ready` is low
+/// is withdrawn or changed before it is taken, and not for one held.
+#[test]
+fn pkt_builder_assertions_fire() {
+    use rnic_model::Dut;
+    use rnic_testbench::lockstep::compare;
+    use rnic_testbench::rtl::take_assertion_failure;
+    // Cycle 0: reset leaves pfc_ready low, so an offer at 0 is not taken.
+    let run = |offer: &dyn Fn(u64) -> Option<(u8, u128)>| {
+        let _ = take_assertion_failure();
+        let (mut m, mut r) = (PktBuilder::new(), RtlPktBuilder::new());
+        let (mut om, mut or) = (m.reset(), r.reset());
+        for c in 0..6 {
+            assert!(
+                compare(&om, &or).is_none(),
+                "cycle {c}: model and RTL differ"
+            );
+            let mut i = PktBuilderIn {
+                tx_tready: true,
+                ..PktBuilderIn::default()
+            };
+            if let Some((en, q)) = offer(c) {
+                (i.pfc_valid, i.pfc_enable, i.pfc_quanta) = (true, en, q);
+            }
+            om = m.tick(&i);
+            or = r.tick(&i);
+        }
+        let fails: Vec<(String, u64)> = r
+            .assertion_failures()
+            .iter()
+            .map(|a| (a.name.clone(), a.cycle))
+            .collect();
+        let _ = take_assertion_failure();
+        fails
+    };
+    // Held from cycle 0 until taken (pfc_ready high from cycle 1): legal.
+    assert_eq!(run(&|c| (c <= 1).then_some((1, 5))), vec![]);
+    // Withdrawn at cycle 1 before it was taken.
+    assert_eq!(
+        run(&|c| (c == 0).then_some((1, 5))),
+        vec![("a_pfc_hold".to_string(), 1)]
+    );
+    // Changed at cycle 1 before it was taken.
+    assert_eq!(
+        run(&|c| Some((1, if c == 0 { 5 } else { 6 }))),
+        vec![("a_pfc_hold".to_string(), 1)]
+    );
+}

@@ -1,3 +1,5 @@
+`include "rnic_assert.svh"
+
 // RoCEv2 frame builder. Model: model/src/pkt_builder.rs (same register names).
 //
 // Descriptors queue in a FIFO; payload beats go into an inferable RAM (one
@@ -548,4 +550,9 @@ module pkt_builder #(
   assign ev_tx_frame      = ev_tx_frame_q;
   assign ev_tx_len        = ev_tx_len_q;
   assign ev_dma_err       = ev_dma_err_q;
+
+  // Input contract of the PFC port: a request offered and not taken stays
+  // offered, unchanged (pfc_gen holds its output register until taken).
+  `RNIC_ASSERT_IMPORT
+  `RNIC_ASSERT_HANDSHAKE(a_pfc_hold, clk, rst, pfc_valid, pfc_ready, {pfc_enable, pfc_quanta})
 endmodule
