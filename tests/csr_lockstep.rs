@@ -166,8 +166,39 @@ const CC_REGS: [(u16, u32, u32); 13] = [
     ),
 ];
 
+/// Block PFCG's RW registers (address, mask, reset), from the map by name.
+const PFCG_REGS: [(u16, u32, u32); 7] = [
+    (map::PFCG_EN_ADDR, map::PFCG_EN_MASK, map::PFCG_EN_RESET),
+    (
+        map::PFCG_XOFF_ADDR,
+        map::PFCG_XOFF_MASK,
+        map::PFCG_XOFF_RESET,
+    ),
+    (map::PFCG_XON_ADDR, map::PFCG_XON_MASK, map::PFCG_XON_RESET),
+    (
+        map::PFCG_TIME_ADDR,
+        map::PFCG_TIME_MASK,
+        map::PFCG_TIME_RESET,
+    ),
+    (
+        map::PFCG_REFRESH_ADDR,
+        map::PFCG_REFRESH_MASK,
+        map::PFCG_REFRESH_RESET,
+    ),
+    (
+        map::PFCG_SRC_MAC_LO_ADDR,
+        map::PFCG_SRC_MAC_LO_MASK,
+        map::PFCG_SRC_MAC_LO_RESET,
+    ),
+    (
+        map::PFCG_SRC_MAC_HI_ADDR,
+        map::PFCG_SRC_MAC_HI_MASK,
+        map::PFCG_SRC_MAC_HI_RESET,
+    ),
+];
+
 /// Each receive-path counter's address and whether this cycle's inputs count it.
-fn rx_events(i: &CsrIn) -> [(u16, bool); 43] {
+fn rx_events(i: &CsrIn) -> [(u16, bool); 45] {
     let drop = |r: u8| i.ev_drop && i.ev_drop_reason == r;
     [
         (map::CNT_RX_FRAMES_ADDR, i.ev_rx_frame),
@@ -214,6 +245,9 @@ fn rx_events(i: &CsrIn) -> [(u16, bool); 43] {
         (map::CNT_RDR_DUP_ADDR, i.ev_snk & 8 != 0),
         (map::CNT_RDR_SEQ_ADDR, i.ev_snk & 16 != 0),
         (map::CNT_RDR_BAD_ADDR, i.ev_snk & 32 != 0),
+        // PFC generation's frames (block PFCG, docs/pfc_gen.md).
+        (map::PFCG_XOFF_SENT_ADDR, i.ev_pfcg_xoff),
+        (map::PFCG_XON_SENT_ADDR, i.ev_pfcg_xon),
     ]
 }
 
@@ -229,6 +263,9 @@ impl RefMap {
             (map::GLOBAL_CPL_TIMEOUT_MASK, map::GLOBAL_CPL_TIMEOUT_RESET),
         );
         for (a, m, r) in CC_REGS {
+            stored.insert(a, (m, r));
+        }
+        for (a, m, r) in PFCG_REGS {
             stored.insert(a, (m, r));
         }
         let tables: [Table; 3] = [
@@ -473,6 +510,13 @@ impl RefMap {
         o.cfg_cnp_becn = fld(cnp, map::CC_CNP_CFG_BECN_LSB, 1) != 0;
         o.cfg_cnp_interval = self.get(map::CC_CNP_INTERVAL_ADDR) & 0xFF_FFFF;
         o.cfg_stat_qp = (self.get(map::CC_STAT_QP_ADDR) % QPS as u32) as u8;
+        o.cfg_pfcg_en = self.get(map::PFCG_EN_ADDR) as u8;
+        o.cfg_pfcg_xoff = (self.get(map::PFCG_XOFF_ADDR) & 0x3FF) as u16;
+        o.cfg_pfcg_xon = (self.get(map::PFCG_XON_ADDR) & 0x3FF) as u16;
+        o.cfg_pfcg_time = self.get(map::PFCG_TIME_ADDR) as u16;
+        o.cfg_pfcg_refresh = self.get(map::PFCG_REFRESH_ADDR) & 0xFF_FFFF;
+        o.cfg_pfcg_src_mac = ((self.get(map::PFCG_SRC_MAC_HI_ADDR) & 0xFFFF) as u64) << 32
+            | self.get(map::PFCG_SRC_MAC_LO_ADDR) as u64;
         // Every QP's CTRL.STATE (the receive view; ERROR bits) and
         // CTRL.CC_EN, straight from the table.
         (o.qp_state_all, o.qp_cc_en_all, o.qp_err_all) =
@@ -563,6 +607,7 @@ impl CsrEnv {
                         (map::CNT_RX_WR_BYTES_HI_ADDR - map::CNT_TX_FRAMES_ADDR) as u64 / 4 + 2,
                     ) as u16
             }
+            19 if r.percent(50) => map::PFCG_EN_ADDR + 4 * r.below(10) as u16,
             19 => map::CC_DCQCN_G_ADDR + 4 * r.below(17) as u16,
             17 => {
                 if r.percent(50) {
@@ -702,6 +747,7 @@ impl CsrEnv {
         i.ev_rx_write_bytes = (self.rng.next_u64() as u16) & 0x1FFF;
         i.ev_rqe_n = self.rng.below(16) as u8;
         i.ev_snk = (0..6).fold(0, |v, k| v | (self.rng.percent(10) as u8) << k);
+        (i.ev_pfcg_xoff, i.ev_pfcg_xon) = (self.rng.percent(10), self.rng.percent(10));
         let mut word = || self.rng.next_u64() as u32;
         (i.dcqcn_cnt_cnp, i.dcqcn_cnt_cut, i.dcqcn_cnt_fr) = (word(), word(), word());
         (i.dcqcn_cnt_ai, i.dcqcn_cnt_hai, i.dcqcn_cnt_alpha) = (word(), word(), word());

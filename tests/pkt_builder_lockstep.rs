@@ -21,6 +21,14 @@
 //! measures the latest start of a frame of a priority paused from m on.
 //! The latency and throughput tests run with pause = 0, as before.
 //!
+//! PFC frames (the `pfc_*` port, from pfc_gen): in half the random cases
+//! the environment offers PFC requests at random (held until `pfc_ready`)
+//! and checks every one comes out, in order, as one beat equal to the
+//! frame the testbench's own codec (`wire/pfc.rs`) builds from the request
+//! and `pfc_src_mac`, never inside a frame, never counted as a TX frame,
+//! and ahead of data: no data frame's first beat becomes visible at f when
+//! a PFC request was taken at f - 2 or before and has not left yet.
+//!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or
 //! `RNIC_RANDOM_CASES`. A failing case prints its own seed;
@@ -37,6 +45,7 @@ use rnic_model::Beat;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
 use rnic_testbench::rtl::RtlPktBuilder;
+use rnic_testbench::wire::pfc;
 
 const DEFAULT_CASES: u64 = 160;
 const DEFAULT_SEED: u64 = 0x706B_745F_6275_696C; // "pkt_buil"
@@ -273,6 +282,24 @@ struct PktEnv {
     /// Cycles with at least one priority paused while a data frame of that
     /// priority waited to start.
     held_cycles: usize,
+    /// PFC requests: one in `pfc_ppm` per million cycles while this many
+    /// are still to offer; the one offered (held until taken).
+    pfc_ppm: u64,
+    pfc_left: usize,
+    pfc_offer: Option<(u8, u128)>,
+    pfc_src: u64,
+    /// Taken requests not yet on tx_*: (cycle taken, expected frame).
+    pfc_due: VecDeque<(u64, Vec<u8>)>,
+    pfc_seen: usize,
+    /// PFC beats that went out while a data frame waited (its descriptor
+    /// queued): the frame went after the PFC frame.
+    pfc_ahead: usize,
+    /// ev_tx_frame pulses (data frames only, never PFC).
+    ev_frames: usize,
+    /// Directed: offer one PFC request at this cycle; (cycle taken, cycle
+    /// its beat was transferred) of each PFC frame.
+    pfc_offer_at: Option<u64>,
+    pfc_log: Vec<(u64, u64)>,
 }
 
 impl PktEnv {
@@ -326,6 +353,16 @@ impl PktEnv {
             starts: Vec::new(),
             cnp_while_paused: 0,
             held_cycles: 0,
+            pfc_ppm: 0,
+            pfc_left: 0,
+            pfc_offer: None,
+            pfc_src: 0,
+            pfc_due: VecDeque::new(),
+            pfc_seen: 0,
+            pfc_ahead: 0,
+            ev_frames: 0,
+            pfc_offer_at: None,
+            pfc_log: Vec::new(),
         }
     }
 
@@ -374,7 +411,19 @@ impl PktEnv {
         // must not have been paused in the cycle before (the pause the
         // block saw when it decided to load the beat).
         let shown_before = matches!(self.last_out, Some((prev, taken)) if prev.tx_tvalid && !taken);
-        if o.tx_tvalid && !self.in_frame && !shown_before {
+        let is_pfc = o.tx_tvalid
+            && o.tx_tdata[..6] == [0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]
+            && o.tx_tdata[12..14] == [0x88, 0x08];
+        if o.tx_tvalid && !self.in_frame && !shown_before && !is_pfc {
+            // Ahead of data: a PFC request taken at f - 2 or before has left.
+            if let Some(&(h, _)) = self.pfc_due.front() {
+                if h + 2 <= cycle {
+                    self.fail(
+                        cycle,
+                        format!("a data frame started while the PFC request taken at {h} waits"),
+                    );
+                }
+            }
             if let Some(&(pcp, cnp)) = self.meta.front() {
                 let paused = self.pause >> pcp & 1 != 0;
                 if paused && !cnp {
@@ -424,6 +473,30 @@ impl PktEnv {
             if !o.tx_tlast && n != 64 {
                 self.fail(cycle, "partial beat before tlast".into());
             }
+            if is_pfc && !self.in_frame {
+                // One 60-byte beat, the next request's frame.
+                let got = o.tx_tdata[..n].to_vec();
+                if let Some(&(h, _)) = self.pfc_due.front() {
+                    self.pfc_log.push((h, cycle));
+                }
+                match self.pfc_due.pop_front() {
+                    None => self.fail(cycle, "PFC frame without a request".into()),
+                    Some((_, want)) if want != got || !o.tx_tlast => self.fail(
+                        cycle,
+                        format!(
+                            "PFC frame {} differs: {got:02x?}, expected {want:02x?}",
+                            self.pfc_seen
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+                if !self.meta.is_empty() && self.desc_idx > self.frames_seen {
+                    self.pfc_ahead += 1;
+                }
+                self.pfc_seen += 1;
+                self.last_out = Some((*o, taken));
+                return;
+            }
             self.cur.extend_from_slice(&o.tx_tdata[..n]);
             self.in_frame = !o.tx_tlast;
             if o.tx_tlast {
@@ -460,6 +533,7 @@ impl Env for PktEnv {
     fn step(&mut self, cycle: u64, o: &PktBuilderOut) -> PktBuilderIn {
         let tready = self.rng.percent(self.tready_pct);
         // Pulses (registered: they describe the cycle before).
+        self.ev_frames += o.ev_tx_frame as usize;
         if o.ev_tx_frame && o.ev_tx_len as usize != self.last_frame_len {
             let want = self.last_frame_len;
             self.fail(
@@ -484,6 +558,37 @@ impl Env for PktEnv {
             }
         }
         self.check_outputs(cycle, o, tready);
+        // PFC requests: offered at random, held until taken.
+        let mut pfc_in = None;
+        if self.pfc_offer_at == Some(cycle) {
+            self.pfc_offer = Some((1 << 3, 0xFFFF << 48));
+        }
+        if self.pfc_offer.is_none() && self.pfc_left > 0 && self.rng.below(1_000_000) < self.pfc_ppm
+        {
+            let en = match self.rng.below(3) {
+                0 => 1 << self.rng.below(8),
+                _ => (self.rng.next_u64() as u8).max(1),
+            };
+            let q = if self.rng.below(4) == 0 {
+                0
+            } else {
+                (self.rng.next_u64() as u128) << 64 | self.rng.next_u64() as u128
+            };
+            self.pfc_offer = Some((en, q));
+            self.pfc_left -= 1;
+        }
+        if let Some((en, q)) = self.pfc_offer {
+            pfc_in = Some((en, q));
+            if o.pfc_ready {
+                let r = pfc::Repr {
+                    src: self.pfc_src,
+                    enable: en,
+                    times: core::array::from_fn(|p| (q >> (16 * p)) as u16),
+                };
+                self.pfc_due.push_back((cycle, r.to_bytes()));
+                self.pfc_offer = None;
+            }
+        }
 
         // Not exact (the waiting frame may still be in the FIFO), only a
         // coverage hint: the next data frame's priority is paused.
@@ -496,6 +601,7 @@ impl Env for PktEnv {
         let mut i = PktBuilderIn {
             tx_tready: tready,
             pause: self.pause,
+            pfc_src_mac: self.pfc_src,
             ..PktBuilderIn::default()
         };
         // Descriptors, in order, with random gaps; valid held once offered.
@@ -505,6 +611,7 @@ impl Env for PktEnv {
             i = PktBuilderIn {
                 tx_tready: tready,
                 pause: self.pause,
+                pfc_src_mac: self.pfc_src,
                 ..self.pkts[self.desc_idx].d
             };
             self.desc_offered = true;
@@ -513,6 +620,9 @@ impl Env for PktEnv {
                 self.desc_idx += 1;
                 self.desc_offered = false;
             }
+        }
+        if let Some((en, q)) = pfc_in {
+            (i.pfc_valid, i.pfc_enable, i.pfc_quanta) = (true, en, q);
         }
         // Payload beats, in order, with random gaps.
         self.skip_empty_payloads();
@@ -554,7 +664,11 @@ impl Env for PktEnv {
                 && self.frames.is_empty()
                 && self.dones.is_empty()
                 && self.dma_errs_left == 0
-                && !self.in_frame)
+                && !self.in_frame
+                && self.pfc_left == 0
+                && self.pfc_offer.is_none()
+                && self.pfc_due.is_empty()
+                && (self.pfc_offer_at.is_none() || !self.pfc_log.is_empty()))
     }
 }
 
@@ -575,6 +689,7 @@ fn random_frames_match_reference_in_lockstep() {
     let mut frames = 0usize;
     let mut held = 0usize;
     let mut cnp_paused = 0usize;
+    let (mut pfc_frames, mut pfc_ahead) = (0usize, 0usize);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let n = 8 + rng.below(32) as usize;
@@ -604,6 +719,12 @@ fn random_frames_match_reference_in_lockstep() {
             env.pause_on = [2, 20, 200][rng.below(3) as usize];
             env.pause_off = [5, 50, 500][rng.below(3) as usize];
         }
+        // PFC frames to send in half the cases.
+        if rng.below(2) == 0 {
+            env.pfc_ppm = [2_000, 20_000, 200_000][rng.below(3) as usize];
+            env.pfc_left = 1 + rng.below(60) as usize;
+            env.pfc_src = rng.next_u64() & 0xFFFF_FFFF_FFFF;
+        }
         let mut model = PktBuilder::new();
         let mut rtl = RtlPktBuilder::new();
         let fin = lockstep::run(&mut model, &mut rtl, &mut env, 400_000)
@@ -612,14 +733,25 @@ fn random_frames_match_reference_in_lockstep() {
             panic!("{e}");
         }
         assert!(fin.completed, "did not finish");
+        // The last pulse may still be due one cycle after the last tlast.
+        assert!(
+            env.ev_frames + 1 >= env.frames_seen && env.ev_frames <= env.frames_seen,
+            "{} ev_tx_frame pulses for {} data frames ({} PFC frames)",
+            env.ev_frames,
+            env.frames_seen,
+            env.pfc_seen
+        );
         total += fin.cycles;
         frames += env.frames_seen;
         held += env.held_cycles;
         cnp_paused += env.cnp_while_paused;
+        pfc_frames += env.pfc_seen;
+        pfc_ahead += env.pfc_ahead;
     });
     println!(
         "pkt_builder lockstep: {} cases, {frames} frames, {total} cycles; PFC: {held} cycles \
-         with the next data frame's priority paused, {cnp_paused} CNPs started while theirs was",
+         with the next data frame's priority paused, {cnp_paused} CNPs started while theirs was; \
+         {pfc_frames} PFC frames, {pfc_ahead} of them ahead of a queued data frame",
         run.cases
     );
     if run.full {
@@ -628,6 +760,11 @@ fn random_frames_match_reference_in_lockstep() {
         assert!(
             cnp_paused >= 10,
             "only {cnp_paused} CNPs started while paused"
+        );
+        assert!(pfc_frames >= 500, "only {pfc_frames} PFC frames");
+        assert!(
+            pfc_ahead >= 100,
+            "only {pfc_ahead} PFC frames ahead of data"
         );
     }
 }
@@ -775,4 +912,108 @@ fn back_to_back_4096_byte_frames_have_no_gap() {
         let beats = span / frames;
         assert!(beats <= 66, "{beats} cycles per frame");
     }
+}
+
+/// The PFC frame's worst wait behind a frame of the NIC's own: back-to-back
+/// 4096-byte frames with a 98-byte header (66 beats each, tready high),
+/// one PFC request offered at each cycle of a frame's span in turn. Taken
+/// at h, its beat is on tx_* at h + 2 when no frame is in progress and at
+/// most h + 67 (a 66-beat frame whose first beat was loaded at h, the
+/// last cycle before the request reached the slot).
+#[test]
+fn pfc_frame_waits_at_most_one_maximal_frame() {
+    let mut worst = 0;
+    let mut best = u64::MAX;
+    for at in 20..100u64 {
+        let pkts: Vec<Pkt> = (0..4)
+            .map(|k| shaped_pkt(300 + k, 4096, true, true, true, false))
+            .collect();
+        let mut env = PktEnv::new(SplitMix64::new(1), pkts, 0, 0, 100);
+        env.pfc_offer_at = Some(at);
+        let fin = lockstep::run(
+            &mut PktBuilder::new(),
+            &mut RtlPktBuilder::new(),
+            &mut env,
+            100_000,
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        if let Some(e) = &env.err {
+            panic!("{e}");
+        }
+        assert!(fin.completed);
+        let &[(h, x)] = &env.pfc_log[..] else {
+            panic!("one PFC frame expected: {:?}", env.pfc_log)
+        };
+        worst = worst.max(x - h);
+        best = best.min(x - h);
+    }
+    // Idle (before the first frame): h + 2.
+    let mut env = PktEnv::new(SplitMix64::new(1), Vec::new(), 0, 0, 100);
+    env.pfc_offer_at = Some(5);
+    lockstep::run(
+        &mut PktBuilder::new(),
+        &mut RtlPktBuilder::new(),
+        &mut env,
+        1000,
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    let &[(h, x)] = &env.pfc_log[..] else {
+        panic!("one PFC frame expected: {:?}", env.pfc_log)
+    };
+    println!(
+        "pkt_builder PFC: request taken at h -> beat on tx_* at h + {} idle, h + {best} .. h + \
+         {worst} behind 66-beat frames",
+        x - h
+    );
+    assert_eq!(x - h, 2);
+    assert_eq!(worst, 67);
+}
+
+/// `a_pfc_hold` fires when a PFC request offered while `pfc_ready` is low
+/// is withdrawn or changed before it is taken, and not for one held.
+#[test]
+fn pkt_builder_assertions_fire() {
+    use rnic_model::Dut;
+    use rnic_testbench::lockstep::compare;
+    use rnic_testbench::rtl::take_assertion_failure;
+    // Cycle 0: reset leaves pfc_ready low, so an offer at 0 is not taken.
+    let run = |offer: &dyn Fn(u64) -> Option<(u8, u128)>| {
+        let _ = take_assertion_failure();
+        let (mut m, mut r) = (PktBuilder::new(), RtlPktBuilder::new());
+        let (mut om, mut or) = (m.reset(), r.reset());
+        for c in 0..6 {
+            assert!(
+                compare(&om, &or).is_none(),
+                "cycle {c}: model and RTL differ"
+            );
+            let mut i = PktBuilderIn {
+                tx_tready: true,
+                ..PktBuilderIn::default()
+            };
+            if let Some((en, q)) = offer(c) {
+                (i.pfc_valid, i.pfc_enable, i.pfc_quanta) = (true, en, q);
+            }
+            om = m.tick(&i);
+            or = r.tick(&i);
+        }
+        let fails: Vec<(String, u64)> = r
+            .assertion_failures()
+            .iter()
+            .map(|a| (a.name.clone(), a.cycle))
+            .collect();
+        let _ = take_assertion_failure();
+        fails
+    };
+    // Held from cycle 0 until taken (pfc_ready high from cycle 1): legal.
+    assert_eq!(run(&|c| (c <= 1).then_some((1, 5))), vec![]);
+    // Withdrawn at cycle 1 before it was taken.
+    assert_eq!(
+        run(&|c| (c == 0).then_some((1, 5))),
+        vec![("a_pfc_hold".to_string(), 1)]
+    );
+    // Changed at cycle 1 before it was taken.
+    assert_eq!(
+        run(&|c| Some((1, if c == 0 { 5 } else { 6 }))),
+        vec![("a_pfc_hold".to_string(), 1)]
+    );
 }

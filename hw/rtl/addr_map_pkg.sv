@@ -181,6 +181,50 @@ package addr_map_pkg;
   localparam int CC_STAT_ALPHA_VALUE_LSB = 0;
   localparam int CC_STAT_ALPHA_VALUE_W = 11;
 
+  // PFCG registers at 0x0280
+  // PFCG's RW registers as csr.sv's pfcg_q: register k at PFCG_RW_ADDR + 4k, bits 32k+31:32k
+  localparam logic [15:0] PFCG_RW_ADDR = 16'h0280;
+  localparam int PFCG_RW_N = 7;
+  localparam logic [7*32-1:0] PFCG_RW_MASKS = {
+    32'h0000FFFF,
+    32'hFFFFFFFF,
+    32'h00FFFFFF,
+    32'h0000FFFF,
+    32'h000003FF,
+    32'h000003FF,
+    32'h000000FF
+  };
+  localparam logic [7*32-1:0] PFCG_RW_RESETS = {
+    32'h00000000,
+    32'h00000000,
+    32'h00009C40,
+    32'h0000FFFF,
+    32'h00000080,
+    32'h000000A0,
+    32'h00000000
+  };
+  localparam logic [15:0] PFCG_EN_ADDR = 16'h0280;
+  localparam int PFCG_EN_MASK_LSB = 0;
+  localparam int PFCG_EN_MASK_W = 8;
+  localparam logic [15:0] PFCG_XOFF_ADDR = 16'h0284;
+  localparam int PFCG_XOFF_LINES_LSB = 0;
+  localparam int PFCG_XOFF_LINES_W = 10;
+  localparam logic [15:0] PFCG_XON_ADDR = 16'h0288;
+  localparam int PFCG_XON_LINES_LSB = 0;
+  localparam int PFCG_XON_LINES_W = 10;
+  localparam logic [15:0] PFCG_TIME_ADDR = 16'h028C;
+  localparam int PFCG_TIME_QUANTA_LSB = 0;
+  localparam int PFCG_TIME_QUANTA_W = 16;
+  localparam logic [15:0] PFCG_REFRESH_ADDR = 16'h0290;
+  localparam int PFCG_REFRESH_CYCLES_LSB = 0;
+  localparam int PFCG_REFRESH_CYCLES_W = 24;
+  localparam logic [15:0] PFCG_SRC_MAC_LO_ADDR = 16'h0294;
+  localparam logic [15:0] PFCG_SRC_MAC_HI_ADDR = 16'h0298;
+  localparam int PFCG_SRC_MAC_HI_MAC_LSB = 0;
+  localparam int PFCG_SRC_MAC_HI_MAC_W = 16;
+  localparam logic [15:0] PFCG_XOFF_SENT_ADDR = 16'h029C;
+  localparam logic [15:0] PFCG_XON_SENT_ADDR = 16'h02A0;
+
   // QP table: entry i at 0x1000 + i * 0x80, up to 32 entries (QPS)
   localparam logic [15:0] QP_BASE = 16'h1000;
   localparam int QP_STRIDE = 128;

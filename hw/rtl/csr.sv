@@ -171,6 +171,13 @@ module csr #(
   output logic                   cfg_cnp_becn,
   output logic [23:0]            cfg_cnp_interval,
   output logic [$clog2(QPS)-1:0] cfg_stat_qp,
+  // Block PFCG's fields (pfc_gen, pkt_builder's PFC source MAC).
+  output logic [7:0]             cfg_pfcg_en,
+  output logic [9:0]             cfg_pfcg_xoff,
+  output logic [9:0]             cfg_pfcg_xon,
+  output logic [15:0]            cfg_pfcg_time,
+  output logic [23:0]            cfg_pfcg_refresh,
+  output logic [47:0]            cfg_pfcg_src_mac,
   // Receive-path and congestion-control events (one-cycle pulses).
   input  logic                   ev_rx_frame,
   input  logic                   ev_rx_pfc,
@@ -208,6 +215,9 @@ module csr #(
   input  logic                   ev_read_job_full,
   // rd_sink's pulses: taken, done, no READ, duplicate, PSN ahead, malformed.
   input  logic [5:0]             ev_snk,
+  // pfc_gen's pulses: an XOFF frame, an XON frame handed to pkt_builder.
+  input  logic                   ev_pfcg_xoff,
+  input  logic                   ev_pfcg_xon,
   input  logic [3:0]             ev_rqe_n,
   // dcqcn's own counters and the STAT_QP QP's state, read as they are.
   input  logic [31:0]            dcqcn_cnt_cnp,
@@ -299,6 +309,13 @@ module csr #(
     $error("csr: a field of block CC differs in width from its port");
   end
 
+  if (addr_map_pkg::PFCG_EN_MASK_W != 8 || addr_map_pkg::PFCG_XOFF_LINES_W != 10
+      || addr_map_pkg::PFCG_XON_LINES_W != 10 || addr_map_pkg::PFCG_TIME_QUANTA_W != 16
+      || addr_map_pkg::PFCG_REFRESH_CYCLES_W != 24 || addr_map_pkg::PFCG_SRC_MAC_HI_MAC_W != 16)
+  begin : g_bad_pfcg_fields
+    $error("csr: a field of block PFCG differs in width from its port");
+  end
+
   // The two 2-bit views of CTRL.STATE (see the header).
   function automatic logic [1:0] tx_view(input logic [2:0] st);
     unique case (st)
@@ -334,6 +351,7 @@ module csr #(
   logic [31:0]  cnt_rqe_fetched_q;
   logic [31:0]  cnt_read_full_q;
   logic [31:0]  cnt_snk_q [6];
+  logic [31:0]  cnt_pfcg_q [2];
   logic [63:0]  cnt_rx_wr_bytes_q;
   logic         psn_set_valid_q;
   logic [QPW-1:0] psn_set_qp_q;
@@ -376,6 +394,10 @@ module csr #(
   localparam int NCC = addr_map_pkg::CC_RW_N;
   logic [31:0]  cc_q [NCC];
   logic [15:0]  wr_cc_rel;
+  // Block PFCG's RW words in address order (EN .. SRC_MAC_HI).
+  localparam int NPFCG = addr_map_pkg::PFCG_RW_N;
+  logic [31:0]  pfcg_q [NPFCG];
+  logic [15:0]  wr_pfcg_rel;
   logic         rd_resp_valid_q;
   logic [31:0]  rd_resp_data_q;
   logic         db_valid_q;
@@ -787,6 +809,15 @@ module csr #(
         addr_map_pkg::CC_STAT_RC_ADDR: rd_data = stat_rc;
         addr_map_pkg::CC_STAT_RT_ADDR: rd_data = stat_rt;
         addr_map_pkg::CC_STAT_ALPHA_ADDR: rd_data[addr_map_pkg::CC_STAT_ALPHA_VALUE_LSB +: addr_map_pkg::CC_STAT_ALPHA_VALUE_W] = stat_alpha;
+        addr_map_pkg::PFCG_EN_ADDR: rd_data = pfcg_q[0];
+        addr_map_pkg::PFCG_XOFF_ADDR: rd_data = pfcg_q[1];
+        addr_map_pkg::PFCG_XON_ADDR: rd_data = pfcg_q[2];
+        addr_map_pkg::PFCG_TIME_ADDR: rd_data = pfcg_q[3];
+        addr_map_pkg::PFCG_REFRESH_ADDR: rd_data = pfcg_q[4];
+        addr_map_pkg::PFCG_SRC_MAC_LO_ADDR: rd_data = pfcg_q[5];
+        addr_map_pkg::PFCG_SRC_MAC_HI_ADDR: rd_data = pfcg_q[6];
+        addr_map_pkg::PFCG_XOFF_SENT_ADDR: rd_data = cnt_pfcg_q[0];
+        addr_map_pkg::PFCG_XON_SENT_ADDR: rd_data = cnt_pfcg_q[1];
         // WO registers (DOORBELL) and unmapped addresses read 0.
         default: rd_data = 32'd0;
       endcase
@@ -891,6 +922,27 @@ module csr #(
                ev_resp_nak_acc, ev_resp_nak_inv, ev_resp_nak_rnr, ev_resp_nak_seq, ev_resp_dup,
                ev_resp_exec};
     wr_cc_rel = mmio_wr_addr - addr_map_pkg::CC_RW_ADDR;
+    wr_pfcg_rel = mmio_wr_addr - addr_map_pkg::PFCG_RW_ADDR;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      cnt_pfcg_q[0] <= '0;
+      cnt_pfcg_q[1] <= '0;
+    end else begin
+      cnt_pfcg_q[0] <= cnt_pfcg_q[0] + {31'd0, ev_pfcg_xoff};
+      cnt_pfcg_q[1] <= cnt_pfcg_q[1] + {31'd0, ev_pfcg_xon};
+    end
+  end
+
+  for (genvar k = 0; k < NPFCG; k++) begin : g_pfcg
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        pfcg_q[k] <= addr_map_pkg::PFCG_RW_RESETS[32*k +: 32];
+      end else if (wr_glob && wr_pfcg_rel == 16'(4 * k)) begin
+        pfcg_q[k] <= mmio_wr_data & addr_map_pkg::PFCG_RW_MASKS[32*k +: 32];
+      end
+    end
   end
 
   for (genvar k = 0; k < 6; k++) begin : g_snk
@@ -1122,6 +1174,13 @@ module csr #(
   assign cfg_cnp_becn     = cc_q[10][addr_map_pkg::CC_CNP_CFG_BECN_LSB];
   assign cfg_cnp_interval = cc_q[11][addr_map_pkg::CC_CNP_INTERVAL_CYCLES_LSB +: 24];
   assign cfg_stat_qp      = cc_q[12][addr_map_pkg::CC_STAT_QP_QP_LSB +: QPW];
+  // Block PFCG's fields; word k of pfcg_q is the register at PFCG_EN_ADDR + 4k.
+  assign cfg_pfcg_en      = pfcg_q[0][addr_map_pkg::PFCG_EN_MASK_LSB +: 8];
+  assign cfg_pfcg_xoff    = pfcg_q[1][addr_map_pkg::PFCG_XOFF_LINES_LSB +: 10];
+  assign cfg_pfcg_xon     = pfcg_q[2][addr_map_pkg::PFCG_XON_LINES_LSB +: 10];
+  assign cfg_pfcg_time    = pfcg_q[3][addr_map_pkg::PFCG_TIME_QUANTA_LSB +: 16];
+  assign cfg_pfcg_refresh = pfcg_q[4][addr_map_pkg::PFCG_REFRESH_CYCLES_LSB +: 24];
+  assign cfg_pfcg_src_mac = {pfcg_q[6][addr_map_pkg::PFCG_SRC_MAC_HI_MAC_LSB +: 16], pfcg_q[5]};
   assign mr_valid        = mr_valid_q;
   assign mr_key          = mr_key_q;
   assign mr_va           = mr_va_q;

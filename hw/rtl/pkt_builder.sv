@@ -1,3 +1,5 @@
+`include "rnic_assert.svh"
+
 // RoCEv2 frame builder. Model: model/src/pkt_builder.rs (same register names).
 //
 // Descriptors queue in a FIFO; payload beats go into an inferable RAM (one
@@ -23,6 +25,16 @@
 // beat becomes visible, so a pause visible at m stops every frame of that
 // priority that has not become visible by m. Frames already started finish;
 // CNPs are never held. The frames behind a held one wait too (one FIFO).
+//
+// PFC frames (from pfc_gen, docs/pfc_gen.md): a request (pfc_valid/ready,
+// enable vector, 8 pause times) waits in a one-entry slot (pf_*_q; ready is
+// the slot being free, registered) and leaves as one 60-byte beat (the MAC
+// adds the FCS) at the next frame boundary: when the output register is
+// free and the E stage holds no beat of a frame already started (empty, or
+// a frame's first beat, held by PFC or not). That cycle the PFC beat takes
+// the output register and both stages stop, exactly as hold does. PFC
+// frames are never paused, and count neither as TX frames nor frame_done.
+// With no request pending nothing changes.
 module pkt_builder #(
   parameter int QPS        = rnic_pkg::QPS,
   parameter int DESC_DEPTH = 32,
@@ -68,6 +80,11 @@ module pkt_builder #(
   input  logic                                pay_last,
   input  logic [2:0]                          pay_status,
   input  logic [7:0]                          pause,
+  input  logic                                pfc_valid,
+  output logic                                pfc_ready,
+  input  logic [7:0]                          pfc_enable,
+  input  logic [127:0]                        pfc_quanta,
+  input  logic [47:0]                         pfc_src_mac,
   output logic                                tx_tvalid,
   input  logic                                tx_tready,
   output logic [511:0]                        tx_tdata,
@@ -263,6 +280,9 @@ module pkt_builder #(
   logic [13:0]   tx_fl_q;
   logic          frame_done_valid_q, frame_done_err_q, ev_tx_frame_q, ev_dma_err_q;
   logic [13:0]   ev_tx_len_q;
+  logic          pf_v_q, pfc_ready_q, tx_pfc_q;
+  logic [7:0]    pf_en_q;
+  logic [127:0]  pf_quanta_q;
 
   logic [511:0]  pay_ram [PAY_BEATS];
 
@@ -270,13 +290,18 @@ module pkt_builder #(
   // Control: start, drop, slot issue
   // ------------------------------------------------------------------
   logic       out_free, hold, adv, head_pay, head_ok, start, drop, ren, we, tlast_xfer;
+  logic       pf_take, pf_v_d, pf_in;
   logic [6:0] head_np, hb_last_k;
 
   always_comb begin
     out_free   = !tx_tvalid_q || tx_tready;
     // A paused data frame's first beat waits in E; both stages stop.
     hold       = e_v_q && e_k_q == 7'd0 && !f_cnp_pad_q && pause[f_pcp_q];
-    adv        = out_free && !hold;
+    // A pending PFC frame takes the output register at a frame boundary.
+    pf_take    = pf_v_q && out_free && !(e_v_q && e_k_q != 7'd0);
+    pf_in      = pfc_valid && pfc_ready_q;
+    pf_v_d     = (pf_v_q && !pf_take) || pf_in;
+    adv        = out_free && !hold && !pf_take;
     head_pay   = h_pay_len != 13'd0;
     head_ok    = head_v && (!head_pay || (done_v && !done_err));
     start      = adv && !r_act_q && head_ok;
@@ -291,8 +316,17 @@ module pkt_builder #(
     push_done  = we && pay_last;
     pop_desc   = start || drop;
     pop_done   = (start && head_pay) || drop;
-    tlast_xfer = tx_tvalid_q && tx_tready && tx_tlast_q;
+    tlast_xfer = tx_tvalid_q && tx_tready && tx_tlast_q && !tx_pfc_q;
   end
+
+  // The PFC frame's one beat: 60 bytes in wire order, then lane order.
+  function automatic logic [511:0] pfc_beat(input logic [47:0] src, input logic [7:0] en,
+                                            input logic [127:0] q);
+    logic [511:0] w;
+    w = {48'h0180_C200_0001, src, 16'h8808, 16'h0101, 8'h00, en, 368'd0};
+    for (int p = 0; p < 8; p++) w[511-144-16*p -: 16] = q[16*p +: 16];
+    for (int j = 0; j < 64; j++) pfc_beat[8*j +: 8] = w[8*(63-j) +: 8];
+  endfunction
 
   // ------------------------------------------------------------------
   // Payload RAM: one write port, registered read with enable.
@@ -416,6 +450,11 @@ module pkt_builder #(
       ev_tx_frame_q      <= 1'b0;
       ev_tx_len_q        <= '0;
       ev_dma_err_q       <= 1'b0;
+      pf_v_q             <= 1'b0;
+      pf_en_q            <= '0;
+      pf_quanta_q        <= '0;
+      pfc_ready_q        <= 1'b0;
+      tx_pfc_q           <= 1'b0;
     end else begin
       // R stage
       if (adv) begin
@@ -455,7 +494,14 @@ module pkt_builder #(
 
       // E stage (held: the output register empties if its beat is taken)
       if (out_free) begin
-        if (e_v_q && !hold) begin
+        if (pf_take) begin
+          tx_tvalid_q <= 1'b1;
+          tx_tdata_q  <= pfc_beat(pfc_src_mac, pf_en_q, pf_quanta_q);
+          tx_tkeep_q  <= {4'h0, {60{1'b1}}};
+          tx_tlast_q  <= 1'b1;
+          tx_pfc_q    <= 1'b1;
+        end else if (e_v_q && !hold) begin
+          tx_pfc_q    <= 1'b0;
           if (e_k_q == e_kicrc) icrc_q <= c_icrc;
           crc_q       <= c_new;
           mprev_q     <= e_msk;
@@ -477,6 +523,14 @@ module pkt_builder #(
       frame_done_err_q   <= drop;
       ev_dma_err_q       <= drop;
 
+      // PFC slot
+      pf_v_q      <= pf_v_d;
+      pfc_ready_q <= !pf_v_d;
+      if (pf_in) begin
+        pf_en_q     <= pfc_enable;
+        pf_quanta_q <= pfc_quanta;
+      end
+
       // Input side
       if (we) wr_ptr_q <= wr_ptr_q + 1'b1;
       used_q      <= used_d;
@@ -486,6 +540,7 @@ module pkt_builder #(
   end
 
   assign pay_ready        = pay_ready_q;
+  assign pfc_ready        = pfc_ready_q;
   assign tx_tvalid        = tx_tvalid_q;
   assign tx_tdata         = tx_tdata_q;
   assign tx_tkeep         = tx_tkeep_q;
@@ -495,4 +550,9 @@ module pkt_builder #(
   assign ev_tx_frame      = ev_tx_frame_q;
   assign ev_tx_len        = ev_tx_len_q;
   assign ev_dma_err       = ev_dma_err_q;
+
+  // Input contract of the PFC port: a request offered and not taken stays
+  // offered, unchanged (pfc_gen holds its output register until taken).
+  `RNIC_ASSERT_IMPORT
+  `RNIC_ASSERT_HANDSHAKE(a_pfc_hold, clk, rst, pfc_valid, pfc_ready, {pfc_enable, pfc_quanta})
 endmodule

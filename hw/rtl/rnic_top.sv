@@ -215,11 +215,9 @@ module rnic_top #(
   // The ACK's MSN: ack_tracker matches ACKs by PSN.
   logic [23:0]  ack_msn_unused;
   // rx_buf's beat metadata and priority (the responder works from the
-  // header queue; rx_wr needs only the bytes) and its lines per priority
-  // (PFC generation is a later issue).
+  // header queue; rx_wr needs only the bytes).
   logic [255:0] rxb_out_meta_unused;
   logic [2:0]   rxb_out_prio_unused;
-  logic [8*($clog2(RXB_LINES)+1)-1:0] rxb_prio_lines_unused;
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---------------- receive path, PFC, congestion control ----------------
@@ -395,6 +393,17 @@ module rnic_top #(
   // ack_gen's events, cq_arb's responder input.
   logic         ag_ev_ack, ag_ev_coalesced, cqa_b_ready;
 
+  // PFC generation's wires (docs/pfc_gen.md; the block is below).
+  logic [8*($clog2(RXB_LINES)+1)-1:0] rxb_prio_lines;
+  logic [7:0]   cfg_pfcg_en;
+  logic [9:0]   cfg_pfcg_xoff, cfg_pfcg_xon;
+  logic [15:0]  cfg_pfcg_time;
+  logic [23:0]  cfg_pfcg_refresh;
+  logic [47:0]  cfg_pfcg_src_mac;
+  logic         pg_valid, pg_ready, pg_ev_xoff, pg_ev_xon;
+  logic [7:0]   pg_enable;
+  logic [127:0] pg_quanta;
+
   csr #(.QPS(QPS), .MRS(MRS), .CQS(CQS)) u_csr (
     .clk, .rst,
     .mmio_wr_valid, .mmio_wr_addr, .mmio_wr_data,
@@ -435,6 +444,8 @@ module rnic_top #(
     .cfg_g_shift, .cfg_f, .cfg_k, .cfg_t_inc, .cfg_b, .cfg_r_ai, .cfg_r_hai,
     .cfg_r_min, .cfg_r_max, .cfg_alpha_init, .cfg_rl_burst, .cfg_cnp_dscp,
     .cfg_cnp_pcp, .cfg_cnp_becn, .cfg_cnp_interval, .cfg_stat_qp,
+    .cfg_pfcg_en, .cfg_pfcg_xoff, .cfg_pfcg_xon, .cfg_pfcg_time, .cfg_pfcg_refresh,
+    .cfg_pfcg_src_mac,
     .qp_state_all, .qp_cc_en_all,
     .ev_rx_frame, .ev_rx_pfc(pfc_valid), .ev_rx_cnp(rxp_cnp_valid), .ev_rx_ack(ack_valid),
     .ev_rx_data(data_valid), .ev_rx_ce, .ev_drop, .ev_drop_reason, .ev_ack_new, .ev_ack_dup,
@@ -449,6 +460,7 @@ module rnic_top #(
     .ev_ack_coalesced(ag_ev_coalesced), .ev_read_job(rdr_ev_job),
     .ev_read_job_full(rdr_ev_job_full),
     .ev_snk({snk_ev_bad, snk_ev_seq, snk_ev_dup, snk_ev_unexp, snk_ev_done, snk_ev_exec}),
+    .ev_pfcg_xoff(pg_ev_xoff), .ev_pfcg_xon(pg_ev_xon),
     .ev_rqe_n(rqf_ev_rqe_n),
     .dcqcn_cnt_cnp(dc_cnt_cnp), .dcqcn_cnt_cut(dc_cnt_cut), .dcqcn_cnt_fr(dc_cnt_fr),
     .dcqcn_cnt_ai(dc_cnt_ai), .dcqcn_cnt_hai(dc_cnt_hai), .dcqcn_cnt_alpha(dc_cnt_alpha),
@@ -496,7 +508,7 @@ module rnic_top #(
     .out_last(rxb_out_last), .out_meta(rxb_out_meta_unused), .out_prio(rxb_out_prio_unused),
     .out_ready(rxw_in_ready),
     .hd_valid(rxb_hd_valid), .hd_ready(rxb_hd_ready), .hd_meta(rxb_hd_meta),
-    .prio_lines(rxb_prio_lines_unused),
+    .prio_lines(rxb_prio_lines),
     .ev_drop_full(rxb_ev_drop_full)
   );
 
@@ -791,6 +803,8 @@ module rnic_top #(
     .pay_valid(rd_data_valid && rd_data_client == 2'd1),
     .pay_ready, .pay_data(rd_data), .pay_last(rd_data_last), .pay_status(rd_data_status),
     .pause,
+    .pfc_valid(pg_valid), .pfc_ready(pg_ready), .pfc_enable(pg_enable), .pfc_quanta(pg_quanta),
+    .pfc_src_mac(cfg_pfcg_src_mac),
     .tx_tvalid, .tx_tready, .tx_tdata, .tx_tkeep, .tx_tlast,
     .frame_done_valid, .frame_done_err,
     .ev_tx_frame, .ev_tx_len, .ev_dma_err
@@ -896,6 +910,19 @@ module rnic_top #(
     .wr_done_valid, .wr_done_client,
     .rq_valid(wrq_valid), .rq_ready(wrq_ready), .rq_data(wrq_data), .rq_keep(wrq_keep),
     .rq_sop(wrq_sop), .rq_eop(wrq_eop)
+  );
+
+  // ---------------- PFC generation (docs/pfc_gen.md) ----------------
+  // rx_buf's lines per priority -> pfc_gen -> pkt_builder's PFC slot; the
+  // frames sent count in csr (PFCG.XOFF_SENT, XON_SENT).
+
+  pfc_gen #(.LINES(RXB_LINES)) u_pfc_gen (
+    .clk, .rst,
+    .prio_lines(rxb_prio_lines),
+    .cfg_en(cfg_pfcg_en), .cfg_xoff(cfg_pfcg_xoff), .cfg_xon(cfg_pfcg_xon),
+    .cfg_time(cfg_pfcg_time), .cfg_refresh(cfg_pfcg_refresh),
+    .pfc_valid(pg_valid), .pfc_ready(pg_ready), .pfc_enable(pg_enable), .pfc_quanta(pg_quanta),
+    .ev_xoff(pg_ev_xoff), .ev_xon(pg_ev_xon)
   );
 
   rq_arb u_rq_arb (

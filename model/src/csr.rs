@@ -140,6 +140,9 @@ ports! {
         /// rd_sink's pulses, bit k counted by RDR word k: taken, done, no
         /// READ, duplicate, PSN ahead, malformed.
         pub ev_snk: u8 = 6,
+        /// pfc_gen's pulses: an XOFF frame, an XON frame handed to pkt_builder.
+        pub ev_pfcg_xoff: bool = 1,
+        pub ev_pfcg_xon: bool = 1,
         pub ev_rqe_n: u8 = 4,
         pub dcqcn_cnt_cnp: u32 = 32,
         pub dcqcn_cnt_cut: u32 = 32,
@@ -220,6 +223,13 @@ ports! {
         pub cfg_cnp_becn: bool = 1,
         pub cfg_cnp_interval: u32 = 24,
         pub cfg_stat_qp: u8 = 4,
+        /// Block PFCG's fields (pfc_gen, pkt_builder's PFC source MAC).
+        pub cfg_pfcg_en: u8 = 8,
+        pub cfg_pfcg_xoff: u16 = 10,
+        pub cfg_pfcg_xon: u16 = 10,
+        pub cfg_pfcg_time: u16 = 16,
+        pub cfg_pfcg_refresh: u32 = 24,
+        pub cfg_pfcg_src_mac: u64 = 48,
         /// One-cycle pulse: software wrote QP `psn_set_qp`'s PSN (and no
         /// `psn_wr` of that QP overrode it in the same cycle).
         pub psn_set_valid: bool = 1,
@@ -267,6 +277,8 @@ pub const NEV: usize = 19;
 /// Block CC's RW registers, consecutive words from `CC_RW_ADDR` (the map's
 /// ARRAY of block CC, the RTL's `cc_q`; masks and resets generated).
 pub const NCC: usize = map::CC_RW_N;
+/// Block PFCG's RW registers from `PFCG_RW_ADDR` (the RTL's `pfcg_q`).
+pub const NPFCG: usize = map::PFCG_RW_N;
 /// The responder side's one-bit event counters, consecutive words from
 /// `CNT_RESP_EXEC_ADDR` (to `CNT_READ_JOBS_ADDR`).
 pub const NREV: usize = 16;
@@ -366,6 +378,8 @@ pub struct Csr {
     cnt_read_full_q: u32,
     /// rd_sink's events, RDR_TAKEN .. RDR_BAD.
     cnt_snk_q: [u32; 6],
+    /// pfc_gen's frames: XOFF_SENT, XON_SENT.
+    cnt_pfcg_q: [u32; 2],
     psn_set_valid_q: bool,
     psn_set_qp_q: u8,
     psn_set_psn_q: u32,
@@ -398,6 +412,7 @@ pub struct Csr {
     cnt_ev_q: [u32; NEV],
     cnt_rev_q: [u32; NREV],
     cc_q: [u32; NCC],
+    pfcg_q: [u32; NPFCG],
     rd_resp_valid_q: bool,
     rd_resp_data_q: u32,
     db_valid_q: bool,
@@ -458,6 +473,7 @@ impl Default for Csr {
             cnt_rqe_fetched_q: 0,
             cnt_read_full_q: 0,
             cnt_snk_q: [0; 6],
+            cnt_pfcg_q: [0; 2],
             cnt_rx_wr_bytes_q: 0,
             psn_set_valid_q: false,
             psn_set_qp_q: 0,
@@ -490,6 +506,7 @@ impl Default for Csr {
             cnt_ev_q: [0; NEV],
             cnt_rev_q: [0; NREV],
             cc_q: map::CC_RW_RESETS,
+            pfcg_q: map::PFCG_RW_RESETS,
             rd_resp_valid_q: false,
             rd_resp_data_q: 0,
             db_valid_q: false,
@@ -615,6 +632,14 @@ impl Csr {
             cfg_cnp_becn: field(self.cc_q[10], map::CC_CNP_CFG_BECN_LSB, 1) != 0,
             cfg_cnp_interval: field(self.cc_q[11], map::CC_CNP_INTERVAL_CYCLES_LSB, 24),
             cfg_stat_qp: field(self.cc_q[12], map::CC_STAT_QP_QP_LSB, QPW) as u8,
+            cfg_pfcg_en: field(self.pfcg_q[0], map::PFCG_EN_MASK_LSB, 8) as u8,
+            cfg_pfcg_xoff: field(self.pfcg_q[1], map::PFCG_XOFF_LINES_LSB, 10) as u16,
+            cfg_pfcg_xon: field(self.pfcg_q[2], map::PFCG_XON_LINES_LSB, 10) as u16,
+            cfg_pfcg_time: field(self.pfcg_q[3], map::PFCG_TIME_QUANTA_LSB, 16) as u16,
+            cfg_pfcg_refresh: field(self.pfcg_q[4], map::PFCG_REFRESH_CYCLES_LSB, 24),
+            cfg_pfcg_src_mac: (field(self.pfcg_q[6], map::PFCG_SRC_MAC_HI_MAC_LSB, 16) as u64)
+                << 32
+                | self.pfcg_q[5] as u64,
             psn_set_valid: self.psn_set_valid_q,
             psn_set_qp: self.psn_set_qp_q,
             psn_set_psn: self.psn_set_psn_q,
@@ -726,6 +751,10 @@ impl Csr {
         if addr >= map::CC_RW_ADDR && cc < NCC {
             return self.cc_q[cc];
         }
+        let pg = addr.wrapping_sub(map::PFCG_RW_ADDR) as usize / 4;
+        if addr >= map::PFCG_RW_ADDR && pg < NPFCG {
+            return self.pfcg_q[pg];
+        }
         match addr {
             map::GLOBAL_ID_ADDR => map::GLOBAL_ID_RESET,
             map::GLOBAL_VERSION_ADDR => map::GLOBAL_VERSION_RESET,
@@ -763,6 +792,8 @@ impl Csr {
             map::CNT_RDR_DUP_ADDR => self.cnt_snk_q[3],
             map::CNT_RDR_SEQ_ADDR => self.cnt_snk_q[4],
             map::CNT_RDR_BAD_ADDR => self.cnt_snk_q[5],
+            map::PFCG_XOFF_SENT_ADDR => self.cnt_pfcg_q[0],
+            map::PFCG_XON_SENT_ADDR => self.cnt_pfcg_q[1],
             map::CNT_RX_WR_BYTES_LO_ADDR => self.cnt_rx_wr_bytes_q as u32,
             map::CNT_RX_WR_BYTES_HI_ADDR => (self.cnt_rx_wr_bytes_q >> 32) as u32,
             map::CC_STAT_RC_ADDR => i.stat_rc,
@@ -971,6 +1002,8 @@ impl Dut for Csr {
         for (k, c) in self.cnt_snk_q.iter_mut().enumerate() {
             *c = c.wrapping_add((i.ev_snk >> k & 1) as u32);
         }
+        self.cnt_pfcg_q[0] = self.cnt_pfcg_q[0].wrapping_add(i.ev_pfcg_xoff as u32);
+        self.cnt_pfcg_q[1] = self.cnt_pfcg_q[1].wrapping_add(i.ev_pfcg_xon as u32);
         if i.ev_rx_write {
             self.cnt_rx_wr_bytes_q = self
                 .cnt_rx_wr_bytes_q
@@ -997,6 +1030,10 @@ impl Dut for Csr {
         let cc = addr.wrapping_sub(map::CC_RW_ADDR) as usize / 4;
         if wr && addr >= map::CC_RW_ADDR && cc < NCC {
             self.cc_q[cc] = data & map::CC_RW_MASKS[cc];
+        }
+        let pg = addr.wrapping_sub(map::PFCG_RW_ADDR) as usize / 4;
+        if wr && addr >= map::PFCG_RW_ADDR && pg < NPFCG {
+            self.pfcg_q[pg] = data & map::PFCG_RW_MASKS[pg];
         }
 
         // ---- Output registers. ----
@@ -1121,6 +1158,7 @@ impl Trace for Csr {
         t.reg("cnt_rqe_fetched_q", 32, &self.cnt_rqe_fetched_q);
         t.reg("cnt_read_full_q", 32, &self.cnt_read_full_q);
         t.each("cnt_snk_q", 32, &self.cnt_snk_q);
+        t.each("cnt_pfcg_q", 32, &self.cnt_pfcg_q);
         t.reg("cnt_rx_wr_bytes_q", 64, &self.cnt_rx_wr_bytes_q);
         t.reg("psn_set_valid_q", 1, &self.psn_set_valid_q);
         t.reg("psn_set_qp_q", 4, &self.psn_set_qp_q);
@@ -1153,6 +1191,7 @@ impl Trace for Csr {
         t.each("cnt_ev_q", 32, &self.cnt_ev_q);
         t.each("cnt_rev_q", 32, &self.cnt_rev_q);
         t.each("cc_q", 32, &self.cc_q);
+        t.each("pfcg_q", 32, &self.pfcg_q);
         t.reg("rd_resp_valid_q", 1, &self.rd_resp_valid_q);
         t.reg("rd_resp_data_q", 32, &self.rd_resp_data_q);
         t.reg("db_valid_q", 1, &self.db_valid_q);

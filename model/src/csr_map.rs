@@ -97,6 +97,15 @@
 //! | 0x0234 | CC_STAT_RC | RO | [31:0] RATE 0 |
 //! | 0x0238 | CC_STAT_RT | RO | [31:0] RATE 0 |
 //! | 0x023C | CC_STAT_ALPHA | RO | [10:0] VALUE 0 |
+//! | 0x0280 | PFCG_EN | RW | [7:0] MASK 0 |
+//! | 0x0284 | PFCG_XOFF | RW | [9:0] LINES 160 |
+//! | 0x0288 | PFCG_XON | RW | [9:0] LINES 128 |
+//! | 0x028C | PFCG_TIME | RW | [15:0] QUANTA 0xFFFF |
+//! | 0x0290 | PFCG_REFRESH | RW | [23:0] CYCLES 40000 |
+//! | 0x0294 | PFCG_SRC_MAC_LO | RW | [31:0] MAC 0 |
+//! | 0x0298 | PFCG_SRC_MAC_HI | RW | [15:0] MAC 0 |
+//! | 0x029C | PFCG_XOFF_SENT | RO | [31:0] VALUE 0 |
+//! | 0x02A0 | PFCG_XON_SENT | RO | [31:0] VALUE 0 |
 //! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [2:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0, [19:17] MAX_RD 0 |
 //! | 0x1000 + i*0x80 + 0x04 | QP_REMOTE_QPN | RW | [23:0] QPN 0 |
 //! | 0x1000 + i*0x80 + 0x08 | QP_PSN | RWH | [23:0] PSN 0 |
@@ -612,6 +621,91 @@ pub const CC_STAT_ALPHA_RESET: u32 = 0x00000000;
 pub const CC_STAT_ALPHA_VALUE_LSB: u32 = 0;
 pub const CC_STAT_ALPHA_VALUE_W: u32 = 11;
 pub const CC_STAT_ALPHA_VALUE_RESET: u32 = 0x0;
+
+// PFCG registers at 0x0280.
+/// PFCG's RW registers in address order (the RTL's `pfcg_q`): register `k` at `PFCG_RW_ADDR + 4 k`.
+pub const PFCG_RW_ADDR: u16 = 0x0280;
+pub const PFCG_RW_N: usize = 7;
+/// PFCG's RW registers: mask of register `k`.
+pub const PFCG_RW_MASKS: [u32; 7] = [
+    0x000000FF, // EN
+    0x000003FF, // XOFF
+    0x000003FF, // XON
+    0x0000FFFF, // TIME
+    0x00FFFFFF, // REFRESH
+    0xFFFFFFFF, // SRC_MAC_LO
+    0x0000FFFF, // SRC_MAC_HI
+];
+/// PFCG's RW registers: reset of register `k`.
+pub const PFCG_RW_RESETS: [u32; 7] = [
+    0x00000000, // EN
+    0x000000A0, // XOFF
+    0x00000080, // XON
+    0x0000FFFF, // TIME
+    0x00009C40, // REFRESH
+    0x00000000, // SRC_MAC_LO
+    0x00000000, // SRC_MAC_HI
+];
+/// RW: PFC generation (pfc_gen, docs/pfc_gen.md): priorities whose receive buffer occupancy sends PFC frames
+pub const PFCG_EN_ADDR: u16 = 0x0280;
+pub const PFCG_EN_MASK: u32 = 0x000000FF;
+pub const PFCG_EN_RESET: u32 = 0x00000000;
+/// Bit p: generate XOFF/XON for 802.1p priority p (0: off, no PFC frame is ever sent)
+pub const PFCG_EN_MASK_LSB: u32 = 0;
+pub const PFCG_EN_MASK_W: u32 = 8;
+pub const PFCG_EN_MASK_RESET: u32 = 0x0;
+/// RW: XOFF threshold
+pub const PFCG_XOFF_ADDR: u16 = 0x0284;
+pub const PFCG_XOFF_MASK: u32 = 0x000003FF;
+pub const PFCG_XOFF_RESET: u32 = 0x000000A0;
+/// 64-byte rx_buf lines held by the priority at or above which XOFF is sent (10 KiB)
+pub const PFCG_XOFF_LINES_LSB: u32 = 0;
+pub const PFCG_XOFF_LINES_W: u32 = 10;
+pub const PFCG_XOFF_LINES_RESET: u32 = 0xA0;
+/// RW: XON threshold
+pub const PFCG_XON_ADDR: u16 = 0x0288;
+pub const PFCG_XON_MASK: u32 = 0x000003FF;
+pub const PFCG_XON_RESET: u32 = 0x00000080;
+/// Lines below which XON (pause time 0) is sent after an XOFF (8 KiB)
+pub const PFCG_XON_LINES_LSB: u32 = 0;
+pub const PFCG_XON_LINES_W: u32 = 10;
+pub const PFCG_XON_LINES_RESET: u32 = 0x80;
+/// RW: Pause time of XOFF frames
+pub const PFCG_TIME_ADDR: u16 = 0x028C;
+pub const PFCG_TIME_MASK: u32 = 0x0000FFFF;
+pub const PFCG_TIME_RESET: u32 = 0x0000FFFF;
+/// Quanta of 512 bit times (65535 = 83,886 cycles at 400 bits/cycle)
+pub const PFCG_TIME_QUANTA_LSB: u32 = 0;
+pub const PFCG_TIME_QUANTA_W: u32 = 16;
+pub const PFCG_TIME_QUANTA_RESET: u32 = 0xFFFF;
+/// RW: XOFF refresh period while the priority stays at or above XON
+pub const PFCG_REFRESH_ADDR: u16 = 0x0290;
+pub const PFCG_REFRESH_MASK: u32 = 0x00FFFFFF;
+pub const PFCG_REFRESH_RESET: u32 = 0x00009C40;
+/// Clock cycles from one XOFF of a priority to the next (0 acts as 1)
+pub const PFCG_REFRESH_CYCLES_LSB: u32 = 0;
+pub const PFCG_REFRESH_CYCLES_W: u32 = 24;
+pub const PFCG_REFRESH_CYCLES_RESET: u32 = 0x9C40;
+/// RW: Source MAC of PFC frames, bits 31:0 (bits 47:40 are the first byte on the wire)
+pub const PFCG_SRC_MAC_LO_ADDR: u16 = 0x0294;
+pub const PFCG_SRC_MAC_LO_MASK: u32 = 0xFFFFFFFF;
+pub const PFCG_SRC_MAC_LO_RESET: u32 = 0x00000000;
+/// RW: Source MAC of PFC frames, bits 47:32
+pub const PFCG_SRC_MAC_HI_ADDR: u16 = 0x0298;
+pub const PFCG_SRC_MAC_HI_MASK: u32 = 0x0000FFFF;
+pub const PFCG_SRC_MAC_HI_RESET: u32 = 0x00000000;
+/// MAC bits 47:32
+pub const PFCG_SRC_MAC_HI_MAC_LSB: u32 = 0;
+pub const PFCG_SRC_MAC_HI_MAC_W: u32 = 16;
+pub const PFCG_SRC_MAC_HI_MAC_RESET: u32 = 0x0;
+/// RO: PFC frames sent with non-zero pause times (XOFF and refreshes; wraps)
+pub const PFCG_XOFF_SENT_ADDR: u16 = 0x029C;
+pub const PFCG_XOFF_SENT_MASK: u32 = 0xFFFFFFFF;
+pub const PFCG_XOFF_SENT_RESET: u32 = 0x00000000;
+/// RO: PFC frames sent with pause time 0 (XON; wraps)
+pub const PFCG_XON_SENT_ADDR: u16 = 0x02A0;
+pub const PFCG_XON_SENT_MASK: u32 = 0xFFFFFFFF;
+pub const PFCG_XON_SENT_RESET: u32 = 0x00000000;
 
 /// QP table: entry `i` at `0x1000 + i * 0x80`, up to 32 entries (the design has `QPS`).
 pub const QP_BASE: u16 = 0x1000;

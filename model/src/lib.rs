@@ -20,6 +20,7 @@ pub mod icrc;
 pub mod params;
 pub mod pcie;
 pub mod pfc;
+pub mod pfc_gen;
 pub mod pkt_builder;
 pub mod ports;
 pub mod rate_limiter;

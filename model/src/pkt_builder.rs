@@ -82,6 +82,12 @@ ports! {
         pub pay_status: u8 = 3 if pay_valid,
         /// Bit p: 802.1p priority p is paused (PFC, from `pfc`).
         pub pause: u8 = 8,
+        /// A PFC frame to send (from `pfc_gen`): enable vector and 8 times.
+        pub pfc_valid: bool = 1,
+        pub pfc_enable: u8 = 8 if pfc_valid,
+        pub pfc_quanta: u128 = 128 if pfc_valid,
+        /// Source MAC of PFC frames (csr's PFCG.SRC_MAC).
+        pub pfc_src_mac: u64 = 48,
         pub tx_tready: bool = 1,
     }
 }
@@ -91,6 +97,8 @@ ports! {
     pub struct PktBuilderOut {
         pub desc_ready: bool = 1,
         pub pay_ready: bool = 1,
+        /// The PFC slot is free (registered).
+        pub pfc_ready: bool = 1,
         pub tx_tvalid: bool = 1,
         pub tx_tdata: Beat = 512 if tx_tvalid,
         pub tx_tkeep: u64 = 64 if tx_tvalid,
@@ -370,6 +378,12 @@ pub struct PktBuilder {
     ev_tx_frame_q: bool,
     ev_tx_len_q: u16,
     ev_dma_err_q: bool,
+    // PFC slot (one frame request) and whether the output beat is a PFC frame.
+    pf_v_q: bool,
+    pfc_ready_q: bool,
+    tx_pfc_q: bool,
+    pf_en_q: u8,
+    pf_quanta_q: u128,
 }
 
 impl Default for PktBuilder {
@@ -414,6 +428,11 @@ impl Default for PktBuilder {
             ev_tx_frame_q: false,
             ev_tx_len_q: 0,
             ev_dma_err_q: false,
+            pf_v_q: false,
+            pfc_ready_q: false,
+            tx_pfc_q: false,
+            pf_en_q: 0,
+            pf_quanta_q: 0,
         }
     }
 }
@@ -427,6 +446,7 @@ impl PktBuilder {
         PktBuilderOut {
             desc_ready: self.desc_fifo.in_ready(),
             pay_ready: self.pay_ready_q,
+            pfc_ready: self.pfc_ready_q,
             tx_tvalid: self.tx_tvalid_q,
             tx_tdata: self.tx_tdata_q,
             tx_tkeep: self.tx_tkeep_q,
@@ -501,7 +521,12 @@ impl Dut for PktBuilder {
         // A paused data frame's first beat waits in E: both stages stop.
         let hold =
             old.e_v_q && old.e_k_q == 0 && !old.f_cnp_pad_q && (i.pause >> old.f_pcp_q) & 1 != 0;
-        let adv = out_free && !hold;
+        // A pending PFC frame takes the output register at a frame boundary
+        // (E empty or holding a first beat).
+        let pf_take = old.pf_v_q && out_free && !(old.e_v_q && old.e_k_q != 0);
+        let pf_in = i.pfc_valid && old.pfc_ready_q;
+        let pf_v_d = (old.pf_v_q && !pf_take) || pf_in;
+        let adv = out_free && !hold && !pf_take;
 
         // ---- Head of the descriptor FIFO and its payload. ----
         let head_v = self.desc_fifo.out_valid();
@@ -569,7 +594,14 @@ impl Dut for PktBuilder {
         // ---- E stage: build the beat, ICRC, output register. While held,
         // the output register empties if its beat is taken. ----
         if out_free {
-            if old.e_v_q && !hold {
+            if pf_take {
+                self.tx_tvalid_q = true;
+                self.tx_tdata_q = pfc_beat(i.pfc_src_mac, old.pf_en_q, old.pf_quanta_q);
+                self.tx_tkeep_q = (1u64 << 60) - 1;
+                self.tx_tlast_q = true;
+                self.tx_pfc_q = true;
+            } else if old.e_v_q && !hold {
+                self.tx_pfc_q = false;
                 let k = old.e_k_q as u32;
                 let fl = old.f_fl_q as u32;
                 let s = ((fl - 4) % 64) as usize;
@@ -613,12 +645,20 @@ impl Dut for PktBuilder {
         }
 
         // ---- Pulses. ----
-        let tlast_xfer = old.tx_tvalid_q && i.tx_tready && old.tx_tlast_q;
+        let tlast_xfer = old.tx_tvalid_q && i.tx_tready && old.tx_tlast_q && !old.tx_pfc_q;
         self.ev_tx_frame_q = tlast_xfer;
         self.ev_tx_len_q = old.tx_fl_q;
         self.frame_done_valid_q = (tlast_xfer && old.tx_cpl_q) || (drop && head.cpl);
         self.frame_done_err_q = drop;
         self.ev_dma_err_q = drop;
+
+        // ---- PFC slot. ----
+        self.pf_v_q = pf_v_d;
+        self.pfc_ready_q = !pf_v_d;
+        if pf_in {
+            self.pf_en_q = i.pfc_enable;
+            self.pf_quanta_q = i.pfc_quanta;
+        }
 
         // ---- Input side: descriptor FIFO, payload RAM, done FIFO. ----
         let pop_desc = start || drop;
@@ -642,6 +682,22 @@ impl Dut for PktBuilder {
         self.pay_ready_q = self.used_q < PAY_BEATS && self.done_n_q < DONE_DEPTH;
         self.outputs()
     }
+}
+
+/// The PFC frame's one beat (60 bytes, the MAC adds the FCS): destination
+/// 01:80:C2:00:00:01, `src`, EtherType 0x8808, opcode 0x0101, the enable
+/// vector, priority p's time at bytes 18 + 2p (big-endian), zero pad.
+fn pfc_beat(src: u64, en: u8, quanta: u128) -> Beat {
+    let mut b = Beat::default();
+    b[..6].copy_from_slice(&[0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
+    b[6..12].copy_from_slice(&src.to_be_bytes()[2..]);
+    b[12..16].copy_from_slice(&[0x88, 0x08, 0x01, 0x01]);
+    b[17] = en;
+    for p in 0..8 {
+        let q = (quanta >> (16 * p)) as u16;
+        b[18 + 2 * p..20 + 2 * p].copy_from_slice(&q.to_be_bytes());
+    }
+    b
 }
 
 /// A descriptor as `u_desc_fifo` holds it: the `desc_*` inputs
@@ -718,6 +774,11 @@ impl Trace for PktBuilder {
         t.reg("ev_tx_frame_q", 1, &self.ev_tx_frame_q);
         t.reg("ev_tx_len_q", 14, &self.ev_tx_len_q);
         t.reg("ev_dma_err_q", 1, &self.ev_dma_err_q);
+        t.reg("pf_v_q", 1, &self.pf_v_q);
+        t.reg("pfc_ready_q", 1, &self.pfc_ready_q);
+        t.reg("tx_pfc_q", 1, &self.tx_pfc_q);
+        t.reg("pf_en_q", 8, &self.pf_en_q);
+        t.reg("pf_quanta_q", 128, &self.pf_quanta_q);
         t.push("u_desc_fifo");
         self.desc_fifo.trace_all(t, 678);
         t.pop();

@@ -63,6 +63,7 @@ use crate::dma_rd::{DmaRd, DmaRdIn, DmaRdOut, DmaRdParams};
 use crate::dma_wr::{DmaWr, DmaWrIn, DmaWrOut};
 use crate::dut::Dut;
 use crate::pfc::{Pfc, PfcIn, PfcOut};
+use crate::pfc_gen::{PfcGen, PfcGenIn, PfcGenOut};
 use crate::pkt_builder::{PktBuilder, PktBuilderIn, PktBuilderOut};
 use crate::rate_limiter::{RateLimiter, RateLimiterIn, RateLimiterOut};
 use crate::rd_req_arb::{RdReqArb, RdReqArbIn, RdReqArbOut};
@@ -128,6 +129,7 @@ pub struct RnicTop {
     cq_arb: CqArb,
     rd_resp: RdResp,
     rd_sink: RdSink,
+    pfc_gen: PfcGen,
     glue: Glue,
     o_csr: CsrOut,
     o_sqf: SqFetchOut,
@@ -154,6 +156,7 @@ pub struct RnicTop {
     o_cqa: CqArbOut,
     o_rdr: RdRespOut,
     o_snk: RdSinkOut,
+    o_pg: PfcGenOut,
 }
 
 /// Every block's inputs in one cycle.
@@ -183,6 +186,7 @@ struct Ins {
     cqa: CqArbIn,
     rdr: RdRespIn,
     snk: RdSinkIn,
+    pg: PfcGenIn,
 }
 
 /// rnic_top's own registers: the header and command paths the responder
@@ -264,6 +268,7 @@ impl RnicTop {
             cq_arb: CqArb::new(),
             rd_resp: RdResp::new(),
             rd_sink: RdSink::new(),
+            pfc_gen: PfcGen::new(),
             glue: Glue::default(),
             o_csr: CsrOut::default(),
             o_sqf: SqFetchOut::default(),
@@ -290,6 +295,7 @@ impl RnicTop {
             o_cqa: CqArbOut::default(),
             o_rdr: RdRespOut::default(),
             o_snk: RdSinkOut::default(),
+            o_pg: PfcGenOut::default(),
         }
     }
 
@@ -302,6 +308,12 @@ impl RnicTop {
             alpha: core::array::from_fn(|q| bits(&d.alpha, 11 * q, 11) as u16),
             pause: self.o_pfc.pause,
         }
+    }
+
+    /// rx_buf's lines held per priority this cycle (its `prio_lines`, what
+    /// pfc_gen sees), for the PFC figures.
+    pub fn rx_prio_lines(&self) -> [u16; 8] {
+        core::array::from_fn(|p| (self.o_rxb.prio_lines >> (10 * p)) as u16 & 0x3FF)
     }
 
     fn top_out(&self) -> RnicTopOut {
@@ -500,6 +512,8 @@ impl RnicTop {
                 | (snk.ev_dup as u8) << 3
                 | (snk.ev_seq as u8) << 4
                 | (snk.ev_bad as u8) << 5,
+            ev_pfcg_xoff: self.o_pg.ev_xoff,
+            ev_pfcg_xon: self.o_pg.ev_xon,
             ev_rqe_n: rqf.ev_rqe_n,
             dcqcn_cnt_cnp: dc.cnt_cnp,
             dcqcn_cnt_cut: dc.cnt_cut,
@@ -669,6 +683,10 @@ impl RnicTop {
             pay_last: rd.rd_data_last,
             pay_status: rd.rd_data_status,
             pause: pfc.pause,
+            pfc_valid: self.o_pg.pfc_valid,
+            pfc_enable: self.o_pg.pfc_enable,
+            pfc_quanta: self.o_pg.pfc_quanta,
+            pfc_src_mac: c.cfg_pfcg_src_mac,
             tx_tready: i.tx_tready,
         };
         // Completions: a = ack_tracker's (no immediate flag, source QP 0),
@@ -995,6 +1013,16 @@ impl RnicTop {
             cqa: cqa_in,
             rdr: rdr_in,
             snk: snk_in,
+            // PFC generation from rx_buf's occupancy, into pkt_builder.
+            pg: PfcGenIn {
+                prio_lines: rxb.prio_lines,
+                cfg_en: c.cfg_pfcg_en,
+                cfg_xoff: c.cfg_pfcg_xoff,
+                cfg_xon: c.cfg_pfcg_xon,
+                cfg_time: c.cfg_pfcg_time,
+                cfg_refresh: c.cfg_pfcg_refresh,
+                pfc_ready: self.o_pb.pfc_ready,
+            },
         }
     }
 }
@@ -1073,6 +1101,7 @@ impl RnicTop {
             && self.o_cqa == o.o_cqa
             && self.o_rdr == o.o_rdr
             && self.o_snk == o.o_snk
+            && self.o_pg == o.o_pg
             && self.glue == o.glue
     }
 
@@ -1098,7 +1127,8 @@ impl RnicTop {
             .pfc
             .idle_horizon()
             .min(self.rate_limiter.idle_horizon(&w.rl))
-            .min(self.dcqcn.idle_horizon(&w.dc));
+            .min(self.dcqcn.idle_horizon(&w.dc))
+            .min(self.pfc_gen.idle_horizon(&w.pg));
         if h == 0 {
             return 0;
         }
@@ -1119,6 +1149,7 @@ impl RnicTop {
         self.rate_limiter.skip(&w.rl, n);
         self.dcqcn.skip(&w.dc, n);
         self.cnp_gen.skip(n);
+        self.pfc_gen.skip(n);
     }
 }
 
@@ -1153,6 +1184,7 @@ impl Dut for RnicTop {
         self.o_cqa = self.cq_arb.reset();
         self.o_rdr = self.rd_resp.reset();
         self.o_snk = self.rd_sink.reset();
+        self.o_pg = self.pfc_gen.reset();
         self.glue = Glue::default();
         self.top_out()
     }
@@ -1185,6 +1217,7 @@ impl Dut for RnicTop {
         self.o_cqa = self.cq_arb.tick(&w.cqa);
         self.o_rdr = self.rd_resp.tick(&w.rdr);
         self.o_snk = self.rd_sink.tick(&w.snk);
+        self.o_pg = self.pfc_gen.tick(&w.pg);
         self.glue = glue;
         self.top_out()
     }
@@ -1198,7 +1231,7 @@ impl Trace for RnicTop {
         t.reg("s_open_q", 2, &g.s_open_q);
         t.reg("wc_hold_q", 1, &g.wc_hold_q);
         t.reg("wc_sel_s_q", 1, &g.wc_sel_s_q);
-        let blocks: [(&str, &dyn Trace); 25] = [
+        let blocks: [(&str, &dyn Trace); 26] = [
             ("u_csr", &self.csr),
             ("u_sq_fetch", &self.sq_fetch),
             ("u_tx_sched", &self.tx_sched),
@@ -1224,6 +1257,7 @@ impl Trace for RnicTop {
             ("u_cq_arb", &self.cq_arb),
             ("u_rd_resp", &self.rd_resp),
             ("u_rd_sink", &self.rd_sink),
+            ("u_pfc_gen", &self.pfc_gen),
         ];
         for (name, b) in blocks {
             t.push(name);

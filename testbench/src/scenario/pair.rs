@@ -495,7 +495,7 @@ impl PairEnv {
                 ));
             }
             if w.corrupted.is_empty() {
-                if let Err(e) = super::rnic_top::resp_predict::parse_padded(&g.bytes) {
+                if let Err(e) = super::rnic_top::resp_predict::decodes_delivered(&g.bytes) {
                     out.push(format!(
                         "{name}: frame {k} as delivered does not decode: {e}"
                     ));

@@ -117,6 +117,47 @@ pub struct DutConfig {
     pub requester_id: u16,
     /// Completion timeout in cycles (24 bits).
     pub cpl_timeout: u32,
+    /// PFC generation (block PFCG, docs/pfc_gen.md); absent: the registers
+    /// keep their reset values, generation off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_gen: Option<PfcGenSpec>,
+    /// Not the DUT's: the vector expects `rx_buf` to drop request frames
+    /// (RXBUF_FULL > 0), which the testbench cannot place in time (docs/
+    /// pfc_gen.md, "Without PFC"): the responder's effects are checked as
+    /// those of the requests that arrived up to the first one lost, the
+    /// lost one left out, the later ones (out of sequence) fed as usual.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rx_drops: bool,
+}
+
+/// Block PFCG as a vector sets it; a field left out takes the register's
+/// reset value (docs/csr.md). Thresholds in 64-byte rx_buf lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcGenSpec {
+    /// Bit p: generate PFC for priority p.
+    pub enable: u8,
+    pub xoff_lines: u16,
+    pub xon_lines: u16,
+    /// Pause time of XOFF frames, quanta of 512 bit times.
+    pub pause_quanta: u16,
+    pub refresh_cycles: u32,
+    /// Source MAC of the PFC frames.
+    pub src_mac: Mac,
+}
+
+impl Default for PfcGenSpec {
+    fn default() -> Self {
+        use rnic_model::csr_map as m;
+        PfcGenSpec {
+            enable: 0,
+            xoff_lines: m::PFCG_RW_RESETS[1] as u16,
+            xon_lines: m::PFCG_RW_RESETS[2] as u16,
+            pause_quanta: m::PFCG_RW_RESETS[3] as u16,
+            refresh_cycles: m::PFCG_RW_RESETS[4],
+            src_mac: Mac::default(),
+        }
+    }
 }
 
 impl Default for DutConfig {
@@ -126,6 +167,8 @@ impl Default for DutConfig {
             mps: 256,
             requester_id: 0x0100,
             cpl_timeout: 50_000,
+            pfc_gen: None,
+            rx_drops: false,
         }
     }
 }
@@ -499,6 +542,23 @@ impl Vector {
                     c.cpl_timeout
                 ),
             );
+        }
+        if let Some(g) = &c.pfc_gen {
+            if g.xoff_lines > 512 || g.xon_lines > g.xoff_lines {
+                return e(
+                    "config.pfc_gen",
+                    format!(
+                        "xoff_lines {} and xon_lines {} must keep xon <= xoff <= 512 (rx_buf's lines)",
+                        g.xoff_lines, g.xon_lines
+                    ),
+                );
+            }
+            if g.refresh_cycles >= 1 << 24 {
+                return e(
+                    "config.pfc_gen.refresh_cycles",
+                    format!("{} does not fit in 24 bits", g.refresh_cycles),
+                );
+            }
         }
         let rc = &self.root_complex;
         if rc.rcb != 64 && rc.rcb != 128 {

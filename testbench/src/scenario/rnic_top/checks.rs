@@ -193,6 +193,9 @@ impl RnicTopEnv {
         let mut cnps = Vec::new();
         let frames = std::mem::take(&mut self.frames);
         for (k, (start, f)) in frames.iter().enumerate() {
+            if super::pfc_check::is_pfc(f) {
+                continue; // MAC control: check_pfc_frames
+            }
             let at = format!("frame {k} (cycle {start}, {} bytes)", f.len());
             let repr = match RoceRepr::parse_bytes(f) {
                 Ok(r) => r,
@@ -340,7 +343,8 @@ impl RnicTopEnv {
         }
         let mut bad = Vec::new();
         for (start, f) in &self.frames {
-            if is_cnp(f) {
+            // CNPs and PFC frames (MAC control) are never paused.
+            if is_cnp(f) || super::pfc_check::is_pfc(f) {
                 continue;
             }
             let pcp = if f.len() > 15 && f[12..14] == [0x81, 0x00] {
@@ -398,6 +402,7 @@ impl RnicTopEnv {
         self.check_responder(cycle);
         self.check_rx_counters(cycle);
         self.check_pause(cycle);
+        self.check_pfc_frames(cycle);
         self.check_read_window(cycle);
         self.common.finish(cycle);
     }
@@ -427,7 +432,18 @@ impl RnicTopEnv {
         self.frames
             .iter()
             .map(|(_, f)| {
+                let pfc = super::pfc_check::is_pfc(f)
+                    .then(|| {
+                        crate::wire::pfc::Header::new_checked(&f[..])
+                            .and_then(|h| crate::wire::pfc::Repr::parse(&h))
+                            .ok()
+                    })
+                    .flatten();
                 let what = match RoceRepr::parse_bytes(f) {
+                    _ if pfc.is_some() => {
+                        let r = pfc.expect("checked");
+                        format!("pfc enable {:#04x} times {:?}", r.enable, r.times)
+                    }
                     Ok(r) => format!(
                         "dest_qp {:#x} psn {} {}",
                         r.bth.dest_qp,

@@ -24,6 +24,7 @@ use crate::wire::roce::RoceRepr;
 mod checks;
 mod expect;
 mod host;
+mod pfc_check;
 mod program;
 mod read_window;
 mod resp_check;
@@ -33,6 +34,7 @@ mod resp_reads;
 
 pub use checks::CqeWrite;
 pub use host::{Host, RecvPost};
+pub use pfc_check::{is_pfc, PfcSent};
 use program::{config_writes, readback_plan, uses_rx, Readback};
 pub use program::{encode_wqe, COUNTERS, RX_COUNTERS};
 pub use resp_counters::RESP_COUNTERS;
@@ -303,10 +305,12 @@ impl RnicTopEnv {
             let repr = RoceRepr::parse_bytes(&f).ok();
             self.rx.on_tx_frame(cycle, repr.as_ref());
             // CNPs and the responder's ACK/NAKs are not the WQEs' packets.
-            if repr.is_none_or(|r| {
-                r.bth.opcode != crate::wire::roce::OPCODE_CNP
-                    && r.bth.opcode != resp_check::OPCODE_ACK
-            }) {
+            if !pfc_check::is_pfc(&f)
+                && repr.is_none_or(|r| {
+                    r.bth.opcode != crate::wire::roce::OPCODE_CNP
+                        && r.bth.opcode != resp_check::OPCODE_ACK
+                })
+            {
                 self.data_frames += 1;
             }
             self.frames.push((start, f));

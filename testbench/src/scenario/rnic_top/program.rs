@@ -57,6 +57,13 @@ pub const RX_COUNTERS: &[(&str, u16)] = &[
     ("dcqcn_alpha", CNT_DCQCN_ALPHA_ADDR),
 ];
 
+/// PFC generation's counters (block PFCG), read back when the vector
+/// configures `config.pfc_gen`.
+pub const PFCG_COUNTERS: &[(&str, u16)] = &[
+    ("pfcg_xoff_sent", PFCG_XOFF_SENT_ADDR),
+    ("pfcg_xon_sent", PFCG_XON_SENT_ADDR),
+];
+
 /// One step of the end-of-run readback: a register read under a name, or a
 /// write (STAT_QP, selecting the QP whose DCQCN state the next reads show).
 #[derive(Debug, Clone)]
@@ -81,6 +88,14 @@ pub(super) fn readback_plan(v: &Vector, rx: bool) -> VecDeque<Readback> {
     for q in &v.qps {
         let a = QP_BASE + (q.qp as u16) * QP_STRIDE + QP_CTRL_OFF;
         plan.push_back(Readback::Read(format!("qp{}_ctrl", q.qp), a));
+    }
+    // PFC generation's counters, when the vector configures it.
+    if v.config.pfc_gen.is_some() {
+        plan.extend(
+            PFCG_COUNTERS
+                .iter()
+                .map(|&(n, a)| Readback::Read(n.to_string(), a)),
+        );
     }
     if rx {
         plan.extend(
@@ -152,6 +167,19 @@ pub(super) fn config_writes(v: &Vector) -> Vec<(u16, u32)> {
     }
     if v.cc != crate::vector::CcSpec::default() {
         w.extend(cc_writes(&v.cc));
+    }
+    if let Some(g) = &c.pfc_gen {
+        // The enable mask last: the thresholds hold before any priority acts.
+        let mac = g.src_mac.to_u64();
+        w.extend([
+            (PFCG_SRC_MAC_LO_ADDR, mac as u32),
+            (PFCG_SRC_MAC_HI_ADDR, (mac >> 32) as u32),
+            (PFCG_XOFF_ADDR, g.xoff_lines as u32),
+            (PFCG_XON_ADDR, g.xon_lines as u32),
+            (PFCG_TIME_ADDR, g.pause_quanta as u32),
+            (PFCG_REFRESH_ADDR, g.refresh_cycles),
+            (PFCG_EN_ADDR, g.enable as u32),
+        ]);
     }
     for q in &v.qps {
         w.extend(qp_writes(q));

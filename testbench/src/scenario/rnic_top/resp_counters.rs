@@ -69,8 +69,12 @@ impl RnicTopEnv {
         .iter()
         .map(|&(c, k)| (c, want.counts.get(k).copied().unwrap_or(0)))
         .collect();
-        // The prediction assumes every request frame reached the responder.
-        exp.push(("rxbuf_full", 0));
+        // The prediction assumes every request frame reached the responder,
+        // unless the vector expects rx_buf to drop (then at least the one
+        // left out was lost, and at most every request after it).
+        if !v.config.rx_drops {
+            exp.push(("rxbuf_full", 0));
+        }
         let ring_fault = v.root_complex.faults.iter().any(|f| {
             v.qps.iter().filter_map(|q| q.rq).any(|r| {
                 let (lo, hi) = (r.base.0, r.base.0 + (128u64 << r.log_size));
@@ -126,13 +130,24 @@ impl RnicTopEnv {
         let bytes: u64 = want.writes.iter().map(|w| w.1.len() as u64).sum();
         exp.push(("rx_wr_bytes_lo", bytes & 0xFFFF_FFFF));
         exp.push(("rx_wr_bytes_hi", bytes >> 32));
-        exp.into_iter()
-            .filter_map(|(name, e)| {
-                let g = get(name);
-                (g != Some(e & 0xFFFF_FFFF)).then(|| {
-                    format!("{name} = {g:?}, the request frames that arrived call for {e}")
-                })
-            })
-            .collect()
+        let mut out: Vec<String> = Vec::new();
+        if v.config.rx_drops {
+            let arrived = self.rx.sent.len() as u64;
+            let after = want.lost.map(|k| arrived - k as u64);
+            match (get("rxbuf_full"), after) {
+                (Some(d), Some(n)) if (1..=n).contains(&d) => {}
+                (d, n) => out.push(format!(
+                    "rxbuf_full = {d:?}: rx_drops expects 1 to {} (the frames from the first \
+                     request lost on)",
+                    n.map_or("?".to_string(), |n| n.to_string())
+                )),
+            }
+        }
+        out.extend(exp.into_iter().filter_map(|(name, e)| {
+            let g = get(name);
+            (g != Some(e & 0xFFFF_FFFF))
+                .then(|| format!("{name} = {g:?}, the request frames that arrived call for {e}"))
+        }));
+        out
     }
 }

@@ -1,0 +1,268 @@
+//! PFC generation between two NICs (docs/pfc_gen.md), in lockstep:
+//! `vectors/pair/rc_pfc_slow_host.json`, B's host slower than the link, B
+//! generating PFC for the data priority. The figure: B's rx_buf high-water
+//! mark (lines of the data priority and of all priorities, read every
+//! cycle from the model's `prio_lines`, the lines pfc_gen sees) against
+//! the XOFF threshold, the headroom rule's bound and the buffer size, and
+//! the PFC frames B sent. Contract: zero RXBUF_FULL drops, the high-water
+//! mark at most XOFF + the headroom the rule asks for at this link delay
+//! (so at most LINES), every WRITE completed at A. Beside it the same run
+//! with PFC generation off (`rc_nopfc_slow_host`): rx_buf fills (512
+//! lines), drops (RXBUF_FULL > 0) and, with no retransmission, no WRITE
+//! completes.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::figures;
+use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
+use rnic_model::trace::{Trace, Tracer};
+use rnic_model::Dut;
+use rnic_testbench::scenario::rnic_top::is_pfc;
+use rnic_testbench::scenario::{pair, Mode, RunOpts};
+use rnic_testbench::vector::{AnyVector, SystemVector};
+use rnic_testbench::wire::pfc;
+
+/// rx_buf's lines (32 KiB of 64-byte lines).
+const LINES: u64 = 512;
+/// The largest frame of a NIC in beats (4096-byte payload, 98-byte header).
+const MAX_FRAME_BEATS: u64 = 66;
+
+fn load(name: &str) -> SystemVector {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/pair/{name}.json"));
+    match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
+        AnyVector::System(v) => *v,
+        AnyVector::Single(_) => panic!("not a system vector"),
+    }
+}
+
+/// The model of one NIC, recording the most lines its rx_buf held (one
+/// priority's and in all) in any cycle.
+struct Probe {
+    top: RnicTop,
+    prio: usize,
+    high_prio: Arc<AtomicU64>,
+    high_all: Arc<AtomicU64>,
+}
+
+impl Dut for Probe {
+    type In = RnicTopIn;
+    type Out = RnicTopOut;
+    const NAME: &'static str = "rnic_top";
+    fn reset(&mut self) -> RnicTopOut {
+        self.top.reset()
+    }
+    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
+        let l = self.top.rx_prio_lines();
+        self.high_prio
+            .fetch_max(l[self.prio] as u64, Ordering::Relaxed);
+        self.high_all
+            .fetch_max(l.iter().map(|&x| x as u64).sum(), Ordering::Relaxed);
+        self.top.tick(i)
+    }
+}
+
+impl Trace for Probe {
+    fn trace(&self, t: &mut dyn Tracer) {
+        self.top.trace(t)
+    }
+}
+
+/// What one run of a slow-host vector shows.
+struct Run {
+    v: SystemVector,
+    r: pair::PairReport,
+    high_prio: u64,
+    high_all: u64,
+}
+
+fn run(name: &str, prio: usize) -> Run {
+    let v = load(name);
+    let (hp, ha) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let r = pair::run_with(&v, Mode::Lockstep, &RunOpts::default(), |n| Probe {
+        top: RnicTop::new(),
+        prio,
+        // A's marks go nowhere; B's are the figure.
+        high_prio: if n == 1 {
+            hp.clone()
+        } else {
+            Arc::new(AtomicU64::new(0))
+        },
+        high_all: if n == 1 {
+            ha.clone()
+        } else {
+            Arc::new(AtomicU64::new(0))
+        },
+    })
+    .unwrap();
+    assert!(
+        r.report.clean(),
+        "{name}: {:?} {:?}",
+        r.report.divergence,
+        r.report.failures
+    );
+    let (high_prio, high_all) = (hp.load(Ordering::Relaxed), ha.load(Ordering::Relaxed));
+    Run {
+        v,
+        r,
+        high_prio,
+        high_all,
+    }
+}
+
+#[test]
+fn pfc_keeps_a_slow_receiver_lossless() {
+    let on = run("rc_pfc_slow_host", 3);
+    let off = run("rc_nopfc_slow_host", 3);
+    let mut t = figures::Table::new(
+        "pair_pfc",
+        &[
+            "vector",
+            "XOFF / XON (lines)",
+            "B's high-water, priority 3 (all)",
+            "XOFF + headroom (rule)",
+            "buffer",
+            "RXBUF_FULL",
+            "PFC frames sent (XOFF + XON)",
+            "first XOFF (cycle)",
+            "WRITEs completed at A",
+            "run (cycles)",
+        ],
+    );
+    // PFC off: rx_buf fills and drops, the QP stalls.
+    {
+        let b = &off.r.b.counters;
+        let drops = b.get("rxbuf_full").copied().expect("read back");
+        let a_done = off.r.a.cqes.iter().filter(|c| c.status == 0).count();
+        t.row(&[
+            format!("`{}`", off.v.name),
+            "off".into(),
+            format!("{} ({})", off.high_prio, off.high_all),
+            "-".into(),
+            format!("{LINES}"),
+            format!("{drops}"),
+            "0".into(),
+            "-".into(),
+            format!("{a_done} of 8"),
+            format!("{}", off.r.report.cycles),
+        ]);
+        assert!(drops > 0, "PFC off: rx_buf must drop");
+        assert!(off.high_all <= LINES);
+        assert_eq!(a_done, 0, "PFC off: the QP stalls (no retransmission)");
+        assert!(!off.r.report.tx_frames.iter().any(|(_, f)| is_pfc(f)));
+    }
+    let Run {
+        v,
+        r,
+        high_prio,
+        high_all,
+    } = on;
+    let g = v.b.config.pfc_gen.clone().expect("B generates PFC");
+    let prio = g.enable.trailing_zeros() as usize;
+    assert_eq!(prio, 3);
+    let b = &r.b.counters;
+    let drops = b.get("rxbuf_full").copied().expect("read back");
+    let (xoff, xon) = (
+        b.get("pfcg_xoff_sent").copied().expect("read back"),
+        b.get("pfcg_xon_sent").copied().expect("read back"),
+    );
+    // B's PFC frames on the wire, decoded here too.
+    let b_mac = g.src_mac.to_u64();
+    let frames: Vec<(u64, pfc::Repr)> = r
+        .report
+        .tx_frames
+        .iter()
+        .filter(|(_, f)| is_pfc(f))
+        .map(|(c, f)| (*c, pfc::Repr::parse_bytes(f).expect("a PFC frame")))
+        .filter(|(_, p)| p.src == b_mac)
+        .collect();
+    let wire_xoff = frames.iter().filter(|(_, p)| p.times[prio] != 0).count() as u64;
+    let first_xoff = frames.first().map_or(0, |f| f.0);
+    // The headroom rule (docs/pfc_gen.md) at this link delay L: 2 L lines
+    // in flight (a line a cycle at most), the sender's frame in progress,
+    // the receiver's own frame the XOFF waits behind, and the decision and
+    // reaction cycles (3 + 1 + 4).
+    let l = v.link.a_to_b.delay;
+    let headroom = 2 * l + 2 * MAX_FRAME_BEATS + 8;
+    let a_done = r.a.cqes.iter().filter(|c| c.status == 0).count();
+    t.row(&[
+        format!("`{}`", v.name),
+        format!("{} / {}", g.xoff_lines, g.xon_lines),
+        format!("{high_prio} ({high_all})"),
+        format!(
+            "{} + {headroom} = {}",
+            g.xoff_lines,
+            g.xoff_lines as u64 + headroom
+        ),
+        format!("{LINES}"),
+        format!("{drops}"),
+        format!("{} ({xoff} + {xon})", xoff + xon),
+        format!("{first_xoff}"),
+        format!("{a_done} of 8"),
+        format!("{}", r.report.cycles),
+    ]);
+    t.finish();
+    assert_eq!(drops, 0, "B dropped frames");
+    assert!(high_all <= LINES && high_prio <= high_all);
+    assert!(
+        high_prio >= g.xoff_lines as u64,
+        "B never reached XOFF: the vector shows nothing"
+    );
+    assert!(
+        high_prio <= g.xoff_lines as u64 + headroom,
+        "high-water {high_prio} above XOFF + headroom"
+    );
+    assert!(xoff > 0 && xon > 0);
+    assert_eq!(wire_xoff, xoff, "XOFF frames on the wire vs PFCG.XOFF_SENT");
+    assert_eq!(frames.len() as u64, xoff + xon);
+    assert_eq!(a_done, 8, "A completes all eight WRITEs");
+    // A honoured every pause: its rx_pfc counter saw every frame.
+    assert_eq!(r.a.counters.get("rx_pfc").copied(), Some(xoff + xon));
+}
+
+/// NIC A deaf to PFC: the PFC beats B sends never reach A's `rx_*` (the
+/// model alone; A's RTL is not run). A keeps sending into B's pauses, so
+/// the testbench's own pause check fails the run (and B overflows): the
+/// check that proves A honoured B's frames in `rc_pfc_slow_host` is not
+/// vacuous.
+struct Deaf(RnicTop);
+
+impl Dut for Deaf {
+    type In = RnicTopIn;
+    type Out = RnicTopOut;
+    const NAME: &'static str = "rnic_top";
+    fn reset(&mut self) -> RnicTopOut {
+        self.0.reset()
+    }
+    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
+        let mut i = *i;
+        if i.rx_tvalid && is_pfc(&i.rx_tdata[..60]) {
+            i.rx_tvalid = false;
+        }
+        self.0.tick(&i)
+    }
+}
+
+impl Trace for Deaf {
+    fn trace(&self, t: &mut dyn Tracer) {
+        self.0.trace(t)
+    }
+}
+
+#[test]
+fn a_nic_deaf_to_pfc_fails_the_pause_check() {
+    let v = load("rc_pfc_slow_host");
+    let r = pair::run_with(&v, Mode::Model, &RunOpts::default(), |_| {
+        Deaf(RnicTop::new())
+    })
+    .unwrap();
+    let f = &r.report.failures;
+    assert!(
+        f.iter()
+            .any(|x| x.contains("A:") && x.contains("inside its PFC pause")),
+        "{f:?}"
+    );
+}

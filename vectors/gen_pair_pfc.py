@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Writes the two-NIC PFC generation vectors (vectors/pair/rc_pfc_*.json,
+without `expect`; docs/pfc_gen.md).
+
+Like gen_pair.py it writes only vectors whose file does not exist yet: to
+change one, delete its file, run this again, then `rnic bless` it and
+review the diff. The host layout and the RC QPs are gen_pair_rc.py's
+(`Side`); this script only adds scenarios.
+
+The scenario: B's host is slow. It takes a write TLP on `rq_*` in
+RQ_READY percent of the cycles, and with the default MPS of 256 each
+272-byte MWr is 5 beats, so B places at most 51.2 * RQ_READY / 100
+payload bytes a cycle, far less than the link brings (a 4096-byte frame
+every 66 cycles, 62 bytes a cycle). A streams eight 64 KiB RC WRITEs on
+one QP of MTU 4096 tagged VLAN PCP 3, the link 100 cycles each way
+(a delay the default thresholds' headroom covers, docs/pfc_gen.md).
+
+- rc_pfc_slow_host: B generates PFC for priority 3 with the default
+  thresholds (XOFF 160, XON 128 lines), pause time and refresh period;
+  its rx_buf never fills (RXBUF_FULL 0), its PFC frames pause A's
+  priority 3 (A's pfc block; the testbench checks no frame of A's
+  priority 3 starts inside a pause), every WRITE is placed and completed.
+- rc_nopfc_slow_host: the same with PFC generation off. rx_buf fills and
+  drops frames (RXBUF_FULL > 0); the first request lost leaves a PSN gap,
+  B NAKs the next one (PSN sequence error) and drops the rest silently,
+  and with no retransmission A's QP stalls: no WRITE completes. Which
+  request is lost first is host timing the testbench does not predict, so
+  the vector sets `config.rx_drops` (docs/pfc_gen.md): B's effects are
+  checked as those of the requests up to the first lost one (taken from
+  B's RESP_EXEC), the later ones fed to the reference as out of sequence;
+  RXBUF_FULL must be at least 1.
+"""
+import gen_pair
+import gen_pair_rc
+from gen_pair_rc import Side
+
+CHECK = (gen_pair_rc.CHECK + "; every PFC frame B sends decoded by the testbench's codec "
+         "(wire/pfc.rs: destination, EtherType 0x8808, opcode 0x0101, B's PFCG source MAC, "
+         "enable bits only for priority 3, times all PFCG.TIME for XOFF or all 0 for XON, an "
+         "XON only after an XOFF) and counted against PFCG.XOFF_SENT and XON_SENT; A's frames "
+         "of priority 3 never start inside a pause B's frames imposed (check_pause)")
+
+RQ_READY = 40
+DELAY = 100
+PCP = 3
+
+
+def write(*args, **kw):
+    gen_pair.vec(*args, check=CHECK, **kw)
+
+
+def slow_host(name, pfc, desc):
+    a, b = Side("a", 151), Side("b", 152)
+    # VLAN 5, PCP 3 (gen_pair_rc.Side.qp tags PCP 3).
+    a.qp(0, 4096, vlan=5)
+    b.qp(0, 4096, vlan=5)
+    for k in range(8):
+        a.wqe(0, "write", 65536, src_off=0x1_0000 * k, dst_off=0x1_0000 * k)
+    b.root_complex = {"rq_ready_percent": RQ_READY, "seed": 5}
+    if pfc:
+        b.config = {"pfc_gen": {"enable": 1 << PCP, "src_mac": "02:00:00:00:01:ff"}}
+    else:
+        b.config = {"rx_drops": True}
+    write(name, desc, a.build(plain=[0]), b.build(),
+          link={"a_to_b": {"delay": DELAY}, "b_to_a": {"delay": DELAY}},
+          max_cycles=2_000_000)
+
+
+def main():
+    gen_pair_rc.gen_qp = gen_pair.qp
+    slow_host(
+        "rc_pfc_slow_host", True,
+        "PFC generation: A streams eight 64 KiB RC WRITEs (MTU 4096, VLAN PCP 3) to B over a "
+        "link of %d cycles each way; B's host takes write TLPs in %d %% of the cycles at MPS "
+        "256, slower than the link. B generates PFC for priority 3 (default thresholds XOFF "
+        "160, XON 128 lines, pause 65535 quanta, refresh 40000 cycles): XOFF when its rx_buf "
+        "holds 160 lines of priority 3, XON below 128. A's priority 3 pauses on each XOFF and "
+        "resumes on each XON; B drops nothing (RXBUF_FULL 0), places every WRITE and ACKs it; "
+        "A completes all eight" % (DELAY, RQ_READY))
+    slow_host(
+        "rc_nopfc_slow_host", False,
+        "No PFC generation: as rc_pfc_slow_host (eight 64 KiB RC WRITEs, PCP 3, link %d cycles "
+        "each way, B's host taking write TLPs in %d %% of the cycles at MPS 256) with B's PFC "
+        "generation off. B's rx_buf fills and drops frames (RXBUF_FULL > 0); the first request "
+        "lost leaves a PSN gap: B executes the requests before it, NAKs the next that arrives "
+        "(PSN sequence error) and drops the rest; with no retransmission A's QP stalls and no "
+        "WRITE completes. config.rx_drops: the testbench does not predict which request is lost "
+        "first (host timing); it checks B's effects as those of the requests before it, the "
+        "count taken from B's RESP_EXEC" % (DELAY, RQ_READY))
+
+
+if __name__ == "__main__":
+    main()
