@@ -22,10 +22,9 @@
 mod common;
 
 use rnic_model::pfc_gen::{PfcGen, PfcGenIn, PfcGenOut};
-use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
-use rnic_testbench::lockstep::{self, compare, Env};
-use rnic_testbench::rtl::{take_assertion_failure, RtlPfcGen};
+use rnic_testbench::lockstep::{self, Env};
+use rnic_testbench::rtl::RtlPfcGen;
 
 const DEFAULT_CASES: u64 = 200;
 const DEFAULT_SEED: u64 = 0x7066_635F_6765_6E5F; // "pfc_gen_"
@@ -366,26 +365,7 @@ fn random_pfc_gen_lockstep() {
 /// compared every cycle. Returns the outputs and the RTL's assertion
 /// failures (name, cycle).
 fn drive(cycles: u64, mut f: impl FnMut(u64) -> PfcGenIn) -> (Vec<PfcGenOut>, Vec<(String, u64)>) {
-    let _ = take_assertion_failure();
-    let (mut m, mut r) = (PfcGen::new(), RtlPfcGen::new());
-    let (mut om, mut or) = (m.reset(), r.reset());
-    let mut outs = Vec::new();
-    for c in 0..cycles {
-        if let Some(d) = compare(&om, &or) {
-            panic!("cycle {c}: model and RTL differ: {d:?}");
-        }
-        let i = f(c);
-        outs.push(om);
-        om = m.tick(&i);
-        or = r.tick(&i);
-    }
-    let fails = r
-        .assertion_failures()
-        .iter()
-        .map(|a| (a.name.clone(), a.cycle))
-        .collect();
-    let _ = take_assertion_failure();
-    (outs, fails)
+    common::drive_side_by_side(PfcGen::new(), RtlPfcGen::new(), cycles, |c, _| f(c))
 }
 
 fn cfg_in(lines: &[(usize, u16)], en: u8, xoff: u16, xon: u16, refresh: u32) -> PfcGenIn {

@@ -43,10 +43,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use rnic_model::params::QPS;
 use rnic_model::rd_sink::{RdSink, RdSinkIn, RdSinkOut, DEPTH};
 use rnic_model::rx_meta::RxMeta;
-use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
-use rnic_testbench::lockstep::{self, compare, Env};
-use rnic_testbench::rtl::{take_assertion_failure, RtlRdSink};
+use rnic_testbench::lockstep::{self, Env};
+use rnic_testbench::rtl::RtlRdSink;
 use rnic_testbench::wire::roce::{
     aeth, bth, ethernet, ipv4, ipv6, pad_cnt, udp, IpRepr, RoceFrame, RoceRepr,
 };
@@ -1298,28 +1297,9 @@ fn rd_sink_random_lockstep() {
 /// cycle).
 fn drive(
     cycles: u64,
-    mut f: impl FnMut(u64, &RdSinkOut) -> RdSinkIn,
+    f: impl FnMut(u64, &RdSinkOut) -> RdSinkIn,
 ) -> (Vec<RdSinkOut>, Vec<(String, u64)>) {
-    let _ = take_assertion_failure();
-    let (mut m, mut r) = (RdSink::new(), RtlRdSink::new());
-    let (mut om, mut or) = (m.reset(), r.reset());
-    let mut outs = Vec::new();
-    for c in 0..cycles {
-        if let Some(d) = compare(&om, &or) {
-            panic!("cycle {c}: model and RTL differ: {d:?}");
-        }
-        let i = f(c, &om);
-        outs.push(om);
-        om = m.tick(&i);
-        or = r.tick(&i);
-    }
-    let fails = r
-        .assertion_failures()
-        .iter()
-        .map(|a| (a.name.clone(), a.cycle))
-        .collect();
-    let _ = take_assertion_failure();
-    (outs, fails)
+    common::drive_side_by_side(RdSink::new(), RtlRdSink::new(), cycles, f)
 }
 
 /// [`drive`] with a fixed input sequence.

@@ -35,6 +35,44 @@ pub mod figures;
 pub mod vcd;
 pub mod vector_json;
 
+/// Model and RTL side by side for `cycles` cycles from reset, the inputs
+/// of cycle c from `f(c, the cycle's outputs)`; the outputs compared every
+/// cycle (a difference panics, naming the cycle). Returns every cycle's
+/// outputs and the RTL's assertion failures (name, cycle): the directed
+/// schedule and assertion tests of the block-level lockstep files.
+pub fn drive_side_by_side<M, T>(
+    mut model: M,
+    mut rtl: rnic_testbench::rtl::Rtl<T>,
+    cycles: u64,
+    mut f: impl FnMut(u64, &M::Out) -> M::In,
+) -> (Vec<M::Out>, Vec<(String, u64)>)
+where
+    M: rnic_model::Dut,
+    T: rnic_testbench::rtl::RtlTop,
+    rnic_testbench::rtl::Rtl<T>: rnic_model::Dut<In = M::In, Out = M::Out>,
+{
+    use rnic_model::Dut;
+    let _ = rnic_testbench::rtl::take_assertion_failure();
+    let (mut om, mut or) = (model.reset(), rtl.reset());
+    let mut outs = Vec::new();
+    for c in 0..cycles {
+        if let Some(d) = rnic_testbench::lockstep::compare(&om, &or) {
+            panic!("cycle {c}: model and RTL differ: {d:?}");
+        }
+        let i = f(c, &om);
+        outs.push(om);
+        om = model.tick(&i);
+        or = rtl.tick(&i);
+    }
+    let fails = rtl
+        .assertion_failures()
+        .iter()
+        .map(|a| (a.name.clone(), a.cycle))
+        .collect();
+    let _ = rnic_testbench::rtl::take_assertion_failure();
+    (outs, fails)
+}
+
 /// The seed variable, the same for every random test.
 pub const SEED_VAR: &str = "RNIC_RANDOM_SEED";
 /// The case-count variable, the same for every random test.
