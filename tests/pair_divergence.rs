@@ -4,13 +4,13 @@
 //! `tx_tdata`, at the cycle B's first frame starts, found by running the
 //! good pair on the model alone.
 
-use std::path::Path;
+mod common;
 
 use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
 use rnic_model::trace::{Trace, Tracer};
 use rnic_model::Dut;
 use rnic_testbench::scenario::{pair, Mode, RunOpts};
-use rnic_testbench::vector::{AnyVector, SystemVector};
+use rnic_testbench::vector::SystemVector;
 
 struct Broken {
     inner: RnicTop,
@@ -42,11 +42,7 @@ impl Trace for Broken {
 }
 
 fn vector() -> SystemVector {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/pair/uc_both_ways.json");
-    match AnyVector::load(&f).unwrap() {
-        AnyVector::System(v) => *v,
-        AnyVector::Single(_) => panic!("not a system vector"),
-    }
+    common::pair_nic::load_system("vectors/pair/uc_both_ways.json")
 }
 
 #[test]

@@ -35,14 +35,12 @@
 //! both L, with the decomposition printed and checked against what no
 //! design can beat (the host reads and the link legs).
 
-use std::path::Path;
-
 mod common;
 use common::figures;
 
 use rnic_testbench::env::Direction;
 use rnic_testbench::scenario::{pair, Mode, RunOpts};
-use rnic_testbench::vector::{AnyVector, Step, SystemVector, Vector, WqeSpec};
+use rnic_testbench::vector::{Step, SystemVector, Vector, WqeSpec};
 use rnic_testbench::wire::roce::RoceRepr;
 use rnic_testbench::wire::tlp::{Tlp, TlpKind};
 
@@ -52,11 +50,7 @@ fn beats(len: usize) -> u64 {
 }
 
 fn load(name: &str) -> SystemVector {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/pair/{name}.json"));
-    match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
-        AnyVector::System(v) => *v,
-        AnyVector::Single(_) => panic!("not a system vector"),
-    }
+    common::pair_nic::load_system(&format!("vectors/pair/{name}.json"))
 }
 
 /// Runs the pair vector `name` in lockstep (clean), measures the payload

@@ -7,6 +7,8 @@
 //! faulty run is pcapng with a comment on each frame the link lost or
 //! altered, which tshark reads when it is installed.
 
+mod common;
+
 use std::path::Path;
 
 use rnic_model::rnic_top::RnicTop;
@@ -15,11 +17,7 @@ use rnic_testbench::scenario::{Mode, RunOpts};
 use rnic_testbench::vector::{AnyVector, LinkFault, LinkSpec, SystemVector};
 
 fn load(name: &str) -> SystemVector {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/loss/{name}.json"));
-    match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
-        AnyVector::System(v) => *v,
-        AnyVector::Single(_) => panic!("{name} is not a pair vector"),
-    }
+    common::pair_nic::load_system(&format!("vectors/loss/{name}.json"))
 }
 
 fn run_over(v: &SystemVector, link: &LinkSpec) -> PairReport {

@@ -13,17 +13,17 @@
 
 mod common;
 
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::figures;
+use common::pair_nic::{load_system, Tampered};
 use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
 use rnic_model::trace::{Trace, Tracer};
 use rnic_model::Dut;
 use rnic_testbench::scenario::rnic_top::is_pfc;
 use rnic_testbench::scenario::{pair, Mode, RunOpts};
-use rnic_testbench::vector::{AnyVector, SystemVector};
+use rnic_testbench::vector::SystemVector;
 use rnic_testbench::wire::pfc;
 
 /// rx_buf's lines (32 KiB of 64-byte lines).
@@ -32,11 +32,7 @@ const LINES: u64 = 512;
 const MAX_FRAME_BEATS: u64 = 66;
 
 fn load(name: &str) -> SystemVector {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("vectors/pair/{name}.json"));
-    match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
-        AnyVector::System(v) => *v,
-        AnyVector::Single(_) => panic!("not a system vector"),
-    }
+    load_system(&format!("vectors/pair/{name}.json"))
 }
 
 /// The model of one NIC, recording the most lines its rx_buf held (one
@@ -227,36 +223,17 @@ fn pfc_keeps_a_slow_receiver_lossless() {
 /// model alone; A's RTL is not run). A keeps sending into B's pauses, so
 /// the testbench's own pause check fails the run (and B overflows): the
 /// check that proves A honoured B's frames in `rc_pfc_slow_host` is not
-/// vacuous.
-struct Deaf(RnicTop);
-
-impl Dut for Deaf {
-    type In = RnicTopIn;
-    type Out = RnicTopOut;
-    const NAME: &'static str = "rnic_top";
-    fn reset(&mut self) -> RnicTopOut {
-        self.0.reset()
-    }
-    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
-        let mut i = *i;
-        if i.rx_tvalid && is_pfc(&i.rx_tdata[..60]) {
-            i.rx_tvalid = false;
-        }
-        self.0.tick(&i)
-    }
-}
-
-impl Trace for Deaf {
-    fn trace(&self, t: &mut dyn Tracer) {
-        self.0.trace(t)
-    }
-}
-
+/// vacuous. (B is deaf too, and hears no PFC: A sends none.)
 #[test]
 fn a_nic_deaf_to_pfc_fails_the_pause_check() {
     let v = load("rc_pfc_slow_host");
+    let deaf = |i: &mut RnicTopIn| {
+        if i.rx_tvalid && is_pfc(&i.rx_tdata[..60]) {
+            i.rx_tvalid = false;
+        }
+    };
     let r = pair::run_with(&v, Mode::Model, &RunOpts::default(), |_| {
-        Deaf(RnicTop::new())
+        Tampered::new(deaf)
     })
     .unwrap();
     let f = &r.report.failures;

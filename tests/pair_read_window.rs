@@ -8,21 +8,16 @@
 //! here it is shown to bite, and the run to reach the bound rather than
 //! pass it vacuously.
 
-use std::path::Path;
+mod common;
 
-use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
-use rnic_model::trace::{Trace, Tracer};
-use rnic_model::Dut;
+use common::pair_nic::{load_system, Tampered};
+use rnic_model::rnic_top::RnicTopIn;
 use rnic_testbench::scenario::{pair, Mode, RunOpts};
-use rnic_testbench::vector::{AnyVector, SystemVector};
+use rnic_testbench::vector::SystemVector;
 use rnic_testbench::wire::roce::RoceRepr;
 
 fn vector() -> SystemVector {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/pair/rc_read_max_rd.json");
-    match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
-        AnyVector::System(v) => *v,
-        AnyVector::Single(_) => panic!("not a system vector"),
-    }
+    load_system("vectors/pair/rc_read_max_rd.json")
 }
 
 /// The most READs of A's QP 0 outstanding at one of its request frames,
@@ -73,39 +68,20 @@ fn reads_wait_at_max_rd_atomic_and_all_complete() {
 /// A NIC whose software's MAX_RD never reaches it: every CTRL write has
 /// MAX_RD forced to 7, so A sends all six READs at once and the check
 /// must fail the run (the model alone: nothing else differs).
-struct Unbounded(RnicTop);
-
-impl Dut for Unbounded {
-    type In = RnicTopIn;
-    type Out = RnicTopOut;
-    const NAME: &'static str = "rnic_top";
-    fn reset(&mut self) -> RnicTopOut {
-        self.0.reset()
-    }
-    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
-        let mut i = *i;
-        // QP table at 0x1000, stride 0x80, CTRL at offset 0 (docs/csr.md).
+#[test]
+fn the_window_check_fails_a_nic_that_ignores_the_bound() {
+    let v = vector();
+    // QP table at 0x1000, stride 0x80, CTRL at offset 0 (docs/csr.md).
+    let unbounded = |i: &mut RnicTopIn| {
         if i.mmio_wr_valid
             && (0x1000..0x2000).contains(&i.mmio_wr_addr)
             && i.mmio_wr_addr.is_multiple_of(0x80)
         {
             i.mmio_wr_data |= 7 << 17;
         }
-        self.0.tick(&i)
-    }
-}
-
-impl Trace for Unbounded {
-    fn trace(&self, t: &mut dyn Tracer) {
-        self.0.trace(t)
-    }
-}
-
-#[test]
-fn the_window_check_fails_a_nic_that_ignores_the_bound() {
-    let v = vector();
+    };
     let r = pair::run_with(&v, Mode::Model, &RunOpts::default(), |_| {
-        Unbounded(RnicTop::new())
+        Tampered::new(unbounded)
     })
     .unwrap();
     assert!(

@@ -32,6 +32,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub mod cpl;
 pub mod figures;
+pub mod pair_nic;
 pub mod vcd;
 pub mod vector_json;
 

@@ -46,11 +46,13 @@ struct Outstanding {
 }
 
 const PSN_MOD: u32 = 1 << 24;
+/// RC READ RESPONSE FIRST .. ONLY and READ REQUEST (protocol.md section 1);
+/// `read_window.rs` takes them from here.
 const FIRST: u8 = 0x0D;
 const MIDDLE: u8 = 0x0E;
-const LAST: u8 = 0x0F;
-const ONLY: u8 = 0x10;
-const READ_REQUEST: u8 = 0x0C;
+pub(crate) const LAST: u8 = 0x0F;
+pub(crate) const ONLY: u8 = 0x10;
+pub(crate) const READ_REQUEST: u8 = 0x0C;
 
 /// The READ responses among `frames` (each: bytes, FCS good), in arrival
 /// order, against the READ REQUESTs of `exp`.

@@ -15,11 +15,9 @@
 
 use super::resp_predict::parse_padded;
 use super::RnicTopEnv;
-
-/// RC READ REQUEST; READ RESPONSE LAST and ONLY (protocol.md section 1).
-const RC_READ_REQUEST: u8 = 0x0C;
-const RC_READ_RESP_LAST: u8 = 0x0F;
-const RC_READ_RESP_ONLY: u8 = 0x10;
+use crate::scenario::req_reads::{
+    LAST as RC_READ_RESP_LAST, ONLY as RC_READ_RESP_ONLY, READ_REQUEST as RC_READ_REQUEST,
+};
 
 impl RnicTopEnv {
     /// Fails the run for every READ request frame sent while its QP
