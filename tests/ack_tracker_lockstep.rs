@@ -147,6 +147,12 @@ struct Rc {
     turned_at: Option<u64>,
 }
 
+/// The SQ index a completion carries (`cpl_idx`): any function of the
+/// wr_id, so that the anchor report can be checked against the entry.
+fn sq_idx(wr_id: u64) -> u16 {
+    (wr_id.wrapping_mul(0x9E37_79B9) >> 7) as u16
+}
+
 /// The status a remote-error NAK calls for: syndrome 0x61 / 0x62 / 0x63.
 fn remote_error(syn: u8) -> Option<u8> {
     match syn {
@@ -195,6 +201,8 @@ struct Case {
     rd_pct: u8,
     /// Percent of rd_dones that are strays (any PSN, around the window).
     rd_stray_pct: u8,
+    /// Percent of cycles retx_ctl offers an exhaustion (status 12 / 13).
+    x_pct: u8,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -228,6 +236,7 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         read_wait: 20 + r.below(300),
         rd_pct: [0, 3, 15, 50][r.below(4) as usize],
         rd_stray_pct: [5, 20][r.below(2) as usize],
+        x_pct: [0, 0, 1, 2][r.below(4) as usize],
     }
 }
 
@@ -273,8 +282,8 @@ struct Stats {
     rerr_invalid: u64,
     /// Sent because a READ waited too long at its QP's head.
     rerr_read_drain: u64,
-    /// Out with status 9, 10, 11.
-    err_out: [u64; 3],
+    /// Out with status 9, 10, 11 (remote-error NAKs), 12, 13 (exhaustion).
+    err_out: [u64; 5],
     /// Successes out flushed (5) by error mode.
     flushed_by_nak: u64,
     /// READ successes out turned.
@@ -309,6 +318,23 @@ struct Stats {
     /// Non-READ successes queued that an rd_done acknowledged (una moved
     /// past them by it, not by an ACK of the cycle).
     implicit_acks: u64,
+    // Retransmission (docs/retransmission.md).
+    /// Sequence-error NAKs taken (una := p, nak_* reported).
+    gbn_taken: u64,
+    /// RNR NAKs taken.
+    rnr_taken: u64,
+    /// Reports of re-sent packets (behind nxt): nxt stays.
+    replay_reports: u64,
+    /// Exhaustions offered and held back (xerr_ready low).
+    xerr_held: u64,
+    /// Exhaustions that put their QP in error mode.
+    xerr_applied: u64,
+    /// ... dropped: the QP in error mode already or restarted.
+    xerr_dropped: u64,
+    /// ... waited a cycle behind a remote-error NAK.
+    xerr_waited: u64,
+    /// Anchor reports checked against the successes out.
+    anchors: u64,
 }
 
 impl Stats {
@@ -354,9 +380,17 @@ impl Stats {
             rd_same_push,
             rd_at_push,
             read_released,
-            implicit_acks
+            implicit_acks,
+            gbn_taken,
+            rnr_taken,
+            replay_reports,
+            xerr_held,
+            xerr_applied,
+            xerr_dropped,
+            xerr_waited,
+            anchors
         );
-        for k in 0..3 {
+        for k in 0..5 {
             self.err_out[k] += e.err_out[k];
         }
     }
@@ -376,7 +410,7 @@ impl NakFloors {
 
     fn met(s: &Stats) -> bool {
         s.rerr_taken >= Self::TAKEN
-            && s.err_out.iter().all(|&n| n >= Self::PER_STATUS)
+            && s.err_out[..3].iter().all(|&n| n >= Self::PER_STATUS)
             && s.flushed_by_nak >= Self::FLUSHED
             && s.restarts_clearing >= Self::RESTARTS
             && s.read_turned >= Self::READ_TURNED
@@ -388,6 +422,28 @@ impl NakFloors {
             && s.rerr_invalid >= Self::RARE
             && s.pushed_in_err >= Self::RARE
             && s.acks_in_err >= Self::RARE
+    }
+}
+
+/// Floors of the retransmission rules that every run meets, whatever its
+/// seed.
+struct RetxFloors;
+
+impl RetxFloors {
+    const MANY: u64 = 1000;
+    const RARE: u64 = 20;
+
+    fn met(s: &Stats) -> bool {
+        s.gbn_taken >= Self::RARE * 5
+            && s.rnr_taken >= Self::MANY
+            && s.replay_reports >= Self::MANY
+            && s.xerr_applied >= Self::RARE * 5
+            && s.err_out[3] >= Self::RARE
+            && s.err_out[4] >= Self::RARE
+            && s.xerr_dropped >= Self::RARE
+            && s.xerr_held >= Self::RARE
+            && s.xerr_waited >= 1
+            && s.anchors >= Self::MANY
     }
 }
 
@@ -444,6 +500,14 @@ struct AckEnv {
     ev_due: Events,
     /// The `err_valid` / `err_qp` pulse due this cycle.
     err_due: Option<u8>,
+    /// The `nak_*` report due this cycle: (QP, PSN, RNR, timer code).
+    nak_due: Option<(u8, u32, bool, u8)>,
+    /// The exhaustion offered (until taken) and the one held by the
+    /// tracker (xerr_ready low), as (QP, status).
+    x_offer: Option<(u8, u8)>,
+    x_held: Option<(u8, u8)>,
+    /// Anchor reports seen and not yet matched to a success out, per QP.
+    anchors: Vec<VecDeque<(u16, u32)>>,
     out_count: u64,
     stats: Stats,
 }
@@ -471,6 +535,10 @@ impl AckEnv {
             rd_due: false,
             ev_due: (false, false, false, false),
             err_due: None,
+            nak_due: None,
+            x_offer: None,
+            x_held: None,
+            anchors: vec![VecDeque::new(); QPS],
             out_count: 0,
             stats: Stats::default(),
         }
@@ -606,6 +674,14 @@ impl AckEnv {
                     s.read_turned += e.read as u64;
                 }
                 None if e.ok => {
+                    // The anchor moved past it when it reached the output.
+                    let a = self.anchors[q].pop_front();
+                    assert_eq!(
+                        a,
+                        Some((sq_idx(e.c.wr_id).wrapping_add(1), psn_add(e.psn, 1))),
+                        "cycle {cycle}: QP {q}: success out without its anchor report"
+                    );
+                    self.stats.anchors += 1;
                     if e.read {
                         let t = e.rd_rel.unwrap_or_else(|| {
                             panic!(
@@ -662,7 +738,10 @@ impl AckEnv {
         let (una, nxt) = (self.una[q], self.nxt[q]);
         let sent_end = self.next_psn[q];
         let r = &mut self.r;
-        let nak = |r: &mut SplitMix64| [0x60u8, 0x20][r.below(2) as usize] | credits;
+        // NAK 0x60 | credits (0x60 a sequence error, 0x61 .. 0x63 remote
+        // errors, others reserved codes), a sequence error, an RNR NAK.
+        let nak =
+            |r: &mut SplitMix64| [0x60u8 | credits, 0x60, 0x20 | credits][r.below(3) as usize];
         if r.percent(self.c.rerr_pct) {
             // Remote-error NAKs: mostly inside [una, nxt], at its edges,
             // and outside.
@@ -745,6 +824,36 @@ impl Env for AckEnv {
         self.err_due = None;
         assert_eq!(o.ev_rd_done, self.rd_due, "cycle {cycle}: ev_rd_done");
         self.rd_due = false;
+        // ---- retransmission reports ----
+        assert_eq!(
+            o.nak_valid
+                .then_some((o.nak_qp, o.nak_psn, o.nak_rnr, o.nak_timer)),
+            self.nak_due,
+            "cycle {cycle}: nak_valid / nak_qp / nak_psn / nak_rnr / nak_timer"
+        );
+        self.nak_due = None;
+        for q in 0..QPS {
+            assert_eq!(
+                o.una_all.0[q], self.una[q],
+                "cycle {cycle}: una_all of QP {q}"
+            );
+            assert_eq!(
+                o.busy >> q & 1 == 1,
+                self.una[q] != self.nxt[q],
+                "cycle {cycle}: busy[{q}] (una {:#x}, nxt {:#x})",
+                self.una[q],
+                self.nxt[q]
+            );
+        }
+        assert_eq!(
+            o.xerr_ready,
+            self.x_held.is_none(),
+            "cycle {cycle}: xerr_ready with {:?} held",
+            self.x_held
+        );
+        if o.anc_valid {
+            self.anchors[o.anc_qp as usize].push_back((o.anc_idx, o.anc_psn));
+        }
         // ---- full ----
         for q in 0..QPS {
             let n = self.held(q);
@@ -791,6 +900,15 @@ impl Env for AckEnv {
                 let q = self.r.below(self.c.used as u64) as usize;
                 self.next_psn[q] = psn_add(self.next_psn[q], 1 + self.r.below(4) as u32);
                 snd = Some((q, self.next_psn[q]));
+            } else if snd.is_none() && self.r.percent(self.c.snd_pct / 2) {
+                // A re-sent packet (go-back-N): its report names a PSN
+                // behind nxt, which stays.
+                let q = self.r.below(self.c.used as u64) as usize;
+                let back = 1 + self
+                    .r
+                    .below(ahead(self.una[q], self.nxt[q]).clamp(1, 1000) as u64);
+                snd = Some((q, psn_add(self.nxt[q], M24 + 1 - back as u32)));
+                self.stats.replay_reports += 1;
             }
         }
         // The RC QP whose completion is taken in this cycle.
@@ -807,6 +925,7 @@ impl Env for AckEnv {
             i.cpl_cq = c.cq;
             i.cpl_uc = uc;
             i.cpl_psn = psn;
+            i.cpl_idx = sq_idx(c.wr_id);
             if o.cpl_ready {
                 self.offered = None;
                 if uc {
@@ -841,6 +960,7 @@ impl Env for AckEnv {
             i.cpl_qp = self.r.below(QPS as u64) as u8;
             i.cpl_uc = self.r.percent(50);
             i.cpl_psn = self.r.next_u64() as u32 & M24;
+            i.cpl_idx = self.r.next_u64() as u16;
         }
         match snd {
             Some((q, n)) => {
@@ -949,6 +1069,7 @@ impl Env for AckEnv {
         }
         let mut acked = None;
         let mut rerr = None;
+        let mut gbn: Option<(usize, u32)> = None;
         let ack_now = drain.is_some() || self.r.percent(self.c.ack_pct);
         if ack_now {
             // Mostly QPs in use; now and then any QP (one that may never
@@ -998,6 +1119,15 @@ impl Env for AckEnv {
                 })) as u64;
             if ev.0 {
                 acked = Some((q, psn_add(p, 1)));
+            }
+            // A sequence-error or RNR NAK taken: everything before p is
+            // acknowledged and it is reported.
+            let gbn_syn = syn == 0x60 || syn >> 5 == 0b001;
+            if gbn_syn && ev.1 && self.err_next[q].is_none() && set_eff != Some(q) {
+                gbn = Some((q, p));
+                self.nak_due = Some((q as u8, p, syn >> 5 == 0b001, syn & 0x1F));
+                s.gbn_taken += (syn >> 5 == 0b011) as u64;
+                s.rnr_taken += (syn >> 5 == 0b001) as u64;
             }
             if let Some(st) = remote_error(syn) {
                 if !ev.1 {
@@ -1081,7 +1211,11 @@ impl Env for AckEnv {
             let further = ahead(una_before[q], l)
                 >= ahead(una_before[q], psn_add(self.una[q], M24))
                 || self.una[q] == una_before[q];
-            if in_win && further && rerr.is_none_or(|x: (usize, u32, u8)| x.0 != q) {
+            if in_win
+                && further
+                && rerr.is_none_or(|x: (usize, u32, u8)| x.0 != q)
+                && gbn.is_none_or(|x| x.0 != q)
+            {
                 let cur = self.una[q];
                 self.stats.implicit_acks += self.rc_q[q]
                     .iter()
@@ -1111,8 +1245,56 @@ impl Env for AckEnv {
                 .filter(|e| e.ok && e.turned_at.is_none())
                 .count() as u64;
         }
+        if let Some((q, p)) = gbn {
+            self.una[q] = p;
+            self.una_log[q].push((cycle, p));
+        }
+        // retx_ctl's exhaustion: the one held applies now unless a
+        // remote-error NAK is taken in this cycle (then it waits); it is
+        // dropped if its QP is in error mode or restarted now.
+        let ready = self.x_held.is_none();
+        if let Some((xq, st)) = self.x_held {
+            let q = xq as usize;
+            if rerr.is_some() {
+                self.stats.xerr_waited += 1;
+            } else {
+                if self.err_next[q].is_none() && set_eff != Some(q) {
+                    self.err_next[q] = Some(st);
+                    self.err_due = Some(xq);
+                    for k in 0..self.rc_q[q].len() {
+                        self.turn(q, k, cycle);
+                    }
+                    self.stats.xerr_applied += 1;
+                } else {
+                    self.stats.xerr_dropped += 1;
+                }
+                self.x_held = None;
+            }
+        }
+        if self.x_offer.is_none() && !starting && self.r.percent(self.c.x_pct) {
+            let q = self.r.below(self.c.used as u64) as u8;
+            self.x_offer = Some((q, [12, 13][self.r.below(2) as usize]));
+        }
+        match self.x_offer {
+            Some((q, st)) => {
+                (i.xerr_valid, i.xerr_qp, i.xerr_status) = (true, q, st);
+                if ready {
+                    self.x_held = Some((q, st));
+                    self.x_offer = None;
+                } else {
+                    self.stats.xerr_held += 1;
+                }
+            }
+            None => {
+                i.xerr_qp = self.r.below(QPS as u64) as u8;
+                i.xerr_status = self.r.next_u64() as u8;
+            }
+        }
+        // A report moves nxt forward only.
         if let Some((q, n)) = snd {
-            self.nxt[q] = n;
+            if (1..HALF).contains(&ahead(self.nxt[q], n)) {
+                self.nxt[q] = n;
+            }
         }
         if let Some((q, p)) = set {
             if lost {
@@ -1140,6 +1322,9 @@ impl Env for AckEnv {
         self.generated == self.c.total
             && self.ev_due == (false, false, false, false)
             && self.err_due.is_none()
+            && self.nak_due.is_none()
+            && self.x_offer.is_none()
+            && self.x_held.is_none()
             && !self.rd_due
             && self.offered.is_none()
             && self.uc_q.is_empty()
@@ -1195,7 +1380,10 @@ fn ack_tracker_random_lockstep() {
     // cycles short of the cycle floor before it was in this loop).
     let mut extra = 0u64;
     if run.full {
-        while !(NakFloors::met(&s) && RdFloors::met(&s) && total >= MIN_TOTAL_CYCLES)
+        while !(NakFloors::met(&s)
+            && RdFloors::met(&s)
+            && RetxFloors::met(&s)
+            && total >= MIN_TOTAL_CYCLES)
             && extra < run.cases
         {
             let k = run.cases + extra;
@@ -1274,6 +1462,20 @@ fn ack_tracker_random_lockstep() {
         s.read_released,
         s.implicit_acks
     );
+    eprintln!(
+        "retransmission: {} sequence-error and {} RNR NAKs taken, {} re-sent packet reports; \
+         exhaustions {} applied ({:?} out with status 12 / 13), {} dropped, {} held back, {} \
+         waited behind a remote-error NAK; {} anchor reports matched",
+        s.gbn_taken,
+        s.rnr_taken,
+        s.replay_reports,
+        s.xerr_applied,
+        &s.err_out[3..],
+        s.xerr_dropped,
+        s.xerr_held,
+        s.xerr_waited,
+        s.anchors
+    );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");
         assert!(s.uc_out > 1000 && s.rc_out > 1000 && s.taken > 1000 && s.dup > 1000);
@@ -1301,6 +1503,10 @@ fn ack_tracker_random_lockstep() {
         assert!(
             RdFloors::met(&s),
             "READ done floors not met after {extra} extra cases"
+        );
+        assert!(
+            RetxFloors::met(&s),
+            "retransmission floors not met after {extra} extra cases"
         );
     }
 }

@@ -37,6 +37,18 @@
 // error mode or with a restart of the QP in the cycle it is only counted.
 // An ACK frame never releases a READ.
 //
+// Retransmission (docs/retransmission.md): a sequence-error NAK (0x60) or
+// an RNR NAK (001 ttttt) of p in [una, nxt] of a QP not in error mode and
+// not restarted acknowledges every PSN before p (una := p) and goes out on
+// nak_* the cycle after. A report (snd_*) moves nxt forward only, so a
+// re-sent packet leaves it. una_all / busy are the window's registers.
+// xerr_* (retx_ctl: retries exhausted) is held in one register (xerr_ready
+// low while it is) and puts the QP in error mode with its status (12 / 13)
+// in the next cycle with no remote-error NAK, with an err_valid pulse;
+// dropped if the QP is in error mode already or restarted. A success
+// leaving stage B (not turned) reports the anchor: anc_idx = its SQ index
+// (cpl_idx, kept in a second RAM) + 1, anc_psn = its last PSN + 1.
+//
 // Storage: the RC entries' bulk fields in one RAM (QPS * DEPTH entries at
 // qp * DEPTH + slot, one write port, registered read); every entry's last
 // PSN and success bit in flops (every QP's head is looked at each cycle);
@@ -80,6 +92,8 @@ module ack_tracker #(
   input  logic [CQW-1:0]       cpl_cq,
   input  logic                 cpl_uc,
   input  logic [23:0]          cpl_psn,
+  // The WQE's send-queue index (retransmission's anchor; RC entries only).
+  input  logic [15:0]          cpl_idx,
   input  logic                 ack_valid,
   input  logic [QPW-1:0]       ack_qp,
   input  logic [23:0]          ack_psn,
@@ -114,7 +128,28 @@ module ack_tracker #(
   output logic                 err_valid,
   output logic [QPW-1:0]       err_qp,
   // An rd_done naming a PSN its QP sent (in [una, nxt) or behind una).
-  output logic                 ev_rd_done
+  output logic                 ev_rd_done,
+  // A sequence-error or RNR NAK taken in the window (una moved to its PSN):
+  // retx_ctl decides the rewind (docs/retransmission.md).
+  output logic                 nak_valid,
+  output logic [QPW-1:0]       nak_qp,
+  output logic [23:0]          nak_psn,
+  output logic                 nak_rnr,
+  output logic [4:0]           nak_timer,
+  // The window per QP: una (QP q's at [24*q +: 24]) and una != nxt.
+  output logic [24*QPS-1:0]    una_all,
+  output logic [QPS-1:0]       busy,
+  // Retries exhausted (retx_ctl): error mode with status 12 / 13.
+  input  logic                 xerr_valid,
+  output logic                 xerr_ready,
+  input  logic [QPW-1:0]       xerr_qp,
+  input  logic [7:0]           xerr_status,
+  // A success left: the anchor moves past it (the next WQE's SQ index and
+  // first PSN).
+  output logic                 anc_valid,
+  output logic [QPW-1:0]       anc_qp,
+  output logic [15:0]          anc_idx,
+  output logic [23:0]          anc_psn
 );
   localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
   localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
@@ -179,6 +214,24 @@ module ack_tracker #(
   logic           err_valid_q;
   logic [QPW-1:0] err_qp_q;
   logic           ev_rd_done_q;
+  // Retransmission: each RC entry's SQ index (a second RAM at the same
+  // address, written with the first), stage B's index and last PSN, the
+  // NAK report, busy, a pending exhaustion, the anchor report.
+  logic [15:0]    idx_mem_q [N];
+  logic [15:0]    b_idx_q;
+  logic [23:0]    b_psn_q;
+  logic           nak_valid_q, nak_rnr_q;
+  logic [QPW-1:0] nak_qp_q;
+  logic [23:0]    nak_psn_q;
+  logic [4:0]     nak_timer_q;
+  logic [QPS-1:0] busy_q;
+  logic           xp_valid_q;
+  logic [QPW-1:0] xp_qp_q;
+  logic [3:0]     xp_st_q;
+  logic           anc_valid_q;
+  logic [QPW-1:0] anc_qp_q;
+  logic [15:0]    anc_idx_q;
+  logic [23:0]    anc_psn_q;
 
   // ------------------------------------------------------------------
   // Head readiness per QP
@@ -244,7 +297,12 @@ module ack_tracker #(
   logic [2:0]    syn;
   logic [23:0]   una_a, off_a, win_a;
   logic          is_ack, is_nak, in_win, in_nak, behind, ack_take;
-  logic          is_rerr, set_eff, nak_take, a_cvt;
+  logic          is_rerr, set_eff, nak_take, a_cvt, is_gbn, gbn_take, x_apply;
+  logic [23:0]   snd_d;
+  logic          snd_fwd;
+  // Statuses 12 and 13 fit the 4-bit error-mode status.
+  logic          xerr_st_unused;
+  assign xerr_st_unused = ^xerr_status[7:4];
   logic [23:0]   una_r, off_r, win_r, rel_push_d;
   logic          rd_in_win, rd_behind, rd_ok, rd_eff, rd_over, rel_push;
 
@@ -276,6 +334,20 @@ module ack_tracker #(
     // A remote-error NAK in [una, nxt] of a QP not in error mode and not
     // restarted in this cycle.
     nak_take = is_rerr && in_nak && !err_q[ack_qp] && !(set_eff && psn_set_qp == ack_qp);
+    // A sequence-error NAK (011 00000) or an RNR NAK (001 ttttt) in [una,
+    // nxt] of a QP not in error mode and not restarted: everything before
+    // p is acknowledged, and retx_ctl hears of it.
+    is_gbn   = ack_valid && ((syn == 3'b011 && ack_syndrome[4:0] == 5'd0) || syn == 3'b001);
+    gbn_take = is_gbn && in_nak && !err_q[ack_qp] && !(set_eff && psn_set_qp == ack_qp);
+    // A pending exhaustion takes effect in a cycle with no remote-error NAK
+    // (one err pulse a cycle; it waits one cycle behind one), unless its
+    // QP is in error mode already or restarted now (then it is dropped).
+    x_apply  = xp_valid_q && !nak_take && !err_q[xp_qp_q] && !(set_eff && psn_set_qp == xp_qp_q);
+    // A report moves nxt forward only: a re-sent packet's report (PSNs
+    // before nxt) leaves it, so ACKs of PSNs sent before a rewind still
+    // count.
+    snd_d    = snd_nxt - nxt_q[24*snd_qp +: 24];
+    snd_fwd  = snd_d != 24'd0 && snd_d < 24'h80_0000;
     // Stage A takes a success that leaves with the error mode's status.
     a_cvt = a_rc && cvt[rc_sel];
     // READ done with last PSN l, judged like an ACK of l against the
@@ -330,6 +402,37 @@ module ack_tracker #(
     end
   end
 
+  // ------------------------------------------------------------------
+  // The windows after this cycle
+  // ------------------------------------------------------------------
+  // A packet's report wins over a software restart of its QP in the same
+  // cycle (as in csr, where psn_wr wins over the MMIO write); a restart
+  // wins over an ACK or NAK (and ends error mode). In error mode una stays
+  // where the NAK put it.
+  logic [24*QPS-1:0] una_n, nxt_n;
+  logic [QPS-1:0]    busy_n;
+  always_comb begin
+    una_n = una_q;
+    nxt_n = nxt_q;
+    for (int q = 0; q < QPS; q++) begin
+      if (snd_valid && snd_qp == q[QPW-1:0]) begin
+        if (snd_fwd) nxt_n[24*q +: 24] = snd_nxt;
+      end else if (psn_set_valid && psn_set_qp == q[QPW-1:0]) begin
+        nxt_n[24*q +: 24] = psn_set_psn;
+      end
+      if (set_eff && psn_set_qp == q[QPW-1:0]) begin
+        una_n[24*q +: 24] = psn_set_psn;
+      end else if ((nak_take || gbn_take) && ack_qp == q[QPW-1:0]) begin
+        una_n[24*q +: 24] = ack_psn;
+      end else if (rd_over && rd_done_qp == q[QPW-1:0]) begin
+        una_n[24*q +: 24] = rd_done_psn + 24'd1;
+      end else if (ack_take && !err_q[q] && ack_qp == q[QPW-1:0]) begin
+        una_n[24*q +: 24] = ack_psn + 24'd1;
+      end
+      busy_n[q] = una_n[24*q +: 24] != nxt_n[24*q +: 24];
+    end
+  end
+
   // Stage B's RC entry; a success turned by error mode has its status and
   // length 0 (the CQE's length of every error and flush).
   logic [EW-1:0] rc_out;
@@ -347,6 +450,8 @@ module ack_tracker #(
   always_ff @(posedge clk) begin
     if (push_rc) mem_q[wr_addr] <= e;
     if (a_rc) rd_data_q <= mem_q[rd_addr];
+    if (push_rc) idx_mem_q[wr_addr] <= cpl_idx;
+    if (a_rc) b_idx_q <= idx_mem_q[rd_addr];
   end
 
   // Per-entry PSN / success (one write enable per entry) and the UC FIFO:
@@ -401,6 +506,20 @@ module ack_tracker #(
       err_valid_q <= 1'b0;
       err_qp_q    <= '0;
       ev_rd_done_q <= 1'b0;
+      b_psn_q     <= '0;
+      nak_valid_q <= 1'b0;
+      nak_qp_q    <= '0;
+      nak_psn_q   <= '0;
+      nak_rnr_q   <= 1'b0;
+      nak_timer_q <= '0;
+      busy_q      <= '0;
+      xp_valid_q  <= 1'b0;
+      xp_qp_q     <= '0;
+      xp_st_q     <= '0;
+      anc_valid_q <= 1'b0;
+      anc_qp_q    <= '0;
+      anc_idx_q   <= '0;
+      anc_psn_q   <= '0;
     end else begin
       cpl_ready_q <= cpl_ready_d;
       full_q      <= full_d;
@@ -421,29 +540,34 @@ module ack_tracker #(
       ev_ack_invalid_q <= (is_ack && !in_win && !behind) || (is_nak && !in_nak) ||
                           (rd_done_valid && !rd_ok);
       ev_rd_done_q <= rd_ok;
-      err_valid_q <= nak_take;
-      err_qp_q    <= ack_qp;
+      err_valid_q <= nak_take || x_apply;
+      err_qp_q    <= x_apply ? xp_qp_q : ack_qp;
+      // ---- retransmission reports ----
+      nak_valid_q <= gbn_take;
+      nak_qp_q    <= ack_qp;
+      nak_psn_q   <= ack_psn;
+      nak_rnr_q   <= syn == 3'b001;
+      nak_timer_q <= ack_syndrome[4:0];
+      // One exhaustion held at a time; it waits only behind a remote-error
+      // NAK of another QP.
+      // (Applied, or dropped: its QP is in error mode or restarted.)
+      if (xp_valid_q) begin
+        if (!nak_take) xp_valid_q <= 1'b0;
+      end else if (xerr_valid) begin
+        xp_valid_q <= 1'b1;
+        xp_qp_q    <= xerr_qp;
+        xp_st_q    <= xerr_status[3:0];
+      end
 
       // ---- the windows ----
       // A packet's report wins over a software restart of its QP in the
       // same cycle (as in csr, where psn_wr wins over the MMIO write); a
       // restart wins over an ACK or NAK (and ends error mode). In error
       // mode una stays where the NAK put it.
+      una_q  <= una_n;
+      nxt_q  <= nxt_n;
+      busy_q <= busy_n;
       for (int q = 0; q < QPS; q++) begin
-        if (snd_valid && snd_qp == q[QPW-1:0]) begin
-          nxt_q[24*q +: 24] <= snd_nxt;
-        end else if (psn_set_valid && psn_set_qp == q[QPW-1:0]) begin
-          nxt_q[24*q +: 24] <= psn_set_psn;
-        end
-        if (set_eff && psn_set_qp == q[QPW-1:0]) begin
-          una_q[24*q +: 24] <= psn_set_psn;
-        end else if (nak_take && ack_qp == q[QPW-1:0]) begin
-          una_q[24*q +: 24] <= ack_psn;
-        end else if (rd_over && rd_done_qp == q[QPW-1:0]) begin
-          una_q[24*q +: 24] <= rd_done_psn + 24'd1;
-        end else if (ack_take && !err_q[q] && ack_qp == q[QPW-1:0]) begin
-          una_q[24*q +: 24] <= ack_psn + 24'd1;
-        end
         // ---- error mode ----
         // (nak_take needs the QP out of error mode, a_cvt in it: never both.)
         if (set_eff && psn_set_qp == q[QPW-1:0]) begin
@@ -456,9 +580,21 @@ module ack_tracker #(
             default: err_st_q[4*q +: 4] <= 4'(rnic_pkg::CQE_REM_OP_ERR);
           endcase
         end
+        if (x_apply && xp_qp_q == q[QPW-1:0]) begin
+          err_q[q]           <= 1'b1;
+          err_st_q[4*q +: 4] <= xp_st_q;
+        end
         if (a_cvt && rc_sel == q[QPW-1:0]) begin
           err_st_q[4*q +: 4] <= ST_FLUSH;
         end
+      end
+
+      // ---- the anchor: a success leaving moves it past its WQE ----
+      anc_valid_q <= b_move && !b_uc_q && !b_err_q && rd_data_q[E_ST +: 8] == rnic_pkg::CQE_SUCCESS;
+      if (b_move) begin
+        anc_qp_q  <= b_qp_q;
+        anc_idx_q <= b_idx_q + 16'd1;
+        anc_psn_q <= b_psn_q + 24'd1;
       end
 
       // ---- output register ----
@@ -478,6 +614,7 @@ module ack_tracker #(
         b_valid_q <= 1'b1;
         b_uc_q    <= 1'b0;
         b_qp_q    <= rc_sel;
+        b_psn_q   <= m_psn_q[24*rd_addr +: 24];
         b_err_q   <= cvt[rc_sel];
         b_st_q    <= err_st_q[4*rc_sel +: 4];
       end else if (b_move) begin
@@ -498,6 +635,18 @@ module ack_tracker #(
   assign err_valid      = err_valid_q;
   assign err_qp         = err_qp_q;
   assign ev_rd_done     = ev_rd_done_q;
+  assign nak_valid      = nak_valid_q;
+  assign nak_qp         = nak_qp_q;
+  assign nak_psn        = nak_psn_q;
+  assign nak_rnr        = nak_rnr_q;
+  assign nak_timer      = nak_timer_q;
+  assign una_all        = una_q;
+  assign busy           = busy_q;
+  assign xerr_ready     = !xp_valid_q;
+  assign anc_valid      = anc_valid_q;
+  assign anc_qp         = anc_qp_q;
+  assign anc_idx        = anc_idx_q;
+  assign anc_psn        = anc_psn_q;
   // ------------------------------------------------------------------
   // Assertions (simulation only; rnic_assert.svh)
   // ------------------------------------------------------------------
@@ -506,6 +655,7 @@ module ack_tracker #(
   `RNIC_ASSERT_HANDSHAKE(a_cpl_hold, clk, rst, cpl_valid, cpl_ready,
                          {cpl_wait_frame, cpl_wr_id, cpl_status, cpl_opcode, cpl_len, cpl_imm,
                           cpl_qp, cpl_cq, cpl_uc, cpl_psn})
+  `RNIC_ASSERT_HANDSHAKE(a_xerr_hold, clk, rst, xerr_valid, xerr_ready, {xerr_qp, xerr_status})
   // Only a success is turned by error mode: the success flop that decided
   // (m_ok_q) and the status the RAM gives back are of the same entry.
   `RNIC_ASSERT_NEVER(a_cvt_success, clk, rst,

@@ -356,6 +356,21 @@ module rnic_top #(
   logic         arb_d_ready_unused;
   // ack_tracker's READs completed: rd_sink's ev_done counts them.
   logic           at_ev_rd_done_unused;
+  // Retransmission (docs/retransmission.md).
+  logic           at_nak_valid, at_nak_rnr;
+  logic [QPW-1:0] at_nak_qp;
+  logic [23:0]    at_nak_psn;
+  logic [4:0]     at_nak_timer;
+  logic [24*QPS-1:0] at_una_all;
+  logic [QPS-1:0] at_busy;
+  logic           at_xerr_ready;
+  logic           at_anc_valid;
+  logic [QPW-1:0] at_anc_qp;
+  logic [15:0]    at_anc_idx;
+  logic [23:0]    at_anc_psn;
+  logic           retx_unused;
+  assign retx_unused = ^{at_nak_valid, at_nak_rnr, at_nak_qp, at_nak_psn, at_nak_timer, at_una_all,
+                         at_busy, at_xerr_ready, at_anc_valid, at_anc_qp, at_anc_idx, at_anc_psn};
   // rd_sink's ring-full pulse: never in a conforming run (its rr_block
   // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
@@ -701,7 +716,7 @@ module rnic_top #(
     .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame(te_cpl_wait_frame),
     .cpl_wr_id(te_cpl_wr_id), .cpl_status(te_cpl_status), .cpl_opcode(te_cpl_opcode),
     .cpl_len(te_cpl_len), .cpl_imm(te_cpl_imm), .cpl_qp(te_cpl_qp), .cpl_cq(te_cpl_cq),
-    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn),
+    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn), .cpl_idx(16'd0),
     .ack_valid, .ack_qp, .ack_psn, .ack_syndrome,
     // The PSNs sent: tx_engine's PSN write-back after every request packet
     // it commits (a READ REQUEST's covers its whole response span).
@@ -716,7 +731,11 @@ module rnic_top #(
     .full(ack_full), .err_valid(at_err_valid), .err_qp(at_err_qp),
     .ev_ack(ev_ack_new), .ev_nak, .ev_dup(ev_ack_dup), .ev_ack_invalid,
     // Not counted yet (csr has no READ-done counter).
-    .ev_rd_done(at_ev_rd_done_unused)
+    .ev_rd_done(at_ev_rd_done_unused),
+    .nak_valid(at_nak_valid), .nak_qp(at_nak_qp), .nak_psn(at_nak_psn), .nak_rnr(at_nak_rnr),
+    .nak_timer(at_nak_timer), .una_all(at_una_all), .busy(at_busy),
+    .xerr_valid(1'b0), .xerr_ready(at_xerr_ready), .xerr_qp('0), .xerr_status('0),
+    .anc_valid(at_anc_valid), .anc_qp(at_anc_qp), .anc_idx(at_anc_idx), .anc_psn(at_anc_psn)
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (

@@ -73,6 +73,7 @@
 
 use crate::dut::Dut;
 use crate::ports;
+use crate::ports::PsnVec;
 
 /// CQs (CQW = 2).
 pub use crate::params::CQS;
@@ -97,6 +98,8 @@ ports! {
         pub cpl_cq: u8 = 2 if cpl_valid,
         pub cpl_uc: bool = 1 if cpl_valid,
         pub cpl_psn: u32 = 24 if cpl_valid,
+        /// The WQE's send-queue index (the retransmission anchor).
+        pub cpl_idx: u16 = 16 if cpl_valid,
         pub ack_valid: bool = 1,
         pub ack_qp: u8 = 4 if ack_valid,
         pub ack_psn: u32 = 24 if ack_valid,
@@ -116,6 +119,10 @@ ports! {
         pub rd_done_qp: u8 = 4 if rd_done_valid,
         pub rd_done_psn: u32 = 24 if rd_done_valid,
         pub out_ready: bool = 1,
+        /// retx_ctl: QP `xerr_qp`'s retries ran out (status 12 or 13).
+        pub xerr_valid: bool = 1,
+        pub xerr_qp: u8 = 4 if xerr_valid,
+        pub xerr_status: u8 = 8 if xerr_valid,
     }
 }
 
@@ -142,6 +149,23 @@ ports! {
         pub err_qp: u8 = 4 if err_valid,
         /// An rd_done naming a PSN its QP sent (in the window or behind it).
         pub ev_rd_done: bool = 1,
+        /// A sequence-error (`nak_rnr` 0) or RNR NAK (1, timer code
+        /// `nak_timer`) of PSN `nak_psn` taken in QP `nak_qp`'s window.
+        pub nak_valid: bool = 1,
+        pub nak_qp: u8 = 4 if nak_valid,
+        pub nak_psn: u32 = 24 if nak_valid,
+        pub nak_rnr: bool = 1 if nak_valid,
+        pub nak_timer: u8 = 5 if nak_valid,
+        /// The window's registers: una per QP, and una != nxt.
+        pub una_all: PsnVec = 384,
+        pub busy: u16 = 16,
+        pub xerr_ready: bool = 1,
+        /// A success left: QP `anc_qp`'s anchor is now SQ index `anc_idx`
+        /// with first PSN `anc_psn`.
+        pub anc_valid: bool = 1,
+        pub anc_qp: u8 = 4 if anc_valid,
+        pub anc_idx: u16 = 16 if anc_valid,
+        pub anc_psn: u32 = 24 if anc_valid,
     }
 }
 
@@ -210,6 +234,25 @@ pub struct AckTracker {
     err_valid_q: bool,
     err_qp_q: u8,
     ev_rd_done_q: bool,
+    // Retransmission (docs/retransmission.md).
+    /// Each RC entry's SQ index: a second RAM, written with `mem_q`.
+    idx_mem_q: [u16; QPS * DEPTH],
+    b_idx_q: u16,
+    b_psn_q: u32,
+    nak_valid_q: bool,
+    nak_qp_q: u8,
+    nak_psn_q: u32,
+    nak_rnr_q: bool,
+    nak_timer_q: u8,
+    busy_q: u16,
+    /// An exhaustion taken and not yet applied.
+    xp_valid_q: bool,
+    xp_qp_q: u8,
+    xp_st_q: u8,
+    anc_valid_q: bool,
+    anc_qp_q: u8,
+    anc_idx_q: u16,
+    anc_psn_q: u32,
 }
 
 impl Default for AckTracker {
@@ -248,6 +291,22 @@ impl Default for AckTracker {
             err_valid_q: false,
             err_qp_q: 0,
             ev_rd_done_q: false,
+            idx_mem_q: [0; QPS * DEPTH],
+            b_idx_q: 0,
+            b_psn_q: 0,
+            nak_valid_q: false,
+            nak_qp_q: 0,
+            nak_psn_q: 0,
+            nak_rnr_q: false,
+            nak_timer_q: 0,
+            busy_q: 0,
+            xp_valid_q: false,
+            xp_qp_q: 0,
+            xp_st_q: 0,
+            anc_valid_q: false,
+            anc_qp_q: 0,
+            anc_idx_q: 0,
+            anc_psn_q: 0,
         }
     }
 }
@@ -288,6 +347,18 @@ impl AckTracker {
             err_valid: self.err_valid_q,
             err_qp: self.err_qp_q,
             ev_rd_done: self.ev_rd_done_q,
+            nak_valid: self.nak_valid_q,
+            nak_qp: self.nak_qp_q,
+            nak_psn: self.nak_psn_q,
+            nak_rnr: self.nak_rnr_q,
+            nak_timer: self.nak_timer_q,
+            una_all: PsnVec(self.una_q),
+            busy: self.busy_q,
+            xerr_ready: !self.xp_valid_q,
+            anc_valid: self.anc_valid_q,
+            anc_qp: self.anc_qp_q,
+            anc_idx: self.anc_idx_q,
+            anc_psn: self.anc_psn_q,
         }
     }
 
@@ -365,6 +436,14 @@ impl Dut for AckTracker {
         let mut una_d = self.una_q;
         let mut err_d = self.err_q;
         let mut err_st_d = self.err_st_q;
+        // The QP whose una a NAK (remote error or go-back-N) moves now.
+        let mut nak_una: Option<usize> = None;
+        let mut nak_take = false;
+        self.nak_valid_q = false;
+        self.nak_qp_q = i.ack_qp & (QPS as u8 - 1);
+        self.nak_psn_q = i.ack_psn & PSN_MASK;
+        self.nak_rnr_q = i.ack_syndrome >> 5 == 0b001;
+        self.nak_timer_q = i.ack_syndrome & 0x1F;
         if i.ack_valid {
             let q = i.ack_qp as usize & (QPS - 1);
             let p = i.ack_psn & PSN_MASK;
@@ -393,7 +472,17 @@ impl Dut for AckTracker {
                     self.ev_nak_q = true;
                     let code = i.ack_syndrome & 0x1F;
                     let rerr = i.ack_syndrome >> 5 == 0b011 && (1..=3).contains(&code);
+                    // Sequence error (code 0) or RNR: everything before p
+                    // is acknowledged and retx_ctl decides the rewind.
+                    let gbn = i.ack_syndrome >> 5 == 0b001 || code == 0;
+                    if gbn && !self.err_q[q] && set_q != Some(q) {
+                        una_d[q] = p;
+                        nak_una = Some(q);
+                        self.nak_valid_q = true;
+                    }
                     if rerr && !self.err_q[q] && set_q != Some(q) {
+                        nak_una = Some(q);
+                        nak_take = true;
                         una_d[q] = p;
                         err_d[q] = true;
                         err_st_d[q] = match code {
@@ -428,7 +517,7 @@ impl Dut for AckTracker {
                 self.ev_rd_done_q = true;
                 if !self.err_q[q] && set_q != Some(q) {
                     release = Some((q, l));
-                    let nak_here = self.err_valid_q && i.ack_qp as usize & (QPS - 1) == q;
+                    let nak_here = nak_una == Some(q);
                     let ack_off = (i.ack_valid && i.ack_syndrome >> 5 == 0 && !nak_here)
                         .then(|| i.ack_psn.wrapping_sub(una) & PSN_MASK)
                         .filter(|&a| a < win && i.ack_qp as usize & (QPS - 1) == q);
@@ -440,6 +529,23 @@ impl Dut for AckTracker {
                 self.ev_ack_invalid_q = true;
             }
         }
+        // A pending exhaustion applies in a cycle with no remote-error NAK
+        // (one err pulse a cycle), unless its QP is in error mode already
+        // or restarted now; either way it leaves unless it waited.
+        let xq = self.xp_qp_q as usize & (QPS - 1);
+        if self.xp_valid_q && !nak_take && !self.err_q[xq] && set_q != Some(xq) {
+            err_d[xq] = true;
+            err_st_d[xq] = self.xp_st_q;
+            self.err_valid_q = true;
+            self.err_qp_q = xq as u8;
+        }
+        if self.xp_valid_q {
+            self.xp_valid_q = nak_take;
+        } else if i.xerr_valid {
+            self.xp_valid_q = true;
+            self.xp_qp_q = i.xerr_qp & (QPS as u8 - 1);
+            self.xp_st_q = i.xerr_status & 0xF;
+        }
         // Stage A turns a success of a QP in error mode: it gets the
         // status, and the QP's next one is flushed.
         let a_turn = a_rc.filter(|&q| self.head_turned(q));
@@ -449,13 +555,26 @@ impl Dut for AckTracker {
         // A packet's report wins over a software restart of its QP in the
         // same cycle (csr keeps psn_wr's PSN over the MMIO write's); a
         // restart wins over the ACK or NAK, and ends error mode.
+        // A report moves nxt forward only (a re-sent packet's does not).
         if let Some(q) = snd_q {
-            self.nxt_q[q] = i.snd_nxt & PSN_MASK;
+            let d = i.snd_nxt.wrapping_sub(self.nxt_q[q]) & PSN_MASK;
+            if d != 0 && d < 1 << 23 {
+                self.nxt_q[q] = i.snd_nxt & PSN_MASK;
+            }
         }
         if let Some(q) = set_q {
             self.nxt_q[q] = i.psn_set_psn & PSN_MASK;
             una_d[q] = i.psn_set_psn & PSN_MASK;
             err_d[q] = false;
+        }
+
+        // ---- the anchor: a success leaving moves it past its WQE ----
+        self.anc_valid_q =
+            b_move && !self.b_uc_q && !self.b_err_q && self.rd_data_q.status == cqe_status::SUCCESS;
+        if b_move {
+            self.anc_qp_q = self.b_qp_q;
+            self.anc_idx_q = self.b_idx_q.wrapping_add(1);
+            self.anc_psn_q = (self.b_psn_q + 1) & PSN_MASK;
         }
 
         // ---- output register ----
@@ -493,12 +612,17 @@ impl Dut for AckTracker {
             self.b_err_q = a_turn.is_some();
             self.b_st_q = self.err_st_q[q];
             self.rd_data_q = self.mem_q[slot(q, self.head_q[q])];
+            self.b_idx_q = self.idx_mem_q[slot(q, self.head_q[q])];
+            self.b_psn_q = self.m_psn_q[slot(q, self.head_q[q])];
         } else if b_move {
             self.b_valid_q = false;
         }
 
         // ---- the windows and error mode (stage A read them as they were) ----
         self.una_q = una_d;
+        self.busy_q = (0..QPS)
+            .filter(|&q| self.una_q[q] != self.nxt_q[q])
+            .fold(0, |b, q| b | 1 << q);
         self.err_q = err_d;
         self.err_st_q = err_st_d;
 
@@ -529,6 +653,7 @@ impl Dut for AckTracker {
         } else if push {
             let k = slot(cq_, self.tail_q[cq_]);
             self.mem_q[k] = Entry { qp: 0, ..e };
+            self.idx_mem_q[k] = i.cpl_idx;
             self.m_psn_q[k] = i.cpl_psn & PSN_MASK;
             self.m_ok_q[k] = i.cpl_status == cqe_status::SUCCESS;
             self.m_rd_q[k] = i.cpl_opcode == wc_op::RDMA_READ
@@ -611,6 +736,21 @@ impl Trace for AckTracker {
         t.reg("err_valid_q", 1, &self.err_valid_q);
         t.reg("err_qp_q", 4, &self.err_qp_q);
         t.reg("ev_rd_done_q", 1, &self.ev_rd_done_q);
+        t.reg("b_idx_q", 16, &self.b_idx_q);
+        t.reg("b_psn_q", 24, &self.b_psn_q);
+        t.reg("nak_valid_q", 1, &self.nak_valid_q);
+        t.reg("nak_rnr_q", 1, &self.nak_rnr_q);
+        t.reg("nak_qp_q", 4, &self.nak_qp_q);
+        t.reg("nak_psn_q", 24, &self.nak_psn_q);
+        t.reg("nak_timer_q", 5, &self.nak_timer_q);
+        t.reg("busy_q", 16, &self.busy_q);
+        t.reg("xp_valid_q", 1, &self.xp_valid_q);
+        t.reg("xp_qp_q", 4, &self.xp_qp_q);
+        t.reg("xp_st_q", 4, &self.xp_st_q);
+        t.reg("anc_valid_q", 1, &self.anc_valid_q);
+        t.reg("anc_qp_q", 4, &self.anc_qp_q);
+        t.reg("anc_idx_q", 16, &self.anc_idx_q);
+        t.reg("anc_psn_q", 24, &self.anc_psn_q);
         t.each("uc_mem_q", 145 + CQW + QPW, &self.uc_mem_q);
         t.reg("rd_data_q", 145 + CQW, &self.rd_data_q);
         t.reg("b_uc_data_q", 145 + CQW + QPW, &self.b_uc_data_q);

@@ -107,6 +107,46 @@ impl PortValue for Beat {
     }
 }
 
+/// A 24-bit PSN per QP on one port, QP q's at bits `24*q + 23 .. 24*q`
+/// (`ack_tracker`'s `una_all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PsnVec(pub [u32; crate::params::QPS]);
+
+impl Default for PsnVec {
+    fn default() -> Self {
+        PsnVec([0; crate::params::QPS])
+    }
+}
+
+impl PortValue for PsnVec {
+    const BITS: u32 = 24 * crate::params::QPS as u32;
+    fn to_words(&self, out: &mut [u64]) {
+        out.iter_mut().for_each(|w| *w = 0);
+        for (q, &p) in self.0.iter().enumerate() {
+            let (bit, v) = (24 * q, (p & 0xFF_FFFF) as u128);
+            let (w, o) = (bit / 64, bit % 64);
+            out[w] |= (v << o) as u64;
+            if o + 24 > 64 {
+                out[w + 1] |= (v >> (64 - o)) as u64;
+            }
+        }
+    }
+    fn from_words(words: &[u64]) -> Self {
+        let mut v = [0u32; crate::params::QPS];
+        for (q, p) in v.iter_mut().enumerate() {
+            let (w, o) = (24 * q / 64, 24 * q % 64);
+            let lo = words[w] as u128 >> o;
+            let hi = if o + 24 > 64 {
+                (words[w + 1] as u128) << (64 - o)
+            } else {
+                0
+            };
+            *p = ((lo | hi) & 0xFF_FFFF) as u32;
+        }
+        PsnVec(v)
+    }
+}
+
 /// Name, width and compare qualifier of one port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortInfo {

@@ -980,12 +980,15 @@ impl RnicTop {
             psn_set_valid: c.psn_set_valid,
             psn_set_qp: c.psn_set_qp,
             psn_set_psn: c.psn_set_psn,
-            // READ done: tied off until rd_sink is wired in.
             // READ done: rd_sink's token, out of rx_wr after the writes.
             rd_done_valid: tok_rdone,
             rd_done_qp: tok.get(1, QPW) as u8,
             rd_done_psn: tok.get(9, 24) as u32,
             out_ready: cqa.a_ready,
+            cpl_idx: 0,
+            xerr_valid: false,
+            xerr_qp: 0,
+            xerr_status: 0,
         };
         Ins {
             csr: csr_in,
