@@ -680,6 +680,12 @@ struct TxEnv {
     wqe_next: Option<(u8, Wqe)>,
     wqe_data: Beat,
     wqe_qp: u8,
+    /// The SQ index sq_fetch gives each popped WQE (`wqe_idx`): per QP, one
+    /// more than the last (wrapping 16 bits); the next, the register, and
+    /// the index each (QP, wr_id) was popped with, for `cpl_idx`.
+    idx_next: [u16; QPS],
+    wqe_idx: u16,
+    idx_of: std::collections::HashMap<(usize, u64), u16>,
     // tx_sched
     grant_next: Option<u8>,
     grant_next_ctrl: bool,
@@ -867,6 +873,9 @@ impl TxEnv {
             wqe_next: None,
             wqe_data: Beat::default(),
             wqe_qp: 0,
+            idx_next: [0; QPS],
+            wqe_idx: 0,
+            idx_of: std::collections::HashMap::new(),
             grant_next: None,
             grant_next_ctrl: false,
             ptr: 0,
@@ -1285,6 +1294,13 @@ impl TxEnv {
             .pop_front()
             .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected completion {got:?}"));
         assert_eq!(got, exp, "cycle {cycle}: QP {q}: completion");
+        // The SQ index of the WQE it completes (ack_tracker's anchor).
+        assert_eq!(
+            Some(&o.cpl_idx),
+            self.idx_of.get(&(q, got.wr_id)),
+            "cycle {cycle}: QP {q}: cpl_idx of wr_id {:#x}",
+            got.wr_id
+        );
         self.stats[match got.status {
             STATUS_SUCCESS => 1,
             STATUS_LOC_QP_OP_ERR => 2,
@@ -1314,9 +1330,13 @@ impl Env for TxEnv {
             i.wqe_valid = true;
             self.wqe_qp = q;
             self.wqe_data = w.bytes();
+            self.wqe_idx = self.idx_next[q as usize];
+            self.idx_next[q as usize] = self.wqe_idx.wrapping_add(1);
+            self.idx_of.insert((q as usize, w.wr_id), self.wqe_idx);
         }
         i.wqe_qp = self.wqe_qp;
         i.wqe_data = self.wqe_data;
+        i.wqe_idx = self.wqe_idx;
         for q in 0..QPS {
             if !self.avail[q].is_empty() {
                 i.wqe_avail |= 1 << q;

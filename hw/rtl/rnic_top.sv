@@ -368,9 +368,14 @@ module rnic_top #(
   logic [QPW-1:0] at_anc_qp;
   logic [15:0]    at_anc_idx;
   logic [23:0]    at_anc_psn;
+  logic           te_rw_ready, te_sq_rw_valid;
+  logic [QPW-1:0] te_sq_rw_qp;
+  logic [15:0]    te_sq_rw_idx, te_cpl_idx;
+  logic [QPS-1:0] te_rpl_all;
   logic           retx_unused;
   assign retx_unused = ^{at_nak_valid, at_nak_rnr, at_nak_qp, at_nak_psn, at_nak_timer, at_una_all,
-                         at_busy, at_xerr_ready, at_anc_valid, at_anc_qp, at_anc_idx, at_anc_psn};
+                         at_busy, at_xerr_ready, te_rw_ready, te_sq_rw_valid, te_sq_rw_qp,
+                         te_sq_rw_idx};
   // rd_sink's ring-full pulse: never in a conforming run (its rr_block
   // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
@@ -616,7 +621,9 @@ module rnic_top #(
     end
   end
 
-  assign sq_block = ack_full | snk_rr_block;
+  // A QP re-sending WQEs it sent before (te_rpl_all) is not blocked: their
+  // completions and READ records were pushed the first time.
+  assign sq_block = (ack_full | snk_rr_block) & ~te_rpl_all;
 
   // The requester's READ responses (docs/rd_sink.md): READ records from
   // tx_engine, cleared when software restarts the QP's PSN.
@@ -716,7 +723,7 @@ module rnic_top #(
     .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame(te_cpl_wait_frame),
     .cpl_wr_id(te_cpl_wr_id), .cpl_status(te_cpl_status), .cpl_opcode(te_cpl_opcode),
     .cpl_len(te_cpl_len), .cpl_imm(te_cpl_imm), .cpl_qp(te_cpl_qp), .cpl_cq(te_cpl_cq),
-    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn), .cpl_idx(16'd0),
+    .cpl_uc(te_cpl_uc), .cpl_psn(te_cpl_psn), .cpl_idx(te_cpl_idx),
     .ack_valid, .ack_qp, .ack_psn, .ack_syndrome,
     // The PSNs sent: tx_engine's PSN write-back after every request packet
     // it commits (a READ REQUEST's covers its whole response span).
@@ -795,6 +802,11 @@ module rnic_top #(
     .desc_opcode, .desc_se, .desc_pkey, .desc_becn, .desc_dest_qp, .desc_ack_req, .desc_psn,
     .desc_reth_en, .desc_reth_va, .desc_reth_rkey, .desc_reth_len,
     .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
+    .rw_valid(1'b0), .rw_ready(te_rw_ready), .rw_qp('0), .rw_psn('0),
+    .anc_valid(at_anc_valid), .anc_qp(at_anc_qp), .anc_idx(at_anc_idx), .anc_psn(at_anc_psn),
+    .psn_set_valid, .psn_set_qp, .wqe_idx(16'd0),
+    .sq_rw_valid(te_sq_rw_valid), .sq_rw_qp(te_sq_rw_qp), .sq_rw_idx(te_sq_rw_idx),
+    .cpl_idx(te_cpl_idx), .rpl_all(te_rpl_all),
     .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame(te_cpl_wait_frame),
     .cpl_wr_id(te_cpl_wr_id), .cpl_status(te_cpl_status), .cpl_opcode(te_cpl_opcode),
     .cpl_len(te_cpl_len), .cpl_imm(te_cpl_imm), .cpl_qp(te_cpl_qp), .cpl_cq(te_cpl_cq),

@@ -176,7 +176,28 @@ module tx_engine #(
   output logic                 cpl_uc,
   output logic [23:0]          cpl_psn,
   output logic                 ev_prot_err,
-  output logic                 ev_flush
+  output logic                 ev_flush,
+  // Retransmission (docs/retransmission.md): resend QP rw_qp from PSN
+  // rw_psn (retx_ctl), the anchor reports (ack_tracker), software restarts
+  // (csr), the popped WQE's SQ index (sq_fetch), the re-fetch order to
+  // sq_fetch, the completion's SQ index, and the QPs whose next WQE is one
+  // sent before (rnic_top lifts their sq_block).
+  input  logic                 rw_valid,
+  output logic                 rw_ready,
+  input  logic [QPW-1:0]       rw_qp,
+  input  logic [23:0]          rw_psn,
+  input  logic                 anc_valid,
+  input  logic [QPW-1:0]       anc_qp,
+  input  logic [15:0]          anc_idx,
+  input  logic [23:0]          anc_psn,
+  input  logic                 psn_set_valid,
+  input  logic [QPW-1:0]       psn_set_qp,
+  input  logic [15:0]          wqe_idx,
+  output logic                 sq_rw_valid,
+  output logic [QPW-1:0]       sq_rw_qp,
+  output logic [15:0]          sq_rw_idx,
+  output logic [15:0]          cpl_idx,
+  output logic [QPS-1:0]       rpl_all
 );
   localparam int QPW = (QPS > 1) ? $clog2(QPS) : 1;
   localparam int CQW = (CQS > 1) ? $clog2(CQS) : 1;
@@ -196,14 +217,16 @@ module tx_engine #(
   // syndrome the responder puts in its ACKs.
   localparam logic [7:0] SYN_ACK = rnic_pkg::AETH_ACK;
 
-  typedef enum logic [2:0] {
+  typedef enum logic [3:0] {
     S_IDLE,  // taking grants
     S_POP,   // new WQE: the pop is visible
     S_WQE,   // new WQE: WQE and QP context visible; latch the WQE
     S_CHK,   // new WQE: MR entry visible; check and emit
     S_CTX,   // WQE in progress or CNP: qp_idx visible
     S_EMIT,  // WQE in progress or CNP: QP context visible; emit
-    S_OUT    // waiting for the step's desc / rd_req / cpl transfers
+    S_OUT,   // waiting for the step's desc / rd_req / cpl transfers
+    S_RW,    // rewind: the QP's anchor visible; act
+    S_RW2    // rewind: sq_fetch takes the re-fetch order
   } state_e;
 
   // ------------------------------------------------------------------
@@ -288,6 +311,30 @@ module tx_engine #(
   logic           cpl_uc_q;
   logic [23:0]    cpl_psn_q;
   logic           ev_prot_err_q, ev_flush_q;
+  // Retransmission. Per QP: the anchor set by the first WQE after a
+  // restart (a0) and the one ack_tracker reports (a1), {SQ index, PSN};
+  // hw: the first SQ index whose last packet was never sent; rs: the
+  // resume PSN of a rewind. RAMs with one write port and a registered read
+  // (a0/a1/hw at a rewind's take, hw/rs at a grant). Bits per QP: a0/a1/hw
+  // valid, skip (a rewind looks for its resume PSN), old (the next WQE to
+  // pop was sent before).
+  logic           rw_ready_q;
+  logic [23:0]    rw_psn_q;
+  logic [39:0]    a0_mem_q [QPS];
+  logic [39:0]    a1_mem_q [QPS];
+  logic [15:0]    hw_mem_q [QPS];
+  logic [23:0]    rs_mem_q [QPS];
+  logic [39:0]    a0_rd_q, a1_rd_q;
+  logic [15:0]    hw_rd_q;
+  logic [23:0]    rs_rd_q;
+  logic [QPS-1:0] a0_ok_q, a1_ok_q, hw_ok_q, skip_q, old_q;
+  logic [15:0]    w_idx_q;
+  logic [15:0]    c_idx_q    [QPS];
+  logic [QPS-1:0] c_new_q;
+  logic           sq_rw_valid_q;
+  logic [QPW-1:0] sq_rw_qp_q;
+  logic [15:0]    sq_rw_idx_q;
+  logic [15:0]    cpl_idx_q;
 
   // ------------------------------------------------------------------
   // Grant and WQE intake
@@ -335,6 +382,58 @@ module tx_engine #(
   end
 
   // ------------------------------------------------------------------
+  // The QP's MTU (codes outside 1..5 read as the nearest)
+  // ------------------------------------------------------------------
+  logic [2:0]  mtu_code;
+  logic [3:0]  mtu_log;
+  logic [12:0] mtu;
+
+  always_comb begin
+    mtu_code = (qp_mtu == 3'd0) ? 3'd1 : ((qp_mtu > 3'd5) ? 3'd5 : qp_mtu);
+    mtu_log  = 4'd7 + {1'b0, mtu_code};
+    mtu      = 13'd128 << mtu_code;
+  end
+
+  // ------------------------------------------------------------------
+  // Replay of a new WQE (S_CHK) after a rewind (docs/retransmission.md)
+  // ------------------------------------------------------------------
+  // w_n: the WQE's PSNs (one per MTU, at least one; a READ's responses).
+  // rs_off: the resume PSN's distance from the WQE's first PSN (qp_psn).
+  // A QP looking for its resume PSN skips a WQE wholly before it, and
+  // starts the one holding it at packet k. chk_old: the WQE's last packet
+  // was sent before (its completion and READ record were pushed then).
+  logic [32:0] w_span, w_n33;
+  logic [23:0] w_n, rs_off, k_psn;
+  logic        chk_skip, chk_old, chk_quiet;
+  logic [32:0] koff;
+  logic [15:0] hw_d;
+  logic [39:0] anc_sel;
+  logic [15:0] rw_hw_d;
+  logic        rw_go, rw_take;
+
+  always_comb begin
+    w_span   = {1'b0, w_len_q} + {20'd0, mtu} - 33'd1;
+    w_n33    = w_span >> mtu_log;
+    w_n      = (w_n33 == 33'd0) ? 24'd1 : w_n33[23:0];
+    rs_off   = rs_rd_q - qp_psn;
+    chk_skip = skip_q[qp_idx_q] && rs_off >= w_n && rs_off < 24'h80_0000;
+    k_psn    = (skip_q[qp_idx_q] && rs_off < w_n) ? rs_off : 24'd0;
+    koff     = {9'd0, k_psn} << mtu_log;
+    hw_d     = hw_rd_q - w_idx_q;
+    chk_old  = hw_ok_q[qp_idx_q] && hw_d != 16'd0 && hw_d < 16'h8000;
+    // Nothing sent, nothing completed: a WQE wholly before the resume PSN,
+    // or one sent before whose QP is now in ERROR (its completion, if
+    // signaled, is in ack_tracker already, which flushes it).
+    chk_quiet = state_q == S_CHK && (chk_skip || (chk_old && qp_state == rnic_pkg::QP_ERROR));
+    // A rewind: ack_tracker's anchor once it reported one since the
+    // restart, else the first WQE's; nothing when no WQE was taken since.
+    anc_sel  = a1_ok_q[qp_idx_q] ? a1_rd_q : a0_rd_q;
+    rw_hw_d  = hw_rd_q - anc_sel[39:24];
+    rw_go    = state_q == S_RW && a0_ok_q[qp_idx_q];
+    rw_take  = state_q == S_IDLE && rw_ready_q && rw_valid;
+  end
+
+  // ------------------------------------------------------------------
   // Packet source: the new WQE (S_CHK) or the WQE in progress (S_EMIT)
   // ------------------------------------------------------------------
   logic        s_first;
@@ -342,19 +441,30 @@ module tx_engine #(
   logic [2:0]  s_opcode;
   logic [1:0]  s_flags;
   logic [31:0] s_len, s_rkey, s_imm, s_left;
+  // The message was never completed before (its last packet pushes the
+  // completion and the READ record); its SQ index; this packet's PSN.
+  logic        s_new;
+  logic [15:0] s_idx;
+  logic [23:0] s_psn;
 
   always_comb begin
     if (state_q == S_CHK) begin
-      s_first  = 1'b1;
+      // From packet k (0 unless a rewind resumes inside the WQE): a READ
+      // asks again for the rest (address and length moved on), a SEND or
+      // WRITE continues as MIDDLE / LAST.
+      s_first  = k_psn == 24'd0;
       s_wr_id  = w_wr_id_q;
       s_opcode = w_opcode_q[2:0];
       s_flags  = w_flags_q;
-      s_len    = w_len_q;
-      s_paddr  = w_paddr;
-      s_rva    = w_rva_q;
+      s_len    = (w_opcode_q == rnic_pkg::WQE_READ) ? w_len_q - koff[31:0] : w_len_q;
+      s_paddr  = w_paddr + {31'd0, koff};
+      s_rva    = (w_opcode_q == rnic_pkg::WQE_READ) ? w_rva_q + {31'd0, koff} : w_rva_q;
       s_rkey   = w_rkey_q;
       s_imm    = w_imm_q;
-      s_left   = w_len_q;
+      s_left   = w_len_q - koff[31:0];
+      s_new    = !chk_old;
+      s_idx    = w_idx_q;
+      s_psn    = qp_psn + k_psn;
     end else begin
       s_first  = 1'b0;
       s_wr_id  = c_wr_id_q[qp_idx_q];
@@ -366,15 +476,15 @@ module tx_engine #(
       s_rkey   = c_rkey_q[qp_idx_q];
       s_imm    = c_imm_q[qp_idx_q];
       s_left   = c_left_q[qp_idx_q];
+      s_new    = c_new_q[qp_idx_q];
+      s_idx    = c_idx_q[qp_idx_q];
+      s_psn    = qp_psn;
     end
   end
 
   // ------------------------------------------------------------------
   // The packet
   // ------------------------------------------------------------------
-  logic [2:0]  mtu_code;
-  logic [3:0]  mtu_log;
-  logic [12:0] mtu;
   logic        is_read, is_send, has_imm, last, cpl_due;
   logic [12:0] pay;
   logic [7:0]  rc_op, op_sel;
@@ -382,9 +492,6 @@ module tx_engine #(
   logic [23:0] n_psn, next_psn;
 
   always_comb begin
-    mtu_code = (qp_mtu == 3'd0) ? 3'd1 : ((qp_mtu > 3'd5) ? 3'd5 : qp_mtu);
-    mtu_log  = 4'd7 + {1'b0, mtu_code};
-    mtu      = 13'd128 << mtu_code;
     is_read  = s_opcode == rnic_pkg::WQE_READ[2:0];
     is_send  = s_opcode == 3'd0 || s_opcode == rnic_pkg::WQE_SEND_IMM[2:0];
     has_imm  = s_opcode == rnic_pkg::WQE_SEND_IMM[2:0] || s_opcode == rnic_pkg::WQE_WRITE_IMM[2:0];
@@ -401,10 +508,10 @@ module tx_engine #(
     rd_span  = {1'b0, s_len} + {20'd0, mtu} - 33'd1;
     rd_n     = rd_span >> mtu_log;
     n_psn    = !is_read ? 24'd1 : ((rd_n == 33'd0) ? 24'd1 : rd_n[23:0]);
-    next_psn = qp_psn + n_psn;
+    next_psn = s_psn + n_psn;
     // Every signaled message completes: UC when its frame has left, RC
     // when ack_tracker has its ACK.
-    cpl_due  = last && s_flags[0];
+    cpl_due  = last && s_flags[0] && s_new;
   end
 
   // ------------------------------------------------------------------
@@ -476,14 +583,15 @@ module tx_engine #(
     desc_left = desc_valid_q && !desc_ready;
     rd_left   = rd_req_valid_q && !rd_req_ready;
     cpl_left  = cpl_valid_q && !cpl_ready;
-    emit      = (state_q == S_CHK && chk_pkt) || (state_q == S_EMIT && !cnp_q && !ack_q && !rsp_q);
+    emit      = (state_q == S_CHK && chk_pkt && !chk_quiet)
+                || (state_q == S_EMIT && !cnp_q && !ack_q && !rsp_q);
     emit_cnp  = state_q == S_EMIT && cnp_q;
     // A UC QP has no ACKs: one asked for is dropped (no descriptor).
     emit_ack  = state_q == S_EMIT && ack_q && !qp_uc;
     // rd_resp answers a head read of a QP with a job (job_avail); a read
     // that finds none (a wiring error) emits nothing.
     emit_rsp  = state_q == S_EMIT && rsp_q && job_present;
-    chk_err   = state_q == S_CHK && !chk_pkt;
+    chk_err   = state_q == S_CHK && !chk_pkt && !chk_quiet;
     state_d   = state_q;
     unique case (state_q)
       S_IDLE: begin
@@ -493,6 +601,7 @@ module tx_engine #(
           if (cnp_valid || ack_valid) state_d = S_CTX;
         end else if (grant_take && (grant_job || grant_active)) state_d = S_CTX;
         else if (grant_take && grant_avail) state_d = S_POP;
+        else if (rw_take) state_d = S_RW;
       end
       S_POP:   state_d = S_WQE;
       S_WQE:   state_d = wqe_ok ? S_CHK : S_IDLE;
@@ -500,6 +609,8 @@ module tx_engine #(
       S_CTX:   state_d = S_EMIT;
       S_EMIT:  state_d = S_OUT;
       S_OUT:   if (!desc_left && !rd_left && !cpl_left) state_d = S_IDLE;
+      S_RW:    state_d = S_RW2;
+      S_RW2:   state_d = S_IDLE;
       default: state_d = S_IDLE;
     endcase
   end
@@ -593,6 +704,19 @@ module tx_engine #(
       cpl_psn_q        <= '0;
       ev_prot_err_q    <= 1'b0;
       ev_flush_q       <= 1'b0;
+      rw_ready_q       <= 1'b0;
+      rw_psn_q         <= '0;
+      a0_ok_q          <= '0;
+      a1_ok_q          <= '0;
+      hw_ok_q          <= '0;
+      skip_q           <= '0;
+      old_q            <= '0;
+      w_idx_q          <= '0;
+      c_new_q          <= '0;
+      sq_rw_valid_q    <= 1'b0;
+      sq_rw_qp_q       <= '0;
+      sq_rw_idx_q      <= '0;
+      cpl_idx_q        <= '0;
     end else begin
       state_q         <= state_d;
       // Pulses last one cycle.
@@ -604,6 +728,45 @@ module tx_engine #(
       err_valid_q     <= 1'b0;
       ev_prot_err_q   <= 1'b0;
       ev_flush_q      <= 1'b0;
+      sq_rw_valid_q   <= 1'b0;
+
+      // ---- a rewind: the PSN back to the anchor's, sq_fetch re-fetches
+      // from its index, the WQE in progress is dropped, the QP looks for
+      // the resume PSN ----
+      if (rw_go) begin
+        psn_wr_valid_q <= 1'b1;
+        psn_wr_qp_q    <= qp_idx_q;
+        psn_wr_psn_q   <= anc_sel[23:0];
+        sq_rw_valid_q  <= 1'b1;
+        sq_rw_qp_q     <= qp_idx_q;
+        sq_rw_idx_q    <= anc_sel[39:24];
+        active_q[qp_idx_q] <= 1'b0;
+      end
+      // ---- a WQE skipped: its PSNs go by unsent ----
+      if (state_q == S_CHK && chk_skip) begin
+        psn_wr_valid_q <= 1'b1;
+        psn_wr_qp_q    <= qp_idx_q;
+        psn_wr_psn_q   <= qp_psn + w_n;
+      end
+      // ---- per-QP retransmission bits (a restart clears them last) ----
+      if (anc_valid) a1_ok_q[anc_qp] <= 1'b1;
+      if (state_q == S_CHK) begin
+        a0_ok_q[qp_idx_q] <= 1'b1;
+        skip_q[qp_idx_q]  <= chk_skip;
+        old_q[qp_idx_q]   <= chk_old && hw_d != 16'd1;
+      end
+      if (emit && last && s_new) hw_ok_q[qp_idx_q] <= 1'b1;
+      if (rw_go) begin
+        skip_q[qp_idx_q] <= 1'b1;
+        old_q[qp_idx_q]  <= hw_ok_q[qp_idx_q] && rw_hw_d != 16'd0 && rw_hw_d < 16'h8000;
+      end
+      if (psn_set_valid) begin
+        a0_ok_q[psn_set_qp] <= 1'b0;
+        a1_ok_q[psn_set_qp] <= 1'b0;
+        hw_ok_q[psn_set_qp] <= 1'b0;
+        skip_q[psn_set_qp]  <= 1'b0;
+        old_q[psn_set_qp]   <= 1'b0;
+      end
 
       // ---- grants ----
       if (state_q == S_IDLE) begin
@@ -637,10 +800,25 @@ module tx_engine #(
               wqe_pop_qp_q    <= grant_qp;
             end
           end
+        end else if (rw_take) begin
+          // A rewind (grant_ready low since the cycle before): read the
+          // QP's anchors at the take.
+          rw_ready_q <= 1'b0;
+          qp_idx_q   <= rw_qp;
+          rw_psn_q   <= rw_psn;
         end else begin
-          grant_ready_q <= 1'b1;  // low only in the reset cycle
+          rw_ready_q    <= 1'b0;
+          grant_ready_q <= 1'b1;  // low only in the reset cycle and for a rewind
+        end
+        // A rewind waits: no grant from the next cycle, then it is taken
+        // (a grant taken now that starts no step counts as none, so that
+        // stale grants cannot hold a rewind off).
+        if (rw_valid && !rw_ready_q && state_d == S_IDLE) begin
+          rw_ready_q    <= 1'b1;
+          grant_ready_q <= 1'b0;
         end
       end
+      if (state_q == S_RW2) grant_ready_q <= 1'b1;
       if ((state_q == S_WQE && !wqe_ok)
           || (state_q == S_OUT && !desc_left && !rd_left && !cpl_left)) begin
         grant_ready_q <= 1'b1;
@@ -657,6 +835,7 @@ module tx_engine #(
         w_imm_q    <= wqe_data[255:224];
         w_rva_q    <= wqe_data[319:256];
         w_rkey_q   <= wqe_data[351:320];
+        w_idx_q    <= wqe_idx;
       end
 
       // ---- error / flush completion of a new WQE ----
@@ -674,6 +853,7 @@ module tx_engine #(
         cpl_cq_q         <= qp_cq;
         cpl_uc_q         <= qp_uc;
         cpl_psn_q        <= '0;  // no PSN was used
+        cpl_idx_q        <= w_idx_q;
         ev_flush_q       <= is_flush;
         err_valid_q      <= !is_flush;
         err_qp_q         <= qp_idx_q;
@@ -703,7 +883,7 @@ module tx_engine #(
         desc_pkey_q      <= qp_pkey;
         desc_dest_qp_q   <= qp_remote_qpn;
         desc_ack_req_q   <= last && !qp_uc;
-        desc_psn_q       <= qp_psn;
+        desc_psn_q       <= s_psn;
         desc_reth_en_q   <= reth_en;
         desc_reth_va_q   <= s_rva;
         desc_reth_rkey_q <= s_rkey;
@@ -726,10 +906,11 @@ module tx_engine #(
         psn_wr_psn_q     <= next_psn;
 
         // A READ of length 0 places nothing: its address is 0.
-        rr_valid_q       <= is_read;
+        // A READ asked again (sent before) is in rd_sink already.
+        rr_valid_q       <= is_read && s_new;
         if (is_read) begin
           rr_qp_q   <= qp_idx_q;
-          rr_psn_q  <= qp_psn;
+          rr_psn_q  <= s_psn;
           rr_len_q  <= s_len;
           rr_addr_q <= (s_len == 32'd0) ? 64'd0 : s_paddr;
           rr_mtu_q  <= mtu_code;
@@ -749,9 +930,11 @@ module tx_engine #(
           cpl_uc_q         <= qp_uc;
           // The message's last PSN (a READ's span ends at next_psn - 1).
           cpl_psn_q        <= next_psn - 24'd1;
+          cpl_idx_q        <= s_idx;
         end
 
         active_q[qp_idx_q] <= !last;
+        c_new_q[qp_idx_q]  <= s_new;
       end
 
       // ---- a CNP (docs/rx_cc.md, "tx_engine changes") ----
@@ -895,6 +1078,24 @@ module tx_engine #(
       c_rkey_q[qp_idx_q]   <= s_rkey;
       c_imm_q[qp_idx_q]    <= s_imm;
       c_left_q[qp_idx_q]   <= s_left - {19'd0, pay};
+      c_idx_q[qp_idx_q]    <= s_idx;
+    end
+  end
+
+  // Retransmission RAMs: one write port each, registered reads at a
+  // rewind's take (a0, a1, hw) or a grant (hw, rs).
+  always_ff @(posedge clk) begin
+    if (anc_valid) a1_mem_q[anc_qp] <= {anc_idx, anc_psn};
+    if (state_q == S_CHK && !a0_ok_q[qp_idx_q]) a0_mem_q[qp_idx_q] <= {w_idx_q, qp_psn};
+    if (emit && last && s_new) hw_mem_q[qp_idx_q] <= s_idx + 16'd1;
+    if (rw_go) rs_mem_q[qp_idx_q] <= rw_psn_q;
+    if (rw_take) begin
+      a0_rd_q <= a0_mem_q[rw_qp];
+      a1_rd_q <= a1_mem_q[rw_qp];
+      hw_rd_q <= hw_mem_q[rw_qp];
+    end else if (grant_take) begin
+      hw_rd_q <= hw_mem_q[grant_qp];
+      rs_rd_q <= rs_mem_q[grant_qp];
     end
   end
 
@@ -978,4 +1179,10 @@ module tx_engine #(
   assign cpl_psn        = cpl_psn_q;
   assign ev_prot_err    = ev_prot_err_q;
   assign ev_flush       = ev_flush_q;
+  assign rw_ready       = rw_ready_q;
+  assign sq_rw_valid    = sq_rw_valid_q;
+  assign sq_rw_qp       = sq_rw_qp_q;
+  assign sq_rw_idx      = sq_rw_idx_q;
+  assign cpl_idx        = cpl_idx_q;
+  assign rpl_all        = old_q;
 endmodule

@@ -543,7 +543,9 @@ impl RnicTop {
         };
         // A QP may start no new WQE: its ack_tracker queue is full, or it
         // has as many READs outstanding as its max_rd_atomic allows.
-        let sq_block = at.full | snk.rr_block;
+        // A QP re-sending WQEs it sent before (te.rpl_all) is not blocked:
+        // their completions and READ records were pushed the first time.
+        let sq_block = (at.full | snk.rr_block) & !te.rpl_all;
         let sched_in = TxSchedIn {
             req_active: te.req_active,
             // A QP has work when it has a WQE or a READ job to answer.
@@ -637,6 +639,16 @@ impl RnicTop {
             job_len: rdr.job_len,
             job_msn: rdr.job_msn,
             job_mtu: rdr.job_mtu,
+            rw_valid: false,
+            rw_qp: 0,
+            rw_psn: 0,
+            anc_valid: at.anc_valid,
+            anc_qp: at.anc_qp,
+            anc_idx: at.anc_idx,
+            anc_psn: at.anc_psn,
+            psn_set_valid: c.psn_set_valid,
+            psn_set_qp: c.psn_set_qp,
+            wqe_idx: 0,
         };
         let rdr_in = RdRespIn {
             job_valid: tok_read,
@@ -985,7 +997,7 @@ impl RnicTop {
             rd_done_qp: tok.get(1, QPW) as u8,
             rd_done_psn: tok.get(9, 24) as u32,
             out_ready: cqa.a_ready,
-            cpl_idx: 0,
+            cpl_idx: te.cpl_idx,
             xerr_valid: false,
             xerr_qp: 0,
             xerr_status: 0,

@@ -108,6 +108,21 @@ ports! {
         pub rd_req_ready: bool = 1,
         pub desc_ready: bool = 1,
         pub cpl_ready: bool = 1,
+        /// retx_ctl: resend QP `rw_qp` from PSN `rw_psn` (held until taken).
+        pub rw_valid: bool = 1,
+        pub rw_qp: u8 = 4 if rw_valid,
+        pub rw_psn: u32 = 24 if rw_valid,
+        /// ack_tracker: QP `anc_qp`'s anchor is SQ index `anc_idx`, PSN
+        /// `anc_psn`.
+        pub anc_valid: bool = 1,
+        pub anc_qp: u8 = 4 if anc_valid,
+        pub anc_idx: u16 = 16 if anc_valid,
+        pub anc_psn: u32 = 24 if anc_valid,
+        /// csr: software restarted QP `psn_set_qp`'s PSN.
+        pub psn_set_valid: bool = 1,
+        pub psn_set_qp: u8 = 4 if psn_set_valid,
+        /// sq_fetch: the SQ index of the WQE on `wqe_data`.
+        pub wqe_idx: u16 = 16 if wqe_valid,
     }
 }
 
@@ -191,6 +206,17 @@ ports! {
         pub cpl_psn: u32 = 24 if cpl_valid,
         pub ev_prot_err: bool = 1,
         pub ev_flush: bool = 1,
+        pub rw_ready: bool = 1,
+        /// Pulse: sq_fetch fetches QP `sq_rw_qp`'s WQEs again from index
+        /// `sq_rw_idx`.
+        pub sq_rw_valid: bool = 1,
+        pub sq_rw_qp: u8 = 4 if sq_rw_valid,
+        pub sq_rw_idx: u16 = 16 if sq_rw_valid,
+        /// The completion's SQ index (ack_tracker keeps it for the anchor).
+        pub cpl_idx: u16 = 16 if cpl_valid,
+        /// Bit q: QP q's next WQE to pop was sent before (rnic_top lets it
+        /// through sq_block).
+        pub rpl_all: u16 = 16,
     }
 }
 
@@ -223,6 +249,10 @@ enum State {
     Emit,
     /// Waiting for the step's desc / rd_req / cpl transfers.
     Out,
+    /// Rewind: the QP's anchor is visible; act.
+    Rw,
+    /// Rewind: sq_fetch takes the re-fetch order.
+    Rw2,
 }
 
 /// The WQE (or WQE in progress) a packet is made from.
@@ -238,6 +268,13 @@ struct Src {
     imm: u32,
     left: u32,
     first: bool,
+    /// Never completed before: its last packet pushes the completion and
+    /// (a READ) the READ record.
+    new: bool,
+    /// Its SQ index.
+    idx: u16,
+    /// This packet's PSN.
+    psn: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -323,6 +360,33 @@ pub struct TxEngine {
     cpl_psn_q: u32,
     ev_prot_err_q: bool,
     ev_flush_q: bool,
+    // Retransmission (docs/retransmission.md). RAMs per QP: the anchor
+    // set by the first WQE after a restart (a0) and ack_tracker's (a1), as
+    // {SQ index, PSN}; hw, the first SQ index whose last packet was never
+    // sent; rs, a rewind's resume PSN. Bits per QP: a0/a1/hw valid, skip
+    // (looking for the resume PSN), old (the next WQE to pop was sent).
+    rw_ready_q: bool,
+    rw_psn_q: u32,
+    a0_mem_q: [u64; QPS],
+    a1_mem_q: [u64; QPS],
+    hw_mem_q: [u16; QPS],
+    rs_mem_q: [u32; QPS],
+    a0_rd_q: u64,
+    a1_rd_q: u64,
+    hw_rd_q: u16,
+    rs_rd_q: u32,
+    a0_ok_q: u16,
+    a1_ok_q: u16,
+    hw_ok_q: u16,
+    skip_q: u16,
+    old_q: u16,
+    w_idx_q: u16,
+    c_idx_q: [u16; QPS],
+    c_new_q: u16,
+    sq_rw_valid_q: bool,
+    sq_rw_qp_q: u8,
+    sq_rw_idx_q: u16,
+    cpl_idx_q: u16,
 }
 
 impl Default for TxEngine {
@@ -396,8 +460,36 @@ impl Default for TxEngine {
             cpl_psn_q: 0,
             ev_prot_err_q: false,
             ev_flush_q: false,
+            rw_ready_q: false,
+            rw_psn_q: 0,
+            a0_mem_q: [0; QPS],
+            a1_mem_q: [0; QPS],
+            hw_mem_q: [0; QPS],
+            rs_mem_q: [0; QPS],
+            a0_rd_q: 0,
+            a1_rd_q: 0,
+            hw_rd_q: 0,
+            rs_rd_q: 0,
+            a0_ok_q: 0,
+            a1_ok_q: 0,
+            hw_ok_q: 0,
+            skip_q: 0,
+            old_q: 0,
+            w_idx_q: 0,
+            c_idx_q: [0; QPS],
+            c_new_q: 0,
+            sq_rw_valid_q: false,
+            sq_rw_qp_q: 0,
+            sq_rw_idx_q: 0,
+            cpl_idx_q: 0,
         }
     }
+}
+
+/// `b` is 1 .. 2^15 - 1 SQ indexes after `a` (16-bit ring counters).
+fn idx_before(a: u16, b: u16) -> bool {
+    let d = b.wrapping_sub(a);
+    d != 0 && d < 0x8000
 }
 
 fn le32(d: &Beat, off: usize) -> u32 {
@@ -455,6 +547,12 @@ impl TxEngine {
             cpl_psn: self.cpl_psn_q,
             ev_prot_err: self.ev_prot_err_q,
             ev_flush: self.ev_flush_q,
+            rw_ready: self.rw_ready_q,
+            sq_rw_valid: self.sq_rw_valid_q,
+            sq_rw_qp: self.sq_rw_qp_q,
+            sq_rw_idx: self.sq_rw_idx_q,
+            cpl_idx: self.cpl_idx_q,
+            rpl_all: self.old_q,
             ..*d
         }
     }
@@ -494,8 +592,10 @@ impl TxEngine {
     }
 
     /// The next packet of `s` for QP `qp_idx_q`: descriptor, payload read,
-    /// PSN write-back, completion, and the WQE-in-progress update.
-    fn emit(&mut self, s: Src, i: &TxEngineIn) {
+    /// PSN write-back, completion, and the WQE-in-progress update. Returns
+    /// the SQ index of a message whose last packet is sent for the first
+    /// time.
+    fn emit(&mut self, s: Src, i: &TxEngineIn) -> Option<u16> {
         let q = self.qp_idx_q as usize;
         let code = mtu_code(i.qp_mtu);
         let mtu = 128u32 << code;
@@ -531,11 +631,11 @@ impl TxEngine {
         } else {
             1
         };
-        let psn = i.qp_psn & 0xFF_FFFF;
+        let psn = s.psn & 0xFF_FFFF;
         let next_psn = ((psn as u64 + n_psn) & 0xFF_FFFF) as u32;
         // Every signaled message completes (UC: after its frame; RC: after
-        // its ACK, in ack_tracker).
-        let cpl_due = last && s.flags & 1 != 0;
+        // its ACK, in ack_tracker), once: not when it is sent again.
+        let cpl_due = last && s.flags & 1 != 0 && s.new;
 
         let d = &mut self.desc_q;
         d.desc_qp = q as u8;
@@ -577,8 +677,9 @@ impl TxEngine {
         self.psn_wr_qp_q = q as u8;
         self.psn_wr_psn_q = next_psn;
 
-        // A READ of length 0 places nothing: its address is 0.
-        self.rr_valid_q = is_read;
+        // A READ of length 0 places nothing: its address is 0. A READ asked
+        // again (sent before) is in rd_sink already.
+        self.rr_valid_q = is_read && s.new;
         if is_read {
             self.rr_qp_q = q as u8;
             self.rr_psn_q = psn;
@@ -592,7 +693,9 @@ impl TxEngine {
             // The message's last PSN (a READ's span ends at next_psn - 1).
             let last_psn = (next_psn.wrapping_sub(1)) & 0xFF_FFFF;
             self.set_cpl(s.wr_id, cqe_status::SUCCESS, op, s.len, s.imm, i, last_psn);
+            self.cpl_idx_q = s.idx;
         }
+        self.c_new_q = self.c_new_q & !(1 << q) | (s.new as u16) << q;
 
         if last {
             self.active_q &= !(1 << q);
@@ -607,7 +710,9 @@ impl TxEngine {
             self.c_rkey_q[q] = s.rkey;
             self.c_imm_q[q] = s.imm;
             self.c_left_q[q] = s.left - pay;
+            self.c_idx_q[q] = s.idx;
         }
+        (last && s.new).then_some(s.idx)
     }
 }
 
@@ -774,6 +879,20 @@ impl Dut for TxEngine {
         self.err_valid_q = false;
         self.ev_prot_err_q = false;
         self.ev_flush_q = false;
+        self.sq_rw_valid_q = false;
+        // Retransmission updates, applied after the step in the RTL's
+        // order (conditions on this cycle's registers).
+        let q0 = self.qp_idx_q as usize;
+        let mut chk: Option<(bool, bool, u16)> = None; // (skip, old, hw - idx)
+        // A rewind acting: the next WQE to pop is old.
+        let mut rw_go: Option<bool> = None;
+        // A message's last packet sent for the first time: its SQ index.
+        let mut last_new: Option<u16> = None;
+        let mut rw_take = false;
+        let grant_take_q = self.state_q == State::Idle && i.grant_valid && self.grant_ready_q;
+        let rw_ready_before = self.rw_ready_q;
+        let a0_write = (self.state_q == State::Chk && self.a0_ok_q >> q0 & 1 == 0)
+            .then(|| (self.w_idx_q as u64) << 24 | (i.qp_psn & 0xFF_FFFF) as u64);
 
         match self.state_q {
             State::Idle => {
@@ -825,9 +944,53 @@ impl Dut for TxEngine {
                         self.state_q = State::Pop;
                     }
                     // else: a stale grant or a blocked QP, nothing to do.
+                } else if self.rw_ready_q && i.rw_valid {
+                    // A rewind (no grant since the cycle before): the QP's
+                    // anchors are read at the take.
+                    rw_take = true;
+                    self.rw_ready_q = false;
+                    self.qp_idx_q = i.rw_qp & (QPS as u8 - 1);
+                    self.rw_psn_q = i.rw_psn & 0xFF_FFFF;
+                    self.state_q = State::Rw;
                 } else {
+                    self.rw_ready_q = false;
                     self.grant_ready_q = true;
                 }
+                // A rewind waits: no grant from the next cycle (a grant
+                // taken now that starts no step counts as none).
+                if i.rw_valid && !rw_ready_before && self.state_q == State::Idle {
+                    self.rw_ready_q = true;
+                    self.grant_ready_q = false;
+                }
+            }
+            State::Rw => {
+                // The anchor: ack_tracker's once it reported one since the
+                // restart, else the first WQE's; no WQE taken since the
+                // restart, nothing to do.
+                let q = q0;
+                if self.a0_ok_q >> q & 1 != 0 {
+                    let a = if self.a1_ok_q >> q & 1 != 0 {
+                        self.a1_rd_q
+                    } else {
+                        self.a0_rd_q
+                    };
+                    let (a_idx, a_psn) = ((a >> 24) as u16, a as u32 & 0xFF_FFFF);
+                    rw_go = Some(
+                        self.hw_ok_q >> q & 1 != 0 && idx_before(a_idx, self.hw_rd_q),
+                    );
+                    self.psn_wr_valid_q = true;
+                    self.psn_wr_qp_q = q as u8;
+                    self.psn_wr_psn_q = a_psn;
+                    self.sq_rw_valid_q = true;
+                    self.sq_rw_qp_q = q as u8;
+                    self.sq_rw_idx_q = a_idx;
+                    self.active_q &= !(1 << q);
+                }
+                self.state_q = State::Rw2;
+            }
+            State::Rw2 => {
+                self.grant_ready_q = true;
+                self.state_q = State::Idle;
             }
             State::Pop => self.state_q = State::Wqe,
             State::Wqe => {
@@ -844,6 +1007,7 @@ impl Dut for TxEngine {
                     self.w_imm_q = le32(d, 0x1C);
                     self.w_rva_q = le64(d, 0x20);
                     self.w_rkey_q = le32(d, 0x28);
+                    self.w_idx_q = i.wqe_idx;
                     self.state_q = State::Chk;
                 } else {
                     self.grant_ready_q = true;
@@ -863,37 +1027,74 @@ impl Dut for TxEngine {
                     && self.w_laddr_q >= i.mr_va
                     && end <= mr_end
                     && (op != wqe_op::READ || i.mr_access & 1 != 0);
+                // Replay after a rewind: the WQE's PSNs (one per MTU, at
+                // least one); a QP looking for its resume PSN skips a WQE
+                // wholly before it and starts the one holding it at packet
+                // k; a WQE whose last packet was sent before is "old".
+                let code = mtu_code(i.qp_mtu);
+                let w_n = (((len as u64 + (128u64 << code) - 1) >> (7 + code)) as u32).max(1);
+                let qpsn = i.qp_psn & 0xFF_FFFF;
+                let rs_off = self.rs_rd_q.wrapping_sub(qpsn) & 0xFF_FFFF;
+                let skipping = self.skip_q >> q0 & 1 != 0;
+                let chk_skip = skipping && rs_off >= w_n && rs_off < 1 << 23;
+                let k = if skipping && rs_off < w_n { rs_off } else { 0 };
+                let koff = (k as u64) << (7 + code);
+                let hw_d = self.hw_rd_q.wrapping_sub(self.w_idx_q);
+                let chk_old = self.hw_ok_q >> q0 & 1 != 0 && hw_d != 0 && hw_d < 0x8000;
+                chk = Some((chk_skip, chk_old, hw_d));
                 // err_qp is loaded for every error completion (and only
                 // flagged valid for 2 and 4), as in the RTL.
-                if i.qp_state & 3 == qp_state::ERROR {
+                if chk_skip {
+                    // Its PSNs go by unsent.
+                    self.psn_wr_valid_q = true;
+                    self.psn_wr_qp_q = q0 as u8;
+                    self.psn_wr_psn_q = (qpsn + w_n) & 0xFF_FFFF;
+                } else if chk_old && i.qp_state & 3 == qp_state::ERROR {
+                    // Sent before, its QP now in ERROR: its completion (if
+                    // signaled) is in ack_tracker already, which flushes it.
+                } else if i.qp_state & 3 == qp_state::ERROR {
                     self.set_cpl(wr_id, cqe_status::WR_FLUSH_ERR, op, 0, imm, i, 0);
+                    self.cpl_idx_q = self.w_idx_q;
                     self.err_qp_q = self.qp_idx_q;
                     self.ev_flush_q = true;
                 } else if op > wqe_op::READ || (op == wqe_op::READ && i.qp_uc) {
                     self.set_cpl(wr_id, cqe_status::LOC_QP_OP_ERR, op, 0, imm, i, 0);
+                    self.cpl_idx_q = self.w_idx_q;
                     self.err_valid_q = true;
                     self.err_qp_q = self.qp_idx_q;
                 } else if len != 0 && !mr_ok {
                     self.set_cpl(wr_id, cqe_status::LOC_PROT_ERR, op, 0, imm, i, 0);
+                    self.cpl_idx_q = self.w_idx_q;
                     self.err_valid_q = true;
                     self.err_qp_q = self.qp_idx_q;
                     self.ev_prot_err_q = true;
                 } else {
+                    // From packet k: a READ asks again for the rest, a SEND
+                    // or WRITE continues as MIDDLE / LAST.
+                    let is_read = op == wqe_op::READ;
                     let s = Src {
                         wr_id,
                         opcode: op,
                         flags: self.w_flags_q,
-                        len,
+                        len: if is_read { len.wrapping_sub(koff as u32) } else { len },
                         paddr: i
                             .mr_pbase
-                            .wrapping_add(self.w_laddr_q.wrapping_sub(i.mr_va)),
-                        rva: self.w_rva_q,
+                            .wrapping_add(self.w_laddr_q.wrapping_sub(i.mr_va))
+                            .wrapping_add(koff),
+                        rva: if is_read {
+                            self.w_rva_q.wrapping_add(koff)
+                        } else {
+                            self.w_rva_q
+                        },
                         rkey: self.w_rkey_q,
                         imm,
-                        left: len,
-                        first: true,
+                        left: len.wrapping_sub(koff as u32),
+                        first: k == 0,
+                        new: !chk_old,
+                        idx: self.w_idx_q,
+                        psn: (qpsn + k) & 0xFF_FFFF,
                     };
-                    self.emit(s, i);
+                    last_new = self.emit(s, i);
                 }
                 self.state_q = State::Out;
             }
@@ -935,8 +1136,11 @@ impl Dut for TxEngine {
                     imm: self.c_imm_q[q],
                     left: self.c_left_q[q],
                     first: false,
+                    new: self.c_new_q >> q & 1 != 0,
+                    idx: self.c_idx_q[q],
+                    psn: i.qp_psn & 0xFF_FFFF,
                 };
-                self.emit(s, i);
+                last_new = self.emit(s, i);
                 self.state_q = State::Out;
             }
             State::Out => {
@@ -952,13 +1156,68 @@ impl Dut for TxEngine {
                 }
             }
         }
+
+        // ---- retransmission RAMs: reads at a rewind's take or a grant
+        // (before this cycle's writes), one write port each ----
+        if rw_take {
+            let q = i.rw_qp as usize & (QPS - 1);
+            self.a0_rd_q = self.a0_mem_q[q];
+            self.a1_rd_q = self.a1_mem_q[q];
+            self.hw_rd_q = self.hw_mem_q[q];
+        } else if grant_take_q {
+            let q = i.grant_qp as usize & (QPS - 1);
+            self.hw_rd_q = self.hw_mem_q[q];
+            self.rs_rd_q = self.rs_mem_q[q];
+        }
+        if i.anc_valid {
+            self.a1_mem_q[i.anc_qp as usize & (QPS - 1)] =
+                (i.anc_idx as u64) << 24 | (i.anc_psn & 0xFF_FFFF) as u64;
+        }
+        if let Some(a) = a0_write {
+            self.a0_mem_q[q0] = a;
+        }
+        if let Some(idx) = last_new {
+            self.hw_mem_q[q0] = idx.wrapping_add(1);
+        }
+        if rw_go.is_some() {
+            self.rs_mem_q[q0] = self.rw_psn_q;
+        }
+        // ---- per-QP bits, in the RTL's order (a restart last) ----
+        let set = |v: &mut u16, q: usize, b: bool| *v = *v & !(1 << q) | (b as u16) << q;
+        if i.anc_valid {
+            set(&mut self.a1_ok_q, i.anc_qp as usize & (QPS - 1), true);
+        }
+        if let Some((chk_skip, chk_old, hw_d)) = chk {
+            set(&mut self.a0_ok_q, q0, true);
+            set(&mut self.skip_q, q0, chk_skip);
+            set(&mut self.old_q, q0, chk_old && hw_d != 1);
+        }
+        if last_new.is_some() {
+            set(&mut self.hw_ok_q, q0, true);
+        }
+        if let Some(old) = rw_go {
+            set(&mut self.skip_q, q0, true);
+            set(&mut self.old_q, q0, old);
+        }
+        if i.psn_set_valid {
+            let q = i.psn_set_qp as usize & (QPS - 1);
+            for v in [
+                &mut self.a0_ok_q,
+                &mut self.a1_ok_q,
+                &mut self.hw_ok_q,
+                &mut self.skip_q,
+                &mut self.old_q,
+            ] {
+                set(v, q, false);
+            }
+        }
         self.outputs()
     }
 }
 
 impl Trace for TxEngine {
     fn trace(&self, t: &mut dyn Tracer) {
-        t.reg("state_q", 3, &(self.state_q as u8));
+        t.reg("state_q", 4, &(self.state_q as u8));
         t.reg("grant_ready_q", 1, &self.grant_ready_q);
         t.reg("qp_idx_q", 4, &self.qp_idx_q);
         t.reg("cnp_q", 1, &self.cnp_q);
@@ -1025,6 +1284,28 @@ impl Trace for TxEngine {
         t.reg("cpl_psn_q", 24, &self.cpl_psn_q);
         t.reg("ev_prot_err_q", 1, &self.ev_prot_err_q);
         t.reg("ev_flush_q", 1, &self.ev_flush_q);
+        t.reg("rw_ready_q", 1, &self.rw_ready_q);
+        t.reg("rw_psn_q", 24, &self.rw_psn_q);
+        t.each("a0_mem_q", 40, &self.a0_mem_q);
+        t.each("a1_mem_q", 40, &self.a1_mem_q);
+        t.each("hw_mem_q", 16, &self.hw_mem_q);
+        t.each("rs_mem_q", 24, &self.rs_mem_q);
+        t.reg("a0_rd_q", 40, &self.a0_rd_q);
+        t.reg("a1_rd_q", 40, &self.a1_rd_q);
+        t.reg("hw_rd_q", 16, &self.hw_rd_q);
+        t.reg("rs_rd_q", 24, &self.rs_rd_q);
+        t.reg("a0_ok_q", 16, &self.a0_ok_q);
+        t.reg("a1_ok_q", 16, &self.a1_ok_q);
+        t.reg("hw_ok_q", 16, &self.hw_ok_q);
+        t.reg("skip_q", 16, &self.skip_q);
+        t.reg("old_q", 16, &self.old_q);
+        t.reg("w_idx_q", 16, &self.w_idx_q);
+        t.each("c_idx_q", 16, &self.c_idx_q);
+        t.reg("c_new_q", 16, &self.c_new_q);
+        t.reg("sq_rw_valid_q", 1, &self.sq_rw_valid_q);
+        t.reg("sq_rw_qp_q", 4, &self.sq_rw_qp_q);
+        t.reg("sq_rw_idx_q", 16, &self.sq_rw_idx_q);
+        t.reg("cpl_idx_q", 16, &self.cpl_idx_q);
         // The descriptor register, one RTL register per field.
         let d = &self.desc_q;
         t.reg("desc_ack_req_q", 1, &d.desc_ack_req);
