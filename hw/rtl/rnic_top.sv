@@ -359,6 +359,10 @@ module rnic_top #(
   // rd_sink's ring-full pulse: never in a conforming run (its rr_block
   // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
+  // sq_fetch's SQ index of the popped WQE: for the retransmission
+  // controller (docs/retransmission.md), not integrated yet; its rewind
+  // input is tied off.
+  logic [15:0]    sqf_wqe_idx_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
@@ -727,7 +731,9 @@ module rnic_top #(
     .rd_data_valid(rd_data_valid && rd_data_client == 2'd0),
     .rd_data_ready(sqf_rd_data_ready),
     .rd_data, .rd_data_last, .rd_data_status,
-    .wqe_avail, .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
+    .wqe_avail, .wqe_pop_valid, .wqe_pop_qp,
+    .rw_valid(1'b0), .rw_qp('0), .rw_idx('0),
+    .wqe_valid, .wqe_qp, .wqe_data, .wqe_idx(sqf_wqe_idx_unused),
     .err_valid(sqf_err_valid), .err_qp(sqf_err_qp),
     .ev_wqe_n
   );

@@ -540,6 +540,12 @@ impl RnicTop {
             rd_data_status: rd.rd_data_status,
             wqe_pop_valid: te.wqe_pop_valid,
             wqe_pop_qp: te.wqe_pop_qp,
+            // Rewinds come with the retransmission controller
+            // (docs/retransmission.md); tied off as in rnic_top.sv, and
+            // wqe_idx is not used yet.
+            rw_valid: false,
+            rw_qp: 0,
+            rw_idx: 0,
         };
         // A QP may start no new WQE: its ack_tracker queue is full, or it
         // has as many READs outstanding as its max_rd_atomic allows.
