@@ -462,6 +462,9 @@ impl RnicTop {
             err_e_qp: at.err_qp,
             // The responder's lookups: registered in csr, data next cycle.
             rctx_idx: rsp.ctx_rd_qp,
+            // The retransmission controller's lookup: not integrated yet,
+            // tied to QP 0 as in rnic_top.sv; xctx_* unused.
+            xctx_idx: 0,
             rmr_idx: rsp.mr_rd_idx,
             ev_tx_frame: pb.ev_tx_frame,
             ev_tx_len: pb.ev_tx_len,
