@@ -725,3 +725,35 @@ fn rx_write_path_assertions_fire() {
         );
     }
 }
+
+/// sq_fetch: a pop of the QP being rewound in the same cycle (the rewind
+/// empties its buffer; tx_engine never pops a QP it rewinds).
+#[test]
+fn sq_fetch_a_pop_rewind() {
+    use rnic_model::sq_fetch::SqFetchIn;
+    use rnic_testbench::rtl::SqFetchTop;
+    let idle = SqFetchIn {
+        rd_req_ready: true,
+        ..Default::default()
+    };
+    let rw = SqFetchIn {
+        rw_valid: true,
+        rw_qp: 3,
+        rw_idx: 5,
+        ..idle
+    };
+    let pop = |q: u8, base: SqFetchIn| SqFetchIn {
+        wqe_pop_valid: true,
+        wqe_pop_qp: q,
+        ..base
+    };
+    // A pop of another QP with the rewind, and of the QP the cycle after.
+    let legal = run_seq::<SqFetchTop>(&[pop(2, rw), pop(3, idle)], idle, 2);
+    assert!(legal.is_empty(), "{legal:?}");
+    first_is(
+        &run_seq::<SqFetchTop>(&[idle, pop(3, rw)], idle, 2),
+        "a_pop_rewind",
+        "TOP.sq_fetch",
+        1,
+    );
+}

@@ -12,7 +12,8 @@
 //! `qp_pcp_all`, the software PSN writes on `psn_set_*`; the responder's
 //! side: RQ doorbells, its QP context and MR lookups, EPSN writes on
 //! `epsn_set_*`, the 3-bit states and their transmit and receive views,
-//! `qp_err_all`) and compares.
+//! `qp_err_all`; the retransmission controller's RETRY lookup `xctx_*`,
+//! from its reset values on) and compares.
 //!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases ([`CYCLES_PER_CASE`] each) or
@@ -36,6 +37,21 @@ const DEFAULT_CASES: u64 = 6;
 const CYCLES_PER_CASE: u64 = 20_000;
 const DEFAULT_SEED: u64 = 0x6373_725F_6C6F_636B; // "csr_lock"
 const MIN_CYCLES: u64 = 100_000;
+/// RETRY lookups (`xctx_*`) of a QP whose RETRY software wrote, and of one
+/// written in the lookup's own cycle (the old value shows), in the default
+/// run.
+const MIN_XCTX_WRITTEN: u64 = 20_000;
+const MIN_XCTX_SAME_CYCLE: u64 = 70;
+
+/// QP register RETRY (docs/retransmission.md, "csr"): TIMEOUT 4:0 reset 0,
+/// RETRY_CNT 10:8 reset 7, RNR_RETRY 14:12 reset 7; written here from the
+/// contract, not from the generated map.
+const RETRY_OFF: u16 = 0x68;
+const RETRY_RESET: (u8, u8, u8) = (0, 7, 7);
+
+fn retry_fields(v: u32) -> (u8, u8, u8) {
+    ((v & 0x1F) as u8, (v >> 8 & 7) as u8, (v >> 12 & 7) as u8)
+}
 
 fn fld(v: u32, lsb: u32, w: u32) -> u32 {
     ((v as u64 >> lsb) & ((1u64 << w) - 1)) as u32
@@ -476,6 +492,9 @@ impl RefMap {
         o.rmr_pbase = w64(m(map::MR_PBASE_HI_OFF), m(map::MR_PBASE_LO_OFF));
         o.rmr_access = fld(flags, map::MR_FLAGS_ACCESS_LSB, 4) as u8;
         o.rmr_pd = m(map::MR_PD_OFF) as u16;
+        // The retransmission controller's RETRY lookup.
+        (o.xctx_timeout, o.xctx_retry, o.xctx_rnr_retry) =
+            retry_fields(self.get(qp_addr(i.xctx_idx as usize, RETRY_OFF)));
     }
 
     /// `qp_pcp_all`: VLAN.PCP of QP q at bits [3q, 3q + 3), from the map.
@@ -553,6 +572,10 @@ struct CsrEnv {
     psn_overridden: u64,
     rq_doorbells: u64,
     epsn_sets: u64,
+    /// QPs whose RETRY an MMIO write has hit.
+    retry_written: [bool; QPS],
+    xctx_written: u64,
+    xctx_same_cycle: u64,
 }
 
 impl CsrEnv {
@@ -578,6 +601,9 @@ impl CsrEnv {
             rq_doorbells: 0,
             epsn_sets: 0,
             psn_overridden: 0,
+            retry_written: [false; QPS],
+            xctx_written: 0,
+            xctx_same_cycle: 0,
         }
     }
 
@@ -691,6 +717,7 @@ impl CsrEnv {
         i.err_e_valid = self.rng.percent(hw / 3);
         i.err_e_qp = pick_qp(&mut self.rng);
         i.rctx_idx = self.rng.below(QPS as u64) as u8;
+        i.xctx_idx = pick_qp(&mut self.rng);
         i.rmr_idx = self.rng.below(MRS as u64) as u8;
         i.ev_tx_frame = self.rng.percent(40);
         i.ev_tx_len = (self.rng.next_u64() as u16) & 0x3FFF;
@@ -787,6 +814,12 @@ impl Env for CsrEnv {
             );
             // Every PCP resets to 0.
             assert_eq!(out.qp_pcp_all, 0, "qp_pcp_all after reset");
+            // The RETRY lookup shows RETRY's reset values.
+            assert_eq!(
+                (out.xctx_timeout, out.xctx_retry, out.xctx_rnr_retry),
+                RETRY_RESET,
+                "xctx_* after reset"
+            );
         }
         let i = self.inputs();
         // Predict the next cycle: reads and lookups from the map as it is...
@@ -796,6 +829,13 @@ impl Env for CsrEnv {
             ..CsrOut::default()
         };
         self.r.lookup(&i, &mut e);
+        let xq = i.xctx_idx as usize;
+        let retry_hit = i.mmio_wr_valid && i.mmio_wr_addr == qp_addr(xq, RETRY_OFF);
+        self.xctx_written += self.retry_written[xq] as u64;
+        self.xctx_same_cycle += retry_hit as u64;
+        for q in 0..QPS {
+            self.retry_written[q] |= i.mmio_wr_valid && i.mmio_wr_addr == qp_addr(q, RETRY_OFF);
+        }
         // ... doorbell, cfg and qp_pcp_all from the map after this cycle's
         // writes.
         let pcp_before = self.r.pcp_all();
@@ -877,6 +917,7 @@ fn random_csr_lockstep() {
     let (mut total, mut reads, mut doorbells, mut pcp_changes) = (0, 0, 0, 0);
     let (mut psn_sets, mut psn_overridden) = (0, 0);
     let (mut rq_doorbells, mut epsn_sets) = (0, 0);
+    let (mut xctx_written, mut xctx_same_cycle) = (0, 0);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = CsrEnv::new(seed);
         let mut model = Csr::new();
@@ -892,12 +933,20 @@ fn random_csr_lockstep() {
         psn_overridden += env.psn_overridden;
         rq_doorbells += env.rq_doorbells;
         epsn_sets += env.epsn_sets;
+        xctx_written += env.xctx_written;
+        xctx_same_cycle += env.xctx_same_cycle;
     });
     println!(
         "csr: {} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells, \
          {pcp_changes} PCP changes, {psn_sets} PSN writes shown ({psn_overridden} overridden \
-         by psn_wr), {rq_doorbells} RQ doorbells, {epsn_sets} EPSN writes",
+         by psn_wr), {rq_doorbells} RQ doorbells, {epsn_sets} EPSN writes, \
+         {xctx_written} RETRY lookups of a written QP ({xctx_same_cycle} in the write's cycle)",
         run.cases
+    );
+    assert!(
+        !run.full || (xctx_written >= MIN_XCTX_WRITTEN && xctx_same_cycle >= MIN_XCTX_SAME_CYCLE),
+        "xctx_* barely exercised ({xctx_written} lookups of a written RETRY, \
+         {xctx_same_cycle} in the write's cycle)"
     );
     assert!(
         !run.full || (rq_doorbells >= 100 && epsn_sets >= 20),

@@ -224,3 +224,49 @@ fn a_program_runs_to_its_end() {
     );
     assert_eq!(r.cqes.len(), 1, "the SEND's completion");
 }
+
+/// The requester's retransmission fields (RETRY): out of range is an
+/// error naming the field; in range they round-trip and the vector runs.
+#[test]
+fn retry_fields_are_checked() {
+    assert_error(
+        &with(base(), "qps.0.timeout", json!(32)),
+        "qps[0].timeout",
+        "5 bits",
+    );
+    assert_error(
+        &with(base(), "qps.1.retry_cnt", json!(8)),
+        "qps[1].retry_cnt",
+        "3 bits",
+    );
+    assert_error(
+        &with(base(), "qps.0.rnr_retry", json!(8)),
+        "qps[0].rnr_retry",
+        "3 bits",
+    );
+    let mut v = with(base(), "qps.0.timeout", json!(14));
+    v = with(v, "qps.0.retry_cnt", json!(3));
+    v = with(v, "qps.0.rnr_retry", json!(0));
+    let vec = Vector::parse(Path::new("v.json"), &v.to_string()).unwrap();
+    assert_eq!(
+        (
+            vec.qps[0].timeout,
+            vec.qps[0].retry_cnt,
+            vec.qps[0].rnr_retry
+        ),
+        (14, 3, 0)
+    );
+    assert_eq!(
+        (
+            vec.qps[1].timeout,
+            vec.qps[1].retry_cnt,
+            vec.qps[1].rnr_retry
+        ),
+        (0, 7, 7),
+        "the defaults are RETRY's reset values"
+    );
+    let again = Vector::parse(Path::new("v.json"), &vec.to_json()).unwrap();
+    assert_eq!(again, vec, "the fields survive a round trip");
+    let r = scenario::run(&vec, Mode::Model, &RunOpts::default()).expect("runs");
+    assert!(r.clean(), "failures {:?}", r.failures);
+}

@@ -11,7 +11,13 @@
 //!   serves them in order after a random latency, one beat per cycle with
 //!   random gaps, from the byte map; now and then a read fails: zeroed data
 //!   and a non-zero status on its last beat, as `dma_rd` does;
-//! - a popper pops random QPs (mostly ones with a WQE, sometimes empty ones).
+//! - a popper pops random QPs (mostly ones with a WQE, sometimes empty ones),
+//!   never the QP being rewound in that cycle;
+//! - a retransmission controller rewinds random QPs (`rw_*`) to an index
+//!   between the oldest one not yet popped and pi, often one with a read in
+//!   flight, sometimes the same QP in consecutive cycles. The responder
+//!   answers a read it knows is stale with poisoned bytes (and sometimes a
+//!   failure), so a stale beat that surfaced would show.
 //!
 //! The environment checks the block's function on its own, from the contract
 //! (docs/tx_datapath.md, "sq_fetch"), cycle by cycle:
@@ -23,10 +29,16 @@
 //! - `wqe_avail`, `ev_wqe_n`, `err_valid`/`err_qp`, `wqe_valid`/`wqe_qp`/
 //!   `wqe_data` against its own books, with the contract's timing (last beat
 //!   at n -> available at n+1, pop at n -> WQE at n+1);
-//! - each QP's WQEs pop out exactly once, in ring order, with the posted
-//!   bytes, except those of failed reads (each failure reported by `err`);
-//! - at the end every posted WQE has been popped or dropped, and batching
-//!   (reads of several WQEs, reads cut at the ring end) did happen.
+//! - each QP's WQEs pop out in ring order, each with `wqe_idx` its SQ
+//!   index and `wqe_data` what host memory holds at that index, except
+//!   those of failed reads (each failure reported by `err`); after a rewind
+//!   to i at n: `wqe_avail` low from n+1, the next WQE popped is i, a read
+//!   in flight at n is stale (none of its beats pops, its failure is not
+//!   reported) and the QP fetches again once it has ended (no slot leak);
+//! - at the end every QP fetched up to its pi and every posted WQE has been
+//!   popped or dropped at least once; batching (reads of several WQEs,
+//!   reads cut at the ring end) and rewinds (with a read in flight, with
+//!   fetched WQEs dropped, back to back) did happen.
 //!
 //! A second test runs one QP past the 16-bit wrap of its indices.
 //!
@@ -57,29 +69,41 @@ const MAX_CYCLES: u64 = 60_000;
 const MAX_BACKLOG: u32 = 48;
 /// Lockstep cycles the default random run must reach.
 const MIN_TOTAL_CYCLES: u64 = 600_000;
+/// Rewinds the default random run must reach: in all, of a QP with a read
+/// in flight, of a QP with fetched WQEs, back to back, and stale reads
+/// whose last beat came in their rewind's cycle.
+const MIN_REWINDS: u64 = 5_000;
+const MIN_RW_INFLIGHT: u64 = 2_500;
+const MIN_RW_DROPPED: u64 = 500;
+const MIN_RW_B2B: u64 = 1_500;
+const MIN_RW_AT_LAST: u64 = 200;
 
-/// One QP as host software and the checker see it.
+/// One QP as host software and the checker see it. Indices are counted
+/// without wrapping (u64); the block sees their low 16 bits.
 #[derive(Default)]
 struct Qp {
     base: u64,
     log: u8,
     /// Producer index software has rung.
-    pi: u16,
+    pi: u64,
     /// What the block captured from the last doorbell that took effect.
-    dut_pi: u16,
+    dut_pi: u64,
     dut_state: u8,
     /// Software rings doorbells with this state (0 RESET, 1 RTS, 2 ERROR).
     mode: u8,
     /// Next index the block must fetch.
-    fetch: u16,
-    /// Index up to which the block's reads have been served: ring entries
-    /// before it may be overwritten.
-    served: u16,
-    /// Posted WQEs from `served` on, in ring order.
-    ring: VecDeque<Beat>,
-    /// Fetched WQEs not yet popped, in order.
-    avail: VecDeque<Beat>,
+    fetch: u64,
+    /// The index after the last WQE popped: the oldest one a rewind may go
+    /// back to, so ring entries before it may be overwritten, none after.
+    low: u64,
+    /// Every index before this one has been popped or dropped at least once.
+    reached: u64,
+    /// Fetched WQEs not yet popped: their indices, in order.
+    avail: VecDeque<u64>,
+    /// A read of the QP is in flight (issued, last beat not back).
     busy: bool,
+    /// That read was overtaken by a rewind.
+    stale: bool,
     posted: u64,
     popped: u64,
     dropped: u64,
@@ -92,11 +116,17 @@ impl Qp {
     fn in_ring(&self, addr: u64) -> bool {
         addr >= self.base && addr < self.base + 64 * self.size() as u64
     }
+    /// Host address of SQ index `idx`.
+    fn addr_of(&self, idx: u64) -> u64 {
+        self.base + 64 * (idx & (self.size() as u64 - 1))
+    }
 }
 
 /// A read the responder has taken.
 struct Read {
     qp: usize,
+    /// SQ index of its first WQE.
+    start: u64,
     addr: u64,
     beats: u32,
     ready_at: u64,
@@ -126,12 +156,18 @@ struct FetchEnv {
     max_post: u32,
     /// Doorbells now and then switch a QP's state (RESET, RTS, ERROR).
     mode_changes: bool,
+    /// Chance of a rewind in a cycle, and of one of the same QP the next.
+    rw_pct: u8,
+    rw_again_pct: u8,
+    /// QP to rewind again next cycle.
+    rw_next: Option<usize>,
     stim_cycles: u64,
     cycle: u64,
     wr_seq: u64,
     /// Reads issued (visible on rd_req) whose last beat has not come back,
-    /// in issue order, and which of them the responder has taken.
-    issued: VecDeque<usize>,
+    /// in issue order (QP, first index), and which of them the responder
+    /// has taken.
+    issued: VecDeque<(usize, u64)>,
     taken: VecDeque<Read>,
     beat: u32,
     /// The request visible last cycle and not taken.
@@ -139,7 +175,8 @@ struct FetchEnv {
     pred: Option<Pred>,
     rr: usize,
     /// Expected on the outputs next cycle.
-    exp_pop: Option<(usize, Option<Beat>)>,
+    /// A pop: its QP and, when it had a WQE, that WQE's index and bytes.
+    exp_pop: Option<(usize, Option<(u64, Beat)>)>,
     exp_err: Option<usize>,
     exp_ev: u8,
     // Statistics.
@@ -149,6 +186,17 @@ struct FetchEnv {
     cut_at_end: u64,
     failed: u64,
     pops_empty: u64,
+    rewinds: u64,
+    rw_inflight: u64,
+    rw_dropped: u64,
+    rw_b2b: u64,
+    rw_at_last: u64,
+    /// Reads made stale (a rewind of their QP while they were in flight;
+    /// several rewinds may hit one read) and stale reads ended.
+    stale_marked: u64,
+    stale_reads: u64,
+    stale_failed: u64,
+    stale_beats: u64,
 }
 
 impl FetchEnv {
@@ -187,6 +235,9 @@ impl FetchEnv {
             latency: (lat_lo, lat_lo + [0, 5, 40][rng.below(3) as usize]),
             max_post: [1, 3, 8, 40][rng.below(4) as usize],
             mode_changes: true,
+            rw_pct: [0, 1, 3, 10][rng.below(4) as usize],
+            rw_again_pct: [0, 20, 50][rng.below(3) as usize],
+            rw_next: None,
             stim_cycles: STIM_CYCLES,
             cycle: 0,
             rng,
@@ -206,6 +257,15 @@ impl FetchEnv {
             cut_at_end: 0,
             failed: 0,
             pops_empty: 0,
+            rewinds: 0,
+            rw_inflight: 0,
+            rw_dropped: 0,
+            rw_b2b: 0,
+            rw_at_last: 0,
+            stale_marked: 0,
+            stale_reads: 0,
+            stale_failed: 0,
+            stale_beats: 0,
         }
     }
 
@@ -220,14 +280,12 @@ impl FetchEnv {
             // Random bytes but a wr_id that names the WQE.
             wqe::Wqe::new_unchecked(&mut w[..]).set_wr_id(self.wr_seq << 8 | q as u64);
             let qp = &mut self.qps[q];
-            let slot = qp.pi as u64 & (qp.size() as u64 - 1);
-            let addr = qp.base + 64 * slot;
+            let addr = qp.addr_of(qp.pi);
             for (j, b) in w.iter().enumerate() {
                 self.mem.insert(addr + j as u64, *b);
             }
-            qp.ring.push_back(w);
             qp.posted += 1;
-            qp.pi = qp.pi.wrapping_add(1);
+            qp.pi += 1;
         }
         self.doorbell(q, state)
     }
@@ -242,7 +300,7 @@ impl FetchEnv {
         SqFetchIn {
             db_valid: true,
             db_qp: q as u8,
-            db_pi: qp.pi,
+            db_pi: qp.pi as u16,
             db_state: state,
             db_sq_base: qp.base,
             db_sq_log: qp.log,
@@ -250,10 +308,67 @@ impl FetchEnv {
         }
     }
 
-    /// Entries software may still post without overwriting unserved ones.
+    /// Entries software may still post without overwriting one not yet
+    /// popped (a rewind may fetch it again).
     fn room(&self, q: usize) -> u32 {
         let qp = &self.qps[q];
-        qp.size() - qp.pi.wrapping_sub(qp.served) as u32
+        qp.size() - (qp.pi - qp.low) as u32
+    }
+
+    /// What host memory holds at QP `q`'s SQ index `idx`.
+    fn wqe_at(&self, q: usize, idx: u64) -> Beat {
+        let addr = self.qps[q].addr_of(idx);
+        let mut w = Beat::default();
+        for (j, b) in w.iter_mut().enumerate() {
+            *b = *self.mem.get(&(addr + j as u64)).expect("WQE never written");
+        }
+        w
+    }
+
+    /// A rewind this cycle, if any, applied to the books as the contract
+    /// says: fetch index := i, fetched WQEs dropped, a read in flight stale.
+    fn rewind(&mut self, cycle: u64, i: &mut SqFetchIn) -> Option<usize> {
+        if self.stimulus_over(cycle) {
+            self.rw_next = None;
+            return None;
+        }
+        let again = self.rw_next.take();
+        let q = match again {
+            Some(q) => q,
+            None if self.rng.percent(self.rw_pct) => {
+                let busy: Vec<usize> = (0..QPS).filter(|&q| self.qps[q].busy).collect();
+                if !busy.is_empty() && self.rng.percent(50) {
+                    busy[self.rng.below(busy.len() as u64) as usize]
+                } else if self.rng.percent(95) {
+                    self.active[self.rng.below(self.active.len() as u64) as usize]
+                } else {
+                    self.rng.below(QPS as u64) as usize
+                }
+            }
+            None => return None,
+        };
+        let qp = &self.qps[q];
+        let to = qp.low + self.rng.below(qp.pi - qp.low + 1);
+        self.rewinds += 1;
+        self.rw_b2b += again.is_some() as u64;
+        self.rw_inflight += qp.busy as u64;
+        self.rw_dropped += !qp.avail.is_empty() as u64;
+        let qp = &mut self.qps[q];
+        qp.fetch = to;
+        // Indices before `to` not yet popped are given up by this rewind.
+        qp.reached = qp.reached.max(to);
+        qp.avail.clear();
+        if qp.busy && !qp.stale {
+            qp.stale = true;
+            self.stale_marked += 1;
+        }
+        if self.rng.percent(self.rw_again_pct) {
+            self.rw_next = Some(q);
+        }
+        i.rw_valid = true;
+        i.rw_qp = q as u8;
+        i.rw_idx = to as u16;
+        Some(q)
     }
 
     fn stimulus_over(&self, cycle: u64) -> bool {
@@ -290,7 +405,7 @@ impl FetchEnv {
         }
         // Room in the ring, and a bounded backlog so that a slow case
         // still drains in a few thousand cycles.
-        let backlog = self.qps[q].pi.wrapping_sub(self.qps[q].served) as u32;
+        let backlog = (self.qps[q].pi - self.qps[q].low) as u32;
         let mut room = self.room(q).min(MAX_BACKLOG.saturating_sub(backlog));
         if state == 0 {
             // Keep a free entry to wake the QP with later.
@@ -312,7 +427,7 @@ impl FetchEnv {
     fn read_for(&self, q: usize) -> Pred {
         let qp = &self.qps[q];
         let off = qp.fetch as u32 & (qp.size() - 1);
-        let n = (qp.dut_pi.wrapping_sub(qp.fetch) as u32)
+        let n = ((qp.dut_pi - qp.fetch) as u32)
             .min((SLOTS - qp.avail.len()) as u32)
             .min(BATCH as u32)
             .min(qp.size() - off);
@@ -336,10 +451,14 @@ impl FetchEnv {
             None => assert!(!o.err_valid, "cycle {cycle}: unexpected err"),
         }
         match self.exp_pop.take() {
-            Some((q, Some(w))) => {
+            Some((q, Some((idx, w)))) => {
                 assert!(o.wqe_valid, "cycle {cycle}: pop of QP {q}: no wqe_valid");
                 assert_eq!(o.wqe_qp as usize, q, "cycle {cycle}: wqe_qp");
-                assert_eq!(o.wqe_data, w, "cycle {cycle}: QP {q}: WQE bytes");
+                assert_eq!(o.wqe_idx, idx as u16, "cycle {cycle}: QP {q}: wqe_idx");
+                assert_eq!(
+                    o.wqe_data, w,
+                    "cycle {cycle}: QP {q}: WQE bytes at index {idx}"
+                );
                 self.qps[q].popped += 1;
             }
             _ => assert!(!o.wqe_valid, "cycle {cycle}: wqe_valid without a pop"),
@@ -376,10 +495,11 @@ impl FetchEnv {
         let n = p.len / 64;
         assert!((1..=BATCH as u32).contains(&n), "cycle {cycle}: {n} WQEs");
         let off = qp.fetch as u32 & (qp.size() - 1);
-        let cut = qp.size() - off == n && (qp.dut_pi.wrapping_sub(qp.fetch) as u32) > n;
-        qp.fetch = qp.fetch.wrapping_add(n as u16);
+        let cut = qp.size() - off == n && ((qp.dut_pi - qp.fetch) as u32) > n;
+        self.issued.push_back((p.qp, qp.fetch));
+        qp.fetch += n as u64;
         qp.busy = true;
-        self.issued.push_back(p.qp);
+        assert!(!qp.stale);
         self.rr = (p.qp + 1) % QPS;
         self.reads += 1;
         self.multi += (n > 1) as u64;
@@ -407,12 +527,13 @@ impl Env for FetchEnv {
         let ready = self.rng.percent(self.ready_pct);
         i.rd_req_ready = ready;
         if o.rd_req_valid && ready {
-            let q = *self.issued.back().expect("a request on rd_req was issued");
+            let (q, start) = *self.issued.back().expect("a request on rd_req was issued");
             let (lo, hi) = self.latency;
             let lat = lo + self.rng.below(hi - lo + 1);
             let fail = self.rng.percent(self.fail_pct);
             self.taken.push_back(Read {
                 qp: q,
+                start,
                 addr: o.rd_req_addr,
                 beats: o.rd_req_len / 64,
                 ready_at: cycle + lat,
@@ -421,7 +542,7 @@ impl Env for FetchEnv {
             self.held = None;
         } else if o.rd_req_valid {
             self.held = Some(Pred {
-                qp: *self.issued.back().unwrap(),
+                qp: self.issued.back().unwrap().0,
                 addr: o.rd_req_addr,
                 len: o.rd_req_len,
             });
@@ -429,24 +550,41 @@ impl Env for FetchEnv {
             self.held = None;
         }
 
+        // A rewind: it acts at the edge, and its QP is not eligible there.
+        let rw = self.rewind(cycle, &mut i);
+
         // Snapshot for the prediction of this edge's read: this cycle's
         // doorbell is in, its beats and pops act at the edge, after the block
         // has looked.
-        let elig: Vec<bool> = (0..QPS).map(|q| self.eligible(q)).collect();
+        let elig: Vec<bool> = (0..QPS)
+            .map(|q| self.eligible(q) && rw != Some(q))
+            .collect();
         let reads: Vec<Pred> = (0..QPS).map(|q| self.read_for(q)).collect();
 
         // Pops: mostly of a QP with a WQE, sometimes of any QP. Before the
         // beats: a WQE whose last beat comes this cycle is not poppable yet.
+        // Never the QP rewound in this cycle (the contract forbids it).
         if self.rng.percent(self.pop_pct) || self.stimulus_over(cycle) {
-            let q = if o.wqe_avail != 0 && !self.rng.percent(10) {
-                let bits: Vec<usize> = (0..QPS).filter(|&q| o.wqe_avail >> q & 1 != 0).collect();
+            let bits: Vec<usize> = (0..QPS)
+                .filter(|&q| o.wqe_avail >> q & 1 != 0 && rw != Some(q))
+                .collect();
+            let q = if !bits.is_empty() && !self.rng.percent(10) {
                 bits[self.rng.below(bits.len() as u64) as usize]
             } else {
-                self.rng.below(QPS as u64) as usize
+                let mut q = self.rng.below(QPS as u64) as usize;
+                if rw == Some(q) {
+                    q = (q + 1) % QPS;
+                }
+                q
             };
             i.wqe_pop_valid = true;
             i.wqe_pop_qp = q as u8;
-            let w = self.qps[q].avail.pop_front();
+            let w = self.qps[q].avail.pop_front().map(|idx| {
+                let qp = &mut self.qps[q];
+                qp.low = idx + 1;
+                qp.reached = qp.reached.max(idx + 1);
+                (idx, self.wqe_at(q, idx))
+            });
             self.pops_empty += w.is_none() as u64;
             self.exp_pop = Some((q, w));
         }
@@ -457,8 +595,17 @@ impl Env for FetchEnv {
             if cycle >= r.ready_at && !self.rng.percent(self.gap_pct) {
                 let last = self.beat + 1 == r.beats;
                 let addr = r.addr + 64 * self.beat as u64;
+                // Overtaken by a rewind (this cycle's included).
+                let stale = self.qps[r.qp].stale;
                 i.rd_data_valid = true;
-                if !r.fail {
+                if stale {
+                    // Poison: bytes no WQE has, so a stale beat that
+                    // surfaced fails the byte check.
+                    for b in i.rd_data.iter_mut() {
+                        *b = 0xA5 ^ self.rng.next_u64() as u8;
+                    }
+                    self.stale_beats += 1;
+                } else if !r.fail {
                     for (j, b) in i.rd_data.iter_mut().enumerate() {
                         *b = *self
                             .mem
@@ -475,18 +622,24 @@ impl Env for FetchEnv {
                 self.beat += 1;
                 if last {
                     let r = self.taken.pop_front().unwrap();
-                    assert_eq!(self.issued.pop_front(), Some(r.qp));
+                    assert_eq!(self.issued.pop_front(), Some((r.qp, r.start)));
                     self.beat = 0;
                     let qp = &mut self.qps[r.qp];
                     qp.busy = false;
-                    qp.served = qp.served.wrapping_add(r.beats as u16);
-                    let wqes: Vec<Beat> = qp.ring.drain(..r.beats as usize).collect();
-                    if r.fail {
+                    let end = r.start + r.beats as u64;
+                    if stale {
+                        // Nothing: no WQE, no error; the QP may fetch again.
+                        qp.stale = false;
+                        self.stale_reads += 1;
+                        self.stale_failed += r.fail as u64;
+                        self.rw_at_last += (rw == Some(r.qp)) as u64;
+                    } else if r.fail {
                         qp.dropped += r.beats as u64;
+                        qp.reached = qp.reached.max(end);
                         self.exp_err = Some(r.qp);
                         self.failed += 1;
                     } else {
-                        qp.avail.extend(wqes);
+                        qp.avail.extend(r.start..end);
                         self.exp_ev = r.beats as u8;
                     }
                 }
@@ -513,7 +666,7 @@ impl Env for FetchEnv {
                 && self
                     .qps
                     .iter()
-                    .all(|qp| qp.pi == qp.served && qp.avail.is_empty())
+                    .all(|qp| qp.pi == qp.fetch && !qp.busy && qp.avail.is_empty())
                 && !matches!(self.exp_pop, Some((_, Some(_))))
                 && self.exp_err.is_none())
     }
@@ -532,13 +685,13 @@ fn run_case(seed: u64, stim: u64) -> (u64, FetchEnv) {
     if !fin.completed {
         for (q, qp) in env.qps.iter().enumerate() {
             eprintln!(
-                "QP {q}: log {} pi {} dut_pi {} state {} fetch {} served {} avail {} busy {}",
+                "QP {q}: log {} pi {} dut_pi {} state {} fetch {} low {} avail {} busy {}",
                 qp.log,
                 qp.pi,
                 qp.dut_pi,
                 qp.dut_state,
                 qp.fetch,
-                qp.served,
+                qp.low,
                 qp.avail.len(),
                 qp.busy
             );
@@ -550,11 +703,18 @@ fn run_case(seed: u64, stim: u64) -> (u64, FetchEnv) {
         );
     }
     for (q, qp) in env.qps.iter().enumerate() {
+        assert_eq!(qp.posted, qp.pi);
         assert_eq!(
-            qp.popped + qp.dropped,
-            qp.posted,
-            "seed {seed:#x}: QP {q}: WQEs popped + dropped != posted"
+            qp.reached, qp.pi,
+            "seed {seed:#x}: QP {q}: not every posted WQE was popped or dropped"
         );
+        if env.rewinds == 0 {
+            assert_eq!(
+                qp.popped + qp.dropped,
+                qp.posted,
+                "seed {seed:#x}: QP {q}: WQEs popped + dropped != posted"
+            );
+        }
     }
     (fin.cycles, env)
 }
@@ -564,6 +724,8 @@ fn sq_fetch_random_lockstep() {
     let mut total = 0;
     let (mut reads, mut multi, mut full, mut cut, mut failed, mut popped, mut dropped) =
         (0, 0, 0, 0, 0, 0, 0);
+    let (mut rewinds, mut inflight, mut rw_dropped, mut b2b, mut at_last) = (0, 0, 0, 0, 0);
+    let (mut marked, mut stale, mut stale_failed, mut stale_beats) = (0, 0, 0, 0);
     let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let (cycles, env) = run_case(seed, STIM_CYCLES);
         total += cycles;
@@ -572,6 +734,15 @@ fn sq_fetch_random_lockstep() {
         full += env.full_batch;
         cut += env.cut_at_end;
         failed += env.failed;
+        rewinds += env.rewinds;
+        inflight += env.rw_inflight;
+        rw_dropped += env.rw_dropped;
+        b2b += env.rw_b2b;
+        at_last += env.rw_at_last;
+        marked += env.stale_marked;
+        stale += env.stale_reads;
+        stale_failed += env.stale_failed;
+        stale_beats += env.stale_beats;
         for qp in &env.qps {
             popped += qp.popped;
             dropped += qp.dropped;
@@ -580,13 +751,32 @@ fn sq_fetch_random_lockstep() {
     println!(
         "sq_fetch: {} cases, {total} cycles, {reads} reads ({multi} of several WQEs, \
          {full} of BATCH, {cut} cut at the ring end, {failed} failed), \
-         {popped} WQEs popped, {dropped} dropped",
+         {popped} WQEs popped, {dropped} dropped; {rewinds} rewinds ({inflight} with a \
+         read in flight, {rw_dropped} dropping fetched WQEs, {b2b} back to back), \
+         {stale} stale reads ({stale_beats} beats discarded, {stale_failed} failed, \
+         {at_last} ended in their rewind's cycle)",
         run.cases
     );
     assert!(multi > 0 && full > 0 && cut > 0, "batching never happened");
+    assert_eq!(stale, marked, "a stale read never ended");
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
         assert!(failed > 0 && dropped > 0, "no failed read");
+        assert!(rewinds >= MIN_REWINDS, "only {rewinds} rewinds");
+        assert!(
+            inflight >= MIN_RW_INFLIGHT,
+            "only {inflight} rewinds with a read in flight"
+        );
+        assert!(
+            rw_dropped >= MIN_RW_DROPPED,
+            "only {rw_dropped} rewinds dropping fetched WQEs"
+        );
+        assert!(b2b >= MIN_RW_B2B, "only {b2b} back-to-back rewinds");
+        assert!(
+            at_last >= MIN_RW_AT_LAST,
+            "only {at_last} rewinds in their stale read's last cycle"
+        );
+        assert!(stale_failed > 0, "no stale read failed");
     }
 }
 
@@ -608,18 +798,23 @@ fn sq_fetch_indices_wrap_at_16_bits() {
     env.latency = (1, 2);
     env.max_post = 8;
     env.mode_changes = false;
-    env.stim_cycles = 160_000;
+    env.rw_pct = 1;
+    env.rw_again_pct = 20;
+    // Rewinds fetch WQEs again, and software posts only over popped
+    // entries: a longer run than without them.
+    env.stim_cycles = 200_000;
     let fin = lockstep::run(
         &mut SqFetch::new(),
         &mut RtlSqFetch::new(),
         &mut env,
-        MAX_CYCLES * 4,
+        MAX_CYCLES * 5,
     )
     .unwrap_or_else(|d| panic!("seed {seed:#x}: {d}"));
     let qp = &env.qps[q];
     println!(
-        "sq_fetch wrap: {} cycles, {} WQEs posted, {} popped, {} dropped, {} reads",
-        fin.cycles, qp.posted, qp.popped, qp.dropped, env.reads
+        "sq_fetch wrap: {} cycles, {} WQEs posted, {} popped, {} dropped, {} reads, \
+         {} rewinds ({} stale reads)",
+        fin.cycles, qp.posted, qp.popped, qp.dropped, env.reads, env.rewinds, env.stale_reads
     );
     assert!(fin.completed, "not drained");
     assert!(
@@ -627,5 +822,6 @@ fn sq_fetch_indices_wrap_at_16_bits() {
         "only {} WQEs: no 16-bit wrap",
         qp.posted
     );
-    assert_eq!(qp.popped + qp.dropped, qp.posted);
+    assert_eq!(qp.reached, qp.pi);
+    assert!(env.rewinds > 0, "no rewind");
 }

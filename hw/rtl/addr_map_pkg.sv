@@ -229,9 +229,10 @@ package addr_map_pkg;
   localparam logic [15:0] QP_BASE = 16'h1000;
   localparam int QP_STRIDE = 128;
   localparam int QP_MAX = 32;
-  localparam int QP_WORDS = 26;
+  localparam int QP_WORDS = 27;
   // QP_MASKS: word w at bits 32w+31:32w
-  localparam logic [26*32-1:0] QP_MASKS = {
+  localparam logic [27*32-1:0] QP_MASKS = {
+    32'h0000771F,
     32'h00FFFFFF,
     32'h000FF71F,
     32'h0000001F,
@@ -260,7 +261,8 @@ package addr_map_pkg;
     32'h000FF7F7
   };
   // QP_RESETS: word w at bits 32w+31:32w
-  localparam logic [26*32-1:0] QP_RESETS = {
+  localparam logic [27*32-1:0] QP_RESETS = {
+    32'h00007700,
     32'h00000000,
     32'h00000000,
     32'h00000000,
@@ -361,6 +363,13 @@ package addr_map_pkg;
   localparam int QP_EPSN_WORD = 25;
   localparam int QP_EPSN_PSN_LSB = 0;
   localparam int QP_EPSN_PSN_W = 24;
+  localparam int QP_RETRY_WORD = 26;
+  localparam int QP_RETRY_TIMEOUT_LSB = 0;
+  localparam int QP_RETRY_TIMEOUT_W = 5;
+  localparam int QP_RETRY_RETRY_CNT_LSB = 8;
+  localparam int QP_RETRY_RETRY_CNT_W = 3;
+  localparam int QP_RETRY_RNR_RETRY_LSB = 12;
+  localparam int QP_RETRY_RNR_RETRY_W = 3;
 
   // MR table: entry i at 0x2000 + i * 0x40, up to 64 entries (MRS)
   localparam logic [15:0] MR_BASE = 16'h2000;

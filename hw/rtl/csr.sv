@@ -38,6 +38,9 @@
 // The responder's context port (rctx_*) and the RQ doorbell carry all 3
 // bits. RQ DOORBELL at n -> rq_db_* at n+1 like the SQ doorbell; the
 // responder's lookups rctx_idx/rmr_idx at n -> rctx_*/rmr_* at n+1.
+// The retransmission controller's lookup xctx_idx at n -> xctx_* (the QP's
+// RETRY fields) at n+1, the same way; after reset they show RETRY's reset
+// values.
 module csr #(
   parameter int QPS = rnic_pkg::QPS,
   parameter int MRS = rnic_pkg::MRS,
@@ -131,6 +134,10 @@ module csr #(
   output logic [2:0]             rctx_max_rd,
   output logic [3:0]             rctx_access,
   output logic [23:0]            rctx_remote_qpn,
+  input  logic [$clog2(QPS)-1:0] xctx_idx,
+  output logic [4:0]             xctx_timeout,
+  output logic [2:0]             xctx_retry,
+  output logic [2:0]             xctx_rnr_retry,
   input  logic [$clog2(MRS)-1:0] rmr_idx,
   output logic                   rmr_valid,
   output logic [31:0]            rmr_key,
@@ -295,7 +302,9 @@ module csr #(
       || addr_map_pkg::MR_PD_PD_W != 16 || addr_map_pkg::CQ_LOG_LOG_W != 5
       || addr_map_pkg::QP_RQ_LOG_LOG_W != 5 || addr_map_pkg::QP_RESP_RNR_TIMER_W != 5
       || addr_map_pkg::QP_RESP_MAX_DEST_RD_W != 3 || addr_map_pkg::QP_RESP_ACCESS_W != 4
-      || addr_map_pkg::QP_EPSN_PSN_W != 24) begin : g_bad_map
+      || addr_map_pkg::QP_EPSN_PSN_W != 24 || addr_map_pkg::QP_RETRY_TIMEOUT_W != 5
+      || addr_map_pkg::QP_RETRY_RETRY_CNT_W != 3 || addr_map_pkg::QP_RETRY_RNR_RETRY_W != 3)
+  begin : g_bad_map
     $error("csr: a field of csr_map.txt differs in width from its port");
   end
 
@@ -374,6 +383,9 @@ module csr #(
   logic [2:0]   rctx_max_rd_q;
   logic [3:0]   rctx_access_q;
   logic [23:0]  rctx_remote_qpn_q;
+  logic [4:0]   xctx_timeout_q;
+  logic [2:0]   xctx_retry_q;
+  logic [2:0]   xctx_rnr_retry_q;
   logic         rmr_valid_q;
   logic [31:0]  rmr_key_q;
   logic [63:0]  rmr_va_q, rmr_len_q, rmr_pbase_q;
@@ -579,6 +591,7 @@ module csr #(
   logic [31:0]    db_ctrl_w, db_sq_lo_w, db_sq_hi_w, db_sq_log_w;
   logic [31:0]    rq_db_ctrl_w, rq_db_lo_w, rq_db_hi_w, rq_db_log_w;
   logic [31:0]    rctx_ctrl_w, rctx_rqpn_w, rctx_pd_w, rctx_resp_w;
+  logic [31:0]    xctx_retry_w;
   logic [31:0]    rmr_key_w, rmr_va_lo_w, rmr_va_hi_w, rmr_len_lo_w, rmr_len_hi_w;
   logic [31:0]    rmr_pbase_lo_w, rmr_pbase_hi_w, rmr_flags_w, rmr_pd_w;
   logic [31:0]    qp_ctrl_w, qp_rqpn_w, qp_psn_w, qp_pd_w, qp_udp_w, qp_vlan_w;
@@ -625,6 +638,7 @@ module csr #(
     rctx_rqpn_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_REMOTE_QPN_WORD +: QP_CW], rctx_idx);
     rctx_pd_w      = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_PD_WORD +: QP_CW], rctx_idx);
     rctx_resp_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RESP_WORD +: QP_CW], rctx_idx);
+    xctx_retry_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RETRY_WORD +: QP_CW], xctx_idx);
     rmr_key_w      = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_KEY_WORD +: MR_CW], rmr_idx);
     rmr_va_lo_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_LO_WORD +: MR_CW], rmr_idx);
     rmr_va_hi_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_HI_WORD +: MR_CW], rmr_idx);
@@ -1081,6 +1095,25 @@ module csr #(
     end
   end
 
+  // The retransmission controller's lookup port, the same way; its reset
+  // value is RETRY's.
+  localparam logic [31:0] XCTX_RESET = addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_RETRY_WORD +: 32];
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      xctx_timeout_q   <= 5'(XCTX_RESET >> addr_map_pkg::QP_RETRY_TIMEOUT_LSB);
+      xctx_retry_q     <= 3'(XCTX_RESET >> addr_map_pkg::QP_RETRY_RETRY_CNT_LSB);
+      xctx_rnr_retry_q <= 3'(XCTX_RESET >> addr_map_pkg::QP_RETRY_RNR_RETRY_LSB);
+    end else begin
+      xctx_timeout_q   <= 5'(xctx_retry_w >> addr_map_pkg::QP_RETRY_TIMEOUT_LSB);
+      xctx_retry_q     <= 3'(xctx_retry_w >> addr_map_pkg::QP_RETRY_RETRY_CNT_LSB);
+      xctx_rnr_retry_q <= 3'(xctx_retry_w >> addr_map_pkg::QP_RETRY_RNR_RETRY_LSB);
+    end
+  end
+
+  assign xctx_timeout    = xctx_timeout_q;
+  assign xctx_retry      = xctx_retry_q;
+  assign xctx_rnr_retry  = xctx_rnr_retry_q;
   assign rq_db_valid     = rq_db_valid_q;
   assign rq_db_qp        = rq_db_qp_q;
   assign rq_db_pi        = rq_db_pi_q;

@@ -379,6 +379,14 @@ module rnic_top #(
   // rd_sink's ring-full pulse: never in a conforming run (its rr_block
   // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
+  // sq_fetch's SQ index of the popped WQE: for the retransmission
+  // controller (docs/retransmission.md), not integrated yet; its rewind
+  // input is tied off.
+  logic [15:0]    sqf_wqe_idx_unused;
+  // csr's RETRY lookup for the retransmission controller, the same: its
+  // index is tied to QP 0.
+  logic [4:0]     xctx_timeout_unused;
+  logic [2:0]     xctx_retry_unused, xctx_rnr_retry_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
@@ -453,6 +461,8 @@ module rnic_top #(
     // cycle after the index, as the responder expects.
     .rctx_idx(rsp_ctx_rd_qp), .rctx_state, .rctx_uc, .rctx_mtu, .rctx_pd, .rctx_rq_cq,
     .rctx_rnr_timer, .rctx_max_rd, .rctx_access, .rctx_remote_qpn,
+    .xctx_idx('0), .xctx_timeout(xctx_timeout_unused), .xctx_retry(xctx_retry_unused),
+    .xctx_rnr_retry(xctx_rnr_retry_unused),
     .rmr_idx(rsp_mr_rd_idx), .rmr_valid, .rmr_key, .rmr_va, .rmr_len, .rmr_pbase, .rmr_access,
     .rmr_pd,
     .epsn_set_valid, .epsn_set_qp, .epsn_set_psn, .qp_err_all,
@@ -753,7 +763,9 @@ module rnic_top #(
     .rd_data_valid(rd_data_valid && rd_data_client == 2'd0),
     .rd_data_ready(sqf_rd_data_ready),
     .rd_data, .rd_data_last, .rd_data_status,
-    .wqe_avail, .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
+    .wqe_avail, .wqe_pop_valid, .wqe_pop_qp,
+    .rw_valid(1'b0), .rw_qp('0), .rw_idx('0),
+    .wqe_valid, .wqe_qp, .wqe_data, .wqe_idx(sqf_wqe_idx_unused),
     .err_valid(sqf_err_valid), .err_qp(sqf_err_qp),
     .ev_wqe_n
   );

@@ -16,7 +16,17 @@
 // arrive, at slot head + count + beat index (a pop does not move that sum);
 // the WQEs become available on the last beat if its status is 0, else they
 // are dropped and err_valid pulses. The WQE buffer is one RAM (one write
-// port, one registered read port): a pop reads it into wqe_data.
+// port, one registered read port): a pop reads it into wqe_data, and a
+// second RAM of the same shape holds each slot's SQ index (wqe_idx).
+//
+// A rewind (rw_valid, rw_qp, rw_idx) sets the QP's fetch index to rw_idx and
+// empties its buffer (count := 0). A read of the QP in flight then (the
+// cycle's own last beat included) is stale: its beats are not written, its
+// WQEs never counted, its error not reported; the QP stays busy until that
+// read's last beat, as for any read. The QP is not eligible in the cycle of
+// its rewind.
+`include "rnic_assert.svh"
+
 module sq_fetch #(
   parameter int QPS   = rnic_pkg::QPS,
   parameter int SLOTS = 4,
@@ -43,9 +53,13 @@ module sq_fetch #(
   output logic [QPS-1:0]         wqe_avail,
   input  logic                   wqe_pop_valid,
   input  logic [$clog2(QPS)-1:0] wqe_pop_qp,
+  input  logic                   rw_valid,
+  input  logic [$clog2(QPS)-1:0] rw_qp,
+  input  logic [15:0]            rw_idx,
   output logic                   wqe_valid,
   output logic [$clog2(QPS)-1:0] wqe_qp,
   output logic [511:0]           wqe_data,
+  output logic [15:0]            wqe_idx,
   output logic                   err_valid,
   output logic [$clog2(QPS)-1:0] err_qp,
   output logic [3:0]             ev_wqe_n
@@ -77,6 +91,8 @@ module sq_fetch #(
   logic [QPS*5-1:0]  log_q, log_d;
   logic [QPS*16-1:0] fidx_q, fidx_d;
   logic [QPS-1:0]    busy_q, busy_d;
+  logic [QPS-1:0]    stale_q, stale_d;
+  logic [QPS*CW-1:0] rn_q, rn_d;
   logic [QPS*SW-1:0] hd_q, hd_d;
   logic [QPS*CW-1:0] cnt_q, cnt_d;
   logic [QPS-1:0]    wqe_avail_q, wqe_avail_d;
@@ -89,10 +105,12 @@ module sq_fetch #(
   logic              wqe_valid_q;
   logic [QPW-1:0]    wqe_qp_q, wqe_qp_d;
   logic [511:0]      wqe_data_q;
+  logic [15:0]       wqe_idx_q;
   logic              err_valid_q, err_valid_d;
   logic [QPW-1:0]    err_qp_q, err_qp_d;
   logic [3:0]        ev_wqe_n_q, ev_wqe_n_d;
   logic [511:0]      mem_q [QPS*SLOTS];
+  logic [15:0]       idx_q [QPS*SLOTS];
 
   // ------------------------------------------------------------------
   // In-flight reads, in issue order (= data order): their QP.
@@ -139,7 +157,8 @@ module sq_fetch #(
   always_comb begin
     for (int q = 0; q < QPS; q++) begin
       elig[q] = state_e[2*q +: 2] != 2'd0 && pi_e[16*q +: 16] != fidx_q[16*q +: 16]
-                && !busy_q[q] && cnt_q[CW*q +: CW] != CW'(SLOTS);
+                && !busy_q[q] && cnt_q[CW*q +: CW] != CW'(SLOTS)
+                && !(rw_valid && rw_qp == QPW'(q));
     end
   end
 
@@ -190,17 +209,26 @@ module sq_fetch #(
   // ------------------------------------------------------------------
   // Returning beats and pops.
   // ------------------------------------------------------------------
-  logic          beat, ok;
+  logic          beat, last_f, ok, stale, keep;
   logic [SW-1:0] h_hd, p_hd;
   logic [CW-1:0] p_cnt, n_done;
   logic [AW-1:0] waddr, raddr;
+  logic [15:0]   widx;
   logic          pop;
 
   always_comb begin
     beat   = rd_data_valid && rd_data_ready_q && fifo_out_valid;
     last   = beat && rd_data_last;
-    ok     = last && rd_data_status == 3'd0;
+    // The head read is stale when its QP was rewound while it was in
+    // flight, or is rewound now.
+    stale  = stale_q[hq] || (rw_valid && rw_qp == hq);
+    keep   = beat && !stale;
+    last_f = last && !stale;
+    ok     = last_f && rd_data_status == 3'd0;
     h_hd   = hd_q[SW*hq +: SW];
+    // The beat's SQ index: the read started at fidx - n (the fetch index
+    // does not move while a non-stale read of the QP is in flight).
+    widx   = fidx_q[16*hq +: 16] - 16'(rn_q[CW*hq +: CW]) + 16'(bcnt_q);
     // Slot of this beat: past the QP's fetched WQEs (count mod SLOTS).
     waddr  = {hq, h_hd + SW'(cnt_q[CW*hq +: CW]) + bcnt_q};
     n_done = CW'(bcnt_q) + CW'(1);
@@ -221,15 +249,27 @@ module sq_fetch #(
     log_d   = log_e;
     fidx_d  = fidx_q;
     busy_d  = busy_q;
+    stale_d = stale_q;
+    rn_d    = rn_q;
     hd_d    = hd_q;
     for (int q = 0; q < QPS; q++) begin
       cnt_d[CW*q +: CW] = cnt_q[CW*q +: CW]
                           + ((ok && hq == QPW'(q)) ? n_done : CW'(0))
                           - ((pop && wqe_pop_qp == QPW'(q)) ? CW'(1) : CW'(0));
       if (pop && wqe_pop_qp == QPW'(q)) hd_d[SW*q +: SW] = hd_q[SW*q +: SW] + SW'(1);
-      if (last && hq == QPW'(q)) busy_d[q] = 1'b0;
+      if (rw_valid && rw_qp == QPW'(q)) begin
+        // Not eligible this cycle, so no issue of q below.
+        cnt_d[CW*q +: CW]  = '0;
+        fidx_d[16*q +: 16] = rw_idx;
+        stale_d[q]         = busy_q[q];
+      end
+      if (last && hq == QPW'(q)) begin
+        busy_d[q]  = 1'b0;
+        stale_d[q] = 1'b0;
+      end
       if (issue && sel == QPW'(q)) begin
-        busy_d[q]         = 1'b1;
+        busy_d[q]          = 1'b1;
+        rn_d[CW*q +: CW]   = CW'(nmin);
         fidx_d[16*q +: 16] = fidx_q[16*q +: 16] + 16'(nmin);
       end
     end
@@ -254,8 +294,8 @@ module sq_fetch #(
       rd_req_len_d   = 17'({nmin, 6'd0});
     end
     wqe_qp_d    = pop ? wqe_pop_qp : wqe_qp_q;
-    err_valid_d = last && rd_data_status != 3'd0;
-    err_qp_d    = last ? hq : err_qp_q;
+    err_valid_d = last_f && rd_data_status != 3'd0;
+    err_qp_d    = last_f ? hq : err_qp_q;
     ev_wqe_n_d  = ok ? 4'(n_done) : 4'd0;
   end
 
@@ -263,11 +303,19 @@ module sq_fetch #(
   // WQE buffer: one write port, one registered read port.
   // ------------------------------------------------------------------
   always_ff @(posedge clk) begin
-    if (beat) mem_q[waddr] <= rd_data;
+    if (keep) mem_q[waddr] <= rd_data;
   end
 
   always_ff @(posedge clk) begin
     if (pop) wqe_data_q <= mem_q[raddr];
+  end
+
+  always_ff @(posedge clk) begin
+    if (keep) idx_q[waddr] <= widx;
+  end
+
+  always_ff @(posedge clk) begin
+    if (pop) wqe_idx_q <= idx_q[raddr];
   end
 
   always_ff @(posedge clk) begin
@@ -278,6 +326,8 @@ module sq_fetch #(
       log_q           <= '0;
       fidx_q          <= '0;
       busy_q          <= '0;
+      stale_q         <= '0;
+      rn_q            <= '0;
       hd_q            <= '0;
       cnt_q           <= '0;
       wqe_avail_q     <= '0;
@@ -299,6 +349,8 @@ module sq_fetch #(
       log_q           <= log_d;
       fidx_q          <= fidx_d;
       busy_q          <= busy_d;
+      stale_q         <= stale_d;
+      rn_q            <= rn_d;
       hd_q            <= hd_d;
       cnt_q           <= cnt_d;
       wqe_avail_q     <= wqe_avail_d;
@@ -324,7 +376,15 @@ module sq_fetch #(
   assign wqe_valid     = wqe_valid_q;
   assign wqe_qp        = wqe_qp_q;
   assign wqe_data      = wqe_data_q;
+  assign wqe_idx       = wqe_idx_q;
   assign err_valid     = err_valid_q;
   assign err_qp        = err_qp_q;
   assign ev_wqe_n      = ev_wqe_n_q;
+
+  // ------------------------------------------------------------------
+  // Input contract: never a pop of the QP being rewound in that cycle.
+  // ------------------------------------------------------------------
+  `RNIC_ASSERT_IMPORT
+
+  `RNIC_ASSERT_NEVER(a_pop_rewind, clk, rst, rw_valid && wqe_pop_valid && wqe_pop_qp == rw_qp)
 endmodule

@@ -31,7 +31,9 @@
 //! the receive path another ([`rx_view`]: `qp_state_all`); the responder's
 //! ports (`rctx_state`, `rq_db_state`) carry all 3 bits. An RQ DOORBELL
 //! write at n -> `rq_db_*` at n+1 like the SQ doorbell; `rctx_idx` /
-//! `rmr_idx` at n -> `rctx_*` / `rmr_*` at n+1.
+//! `rmr_idx` at n -> `rctx_*` / `rmr_*` at n+1. The retransmission
+//! controller's `xctx_idx` at n -> `xctx_*` (the QP's RETRY fields) at
+//! n+1 the same way; after reset they show RETRY's reset values.
 
 use crate::csr_map as map;
 use crate::dut::Dut;
@@ -92,6 +94,8 @@ ports! {
         pub err_e_valid: bool = 1,
         pub err_e_qp: u8 = 4 if err_e_valid,
         pub rctx_idx: u8 = 4,
+        /// The retransmission controller's lookup of a QP's RETRY register.
+        pub xctx_idx: u8 = 4,
         pub rmr_idx: u8 = 4,
         pub ev_tx_frame: bool = 1,
         pub ev_tx_len: u16 = 14 if ev_tx_frame,
@@ -253,6 +257,11 @@ ports! {
         pub rctx_max_rd: u8 = 3,
         pub rctx_access: u8 = 4,
         pub rctx_remote_qpn: u32 = 24,
+        /// The retransmission controller's lookup (`xctx_idx` last cycle):
+        /// RETRY.TIMEOUT, RETRY_CNT, RNR_RETRY.
+        pub xctx_timeout: u8 = 5,
+        pub xctx_retry: u8 = 3,
+        pub xctx_rnr_retry: u8 = 3,
         /// The responder's MR lookup (`rmr_idx` last cycle).
         pub rmr_valid: bool = 1,
         pub rmr_key: u32 = 32,
@@ -402,6 +411,10 @@ pub struct Csr {
     rctx_max_rd_q: u8,
     rctx_access_q: u8,
     rctx_remote_qpn_q: u32,
+    // The retransmission controller's lookup registers.
+    xctx_timeout_q: u8,
+    xctx_retry_q: u8,
+    xctx_rnr_retry_q: u8,
     rmr_valid_q: bool,
     rmr_key_q: u32,
     rmr_va_q: u64,
@@ -496,6 +509,21 @@ impl Default for Csr {
             rctx_max_rd_q: 0,
             rctx_access_q: 0,
             rctx_remote_qpn_q: 0,
+            xctx_timeout_q: field(
+                map::QP_RETRY_RESET,
+                map::QP_RETRY_TIMEOUT_LSB,
+                map::QP_RETRY_TIMEOUT_W,
+            ) as u8,
+            xctx_retry_q: field(
+                map::QP_RETRY_RESET,
+                map::QP_RETRY_RETRY_CNT_LSB,
+                map::QP_RETRY_RETRY_CNT_W,
+            ) as u8,
+            xctx_rnr_retry_q: field(
+                map::QP_RETRY_RESET,
+                map::QP_RETRY_RNR_RETRY_LSB,
+                map::QP_RETRY_RNR_RETRY_W,
+            ) as u8,
             rmr_valid_q: false,
             rmr_key_q: 0,
             rmr_va_q: 0,
@@ -658,6 +686,9 @@ impl Csr {
             rctx_max_rd: self.rctx_max_rd_q,
             rctx_access: self.rctx_access_q,
             rctx_remote_qpn: self.rctx_remote_qpn_q,
+            xctx_timeout: self.xctx_timeout_q,
+            xctx_retry: self.xctx_retry_q,
+            xctx_rnr_retry: self.xctx_rnr_retry_q,
             rmr_valid: self.rmr_valid_q,
             rmr_key: self.rmr_key_q,
             rmr_va: self.rmr_va_q,
@@ -859,8 +890,10 @@ impl Csr {
         }
     }
 
-    /// The responder's lookup registers' next values, the same way.
+    /// The responder's and the retransmission controller's lookup
+    /// registers' next values, the same way.
     fn lookup_resp(&self, i: &CsrIn) -> CsrOut {
+        let retry = self.qp_q[i.xctx_idx as usize % QPS][map::QP_RETRY_WORD];
         let q = &self.qp_q[i.rctx_idx as usize % QPS];
         let m = &self.mr_q[i.rmr_idx as usize % MRS];
         let ctrl = q[map::QP_CTRL_WORD];
@@ -885,6 +918,17 @@ impl Csr {
                 map::QP_REMOTE_QPN_QPN_LSB,
                 map::QP_REMOTE_QPN_QPN_W,
             ),
+            xctx_timeout: field(retry, map::QP_RETRY_TIMEOUT_LSB, map::QP_RETRY_TIMEOUT_W) as u8,
+            xctx_retry: field(
+                retry,
+                map::QP_RETRY_RETRY_CNT_LSB,
+                map::QP_RETRY_RETRY_CNT_W,
+            ) as u8,
+            xctx_rnr_retry: field(
+                retry,
+                map::QP_RETRY_RNR_RETRY_LSB,
+                map::QP_RETRY_RNR_RETRY_W,
+            ) as u8,
             rmr_valid: field(flags, map::MR_FLAGS_VALID_LSB, 1) != 0,
             rmr_key: m[map::MR_KEY_WORD],
             rmr_va: join64(m[map::MR_VA_HI_WORD], m[map::MR_VA_LO_WORD]),
@@ -1090,6 +1134,9 @@ impl Dut for Csr {
         self.rctx_max_rd_q = rlook.rctx_max_rd;
         self.rctx_access_q = rlook.rctx_access;
         self.rctx_remote_qpn_q = rlook.rctx_remote_qpn;
+        self.xctx_timeout_q = rlook.xctx_timeout;
+        self.xctx_retry_q = rlook.xctx_retry;
+        self.xctx_rnr_retry_q = rlook.xctx_rnr_retry;
         self.rmr_valid_q = rlook.rmr_valid;
         self.rmr_key_q = rlook.rmr_key;
         self.rmr_va_q = rlook.rmr_va;
@@ -1181,6 +1228,9 @@ impl Trace for Csr {
         t.reg("rctx_max_rd_q", 3, &self.rctx_max_rd_q);
         t.reg("rctx_access_q", 4, &self.rctx_access_q);
         t.reg("rctx_remote_qpn_q", 24, &self.rctx_remote_qpn_q);
+        t.reg("xctx_timeout_q", 5, &self.xctx_timeout_q);
+        t.reg("xctx_retry_q", 3, &self.xctx_retry_q);
+        t.reg("xctx_rnr_retry_q", 3, &self.xctx_rnr_retry_q);
         t.reg("rmr_valid_q", 1, &self.rmr_valid_q);
         t.reg("rmr_key_q", 32, &self.rmr_key_q);
         t.reg("rmr_va_q", 64, &self.rmr_va_q);

@@ -132,6 +132,7 @@
 //! | 0x1000 + i*0x80 + 0x5C | QP_RQ_LOG | RW | [4:0] LOG 0 |
 //! | 0x1000 + i*0x80 + 0x60 | QP_RESP | RW | [4:0] RNR_TIMER 0, [10:8] MAX_DEST_RD 0, [15:12] RQ_CQ 0, [19:16] ACCESS 0 |
 //! | 0x1000 + i*0x80 + 0x64 | QP_EPSN | RW | [23:0] PSN 0 |
+//! | 0x1000 + i*0x80 + 0x68 | QP_RETRY | RW | [4:0] TIMEOUT 0, [10:8] RETRY_CNT 7, [14:12] RNR_RETRY 7 |
 //! | 0x2000 + i*0x40 + 0x00 | MR_KEY | RW | [31:0] VALUE 0 |
 //! | 0x2000 + i*0x40 + 0x04 | MR_VA_LO | RW | [31:0] VALUE 0 |
 //! | 0x2000 + i*0x40 + 0x08 | MR_VA_HI | RW | [31:0] VALUE 0 |
@@ -711,9 +712,9 @@ pub const PFCG_XON_SENT_RESET: u32 = 0x00000000;
 pub const QP_BASE: u16 = 0x1000;
 pub const QP_STRIDE: u16 = 0x80;
 pub const QP_MAX: usize = 32;
-pub const QP_WORDS: usize = 26;
+pub const QP_WORDS: usize = 27;
 /// QP entry: mask of word `w` (offset `4 w`).
-pub const QP_MASKS: [u32; 26] = [
+pub const QP_MASKS: [u32; 27] = [
     0x000FF7F7, // CTRL
     0x00FFFFFF, // REMOTE_QPN
     0x00FFFFFF, // PSN
@@ -740,9 +741,10 @@ pub const QP_MASKS: [u32; 26] = [
     0x0000001F, // RQ_LOG
     0x000FF71F, // RESP
     0x00FFFFFF, // EPSN
+    0x0000771F, // RETRY
 ];
 /// QP entry: reset of word `w` (offset `4 w`).
-pub const QP_RESETS: [u32; 26] = [
+pub const QP_RESETS: [u32; 27] = [
     0x00000000, // CTRL
     0x00000000, // REMOTE_QPN
     0x00000000, // PSN
@@ -769,6 +771,7 @@ pub const QP_RESETS: [u32; 26] = [
     0x00000000, // RQ_LOG
     0x00000000, // RESP
     0x00000000, // EPSN
+    0x00007700, // RETRY
 ];
 /// RWH: Connection state and options
 pub const QP_CTRL_OFF: u16 = 0x00;
@@ -1004,6 +1007,23 @@ pub const QP_EPSN_RESET: u32 = 0x00000000;
 pub const QP_EPSN_PSN_LSB: u32 = 0;
 pub const QP_EPSN_PSN_W: u32 = 24;
 pub const QP_EPSN_PSN_RESET: u32 = 0x0;
+/// RW: Requester retransmission settings (to retx_ctl through the xctx read port, docs/retransmission.md)
+pub const QP_RETRY_OFF: u16 = 0x68;
+pub const QP_RETRY_WORD: usize = 26;
+pub const QP_RETRY_MASK: u32 = 0x0000771F;
+pub const QP_RETRY_RESET: u32 = 0x00007700;
+/// Local ACK timeout: 4.096 us x 2^TIMEOUT (T_UNIT x 2^TIMEOUT cycles); 0 = no timer
+pub const QP_RETRY_TIMEOUT_LSB: u32 = 0;
+pub const QP_RETRY_TIMEOUT_W: u32 = 5;
+pub const QP_RETRY_TIMEOUT_RESET: u32 = 0x0;
+/// retry_cnt: retransmissions after a timeout or a sequence-error NAK before the QP fails with status 12
+pub const QP_RETRY_RETRY_CNT_LSB: u32 = 8;
+pub const QP_RETRY_RETRY_CNT_W: u32 = 3;
+pub const QP_RETRY_RETRY_CNT_RESET: u32 = 0x7;
+/// rnr_retry: retransmissions after an RNR NAK before the QP fails with status 13; 7 = no limit
+pub const QP_RETRY_RNR_RETRY_LSB: u32 = 12;
+pub const QP_RETRY_RNR_RETRY_W: u32 = 3;
+pub const QP_RETRY_RNR_RETRY_RESET: u32 = 0x7;
 
 /// MR table: entry `i` at `0x2000 + i * 0x40`, up to 64 entries (the design has `MRS`).
 pub const MR_BASE: u16 = 0x2000;

@@ -462,6 +462,9 @@ impl RnicTop {
             err_e_qp: at.err_qp,
             // The responder's lookups: registered in csr, data next cycle.
             rctx_idx: rsp.ctx_rd_qp,
+            // The retransmission controller's lookup: not integrated yet,
+            // tied to QP 0 as in rnic_top.sv; xctx_* unused.
+            xctx_idx: 0,
             rmr_idx: rsp.mr_rd_idx,
             ev_tx_frame: pb.ev_tx_frame,
             ev_tx_len: pb.ev_tx_len,
@@ -540,6 +543,12 @@ impl RnicTop {
             rd_data_status: rd.rd_data_status,
             wqe_pop_valid: te.wqe_pop_valid,
             wqe_pop_qp: te.wqe_pop_qp,
+            // Rewinds come with the retransmission controller
+            // (docs/retransmission.md); tied off as in rnic_top.sv, and
+            // wqe_idx is not used yet.
+            rw_valid: false,
+            rw_qp: 0,
+            rw_idx: 0,
         };
         // A QP may start no new WQE: its ack_tracker queue is full, or it
         // has as many READs outstanding as its max_rd_atomic allows.

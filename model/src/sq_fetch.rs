@@ -9,6 +9,12 @@
 //! `n = min(pi - fetch_idx, free slots, BATCH, entries before the ring end)`
 //! WQEs. This cycle's doorbell is looked through, so that an idle QP's
 //! request is visible the cycle after the doorbell.
+//!
+//! A rewind (`rw_*`) sets the QP's fetch index and empties its buffer; a
+//! read of the QP in flight then (its last beat this cycle included) is
+//! stale: its beats are not written, its WQEs never counted, its error not
+//! reported, and the QP stays busy until its last beat. Each slot keeps the
+//! SQ index of its WQE beside it (`idx_q`), popped into `wqe_idx`.
 
 use crate::dut::Dut;
 use crate::ports;
@@ -45,6 +51,11 @@ ports! {
         pub rd_data_status: u8 = 3 if rd_data_valid,
         pub wqe_pop_valid: bool = 1,
         pub wqe_pop_qp: u8 = 4 if wqe_pop_valid,
+        /// Pulse, always taken: fetch QP `rw_qp` again from SQ index
+        /// `rw_idx`, dropping its fetched WQEs. Never with a pop of that QP.
+        pub rw_valid: bool = 1,
+        pub rw_qp: u8 = 4 if rw_valid,
+        pub rw_idx: u16 = 16 if rw_valid,
     }
 }
 
@@ -63,6 +74,8 @@ ports! {
         pub wqe_valid: bool = 1,
         pub wqe_qp: u8 = 4 if wqe_valid,
         pub wqe_data: Beat = 512 if wqe_valid,
+        /// The popped WQE's SQ index (16 bits, not reduced mod ring size).
+        pub wqe_idx: u16 = 16 if wqe_valid,
         /// Pulse: a WQE read of `err_qp` failed, its WQEs are dropped.
         pub err_valid: bool = 1,
         pub err_qp: u8 = 4 if err_valid,
@@ -82,6 +95,10 @@ pub struct SqFetch {
     fidx_q: [u16; QPS],
     /// A read of the QP is in flight (issued, last beat not yet back).
     busy_q: [bool; QPS],
+    /// The QP's read in flight was overtaken by a rewind: discard its beats.
+    stale_q: [bool; QPS],
+    /// WQEs of the QP's read in flight (its start is `fidx_q - rn_q`).
+    rn_q: [u8; QPS],
     /// Buffer slot of the QP's oldest fetched WQE.
     hd_q: [u8; QPS],
     /// Fetched WQEs waiting in the QP's slots.
@@ -98,9 +115,12 @@ pub struct SqFetch {
     bcnt_q: u8,
     /// The WQE buffer: entry `q * SLOTS + slot`.
     mem_q: Vec<Beat>,
+    /// SQ index of each buffer entry, same addressing.
+    idx_q: Vec<u16>,
     wqe_valid_q: bool,
     wqe_qp_q: u8,
     wqe_data_q: Beat,
+    wqe_idx_q: u16,
     err_valid_q: bool,
     err_qp_q: u8,
     ev_wqe_n_q: u8,
@@ -115,6 +135,8 @@ impl Default for SqFetch {
             log_q: [0; QPS],
             fidx_q: [0; QPS],
             busy_q: [false; QPS],
+            stale_q: [false; QPS],
+            rn_q: [0; QPS],
             hd_q: [0; QPS],
             cnt_q: [0; QPS],
             wqe_avail_q: 0,
@@ -126,9 +148,11 @@ impl Default for SqFetch {
             infl: SyncFifo::new(INFL),
             bcnt_q: 0,
             mem_q: vec![Beat::default(); QPS * SLOTS],
+            idx_q: vec![0; QPS * SLOTS],
             wqe_valid_q: false,
             wqe_qp_q: 0,
             wqe_data_q: Beat::default(),
+            wqe_idx_q: 0,
             err_valid_q: false,
             err_qp_q: 0,
             ev_wqe_n_q: 0,
@@ -166,6 +190,7 @@ impl SqFetch {
             wqe_valid: self.wqe_valid_q,
             wqe_qp: self.wqe_qp_q,
             wqe_data: self.wqe_data_q,
+            wqe_idx: self.wqe_idx_q,
             err_valid: self.err_valid_q,
             err_qp: self.err_qp_q,
             ev_wqe_n: self.ev_wqe_n_q,
@@ -200,12 +225,15 @@ impl Dut for SqFetch {
             log_e[dq] = i.db_sq_log & 31;
         }
 
-        // ---- Eligibility and round robin from rr_q. ----
+        // ---- Eligibility and round robin from rr_q; a QP being rewound
+        // is not eligible this cycle. ----
+        let rq = (i.rw_qp & qmask) as usize;
         let elig = |q: usize| {
             state_e[q] != 0
                 && pi_e[q] != self.fidx_q[q]
                 && !self.busy_q[q]
                 && (self.cnt_q[q] as usize) != SLOTS
+                && !(i.rw_valid && rq == q)
         };
         let sel = (0..QPS)
             .map(|k| (self.rr_q as usize + k) % QPS)
@@ -227,8 +255,17 @@ impl Dut for SqFetch {
         // ---- Returning beats: the head read of the in-flight FIFO. ----
         let beat = i.rd_data_valid && self.rd_data_ready_q && self.infl.out_valid();
         let last = beat && i.rd_data_last;
-        let ok = last && i.rd_data_status & 7 == 0;
         let hq = self.infl.out_data() as usize;
+        // A read overtaken by a rewind (earlier or now) is discarded.
+        let stale = self.stale_q[hq] || (i.rw_valid && rq == hq);
+        let keep = beat && !stale;
+        let last_f = last && !stale;
+        let ok = last_f && i.rd_data_status & 7 == 0;
+        // The beat's SQ index: the fetch index does not move while a
+        // non-stale read of the QP is in flight.
+        let widx = self.fidx_q[hq]
+            .wrapping_sub(self.rn_q[hq] as u16)
+            .wrapping_add(self.bcnt_q as u16);
         // The beat's slot: past the QP's fetched WQEs. A pop moves head and
         // count together, so head + count stays put during the read.
         let wslot =
@@ -241,11 +278,13 @@ impl Dut for SqFetch {
         let pop = i.wqe_pop_valid && self.cnt_q[pq] != 0;
         if pop {
             self.wqe_data_q = self.mem_q[pq * SLOTS + self.hd_q[pq] as usize];
+            self.wqe_idx_q = self.idx_q[pq * SLOTS + self.hd_q[pq] as usize];
             self.wqe_qp_q = pq as u8;
         }
         self.wqe_valid_q = pop;
-        if beat {
+        if keep {
             self.mem_q[hq * SLOTS + wslot] = i.rd_data;
+            self.idx_q[hq * SLOTS + wslot] = widx;
         }
 
         // ---- Per-QP state. ----
@@ -259,11 +298,19 @@ impl Dut for SqFetch {
                 self.hd_q[q] = (self.hd_q[q] + 1) % SLOTS as u8;
             }
             self.cnt_q[q] = c;
+            if i.rw_valid && rq == q {
+                // Not eligible this cycle: no issue of q below.
+                self.cnt_q[q] = 0;
+                self.fidx_q[q] = i.rw_idx;
+                self.stale_q[q] = self.busy_q[q];
+            }
             if last && hq == q {
                 self.busy_q[q] = false;
+                self.stale_q[q] = false;
             }
             if issue && sel == q {
                 self.busy_q[q] = true;
+                self.rn_q[q] = req_n as u8;
                 self.fidx_q[q] = self.fidx_q[q].wrapping_add(req_n as u16);
             }
         }
@@ -292,8 +339,8 @@ impl Dut for SqFetch {
         };
 
         self.rd_data_ready_q = true;
-        self.err_valid_q = last && !ok;
-        if last {
+        self.err_valid_q = last_f && !ok;
+        if last_f {
             self.err_qp_q = hq as u8;
         }
         self.ev_wqe_n_q = if ok { n_done } else { 0 };
@@ -309,6 +356,8 @@ impl Trace for SqFetch {
         t.reg("log_q", 80, &self.log_q);
         t.reg("fidx_q", 256, &self.fidx_q);
         t.reg("busy_q", 16, &self.busy_q);
+        t.reg("stale_q", 16, &self.stale_q);
+        t.reg("rn_q", 48, &self.rn_q);
         t.reg("hd_q", 32, &self.hd_q);
         t.reg("cnt_q", 48, &self.cnt_q);
         t.reg("wqe_avail_q", 16, &self.wqe_avail_q);
@@ -321,6 +370,7 @@ impl Trace for SqFetch {
         t.reg("wqe_valid_q", 1, &self.wqe_valid_q);
         t.reg("wqe_qp_q", 4, &self.wqe_qp_q);
         t.reg("wqe_data_q", 512, &self.wqe_data_q);
+        t.reg("wqe_idx_q", 16, &self.wqe_idx_q);
         t.reg("err_valid_q", 1, &self.err_valid_q);
         t.reg("err_qp_q", 4, &self.err_qp_q);
         t.reg("ev_wqe_n_q", 4, &self.ev_wqe_n_q);

@@ -34,6 +34,10 @@ struct Bench {
     popped: Vec<(u64, u8, u64)>,
     errs: Vec<(u64, u8)>,
     ev: Vec<(u64, u8)>,
+    /// Rewinds to apply: (cycle, qp, index).
+    rws: Vec<(u64, u8, u16)>,
+    /// wqe_idx of each pop, in `popped` order.
+    popped_idx: Vec<u16>,
 }
 
 /// WQE `idx` of QP `q`: its wr_id says who it is, the rest is a pattern.
@@ -71,6 +75,8 @@ impl Bench {
             popped: Vec::new(),
             errs: Vec::new(),
             ev: Vec::new(),
+            rws: Vec::new(),
+            popped_idx: Vec::new(),
         }
     }
 
@@ -136,12 +142,18 @@ impl Bench {
             i.wqe_pop_valid = true;
             i.wqe_pop_qp = o.wqe_avail.trailing_zeros() as u8;
         }
+        if let Some(&(_, q, idx)) = self.rws.iter().find(|r| r.0 == self.cycle) {
+            i.rw_valid = true;
+            i.rw_qp = q;
+            i.rw_idx = idx;
+        }
         self.out = self.dut.tick(&i);
         self.cycle += 1;
         let o = self.out;
         if o.wqe_valid {
             let id = u64::from_le_bytes(o.wqe_data[..8].try_into().unwrap());
             self.popped.push((self.cycle, o.wqe_qp, id));
+            self.popped_idx.push(o.wqe_idx);
         }
         if o.err_valid {
             self.errs.push((self.cycle, o.err_qp));
@@ -375,4 +387,54 @@ fn reset_state_and_repeated_doorbells_do_not_fetch() {
     b.run(30);
     assert_eq!(b.req_list().len(), 2);
     assert_eq!(b.popped_ids(6).len(), 4);
+}
+
+#[test]
+fn rewind_drops_fetched_wqes_and_a_stale_read() {
+    // QP 3, a ring of 16: a read of 3 (taken at 1, beats at 11..13,
+    // available at 14); pop index 0.
+    let mut b = Bench::new(10);
+    b.auto_pop = false;
+    b.post(3, BASE, 4, 0, 3, 1);
+    b.run(16);
+    assert_eq!(b.out.wqe_avail, 1 << 3);
+    b.pops.push_back(3);
+    b.step();
+    assert_eq!(b.popped_idx, vec![0]);
+    // 5 more: with 2 slots free, a read of indices 3 and 4.
+    b.post(3, BASE, 4, 3, 8, 1);
+    b.run(3);
+    assert_eq!(b.reqs.len(), 2);
+    assert_eq!((b.reqs[1].1, b.reqs[1].2), (BASE + 64 * 3, 128));
+    // Rewind to 1 while it is in flight: indices 1, 2 are dropped, its
+    // beats are discarded, and the QP reads again from 1 after it ends.
+    let at = b.cycle;
+    b.rws.push((at, 3, 1));
+    b.step();
+    assert_eq!(
+        b.out.wqe_avail, 0,
+        "wqe_avail low the cycle after the rewind"
+    );
+    b.auto_pop = true;
+    b.run(80);
+    assert_eq!(b.popped_idx, vec![0, 1, 2, 3, 4, 5, 6, 7]);
+    let want: Vec<u64> = (0..8).map(|k| wr_id(3, k)).collect();
+    assert_eq!(b.popped_ids(3), want);
+    assert_eq!(b.reqs[2].1, BASE + 64);
+    assert!(b.reqs[2].0 > at + 5, "the re-read waits for the stale one");
+    assert!(b.errs.is_empty());
+}
+
+#[test]
+fn a_stale_read_reports_no_error() {
+    let mut b = Bench::new(6);
+    b.post(1, BASE, 3, 0, 2, 1);
+    b.fail = vec![0];
+    // The read is taken at 1; rewind to 0 at 3, before its beats.
+    b.rws.push((3, 1, 0));
+    b.run(40);
+    assert!(b.errs.is_empty(), "a stale read's failure is not reported");
+    assert_eq!(b.reqs.len(), 2, "the QP reads again");
+    assert_eq!(b.popped_ids(1), vec![wr_id(1, 0), wr_id(1, 1)]);
+    assert_eq!(b.popped_idx, vec![0, 1]);
 }

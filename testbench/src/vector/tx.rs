@@ -167,6 +167,18 @@ pub struct QpSpec {
     /// a requester (0 acts as 1). Omitted: 7, the most the field holds.
     #[serde(default = "default_max_rd", skip_serializing_if = "is_max_rd_default")]
     pub max_rd_atomic: u8,
+    /// RETRY.TIMEOUT: local ACK timeout 4.096 us x 2^timeout, 0 = no timer
+    /// (0..31; omitted: 0, the register's reset value).
+    #[serde(default, skip_serializing_if = "is_zero8")]
+    pub timeout: u8,
+    /// RETRY.RETRY_CNT: retransmissions after a timeout or a sequence-error
+    /// NAK before the QP fails (0..7; omitted: 7, the reset value).
+    #[serde(default = "default_retry", skip_serializing_if = "is_retry_default")]
+    pub retry_cnt: u8,
+    /// RETRY.RNR_RETRY: retransmissions after an RNR NAK, 7 = no limit
+    /// (0..7; omitted: 7, the reset value).
+    #[serde(default = "default_retry", skip_serializing_if = "is_retry_default")]
+    pub rnr_retry: u8,
     /// The responder's expected PSN (EPSN, written before CTRL).
     #[serde(default, skip_serializing_if = "is_zero32")]
     pub epsn: u32,
@@ -212,6 +224,12 @@ fn default_max_rd() -> u8 {
 }
 fn is_max_rd_default(v: &u8) -> bool {
     *v == default_max_rd()
+}
+fn default_retry() -> u8 {
+    7
+}
+fn is_retry_default(v: &u8) -> bool {
+    *v == default_retry()
 }
 fn default_max_dest_rd_atomic() -> u8 {
     7
@@ -555,6 +573,17 @@ impl super::Vector {
                     p("max_rd_atomic"),
                     format!("{} does not fit in 3 bits", q.max_rd_atomic),
                 );
+            }
+            if q.timeout > 31 {
+                return e(
+                    p("timeout"),
+                    format!("{} does not fit in 5 bits (RETRY.TIMEOUT)", q.timeout),
+                );
+            }
+            for (name, v) in [("retry_cnt", q.retry_cnt), ("rnr_retry", q.rnr_retry)] {
+                if v > 7 {
+                    return e(p(name), format!("{v} does not fit in 3 bits (0..7)"));
+                }
             }
             if q.dscp >= 64 {
                 return e(p("dscp"), format!("{} does not fit in 6 bits", q.dscp));

@@ -260,9 +260,16 @@ fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
         (a + QP_RQ_LOG_OFF, rq.log_size as u32),
         (a + QP_RESP_OFF, resp),
         (a + QP_EPSN_OFF, q.epsn),
-        // Last: the QP becomes active only once everything else is set.
-        (a + QP_CTRL_OFF, ctrl),
     ]);
+    // RETRY (docs/retransmission.md): written only when it differs from its
+    // reset value, so that a vector that does not name the fields keeps
+    // its programming sequence, and with it every cycle it recorded.
+    let retry = q.timeout as u32 | (q.retry_cnt as u32) << 8 | (q.rnr_retry as u32) << 12;
+    if retry != QP_RETRY_RESET {
+        w.push((a + QP_RETRY_OFF, retry));
+    }
+    // Last: the QP becomes active only once everything else is set.
+    w.push((a + QP_CTRL_OFF, ctrl));
     w
 }
 
@@ -284,5 +291,39 @@ impl RnicTopEnv {
             self.posted[qp as usize] += 1;
         }
         (self.posted[qp as usize] as u32 & 0xFFFF) | qp << 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qp(extra: &str) -> QpSpec {
+        let v = Vector::parse(
+            std::path::Path::new("program.json"),
+            &format!(
+                r#"{{"format": 1, "name": "t", "top": "rnic_top", "description": "d",
+                "checked_against": "c",
+                "cqs": [{{"cq": 0, "ring": {{"base": "0x20000000", "log_size": 4}}}}],
+                "qps": [{{"qp": 3, "type": "rc", "remote_qpn": 77, "mtu": 1024, "cq": 0,
+                         "dst_mac": "02:00:00:00:01:00", "src_mac": "02:00:00:00:00:00",
+                         "ip": {{"ipv4": {{"src": "10.0.0.1", "dst": "10.0.1.1"}}}},
+                         "sq": {{"base": "0x10000000", "log_size": 6}}{extra}}}],
+                "max_cycles": 1000}}"#
+            ),
+        )
+        .unwrap();
+        v.qps[0].clone()
+    }
+
+    #[test]
+    fn retry_is_written_when_it_differs_from_its_reset_value() {
+        let at = QP_BASE + 3 * QP_STRIDE + QP_RETRY_OFF;
+        let w = qp_writes(&qp(""));
+        assert!(w.iter().all(|&(a, _)| a != at), "defaults: no RETRY write");
+        let w = qp_writes(&qp(r#", "timeout": 14, "retry_cnt": 3, "rnr_retry": 6"#));
+        let retry: Vec<u32> = w.iter().filter(|x| x.0 == at).map(|x| x.1).collect();
+        assert_eq!(retry, vec![14 | 3 << 8 | 6 << 12]);
+        assert_eq!(w.last().unwrap().0, QP_BASE + 3 * QP_STRIDE + QP_CTRL_OFF);
     }
 }
