@@ -15,13 +15,17 @@
 //! and inserts damaged ones (wrong opcode, wrong length, no AETH, an AETH
 //! on a MIDDLE, a NAK-class syndrome); stray responses go to QPs with
 //! nothing outstanding (or far ahead of anything outstanding); QPs are
-//! cleared with READs and responses in flight; rings fill.
+//! cleared with READs and responses in flight; rings fill. Some READs the
+//! peer answers up to a response k > 0 and then again from k as the answer
+//! of a re-request (FIRST, or ONLY when one is left), mostly after later
+//! responses arrived ahead (a gap, then quiet ones).
 //!
 //! The environment's own reference, from the contract alone (no model
 //! code): per QP the READs it pushed and the responses accepted of the
 //! oldest; for every header the one outcome (accepted, no READ, duplicate,
-//! PSN ahead, bad), the command (payload to `addr + k MTU`, or the empty
-//! one), the READ done token (exactly once per READ, after its last
+//! PSN ahead, bad; the opcode rule as relaxed for re-requests), the gap
+//! pulse (once per episode, the first missing PSN), the command (payload
+//! to `addr + k MTU`, or the empty one), the READ done token (exactly once per READ, after its last
 //! command, in order), the counter pulse two cycles after the take. It
 //! checks every command's address and the frame bytes it names against the
 //! READ's data (so every byte of every READ lands once, at its address),

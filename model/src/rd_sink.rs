@@ -11,15 +11,20 @@
 //! order, AETH, payload length, in that order; an accepted response gives
 //! `rx_wr` one command (its payload to `addr + k MTU`), a dropped one the
 //! empty command, and H's last response is followed by a READ done token
-//! (`resp_tok::tok_rdone`) and pops H.
+//! (`resp_tok::tok_rdone`) and pops H. Past H's first response a
+//! re-request's answer is accepted too (a FIRST where a MIDDLE is due, an
+//! ONLY where a LAST is). A response ahead of H's next PSN reports that PSN
+//! on `gap_*`, once per episode of its QP (`gp_q`), until a response of the
+//! QP is accepted or the QP is cleared.
 //!
 //! Storage as the RTL: the ring in a RAM of QPS x DEPTH rows, k in a RAM of
 //! QPS rows, both read (registered) when a header is taken; per QP in flops
-//! the ring head, count and `kz` (k reads as zero).
+//! the ring head, count, `kz` (k reads as zero), `rr_block` and `gp`.
 //!
 //! Cycles (header taken at n): S_DEC at n+1 decides and commits, the
-//! counter pulse at n+2, S_CMD at n+2 loads the command (on `wc_*` from
-//! n+3), S_TOK the token after it; `hd_ready` rises with the last one.
+//! counter pulse (and a gap pulse) at n+2, S_CMD at n+2 loads the command
+//! (on `wc_*` from n+3), S_TOK the token after it; `hd_ready` rises with
+//! the last one.
 
 use crate::dut::Dut;
 use crate::params::{bth_op, QPS};
