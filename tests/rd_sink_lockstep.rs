@@ -15,13 +15,17 @@
 //! and inserts damaged ones (wrong opcode, wrong length, no AETH, an AETH
 //! on a MIDDLE, a NAK-class syndrome); stray responses go to QPs with
 //! nothing outstanding (or far ahead of anything outstanding); QPs are
-//! cleared with READs and responses in flight; rings fill.
+//! cleared with READs and responses in flight; rings fill. Some READs the
+//! peer answers up to a response k > 0 and then again from k as the answer
+//! of a re-request (FIRST, or ONLY when one is left), mostly after later
+//! responses arrived ahead (a gap, then quiet ones).
 //!
 //! The environment's own reference, from the contract alone (no model
 //! code): per QP the READs it pushed and the responses accepted of the
 //! oldest; for every header the one outcome (accepted, no READ, duplicate,
-//! PSN ahead, bad), the command (payload to `addr + k MTU`, or the empty
-//! one), the READ done token (exactly once per READ, after its last
+//! PSN ahead, bad; the opcode rule as relaxed for re-requests), the gap
+//! pulse (once per episode, the first missing PSN), the command (payload
+//! to `addr + k MTU`, or the empty one), the READ done token (exactly once per READ, after its last
 //! command, in order), the counter pulse two cycles after the take. It
 //! checks every command's address and the frame bytes it names against the
 //! READ's data (so every byte of every READ lands once, at its address),
@@ -109,6 +113,17 @@ impl Read {
             (false, false) => MIDDLE,
         }
     }
+    /// The opcode of response j when the peer answers a re-request of the
+    /// rest of the READ from response k (a new READ: FIRST..LAST, or ONLY
+    /// when one response is left).
+    fn opcode_from(&self, k: u32, j: u32) -> u8 {
+        match (j == k, j + 1 == self.n()) {
+            (true, true) => ONLY,
+            (true, false) => FIRST,
+            (false, true) => LAST,
+            (false, false) => MIDDLE,
+        }
+    }
     /// Payload of response j: an MTU, the rest for the last.
     fn pay(&self, j: u32) -> usize {
         if j + 1 == self.n() {
@@ -150,6 +165,14 @@ struct Pkt {
     off: u64,
     len: usize,
     why: Why,
+}
+
+/// Response j of `r` as the answer to a re-request from response k.
+fn again(r: &Read, k: u32, j: u32, syn: u8) -> Pkt {
+    Pkt {
+        opcode: r.opcode_from(k, j),
+        ..good(r, j, syn)
+    }
 }
 
 fn good(r: &Read, j: u32, syn: u8) -> Pkt {
@@ -257,9 +280,21 @@ fn damaged(rng: &mut SplitMix64, r: &Read, p: &Pkt, kind: Why) -> Pkt {
     d.why = kind;
     match kind {
         Why::WrongOp => {
+            // Past response 0 a FIRST stands for a MIDDLE and an ONLY for
+            // a LAST (a re-request's answer): neither is a wrong opcode.
+            let alt = match p.opcode {
+                _ if p.off == 0 => p.opcode,
+                FIRST => MIDDLE,
+                MIDDLE => FIRST,
+                LAST => ONLY,
+                _ => LAST,
+            };
             let ops = [FIRST, MIDDLE, LAST, ONLY];
-            let others: Vec<u8> = ops.into_iter().filter(|&o| o != p.opcode).collect();
-            d.opcode = others[rng.below(3) as usize];
+            let others: Vec<u8> = ops
+                .into_iter()
+                .filter(|&o| o != p.opcode && o != alt)
+                .collect();
+            d.opcode = others[rng.below(others.len() as u64) as usize];
             d.syn = 0;
         }
         Why::WrongLen => {
@@ -373,6 +408,9 @@ struct Counts {
     bad: u64,
 }
 
+/// A gap pulse due: the QP and the first missing PSN.
+type Gap = Option<(usize, u32)>;
+
 #[derive(Default)]
 struct Tally {
     cycles: u64,
@@ -395,6 +433,15 @@ struct Tally {
     blk_fall: u64,
     waits: u64,
     full_speed: u64,
+    /// Accepted past response 0: a FIRST where a MIDDLE was due, an ONLY
+    /// where a LAST was (a re-request's answer).
+    rereq_first: u64,
+    rereq_only: u64,
+    /// Responses ahead: reported as a gap, or not (an episode open).
+    gaps: u64,
+    gap_quiet: u64,
+    /// READs the peer answered again from some response k > 0.
+    rereqs: u64,
 }
 
 struct SinkEnv {
@@ -413,11 +460,17 @@ struct SinkEnv {
     fault_pm: u64,
     clear_pm: u64,
     stray_pm: u64,
+    /// Per mille of READs of more than one response the peer answers up
+    /// to some response k > 0, then again from k as a re-request's answer.
+    rereq_pm: u64,
     full_speed: bool,
     // ---- the reference ----
     reads: Vec<Read>,
     book: Vec<VecDeque<Read>>,
     k: Vec<u32>,
+    /// Per QP: a gap was reported and no response of the QP accepted (nor a
+    /// clear) since.
+    gp: Vec<bool>,
     placed: Vec<u64>,
     done: Vec<bool>,
     /// rr_block as it must read next cycle, and the READ popped this
@@ -427,7 +480,7 @@ struct SinkEnv {
     offer: Option<(Pkt, Vec<u8>, RxMeta)>,
     pending: Option<Taken>,
     expect: VecDeque<Exp>,
-    ev_due: VecDeque<(u64, Counts)>,
+    ev_due: VecDeque<(u64, Counts, Gap)>,
     last_take: Option<(u64, bool)>,
     /// The last cycle's wc offer, when it was not taken (must be held).
     held: Option<RdSinkOut>,
@@ -499,10 +552,12 @@ impl SinkEnv {
             fault_pm: if faulty { 20 + rng.below(40) } else { 0 },
             clear_pm: if faulty { rng.below(2) } else { 0 },
             stray_pm: if faulty { 5 + rng.below(20) } else { 0 },
+            rereq_pm: [0, 100, 300][rng.below(3) as usize],
             full_speed,
             reads: Vec::new(),
             book: vec![VecDeque::new(); QPS],
             k: vec![0; QPS],
+            gp: vec![false; QPS],
             placed: Vec::new(),
             done: Vec::new(),
             blk: vec![false; QPS],
@@ -575,7 +630,8 @@ impl SinkEnv {
         // bound before the ring is full.
         self.gens[a].max = 1 + self.rng.below(DEPTH as u64 - 1) as u8;
         let x = self.new_read(a, 7, 2 * 4096 + 1);
-        self.script.push_back(Step::Push(x, 1));
+        // All three of X's responses come from the prologue.
+        self.script.push_back(Step::Push(x, 3));
         let zero = self.rng.below(7) as u8;
         let big = (zero + 1 + self.rng.below(6) as u8) % 7;
         for c in 0..DEPTH as u8 - 1 {
@@ -624,7 +680,17 @@ impl SinkEnv {
         self.script.push_back(Step::Pkt(dup));
         let d = damaged(&mut self.rng, &x, &good(&x, 1, 0), Why::MidAeth);
         self.script.push_back(Step::Pkt(d));
-        self.gens[a].last_good = Some(x0);
+        // A gap episode: response 2 ahead (the gap of psn0 + 1 reported),
+        // again (quiet), then the answers of re-requests: a FIRST at 1
+        // where a MIDDLE is due, an ONLY at 2 where the LAST is.
+        let mut x2 = good(&x, 2, 0);
+        x2.why = Why::Ahead;
+        self.script.push_back(Step::Pkt(x2.clone()));
+        self.script.push_back(Step::Pkt(x2));
+        self.script.push_back(Step::Pkt(again(&x, 1, 1, 0)));
+        let x2o = again(&x, 2, 2, 0);
+        self.script.push_back(Step::Pkt(x2o.clone()));
+        self.gens[a].last_good = Some(x2o);
         self.script.push_back(Step::Pkt(good(&y1, 0, 0)));
         self.script.push_back(Step::Settle);
         self.script.push_back(Step::Clear(b));
@@ -644,8 +710,40 @@ impl SinkEnv {
             return;
         };
         let faults = self.fault_pm;
+        let rereq_pm = self.rereq_pm;
         let rng = &mut self.rng;
-        let mut list: Vec<Pkt> = (j0..r.n()).map(|j| good(&r, j, ack_syn(rng))).collect();
+        let n = r.n();
+        // A re-request: the peer answers up to response k - 1, then (as
+        // the requester asked again for the rest from k) FIRST/ONLY at k.
+        // Mostly a loss came first: one to three later responses arrive
+        // ahead (a gap, then quiet ones), some of them twice.
+        let rq = (n - j0 > 1 && rng.below(1000) < rereq_pm)
+            .then(|| j0 + 1 + rng.below((n - j0 - 1) as u64) as u32);
+        let mut list: Vec<Pkt> = (j0..n)
+            .map(|j| match rq {
+                Some(k) if j >= k => again(&r, k, j, ack_syn(rng)),
+                _ => good(&r, j, ack_syn(rng)),
+            })
+            .collect();
+        if let Some(k) = rq {
+            self.t.rereqs += 1;
+            if k + 1 < n && rng.percent(70) {
+                let mut ahead = Vec::new();
+                for _ in 0..1 + rng.below(3) {
+                    let j = k + 1 + rng.below((n - k - 1) as u64) as u32;
+                    let p = Pkt {
+                        why: Why::Ahead,
+                        ..good(&r, j, 0)
+                    };
+                    if rng.percent(30) {
+                        ahead.push(p.clone());
+                    }
+                    ahead.push(p);
+                }
+                let at = (k - j0) as usize;
+                list.splice(at..at, ahead);
+            }
+        }
         // A packet lost: the next (up to two) arrive first, then it again.
         if faults > 0 && rng.below(1000) < 5 * faults && list.len() > 1 {
             let j = rng.below(list.len() as u64 - 1) as usize;
@@ -686,7 +784,9 @@ impl SinkEnv {
                 });
             }
         }
-        g.last_good = sent.last().cloned();
+        if !sent.is_empty() {
+            g.last_good = sent.last().cloned();
+        }
     }
 
     fn offer(&mut self, p: Pkt) {
@@ -706,6 +806,7 @@ impl SinkEnv {
         let mut ev = Counts::default();
         let mut cmd = (m.hdr_len as u16, 0u16, 0u64, None);
         let mut tok = None;
+        let mut gap: Gap = None;
         if !t.has || clr == Some(q) {
             ev.unexp = 1;
         } else {
@@ -718,15 +819,30 @@ impl SinkEnv {
                     ev.dup = 1;
                 } else {
                     ev.seq = 1;
+                    // Ahead: reported once per episode, the first PSN
+                    // missing.
+                    if self.gp[q] {
+                        self.t.gap_quiet += 1;
+                    } else {
+                        self.gp[q] = true;
+                        gap = Some((q, exp_psn));
+                        self.t.gaps += 1;
+                    }
                 }
             } else {
+                // Rule 3, relaxed past response 0: a re-request's answer
+                // may put a FIRST where a MIDDLE is due, an ONLY where a
+                // LAST is. Rule 4 by the opcode received.
                 let want = h.opcode(k);
-                let aeth_ok = if want == MIDDLE {
+                let op_ok = m.opcode == want
+                    || (k > 0 && want == MIDDLE && m.opcode == FIRST)
+                    || (k > 0 && want == LAST && m.opcode == ONLY);
+                let aeth_ok = if m.opcode == MIDDLE {
                     !m.has_aeth
                 } else {
                     m.has_aeth && m.aeth >> 29 == 0
                 };
-                if m.opcode != want || !aeth_ok || m.pay_len as usize != h.pay(k) {
+                if !op_ok || !aeth_ok || m.pay_len as usize != h.pay(k) {
                     ev.bad = 1;
                     let kind = match t.pkt.why {
                         Why::WrongOp => 0,
@@ -747,6 +863,9 @@ impl SinkEnv {
                         h.id
                     );
                     ev.exec = 1;
+                    self.gp[q] = false;
+                    self.t.rereq_first += (k > 0 && m.opcode == FIRST) as u64;
+                    self.t.rereq_only += (k > 0 && m.opcode == ONLY) as u64;
                     let pay = m.pay_len;
                     let addr = if pay == 0 {
                         0
@@ -791,19 +910,21 @@ impl SinkEnv {
         w.seq += ev.seq;
         w.bad += ev.bad;
         // The pulse is visible the cycle after the decision.
-        self.ev_due.push_back((c + 1, ev));
+        self.ev_due.push_back((c + 1, ev, gap));
     }
 
     /// This cycle's outputs against the reference; `ready` is this cycle's
     /// wc_ready.
     fn check(&mut self, c: u64, o: &RdSinkOut, ready: bool) {
-        let ev = match self.ev_due.front() {
-            Some(&(t, e)) if t == c => {
+        let (ev, gap) = match self.ev_due.front() {
+            Some(&(t, e, g)) if t == c => {
                 self.ev_due.pop_front();
-                e
+                (e, g)
             }
-            _ => Counts::default(),
+            _ => (Counts::default(), None),
         };
+        let got_gap = o.gap_valid.then_some((o.gap_qp as usize, o.gap_psn));
+        assert_eq!(got_gap, gap, "cycle {c}: gap pulse (QP, first missing PSN)");
         let got = Counts {
             exec: o.ev_exec as u64,
             done: o.ev_done as u64,
@@ -1107,6 +1228,7 @@ impl Env for SinkEnv {
             i.clr_qp = q as u8;
             self.book[q].clear();
             self.k[q] = 0;
+            self.gp[q] = false;
             self.gens[q].pushed.clear();
             self.t.clears += 1;
         } else {
@@ -1191,6 +1313,11 @@ fn rd_sink_random_lockstep() {
         t.blk_rise_max += e.blk_rise_max;
         t.blk_fall += e.blk_fall;
         t.full_speed += env.full_speed as u64;
+        t.rereq_first += e.rereq_first;
+        t.rereq_only += e.rereq_only;
+        t.gaps += e.gaps;
+        t.gap_quiet += e.gap_quiet;
+        t.rereqs += e.rereqs;
         t.done_zero += e.done_zero;
         t.done_wrap += e.done_wrap;
         t.done_big += e.done_big;
@@ -1216,7 +1343,8 @@ fn rd_sink_random_lockstep() {
          (by MTU code {:?}; {} of length 0, {} whose PSNs wrap, {} of 64 KiB or more), \
          {} bytes placed, {} clears, {} strays, {} cycles a command waited, \
          {} cases filling a ring, rr_block raised {} times below a full ring and \
-         lowered {} times",
+         lowered {} times; {} READs answered again from k > 0, accepted past \
+         response 0: {} FIRSTs, {} ONLYs; {} gaps reported, {} ahead quiet",
         run.cases,
         t.full_speed,
         t.cycles,
@@ -1243,7 +1371,12 @@ fn rd_sink_random_lockstep() {
         t.waits,
         t.full_cases,
         t.blk_rise_max,
-        t.blk_fall
+        t.blk_fall,
+        t.rereqs,
+        t.rereq_first,
+        t.rereq_only,
+        t.gaps,
+        t.gap_quiet
     );
     // Floors that hold by construction for any seed: every case runs until
     // it has taken 1,200 headers and finished 20 + DEPTH + 1 READs, each
@@ -1271,9 +1404,14 @@ fn rd_sink_random_lockstep() {
         ("zero-length READs", t.done_zero),
         ("PSN wraps", t.done_wrap),
         ("READs of 64 KiB or more", t.done_big),
+        ("re-request FIRSTs accepted", t.rereq_first),
+        ("re-request ONLYs accepted", t.rereq_only),
+        ("ahead responses quiet in an episode", t.gap_quiet),
     ] {
         assert!(v >= n, "only {v} {what}");
     }
+    // The prologue opens two episodes (a MIDDLE ahead, X's LAST ahead).
+    assert!(t.gaps >= 2 * n, "only {} gaps reported", t.gaps);
     assert!(c.bad >= 5 * n, "only {} bad", c.bad);
     for (k, v) in t.bad_kind.iter().enumerate() {
         assert!(*v >= n, "only {v} bad responses of damage {k}");
@@ -1528,4 +1666,77 @@ fn rd_sink_rr_block_follows_max_rd_atomic() {
     assert_eq!(got, want, "rr_block of QP 5, cycle by cycle");
     assert!(outs[6].ev_done, "READ 0 done (pulse at take + 2)");
     assert!(outs.iter().all(|o| o.rr_block & !(1 << 5) == 0));
+}
+
+/// The gap report by the schedule of docs/rd_sink.md: a response ahead
+/// taken at n pulses `gap_*` at n + 2 (with `ev_seq`), naming the head
+/// READ's first missing PSN, psn0 + k; more responses ahead of the QP stay
+/// quiet until one of its responses is accepted (here the answer of a
+/// re-request, a FIRST where a MIDDLE is due) or the QP is cleared. PSNs
+/// wrap (psn0 = 2^24 - 2).
+#[test]
+fn rd_sink_gap_once_per_episode() {
+    let r = Read {
+        id: 1,
+        qp: 6,
+        psn: PSN_MASK - 1,
+        len: 4 * 256,
+        addr: 0x2000,
+        code: 1,
+        max: 0,
+    };
+    let r2 = Read {
+        id: 2,
+        psn: 100,
+        len: 2 * 256,
+        addr: 0x8000,
+        ..r
+    };
+    let ahead = |r: &Read, j: u32| Pkt {
+        why: Why::Ahead,
+        ..good(r, j, 0)
+    };
+    let clr = RdSinkIn {
+        clr_valid: true,
+        clr_qp: 6,
+        ..idle()
+    };
+    // Headers every 5 cycles from 3: FIRST, 2 ahead (gap: psn0 + 1), 3
+    // and 2 ahead (quiet), the re-request's FIRST at 1 (accepted, the
+    // episode closed), 3 ahead (gap: psn0 + 2). A clear at 33 and a new
+    // READ at 34: its response 1 ahead at 36 (gap: 100), then both
+    // responses.
+    let hdrs = [
+        (3, good(&r, 0, 0)),
+        (8, ahead(&r, 2)),
+        (13, ahead(&r, 3)),
+        (18, ahead(&r, 2)),
+        (23, again(&r, 1, 1, 0)),
+        (28, ahead(&r, 3)),
+        (36, ahead(&r2, 1)),
+        (41, good(&r2, 0, 0)),
+        (46, good(&r2, 1, 0)),
+    ];
+    let mut steps = vec![idle(); 56];
+    steps[1] = rr(&r);
+    steps[33] = clr;
+    steps[34] = rr(&r2);
+    for (c, p) in &hdrs {
+        steps[*c] = hd(p);
+    }
+    let (outs, fails) = both(&steps);
+    assert_eq!(fails, vec![]);
+    for (c, _) in &hdrs {
+        assert!(outs[*c].hd_ready, "header at {c} taken");
+    }
+    let gaps: Vec<(usize, u8, u32)> = (0..outs.len())
+        .filter(|&c| outs[c].gap_valid)
+        .map(|c| (c, outs[c].gap_qp, outs[c].gap_psn))
+        .collect();
+    assert_eq!(gaps, vec![(10, 6, PSN_MASK), (30, 6, 0), (38, 6, 100)]);
+    let seq: Vec<usize> = (0..outs.len()).filter(|&c| outs[c].ev_seq).collect();
+    assert_eq!(seq, vec![10, 15, 20, 30, 38]);
+    let exec: Vec<usize> = (0..outs.len()).filter(|&c| outs[c].ev_exec).collect();
+    assert_eq!(exec, vec![5, 25, 43, 48]);
+    assert!(outs[48].ev_done, "the second READ done");
 }

@@ -16,12 +16,15 @@
 // decision; registered read at the take). In flops, bitmap-sized: per QP
 // the ring head (SW bits), the count (CW bits), kz (k reads as zero:
 // after reset, a clear, or the READ's last response) and rr_block (the QP
-// has as many READs outstanding as its max_rd_atomic allows, or DEPTH).
+// has as many READs outstanding as its max_rd_atomic allows, or DEPTH) and
+// gp (a gap of the QP was reported: the episode is open).
 //
 // Per header (FSM): S_IDLE takes it and issues both reads; S_DEC decides
 // (no READ, PSN, opcode order, AETH, length; docs/rd_sink.md) and commits
 // (k written, the READ popped after its last response); S_CMD gives the one
-// command; S_TOK the token when the READ is done.
+// command; S_TOK the token when the READ is done. A response ahead of the
+// head READ's next PSN opens a gap episode of its QP and pulses gap_* once
+// (the first missing PSN); an accepted response or a clear closes it.
 module rd_sink #(
   parameter int QPS   = rnic_pkg::QPS,
   parameter int DEPTH = 8
@@ -55,7 +58,10 @@ module rd_sink #(
   output logic                           ev_dup,
   output logic                           ev_seq,
   output logic                           ev_bad,
-  output logic                           ev_rr_full
+  output logic                           ev_rr_full,
+  output logic                           gap_valid,
+  output logic [$clog2(QPS)-1:0]         gap_qp,
+  output logic [23:0]                    gap_psn
 );
   `RNIC_ASSERT_IMPORT
 
@@ -127,6 +133,7 @@ module rd_sink #(
   logic [QPS*CW-1:0] cnt_q, cnt_d;
   logic [QPS-1:0]    kz_q, kz_d;
   logic [QPS-1:0]    blk_q, blk_d;
+  logic [QPS-1:0]    gp_q, gp_d;
   // The decision: the command's length and address, a token due.
   logic [12:0]       c_len_q, c_len_d;
   logic [63:0]       c_addr_q, c_addr_d;
@@ -140,6 +147,9 @@ module rd_sink #(
   logic [TOK_W-1:0]  wc_tok_data_q, wc_tok_data_d;
   logic [5:0]        ev_q, ev_d;
   logic              ev_rr_full_q;
+  logic              gap_valid_q, gap_valid_d;
+  logic [QPW-1:0]    gap_qp_q, gap_qp_d;
+  logic [23:0]       gap_psn_q, gap_psn_d;
 
   // ------------------------------------------------------------------
   // A header taken, a READ pushed, a clear
@@ -182,8 +192,8 @@ module rd_sink #(
   logic [12:0] mtu;
   logic [KW-1:0] k;
   logic [36:0] done_b, rem;
-  logic        last, first, ok, aeth_ok, len_ok;
-  logic [23:0] delta;
+  logic        last, first, ok, opc_ok, aeth_ok, len_ok;
+  logic [23:0] exp_psn, delta;
   logic [7:0]  exp_opc;
   logic        d_unexp, d_dup, d_seq, d_bad, d_exec;
 
@@ -209,16 +219,23 @@ module rd_sink #(
     first   = k == '0;
     if (last) exp_opc = first ? OP_ONLY : OP_LAST;
     else      exp_opc = first ? OP_FIRST : OP_MIDDLE;
-    // FIRST, LAST, ONLY carry an AETH of the ACK class; MIDDLE none.
-    aeth_ok = (!last && !first) ? !m_aeth_q : (m_aeth_q && m_syn_q == 3'b000);
+    // At k > 0 the responses of a re-request of the rest of H may come: a
+    // FIRST where a MIDDLE is due, an ONLY where a LAST is.
+    opc_ok  = m_opc_q == exp_opc ||
+              (!first && !last && m_opc_q == OP_FIRST) ||
+              (!first && last && m_opc_q == OP_ONLY);
+    // FIRST, LAST, ONLY carry an AETH of the ACK class; MIDDLE none (by the
+    // opcode received).
+    aeth_ok = (m_opc_q == OP_MIDDLE) ? !m_aeth_q : (m_aeth_q && m_syn_q == 3'b000);
     len_ok  = last ? ({24'd0, m_pay_q} == rem) : (m_pay_q == mtu);
-    delta   = m_psn_q - (r_psn + k);
+    exp_psn = r_psn + k;
+    delta   = m_psn_q - exp_psn;
     // A clear of the QP at the take (in has_q) or now: no READ.
     ok      = has_q && !(clr_valid && clr_qp == m_qp_q);
     d_unexp = !ok;
     d_dup   = ok && delta != '0 && delta[23];
     d_seq   = ok && delta != '0 && !delta[23];
-    d_bad   = ok && delta == '0 && (m_opc_q != exp_opc || !aeth_ok || !len_ok);
+    d_bad   = ok && delta == '0 && (!opc_ok || !aeth_ok || !len_ok);
     d_exec  = ok && delta == '0 && !d_bad;
   end
 
@@ -243,6 +260,7 @@ module rd_sink #(
     cnt_d = cnt_q;
     kz_d  = kz_q;
     blk_d = blk_q;
+    gp_d  = gp_q;
     if (clr_valid) begin
       cnt_d[CW*clr_qp +: CW] = '0;
       kz_d[clr_qp]           = 1'b1;
@@ -258,6 +276,11 @@ module rd_sink #(
     if (clr_valid) blk_d[clr_qp] = 1'b0;
     if (pop)  blk_d[m_qp_q] = at_bound(cnt_d[CW*m_qp_q +: CW], r_max);
     if (push) blk_d[rr_qp]  = at_bound(cnt_d[CW*rr_qp +: CW], rr_max);
+    // The gap episode: opened by a response ahead (d_seq never meets a clear
+    // of m_qp_q), closed by an accepted one (kinc or pop) or a clear.
+    if (clr_valid) gp_d[clr_qp] = 1'b0;
+    if (dec && d_seq) gp_d[m_qp_q] = 1'b1;
+    if (dec && d_exec) gp_d[m_qp_q] = 1'b0;
   end
 
   // ------------------------------------------------------------------
@@ -280,6 +303,9 @@ module rd_sink #(
     wc_last_d     = wc_last_q;
     wc_tok_data_d = wc_tok_data_q;
     ev_d          = '0;
+    gap_valid_d   = 1'b0;
+    gap_qp_d      = gap_qp_q;
+    gap_psn_d     = gap_psn_q;
 
     unique case (state_q)
       S_IDLE: begin
@@ -298,6 +324,12 @@ module rd_sink #(
         ev_d[EV_DUP]   = d_dup;
         ev_d[EV_SEQ]   = d_seq;
         ev_d[EV_BAD]   = d_bad;
+        // The first response ahead of an episode: the first missing PSN.
+        if (d_seq && !gp_q[m_qp_q]) begin
+          gap_valid_d = 1'b1;
+          gap_qp_d    = m_qp_q;
+          gap_psn_d   = exp_psn;
+        end
         state_d  = S_CMD;
       end
       S_CMD: begin
@@ -373,6 +405,7 @@ module rd_sink #(
       cnt_q         <= '0;
       kz_q          <= '1;
       blk_q         <= '0;
+      gp_q          <= '0;
       c_len_q       <= '0;
       c_addr_q      <= '0;
       c_done_q      <= 1'b0;
@@ -385,6 +418,9 @@ module rd_sink #(
       wc_tok_data_q <= '0;
       ev_q          <= '0;
       ev_rr_full_q  <= 1'b0;
+      gap_valid_q   <= 1'b0;
+      gap_qp_q      <= '0;
+      gap_psn_q     <= '0;
     end else begin
       state_q       <= state_d;
       hd_ready_q    <= hd_ready_d;
@@ -404,6 +440,7 @@ module rd_sink #(
       cnt_q         <= cnt_d;
       kz_q          <= kz_d;
       blk_q         <= blk_d;
+      gp_q          <= gp_d;
       c_len_q       <= c_len_d;
       c_addr_q      <= c_addr_d;
       c_done_q      <= c_done_d;
@@ -416,6 +453,9 @@ module rd_sink #(
       wc_tok_data_q <= wc_tok_data_d;
       ev_q          <= ev_d;
       ev_rr_full_q  <= refuse;
+      gap_valid_q   <= gap_valid_d;
+      gap_qp_q      <= gap_qp_d;
+      gap_psn_q     <= gap_psn_d;
     end
   end
 
@@ -435,6 +475,9 @@ module rd_sink #(
   assign ev_seq      = ev_q[EV_SEQ];
   assign ev_bad      = ev_q[EV_BAD];
   assign ev_rr_full  = ev_rr_full_q;
+  assign gap_valid   = gap_valid_q;
+  assign gap_qp      = gap_qp_q;
+  assign gap_psn     = gap_psn_q;
 
   // ------------------------------------------------------------------
   // Assertions (simulation only; rnic_assert.svh)

@@ -387,6 +387,12 @@ module rnic_top #(
   // index is tied to QP 0.
   logic [4:0]     xctx_timeout_unused;
   logic [2:0]     xctx_retry_unused, xctx_rnr_retry_unused;
+  // rd_sink's gap report (a READ response ahead: the first missing PSN),
+  // for the retransmission controller (docs/retransmission.md); not wired
+  // yet.
+  logic           snk_gap_valid_unused;
+  logic [QPW-1:0] snk_gap_qp_unused;
+  logic [23:0]    snk_gap_psn_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
@@ -647,7 +653,9 @@ module rnic_top #(
     .wc_off(snk_wc_off), .wc_len(snk_wc_len), .wc_addr(snk_wc_addr), .wc_last(snk_wc_last),
     .wc_tok_data(snk_wc_tok_data),
     .ev_exec(snk_ev_exec), .ev_done(snk_ev_done), .ev_unexp(snk_ev_unexp), .ev_dup(snk_ev_dup),
-    .ev_seq(snk_ev_seq), .ev_bad(snk_ev_bad), .ev_rr_full(snk_ev_rr_full)
+    .ev_seq(snk_ev_seq), .ev_bad(snk_ev_bad), .ev_rr_full(snk_ev_rr_full),
+    .gap_valid(snk_gap_valid_unused), .gap_qp(snk_gap_qp_unused),
+    .gap_psn(snk_gap_psn_unused)
   );
   assign snk_ev_rr_full_unused = snk_ev_rr_full;
 

@@ -11,15 +11,20 @@
 //! order, AETH, payload length, in that order; an accepted response gives
 //! `rx_wr` one command (its payload to `addr + k MTU`), a dropped one the
 //! empty command, and H's last response is followed by a READ done token
-//! (`resp_tok::tok_rdone`) and pops H.
+//! (`resp_tok::tok_rdone`) and pops H. Past H's first response a
+//! re-request's answer is accepted too (a FIRST where a MIDDLE is due, an
+//! ONLY where a LAST is). A response ahead of H's next PSN reports that PSN
+//! on `gap_*`, once per episode of its QP (`gp_q`), until a response of the
+//! QP is accepted or the QP is cleared.
 //!
 //! Storage as the RTL: the ring in a RAM of QPS x DEPTH rows, k in a RAM of
 //! QPS rows, both read (registered) when a header is taken; per QP in flops
-//! the ring head, count and `kz` (k reads as zero).
+//! the ring head, count, `kz` (k reads as zero), `rr_block` and `gp`.
 //!
 //! Cycles (header taken at n): S_DEC at n+1 decides and commits, the
-//! counter pulse at n+2, S_CMD at n+2 loads the command (on `wc_*` from
-//! n+3), S_TOK the token after it; `hd_ready` rises with the last one.
+//! counter pulse (and a gap pulse) at n+2, S_CMD at n+2 loads the command
+//! (on `wc_*` from n+3), S_TOK the token after it; `hd_ready` rises with
+//! the last one.
 
 use crate::dut::Dut;
 use crate::params::{bth_op, QPS};
@@ -88,6 +93,11 @@ ports! {
         pub ev_seq: bool = 1,
         pub ev_bad: bool = 1,
         pub ev_rr_full: bool = 1,
+        /// A response ahead of the head READ's next PSN, the first of its
+        /// QP's gap episode (pulse): the QP and the first missing PSN.
+        pub gap_valid: bool = 1,
+        pub gap_qp: u8 = 4 if gap_valid,
+        pub gap_psn: u32 = 24 if gap_valid,
     }
 }
 
@@ -145,6 +155,8 @@ struct Decision {
     bad: bool,
     /// H's progress and the bytes of H already placed (k MTU).
     k: u32,
+    /// H's next response PSN, psn0 + k.
+    exp_psn: u32,
     done_b: u64,
 }
 
@@ -176,6 +188,8 @@ pub struct RdSink {
     cnt_q: [u8; QPS],
     kz_q: [bool; QPS],
     blk_q: [bool; QPS],
+    /// A gap of the QP was reported (its episode is open).
+    gp_q: [bool; QPS],
     c_len_q: u16,
     c_addr_q: u64,
     c_done_q: bool,
@@ -188,6 +202,9 @@ pub struct RdSink {
     wc_tok_data_q: TokBits,
     ev_q: u8,
     ev_rr_full_q: bool,
+    gap_valid_q: bool,
+    gap_qp_q: u8,
+    gap_psn_q: u32,
 }
 
 impl Default for RdSink {
@@ -213,6 +230,7 @@ impl Default for RdSink {
             cnt_q: [0; QPS],
             kz_q: [true; QPS],
             blk_q: [false; QPS],
+            gp_q: [false; QPS],
             c_len_q: 0,
             c_addr_q: 0,
             c_done_q: false,
@@ -225,6 +243,9 @@ impl Default for RdSink {
             wc_tok_data_q: TokBits::default(),
             ev_q: 0,
             ev_rr_full_q: false,
+            gap_valid_q: false,
+            gap_qp_q: 0,
+            gap_psn_q: 0,
         }
     }
 }
@@ -257,6 +278,9 @@ impl RdSink {
             ev_seq: e(ev::SEQ),
             ev_bad: e(ev::BAD),
             ev_rr_full: self.ev_rr_full_q,
+            gap_valid: self.gap_valid_q,
+            gap_qp: self.gap_qp_q,
+            gap_psn: self.gap_psn_q,
         }
     }
 
@@ -278,7 +302,13 @@ impl RdSink {
             (true, false) => OP_FIRST,
             (false, false) => OP_MIDDLE,
         };
-        let aeth_ok = if !first && !last {
+        // At k > 0 the responses of a re-request of the rest of H may
+        // come: a FIRST where a MIDDLE is due, an ONLY where a LAST is.
+        let opc_ok = self.m_opc_q == exp_opc
+            || (!first && !last && self.m_opc_q == OP_FIRST)
+            || (!first && last && self.m_opc_q == OP_ONLY);
+        // The AETH by the opcode received.
+        let aeth_ok = if self.m_opc_q == OP_MIDDLE {
             !self.m_aeth_q
         } else {
             self.m_aeth_q && self.m_syn_q == 0
@@ -288,10 +318,11 @@ impl RdSink {
         } else {
             self.m_pay_q as u64 == mtu
         };
-        let delta = self.m_psn_q.wrapping_sub(r.psn.wrapping_add(k)) & PSN_MASK;
+        let exp_psn = r.psn.wrapping_add(k) & PSN_MASK;
+        let delta = self.m_psn_q.wrapping_sub(exp_psn) & PSN_MASK;
         let ok = self.has_q && !(i.clr_valid && i.clr_qp as usize % QPS == self.m_qp_q as usize);
         let behind = delta & 1 << 23 != 0;
-        let bad = ok && delta == 0 && (self.m_opc_q != exp_opc || !aeth_ok || !len_ok);
+        let bad = ok && delta == 0 && (!opc_ok || !aeth_ok || !len_ok);
         Decision {
             exec: ok && delta == 0 && !bad,
             last,
@@ -300,6 +331,7 @@ impl RdSink {
             seq: ok && delta != 0 && !behind,
             bad,
             k,
+            exp_psn,
             done_b,
         }
     }
@@ -352,6 +384,7 @@ impl Dut for RdSink {
             self.wc_valid_q = false;
         }
         self.ev_q = 0;
+        self.gap_valid_q = false;
         match self.state_q {
             St::Idle => {
                 if take {
@@ -374,6 +407,13 @@ impl Dut for RdSink {
                     | bit(d.dup, ev::DUP)
                     | bit(d.seq, ev::SEQ)
                     | bit(d.bad, ev::BAD);
+                // The first response ahead of an episode: the first
+                // missing PSN.
+                if d.seq && !self.gp_q[self.m_qp_q as usize & qm] {
+                    self.gap_valid_q = true;
+                    self.gap_qp_q = self.m_qp_q;
+                    self.gap_psn_q = d.exp_psn;
+                }
                 self.state_q = St::Cmd;
             }
             St::Cmd => {
@@ -468,6 +508,17 @@ impl Dut for RdSink {
         if push {
             self.blk_q[rq] = at_bound(self.cnt_q[rq], i.rr_max & 7);
         }
+        // The gap episode: opened by a response ahead, closed by an
+        // accepted one or a clear.
+        if i.clr_valid {
+            self.gp_q[cq] = false;
+        }
+        if dec && d.seq {
+            self.gp_q[mq] = true;
+        }
+        if dec && d.exec {
+            self.gp_q[mq] = false;
+        }
         self.ev_rr_full_q = refuse;
         self.outputs()
     }
@@ -498,6 +549,7 @@ impl Trace for RdSink {
         t.reg("cnt_q", qps * cw, &self.cnt_q);
         t.reg("kz_q", qps, &self.kz_q);
         t.reg("blk_q", qps, &self.blk_q);
+        t.reg("gp_q", qps, &self.gp_q);
         t.reg("c_len_q", 13, &self.c_len_q);
         t.reg("c_addr_q", 64, &self.c_addr_q);
         t.reg("c_done_q", 1, &self.c_done_q);
@@ -510,6 +562,9 @@ impl Trace for RdSink {
         t.reg("wc_tok_data_q", 192, &self.wc_tok_data_q);
         t.reg("ev_q", 6, &self.ev_q);
         t.reg("ev_rr_full_q", 1, &self.ev_rr_full_q);
+        t.reg("gap_valid_q", 1, &self.gap_valid_q);
+        t.reg("gap_qp_q", qpw, &self.gap_qp_q);
+        t.reg("gap_psn_q", 24, &self.gap_psn_q);
     }
 }
 

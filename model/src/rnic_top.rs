@@ -515,6 +515,10 @@ impl RnicTop {
                 | (snk.ev_dup as u8) << 3
                 | (snk.ev_seq as u8) << 4
                 | (snk.ev_bad as u8) << 5,
+            // snk.ev_rr_full is not counted (rnic_top.sv: never in a
+            // conforming run); snk.gap_* (a READ response ahead) are for
+            // the retransmission controller and unused until it is wired
+            // (rnic_top.sv's snk_gap_*_unused).
             ev_pfcg_xoff: self.o_pg.ev_xoff,
             ev_pfcg_xon: self.o_pg.ev_xon,
             ev_rqe_n: rqf.ev_rqe_n,

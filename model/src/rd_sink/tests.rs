@@ -222,3 +222,44 @@ fn ring_full_and_clear() {
     assert_eq!(c, vec![(62, 100, 0x7000, true)]);
     assert_eq!(t, vec![tok_rdone(1, 500)]);
 }
+
+/// A re-request's answers and the gap report: a READ of 3 x 256 bytes at
+/// PSN 10. Its FIRST, then the LAST (PSN 12) ahead: `ev_seq` and one gap
+/// pulse naming PSN 11 with the QP, at take + 2; the LAST ahead again:
+/// `ev_seq` alone. The re-request's FIRST at PSN 11 (where a MIDDLE is
+/// due, with its AETH) is placed at addr + 256 and closes the episode; an
+/// ONLY at PSN 12 (where the LAST is due) ends the READ with its token,
+/// naming PSN 12. A MIDDLE at 10 (k = 0) stays bad.
+#[test]
+fn rerequest_answers_and_one_gap_per_episode() {
+    let mut m = RdSink::new();
+    m.reset();
+    let mut o = m.tick(&rr(7, 10, 768, 0x4000, 1));
+    let gaps = |seen: &[RdSinkOut]| -> Vec<(usize, u8, u32)> {
+        (0..seen.len())
+            .filter(|&c| seen[c].gap_valid)
+            .map(|c| (c, seen[c].gap_qp, seen[c].gap_psn))
+            .collect()
+    };
+    let (_, seen) = one(&mut m, &mut o, hd(7, OP_MIDDLE, 10, None, 256));
+    assert_eq!(sum(&seen).2, [0, 0, 0, 0, 0, 1], "a MIDDLE at k = 0");
+    let (_, seen) = one(&mut m, &mut o, hd(7, OP_FIRST, 10, Some(0), 256));
+    assert_eq!(sum(&seen).2, [1, 0, 0, 0, 0, 0]);
+    let (_, seen) = one(&mut m, &mut o, hd(7, OP_LAST, 12, Some(0), 256));
+    assert_eq!(sum(&seen).2, [0, 0, 0, 0, 1, 0]);
+    // seen[0] is take + 1: the pulse at take + 2.
+    assert_eq!(gaps(&seen), vec![(1, 7, 11)]);
+    let (_, seen) = one(&mut m, &mut o, hd(7, OP_LAST, 12, Some(0), 256));
+    assert_eq!(sum(&seen).2, [0, 0, 0, 0, 1, 0]);
+    assert_eq!(gaps(&seen), vec![], "the episode is open");
+    let (_, seen) = one(&mut m, &mut o, hd(7, OP_FIRST, 11, Some(0), 256));
+    let (c, _, ev) = sum(&seen);
+    assert_eq!(ev, [1, 0, 0, 0, 0, 0], "a re-request's FIRST at k = 1");
+    assert_eq!(c, vec![(62, 256, 0x4100, true)]);
+    let (_, seen) = one(&mut m, &mut o, hd(7, OP_ONLY, 12, Some(0), 256));
+    let (c, t, ev) = sum(&seen);
+    assert_eq!(ev, [1, 1, 0, 0, 0, 0], "a re-request's ONLY at k = n - 1");
+    assert_eq!(c, vec![(62, 256, 0x4200, true)]);
+    assert_eq!(t, vec![tok_rdone(7, 12)]);
+    assert!(seen.iter().all(|o| !o.gap_valid));
+}
