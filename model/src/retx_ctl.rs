@@ -289,8 +289,9 @@ impl Dut for RetxCtl {
         let rl_n = o.rl_q[nq];
         let nl_n = o.nl_q[nq];
         let rl_g = o.rl_q[gq];
-        let nak_ok =
-            i.nak_valid && !bit(halt, nq) && !bit(o.xd_q, nq) && !(i.clr_valid && cq == nq);
+        // Halted, exhausted or cleared this cycle: its NAKs and gaps do nothing.
+        let quiet = |q: usize| bit(halt, q) || bit(o.xd_q, q) || (i.clr_valid && cq == q);
+        let nak_ok = i.nak_valid && !quiet(nq);
         let nak_cnt = !bit(o.rld_q, nq);
         let nak_x = nak_ok
             && nak_cnt
@@ -300,14 +301,13 @@ impl Dut for RetxCtl {
                 rl_n == 0
             };
         let rnr_go = nak_ok && i.nak_rnr && !nak_x;
-        let gap_ok = i.gap_valid
-            && !bit(halt, gq)
-            && !bit(o.xd_q, gq)
-            && !(i.clr_valid && cq == gq)
-            && !(i.nak_valid && nq == gq);
+        let same_as_nak = i.nak_valid && nq == gq;
+        let gap_ok = i.gap_valid && !quiet(gq) && !same_as_nak;
         let gap_cnt = !bit(o.rld_q, gq);
         let gap_x = gap_ok && gap_cnt && rl_g == 0;
-        let gap_w = gap_ok && !gap_x && !(bit(o.prw_q, gq) && !bit(o.pgap_q, gq));
+        // A pending rewind to una covers any gap PSN (una <= gap_psn).
+        let una_pending = bit(o.prw_q, gq) && !bit(o.pgap_q, gq);
+        let gap_w = gap_ok && !gap_x && !una_pending;
 
         let mut run = o.run_q;
         let mut rld = o.rld_q;
