@@ -130,6 +130,12 @@ const VARIANTS: &[Variant] = &[
         top: "pfc",
         params: &[("BITS_PER_CYCLE", "7")],
     },
+    // Short timer and RNR units: many timeouts and RNR waits per test run.
+    Variant {
+        name: "retx_ctl_fast",
+        top: "retx_ctl",
+        params: &[("T_UNIT", "4"), ("R_UNIT", "3")],
+    },
 ];
 
 /// Names that the build script uses itself, in `verilated/` or `build.mk`.

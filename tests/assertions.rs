@@ -757,3 +757,30 @@ fn sq_fetch_a_pop_rewind() {
         1,
     );
 }
+
+/// retx_ctl's input contract `a_nak_una`: ack_tracker has set una := the
+/// NAK's PSN when the NAK comes. A NAK of PSN 5 with una 5 fails nothing;
+/// the same NAK with una 4 fails at its cycle.
+#[test]
+fn retx_ctl_a_nak_una() {
+    use rnic_model::retx_ctl::{set_una, RetxCtlIn};
+    use rnic_testbench::rtl::RetxCtlTop;
+
+    let nak = |una: u32| {
+        let mut i = RetxCtlIn {
+            nak_valid: true,
+            nak_qp: 3,
+            nak_psn: 5,
+            busy: 1 << 3,
+            ..Default::default()
+        };
+        set_una(&mut i.una_all, 3, una);
+        i
+    };
+    let mut idle = RetxCtlIn::default();
+    set_una(&mut idle.una_all, 3, 5);
+    let legal = run_seq::<RetxCtlTop>(&[idle, idle, nak(5), idle], idle, 3);
+    assert_eq!(legal, vec![]);
+    let f = run_seq::<RetxCtlTop>(&[idle, idle, nak(4), idle], idle, 3);
+    first_is(&f, "a_nak_una", "TOP.retx_ctl", 2);
+}

@@ -1,5 +1,5 @@
 //! The blocks not yet in `rnic_top` (the receive side: `rq_fetch`,
-//! `rx_buf`, `responder`, `rx_wr`, `wr_arb`, `cq_arb`, `rd_resp`, `rd_sink`) trace their registers as the
+//! `rx_buf`, `responder`, `rx_wr`, `wr_arb`, `cq_arb`, `rd_resp`, `rd_sink`, `retx_ctl`) trace their registers as the
 //! RTL names them, so that wiring one into `rnic_top` does not fail
 //! `tests/vcd_names.rs`: each block runs standalone in a short random
 //! lockstep (model and RTL compared every cycle) with both VCDs written,
@@ -30,6 +30,7 @@ use rnic_model::rd_resp::{tok_beat, RdResp, RdRespIn, RdRespOut, DEPTH};
 use rnic_model::rd_sink::{RdSink, RdSinkIn, RdSinkOut};
 use rnic_model::resp_tok::{ReadJob, Tok};
 use rnic_model::responder::{Responder, ResponderIn, ResponderOut, RqeBits};
+use rnic_model::retx_ctl::{RetxCtl, RetxCtlIn, RetxCtlOut};
 use rnic_model::rq_fetch::{RqFetch, RqFetchIn, RqFetchOut};
 use rnic_model::rx_buf::{RxBuf, RxBufIn, RxBufOut, PEND};
 use rnic_model::rx_meta::RxMeta;
@@ -40,8 +41,8 @@ use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{compare, Env};
 use rnic_testbench::rtl::{
-    take_assertion_failure, CqArbTop, RdRespTop, RdSinkTop, ResponderTop, RqFetchTop, Rtl, RtlTop,
-    RxBufTop, RxWrTop, WrArbTop,
+    take_assertion_failure, CqArbTop, RdRespTop, RdSinkTop, ResponderTop, RetxCtlFastTop,
+    RqFetchTop, Rtl, RtlTop, RxBufTop, RxWrTop, WrArbTop,
 };
 use rnic_testbench::vcd_model::ModelVcd;
 
@@ -1217,6 +1218,104 @@ fn rd_sink_registers_match_the_rtl_trace() {
                 e.exec >= 100 && e.done >= 20 && e.drops >= 20,
                 "rd_sink: too idle"
             );
+        },
+    );
+}
+
+// ---------------------------------------------------------------------
+// retx_ctl (variant retx_ctl_fast: T_UNIT 4, R_UNIT 3, so that timers and
+// RNR waits run out within the run): QPs busy and mostly stuck, NAKs with
+// una := their PSN, gaps, clears, back-pressure on both outputs.
+// ---------------------------------------------------------------------
+
+struct RetxEnv {
+    rng: SplitMix64,
+    una: [u32; 16],
+    nxt: [u32; 16],
+    idx: usize,
+    rewinds: u64,
+    exhausts: u64,
+}
+
+impl Env for RetxEnv {
+    type In = RetxCtlIn;
+    type Out = RetxCtlOut;
+
+    fn step(&mut self, _cycle: u64, o: &RetxCtlOut) -> RetxCtlIn {
+        self.rewinds += o.ev_rewind as u64;
+        self.exhausts += o.ev_exhaust as u64;
+        let mut i = RetxCtlIn {
+            attr_timeout: 1 + (self.idx % 3) as u8,
+            attr_retry: (self.idx % 4) as u8,
+            attr_rnr_retry: (self.idx % 8) as u8,
+            rw_ready: self.rng.below(3) != 0,
+            xerr_ready: self.rng.below(2) != 0,
+            ..Default::default()
+        };
+        self.idx = o.attr_idx as usize;
+        for q in 0..16 {
+            if self.rng.below(50) == 0 {
+                self.nxt[q] = self.nxt[q].wrapping_add(1) & 0xFF_FFFF;
+            }
+            if q % 4 == 0 && self.una[q] != self.nxt[q] && self.rng.below(40) == 0 {
+                self.una[q] = self.una[q].wrapping_add(1) & 0xFF_FFFF;
+            }
+        }
+        if self.rng.below(20) == 0 {
+            let q = self.rng.below(16) as usize;
+            if self.una[q] != self.nxt[q] {
+                i.nak_valid = true;
+                i.nak_qp = q as u8;
+                i.nak_psn = self.una[q];
+                i.nak_rnr = self.rng.below(2) == 0;
+                i.nak_timer = 1 + self.rng.below(8) as u8;
+            }
+        }
+        if self.rng.below(20) == 0 {
+            let q = self.rng.below(16) as usize;
+            i.gap_valid = true;
+            i.gap_qp = q as u8;
+            i.gap_psn = self.una[q].wrapping_add(1) & 0xFF_FFFF;
+        }
+        if self.rng.below(100) == 0 {
+            let q = self.rng.below(16) as usize;
+            i.clr_valid = true;
+            i.clr_qp = q as u8;
+            self.una[q] = self.nxt[q];
+            if i.nak_valid && i.nak_qp as usize == q {
+                i.nak_valid = false;
+            }
+        }
+        for q in 0..16 {
+            rnic_model::retx_ctl::set_una(&mut i.una_all, q, self.una[q]);
+            i.busy |= ((self.una[q] != self.nxt[q]) as u16) << q;
+        }
+        i
+    }
+
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn retx_ctl_registers_match_the_rtl_trace() {
+    check_block::<_, RetxCtlFastTop, _>(
+        RetxCtl::with_units(4, 3),
+        |seed| RetxEnv {
+            rng: SplitMix64::new(seed),
+            una: [0; 16],
+            nxt: [0; 16],
+            idx: 0,
+            rewinds: 0,
+            exhausts: 0,
+        },
+        |e| {
+            eprintln!(
+                "retx_ctl: {} rewinds, {} exhaustions taken",
+                e.rewinds, e.exhausts
+            );
+            assert!(e.rewinds >= 50 && e.exhausts >= 5, "retx_ctl: too idle");
         },
     );
 }

@@ -69,6 +69,10 @@ package rnic_pkg;
   localparam logic [7:0] CQE_REM_INV_REQ_ERR = 8'd9;
   localparam logic [7:0] CQE_REM_ACCESS_ERR  = 8'd10;
   localparam logic [7:0] CQE_REM_OP_ERR      = 8'd11;
+  // Retries exhausted (retx_ctl): retry_cnt after timeouts and sequence
+  // NAKs, rnr_retry after RNR NAKs (docs/protocol.md section 8).
+  localparam logic [7:0] CQE_RETRY_EXC_ERR     = 8'd12;
+  localparam logic [7:0] CQE_RNR_RETRY_EXC_ERR = 8'd13;
   localparam logic [7:0] CQE_GENERAL_ERR   = 8'd21;
 
   // BTH opcodes rnic_top tells apart (docs/protocol.md section 1): RC READ
@@ -90,5 +94,45 @@ package rnic_pkg;
   localparam logic [7:0] AETH_NAK_OP  = 8'h63;
 
   /* verilator lint_on UNUSEDPARAM */
+
+  // An RNR NAK's timer code (AETH bits 4:0) as a wait in units of 10 us
+  // (docs/protocol.md section 8: the milliseconds / 0.01); code 0 is the
+  // longest, 655.36 ms. The model's copy is params::rnr_timer_units.
+  function automatic logic [16:0] rnr_timer_units(input logic [4:0] code);
+    unique case (code)
+      5'd0:  rnr_timer_units = 17'd65536;
+      5'd1:  rnr_timer_units = 17'd1;
+      5'd2:  rnr_timer_units = 17'd2;
+      5'd3:  rnr_timer_units = 17'd3;
+      5'd4:  rnr_timer_units = 17'd4;
+      5'd5:  rnr_timer_units = 17'd6;
+      5'd6:  rnr_timer_units = 17'd8;
+      5'd7:  rnr_timer_units = 17'd12;
+      5'd8:  rnr_timer_units = 17'd16;
+      5'd9:  rnr_timer_units = 17'd24;
+      5'd10: rnr_timer_units = 17'd32;
+      5'd11: rnr_timer_units = 17'd48;
+      5'd12: rnr_timer_units = 17'd64;
+      5'd13: rnr_timer_units = 17'd96;
+      5'd14: rnr_timer_units = 17'd128;
+      5'd15: rnr_timer_units = 17'd192;
+      5'd16: rnr_timer_units = 17'd256;
+      5'd17: rnr_timer_units = 17'd384;
+      5'd18: rnr_timer_units = 17'd512;
+      5'd19: rnr_timer_units = 17'd768;
+      5'd20: rnr_timer_units = 17'd1024;
+      5'd21: rnr_timer_units = 17'd1536;
+      5'd22: rnr_timer_units = 17'd2048;
+      5'd23: rnr_timer_units = 17'd3072;
+      5'd24: rnr_timer_units = 17'd4096;
+      5'd25: rnr_timer_units = 17'd6144;
+      5'd26: rnr_timer_units = 17'd8192;
+      5'd27: rnr_timer_units = 17'd12288;
+      5'd28: rnr_timer_units = 17'd16384;
+      5'd29: rnr_timer_units = 17'd24576;
+      5'd30: rnr_timer_units = 17'd32768;
+      default: rnr_timer_units = 17'd49152;
+    endcase
+  endfunction
 
 endpackage

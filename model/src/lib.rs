@@ -29,6 +29,7 @@ pub mod rd_resp;
 pub mod rd_sink;
 pub mod resp_tok;
 pub mod responder;
+pub mod retx_ctl;
 pub mod rnic_top;
 pub mod rq_arb;
 pub mod rq_fetch;

@@ -84,6 +84,10 @@ pub mod cqe_status {
     pub const REM_INV_REQ_ERR: u8 = 9;
     pub const REM_ACCESS_ERR: u8 = 10;
     pub const REM_OP_ERR: u8 = 11;
+    /// Retries exhausted (`retx_ctl`): retry_cnt after timeouts and
+    /// sequence NAKs, rnr_retry after RNR NAKs (docs/protocol.md section 8).
+    pub const RETRY_EXC_ERR: u8 = 12;
+    pub const RNR_RETRY_EXC_ERR: u8 = 13;
     pub const GENERAL_ERR: u8 = 21;
 }
 
@@ -107,4 +111,15 @@ pub mod bth_op {
     pub const RC_RD_RESP_ONLY: u8 = 0x10;
     /// RC ACKNOWLEDGE (ACK and NAK frames).
     pub const RC_ACK: u8 = 0x11;
+}
+
+/// An RNR NAK's timer code (AETH bits 4:0) as a wait in units of 10 us
+/// (docs/protocol.md section 8: the milliseconds / 0.01); code 0 is the
+/// longest, 655.36 ms. The RTL's copy is `rnic_pkg::rnr_timer_units`.
+pub fn rnr_timer_units(code: u8) -> u32 {
+    const T: [u32; 32] = [
+        65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
+        1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+    ];
+    T[(code & 31) as usize]
 }
