@@ -63,6 +63,10 @@ pub struct RetryCfg {
     pub retry_cnt: u8,
     /// 7 = no limit.
     pub rnr_retry: u8,
+    /// The NIC retransmits (go-back-N is built): a cause obliges the
+    /// rewind within the reaction window. Off, a cause only justifies a
+    /// rewind (today's NIC ignores NAKs and has no timer).
+    pub rewinds: bool,
 }
 
 impl RetryCfg {
@@ -128,6 +132,10 @@ pub struct QpTrace {
     /// In arrival order.
     pub read_resps: Vec<ReadResp>,
     pub retry: RetryCfg,
+    /// PSN jumps that are no rewinds, (end, next): after a packet whose
+    /// PSNs end before `end`, the QP's next packet has PSN `next` (PSNs
+    /// the reference skips, e.g. a WQE whose payload read failed).
+    pub skips: Vec<(u32, u32)>,
 }
 
 /// `to` is this many PSNs after `from`, modulo 2^24.
@@ -311,7 +319,10 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             "QP {qp}: request {k} (PSN {}, cycles {}..={})",
             f.psn, f.first, f.last
         );
-        let cont = prev.is_none_or(|p| f.psn == add(p.psn, p.span));
+        let cont = prev.is_none_or(|p| {
+            let end = add(p.psn, p.span);
+            f.psn == end || t.skips.contains(&(end, f.psn))
+        });
         match pending {
             Some(pd) if f.psn == pd.target => {
                 if let CauseKind::Rnr { not_before } = pd.kind {
@@ -327,7 +338,10 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             }
             Some(mut pd) if cont => {
                 pd.frames += 1;
-                if pd.frames > window {
+                if pd.frames > window && !t.retry.rewinds {
+                    // Nothing retransmits: the cause is ignored.
+                    pending = None;
+                } else if pd.frames > window {
                     out.push(format!(
                         "{at}: old sequence {} frames after the {} (reaction window {window}); \
                          expected the rewind to PSN {}",
@@ -438,26 +452,26 @@ pub struct RespQp {
     pub seq_naks: Vec<(u64, u32)>,
 }
 
-/// One sequence-error NAK per episode: after a NAK of p (sent at s1,
-/// caused by a request ahead that arrived before it), the next sequence
-/// NAK of the QP (at s2) comes only after a request with PSN p arrived
-/// (after the one that caused the first NAK, before s2).
+/// One sequence-error NAK per episode: after a NAK of p (sent at s1),
+/// the next sequence NAK of the QP (at s2) comes only after a request
+/// with PSN p arrived. A NAK of p again needs p to have arrived after s1;
+/// a NAK of another PSN (the responder's ePSN moved, so p was executed)
+/// needs p to have arrived before s2, after the NAK before the first one
+/// (a NAK leaves a little after the requests that follow its cause, so p
+/// may have arrived just before it).
 pub fn check_responder(r: &RespQp) -> Vec<String> {
     let mut out = Vec::new();
-    for pair in r.seq_naks.windows(2) {
+    for (j, pair) in r.seq_naks.windows(2).enumerate() {
         let ((s1, p), (s2, p2)) = (pair[0], pair[1]);
-        // The request ahead that caused the first NAK: the last one of
-        // another PSN that arrived before it left.
-        let cause = r
-            .requests
-            .iter()
-            .rev()
-            .find(|(c, q)| *c < s1 && *q != p)
-            .map_or(0, |x| x.0);
+        let from = if p2 == p {
+            s1
+        } else {
+            j.checked_sub(1).map_or(0, |i| r.seq_naks[i].0)
+        };
         let arrived = r
             .requests
             .iter()
-            .any(|&(c, q)| q == p && c > cause && c < s2);
+            .any(|&(c, q)| q == p && c > from && c < s2);
         if !arrived {
             out.push(format!(
                 "QP {}: sequence NAK of PSN {p2} at cycle {s2}, a second one in the episode of the \
@@ -496,7 +510,11 @@ mod tests {
                 .map(|&(cycle, psn, kind)| AckIn { cycle, psn, kind })
                 .collect(),
             read_resps: Vec::new(),
-            retry: RetryCfg::default(),
+            retry: RetryCfg {
+                rewinds: true,
+                ..RetryCfg::default()
+            },
+            skips: Vec::new(),
         }
     }
 
@@ -507,6 +525,11 @@ mod tests {
     #[test]
     fn a_clean_run_passes() {
         let t = trace(&[10, 11, 12, 13], &[(1250, 11, AckKind::Ack)]);
+        assert_eq!(check(&t), Vec::<String>::new());
+        // A skip the reference calls for is no rewind.
+        let mut t = trace(&[10, 11, 14], &[]);
+        assert_eq!(check(&t).len(), 1);
+        t.skips = vec![(12, 14)];
         assert_eq!(check(&t), Vec::<String>::new());
         // Across the PSN wrap, and a READ's span.
         let mut t = trace(&[PSN_MOD - 1, 0, 1], &[]);
@@ -616,6 +639,12 @@ mod tests {
         );
         // With a window of 3 it passes.
         assert_eq!(check_requester(&beyond, 3), Vec::<String>::new());
+        // A NIC that does not retransmit yet may ignore the NAK.
+        let mut off = trace(&[10, 11, 12, 13, 14], &[(1150, 11, AckKind::SeqNak)]);
+        off.retry.rewinds = false;
+        assert_eq!(check(&off), Vec::<String>::new());
+        off.retry.rewinds = true;
+        assert_eq!(check(&off).len(), 1);
     }
 
     #[test]
@@ -651,7 +680,8 @@ mod tests {
     #[test]
     fn a_second_sequence_nak_in_one_episode_fails() {
         // Request 11 lost: 12 arrives at 100, NAK of 11 at 120; 13 arrives
-        // at 200, a second NAK of 11 at 220.
+        // at 200, a second NAK of 11 at 220, or of 12 (as if 11 had been
+        // executed) at 230.
         let r = RespQp {
             qp: 2,
             requests: vec![(50, 10), (100, 12), (200, 13)],
@@ -660,6 +690,20 @@ mod tests {
         let v = check_responder(&r);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].contains("QP 2") && v[0].contains("PSN 11"), "{v:?}");
+        let r = RespQp {
+            qp: 2,
+            requests: vec![(50, 10), (100, 12), (200, 13)],
+            seq_naks: vec![(120, 11), (230, 12)],
+        };
+        assert_eq!(check_responder(&r).len(), 1);
+        // Reordered: 12 (100), then 11 (105), 13 (110); the NAK of 11
+        // leaves at 120, after 11 arrived, and 13 calls for a NAK of 12.
+        let r = RespQp {
+            qp: 2,
+            requests: vec![(50, 10), (100, 12), (105, 11), (110, 13)],
+            seq_naks: vec![(120, 11), (140, 12)],
+        };
+        assert_eq!(check_responder(&r), Vec::<String>::new());
         // Once 11 arrived (the resend, at 300), a later episode may NAK again.
         let r = RespQp {
             qp: 2,
