@@ -136,6 +136,10 @@ pub struct QpTrace {
     /// PSNs end before `end`, the QP's next packet has PSN `next` (PSNs
     /// the reference skips, e.g. a WQE whose payload read failed).
     pub skips: Vec<(u32, u32)>,
+    /// From this cycle the QP is in ERROR by retry exhaustion (status 12
+    /// / 13, predicted): as after a remote-error NAK, no cause obliges a
+    /// rewind any more.
+    pub exhausted_at: Option<u64>,
 }
 
 /// `to` is this many PSNs after `from`, modulo 2^24.
@@ -313,6 +317,10 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
                     }
                 }
             }
+        }
+        if t.exhausted_at.is_some_and(|x| x <= f.first) {
+            w.halted = true;
+            pending = None;
         }
         expire(&mut w, &mut pending, f.first);
         let at = format!(
@@ -515,6 +523,7 @@ mod tests {
                 ..RetryCfg::default()
             },
             skips: Vec::new(),
+            exhausted_at: None,
         }
     }
 
@@ -645,6 +654,9 @@ mod tests {
         assert_eq!(check(&off), Vec::<String>::new());
         off.retry.rewinds = true;
         assert_eq!(check(&off).len(), 1);
+        // Nor once retry exhaustion put the QP in ERROR.
+        off.exhausted_at = Some(1160);
+        assert_eq!(check(&off), Vec::<String>::new());
     }
 
     #[test]

@@ -219,12 +219,17 @@ impl RnicTopEnv {
         })
     }
 
-    /// From this expected packet on, QP `qp` may stop sending: a later
-    /// change predicts where retry exhaustion (status 12 / 13) put it in
-    /// ERROR, as `optional_from` does for a remote-error NAK.
-    pub fn mark_exhausted(&mut self, qp: u32, from_packet: usize) {
+    /// Retry exhaustion (status 12 / 13) put QP `qp` in ERROR at cycle
+    /// `at`: from expected packet `from_packet` on it may stop sending (as
+    /// `optional_from` says for a remote-error NAK), and from `at` no NAK
+    /// or timeout obliges a rewind (gbn_check). The hook for a later
+    /// change that predicts exhaustion; call it before the end-of-run
+    /// checks.
+    pub fn mark_exhausted(&mut self, qp: u32, from_packet: usize, at: u64) {
         let e = &mut self.exhausted_from[qp as usize];
         *e = Some(e.map_or(from_packet, |k| k.min(from_packet)));
+        let c = &mut self.exhausted_at[qp as usize];
+        *c = Some(c.map_or(at, |x| x.min(at)));
     }
 
     /// Every frame must be a well-formed RoCEv2 frame (ICRC, checksum,
@@ -391,6 +396,7 @@ impl RnicTopEnv {
             .map(|q| QpTrace {
                 qp: q.qp,
                 retry: retry.get(q.qp as usize).copied().unwrap_or_default(),
+                exhausted_at: self.exhausted_at[q.qp as usize],
                 ..QpTrace::default()
             })
             .collect();
@@ -791,8 +797,12 @@ mod tests {
         // A packet never sent fails; so does a PSN no packet has.
         let mut short = frames.clone();
         short.remove(1);
-        let v = failures_of(&mut e, short);
+        let v = failures_of(&mut e, short.clone());
         assert!(v.iter().any(|m| m.contains("never went out")), "{v:?}");
+        // Unless retry exhaustion stopped the QP before it.
+        e.mark_exhausted(0, 1, 0);
+        assert_eq!(failures_of(&mut e, short), Vec::<String>::new());
+        e.exhausted_from[0] = None;
         let mut stray = frames;
         let last = e.expected.packets[0][qp0 - 1].clone();
         let mut p = last.clone();

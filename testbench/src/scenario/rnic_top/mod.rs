@@ -113,6 +113,8 @@ pub struct RnicTopEnv {
     /// Per QP: from this expected packet on, the QP may stop sending
     /// (retry exhaustion predicted; [`RnicTopEnv::mark_exhausted`]).
     pub exhausted_from: Vec<Option<usize>>,
+    /// Per QP: the cycle it went to ERROR by retry exhaustion, predicted.
+    pub exhausted_at: Vec<Option<u64>>,
     /// Last cycle with a beat on `tx_*` or `rq_*`: the quiet window
     /// restarts after it, so a late ACK or memory write is still seen.
     pub(super) last_activity: u64,
@@ -172,6 +174,7 @@ impl RnicTopEnv {
             last_activity: 0,
             sends: vec![QpSends::default(); crate::vector::QPS as usize],
             exhausted_from: vec![None; crate::vector::QPS as usize],
+            exhausted_at: vec![None; crate::vector::QPS as usize],
         })
     }
 
