@@ -431,6 +431,18 @@ impl PairEnv {
                     .map(|f| format!("{}: {f}", NICS[n])),
             );
         }
+        // Go-back-N (gbn_check): each NIC's requests against the ACKs,
+        // NAKs and READ responses that arrived at it, and its responder's
+        // sequence NAKs against the requests the link delivered to it.
+        for (n, hv) in [&v.a, &v.b].into_iter().enumerate() {
+            let retry = retry_config(hv);
+            out.extend(
+                self.nic[n]
+                    .gbn_violations(&retry)
+                    .into_iter()
+                    .map(|f| format!("{}: go-back-N: {f}", NICS[n])),
+            );
+        }
         for (dir, spec) in [&v.link.a_to_b, &v.link.b_to_a].into_iter().enumerate() {
             out.extend(self.check_link(dir, spec));
         }
@@ -570,6 +582,21 @@ impl PairEnv {
     }
 }
 
+/// The retry attributes of each QP of host `v`, by QP index, for the
+/// go-back-N check (`gbn_check::RetryCfg`: local ACK timeout code,
+/// retry_cnt, rnr_retry). THE place to connect the vector's QP fields
+/// `timeout`, `retry_cnt` and `rnr_retry` once they exist; until then
+/// every QP has its timer off (a rewind by timeout is never justified).
+pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
+    let mut out = vec![super::gbn_check::RetryCfg::default(); crate::vector::QPS as usize];
+    for q in &v.qps {
+        // Here: RetryCfg { timeout: q.timeout, retry_cnt: q.retry_cnt,
+        // rnr_retry: q.rnr_retry } once `QpSpec` has them.
+        out[q.qp as usize] = super::gbn_check::RetryCfg::default();
+    }
+    out
+}
+
 /// The ACKs and NAKs that arrived on the NIC's `rx_*`, classified by
 /// their bytes: (DestQP, PSN, syndrome), in arrival order.
 fn arrived_acks(e: &RnicTopEnv) -> Vec<(u32, u32, u8)> {
@@ -622,6 +649,9 @@ pub struct PairReport {
     pub b: Expect,
     /// Per host (0 = A, 1 = B): what happened when, for figures.
     pub times: [HostTimes; 2],
+    /// Per host, per QP index: request packets sent first and resent
+    /// (filled by the end-of-run checks, i.e. without a divergence).
+    pub sends: [Vec<super::rnic_top::QpSends>; 2],
 }
 
 /// One host of a pair run, with cycle stamps (`tests/pair_figures.rs`).
@@ -907,6 +937,7 @@ pub fn run_with_link<M: NicModel>(
     let tx_comments = with_comments.then(|| tx.iter().map(|f| f.2.clone()).collect());
     let tx_frames: Vec<(u64, Vec<u8>)> = tx.into_iter().map(|f| (f.0, f.1)).collect();
     let (a, b) = (env.expect_of(0), env.expect_of(1));
+    let sends = [env.nic[0].sends.clone(), env.nic[1].sends.clone()];
     let times = [
         HostTimes::take(&mut env.nic[0]),
         HostTimes::take(&mut env.nic[1]),
@@ -937,6 +968,7 @@ pub fn run_with_link<M: NicModel>(
         a,
         b,
         times,
+        sends,
     })
 }
 

@@ -5,7 +5,12 @@
 
 use super::program::RX_COUNTERS;
 use super::{is_cnp, RnicTopEnv, PFC_BITS_PER_CYCLE};
+use crate::scenario::gbn_check::{
+    self, AckIn, AckKind, QpTrace, ReadResp, RespQp, RetryCfg, SentPkt,
+};
+use crate::scenario::req_reads::READ_REQUEST;
 use crate::scenario::rx_reference::{self, RxEvent};
+use crate::scenario::tx_reference::ExpPacket;
 use crate::wire::cqe;
 use crate::wire::roce::RoceRepr;
 
@@ -183,13 +188,72 @@ impl RnicTopEnv {
     }
 }
 
+/// Per QP, how often its request packets went out (filled by the
+/// end-of-run frame check): `first` sends of an expected packet, and
+/// `resent` frames of a PSN sent before or re-requesting the rest of a
+/// READ (go-back-N, docs/retransmission.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QpSends {
+    pub first: u32,
+    pub resent: u32,
+}
+
+const PSN_MOD: u32 = 1 << 24;
+
 impl RnicTopEnv {
+    /// The packet a QP sends when it re-requests the rest of a READ from
+    /// response k > 0 (docs/retransmission.md, tx_engine): a new READ
+    /// REQUEST at PSN psn0 + k for VA + k x MTU, length - k x MTU. None
+    /// when `psn` lies inside no READ of the QP.
+    pub fn mid_read_packet(&self, qp: usize, psn: u32) -> Option<ExpPacket> {
+        let mtu = self.vector.qps.iter().find(|q| q.qp as usize == qp)?.mtu as u64;
+        self.expected.packets.get(qp)?.iter().find_map(|p| {
+            let (va, rkey, len) = p.reth.filter(|_| p.opcode == READ_REQUEST)?;
+            let n = (len as u64).div_ceil(mtu).max(1);
+            let k = (psn.wrapping_sub(p.psn) % PSN_MOD) as u64;
+            (1..n).contains(&k).then(|| ExpPacket {
+                psn,
+                reth: Some((va + k * mtu, rkey, (len as u64 - k * mtu) as u32)),
+                ..p.clone()
+            })
+        })
+    }
+
+    /// Retry exhaustion (status 12 / 13) put QP `qp` in ERROR at cycle
+    /// `at`: from expected packet `from_packet` on it may stop sending (as
+    /// `optional_from` says for a remote-error NAK), and from `at` no NAK
+    /// or timeout obliges a rewind (gbn_check). The hook for a later
+    /// change that predicts exhaustion; call it before the end-of-run
+    /// checks.
+    pub fn mark_exhausted(&mut self, qp: u32, from_packet: usize, at: u64) {
+        let e = &mut self.exhausted_from[qp as usize];
+        *e = Some(e.map_or(from_packet, |k| k.min(from_packet)));
+        let c = &mut self.exhausted_at[qp as usize];
+        *c = Some(c.map_or(at, |x| x.min(at)));
+    }
+
     /// Every frame must be a well-formed RoCEv2 frame (ICRC, checksum,
-    /// lengths) and, byte for byte, the next packet the reference expects
-    /// from the QP it is addressed to (by DestQP), so the PSN sequence, the
-    /// opcodes, the headers and the payload of every QP are all checked.
+    /// lengths) and, byte for byte, the packet the reference expects from
+    /// the QP it is addressed to (by DestQP) at its BTH PSN, first send or
+    /// resend alike (or a READ's re-request from a later response,
+    /// [`Self::mid_read_packet`]); every expected packet goes out at least
+    /// once. The order of the PSNs is the go-back-N check's
+    /// ([`Self::gbn_violations`]).
     fn check_frames(&mut self, cycle: u64) {
-        let mut next = vec![0usize; crate::vector::QPS as usize];
+        let nq = crate::vector::QPS as usize;
+        let index: Vec<std::collections::HashMap<u32, usize>> = self
+            .expected
+            .packets
+            .iter()
+            .map(|ps| ps.iter().enumerate().map(|(i, p)| (p.psn, i)).collect())
+            .collect();
+        let mut count: Vec<Vec<u32>> = self
+            .expected
+            .packets
+            .iter()
+            .map(|ps| vec![0; ps.len()])
+            .collect();
+        let mut sends = vec![QpSends::default(); nq];
         let mut cnps = Vec::new();
         let frames = std::mem::take(&mut self.frames);
         for (k, (start, f)) in frames.iter().enumerate() {
@@ -233,14 +297,39 @@ impl RnicTopEnv {
                 cnps.push(q.qp);
                 continue;
             }
-            let Some(p) = self.expected.packets[qp].get(next[qp]).cloned() else {
-                self.common.fail(
-                    cycle,
-                    format!("{at}: QP {qp} sent more packets than expected"),
-                );
-                continue;
+            let psn = repr.bth.psn;
+            let (p, what) = match index[qp].get(&psn) {
+                Some(&i) => {
+                    count[qp][i] += 1;
+                    if count[qp][i] == 1 {
+                        sends[qp].first += 1;
+                    } else {
+                        sends[qp].resent += 1;
+                    }
+                    let what = format!("packet {i}, send {}", count[qp][i]);
+                    (self.expected.packets[qp][i].clone(), what)
+                }
+                None => match self.mid_read_packet(qp, psn) {
+                    Some(p) => {
+                        sends[qp].resent += 1;
+                        (p, "the re-request of the rest of a READ".to_string())
+                    }
+                    None => {
+                        let r = self.expected.psns.get(qp).copied().unwrap_or_default();
+                        self.common.fail(
+                            cycle,
+                            format!(
+                                "{at}: QP {qp} sent PSN {psn} (opcode {:#04x}), no packet the reference expects                                  ({} packets, PSNs {} + {})",
+                                repr.bth.opcode,
+                                self.expected.packets[qp].len(),
+                                r.first,
+                                r.count
+                            ),
+                        );
+                        continue;
+                    }
+                },
             };
-            next[qp] += 1;
             let want = self.expected_frame(&p);
             if *f != want {
                 let b = f
@@ -251,9 +340,8 @@ impl RnicTopEnv {
                 self.common.fail(
                     cycle,
                     format!(
-                        "{at}: QP {qp} packet {} (wqes[{}] opcode {:#04x} PSN {}) differs from the expected \
+                        "{at}: QP {qp} {what} (wqes[{}] opcode {:#04x} PSN {}) differs from the expected \
                          frame ({} bytes) first at byte {b}: got {:02x?}, expected {:02x?}",
-                        next[qp] - 1,
                         p.wqe,
                         p.opcode,
                         p.psn,
@@ -265,21 +353,196 @@ impl RnicTopEnv {
             }
         }
         for q in &self.vector.qps {
-            let (sent, want) = (
-                next[q.qp as usize],
-                self.expected.packets[q.qp as usize].len(),
-            );
-            // After a remote-error NAK the QP may stop anywhere from there.
-            let need = self.expected.optional_from[q.qp as usize].map_or(want, |k| k.min(want));
-            if sent < need {
+            let qp = q.qp as usize;
+            let want = self.expected.packets[qp].len();
+            // After a remote-error NAK, or retry exhaustion, the QP may
+            // stop anywhere from there.
+            let need = [self.expected.optional_from[qp], self.exhausted_from[qp]]
+                .into_iter()
+                .flatten()
+                .fold(want, usize::min);
+            let missing: Vec<usize> = (0..need).filter(|&i| count[qp][i] == 0).collect();
+            if let Some(&i) = missing.first() {
+                let p = &self.expected.packets[qp][i];
                 self.common.fail(
                     cycle,
-                    format!("QP {}: {sent} packets sent, {need} expected", q.qp),
+                    format!(
+                        "QP {qp}: {} of the {need} packets it must send never went out; the first is packet \
+                         {i} (wqes[{}] opcode {:#04x} PSN {})",
+                        missing.len(),
+                        p.wqe,
+                        p.opcode,
+                        p.psn
+                    ),
                 );
             }
         }
+        self.sends = sends;
         self.frames = frames;
         self.check_cnps(cycle, &cnps);
+    }
+
+    /// This NIC as a requester, per QP of the vector, for the go-back-N
+    /// check: its request frames in the order they left (ACKs, READ
+    /// responses, CNPs and PFC frames are not requests), the ACKs / NAKs
+    /// and READ responses that arrived good on `rx_*` (classified by
+    /// their bytes), and the QP's retry attributes from `retry` (by QP
+    /// index; missing: timer off).
+    pub fn gbn_traces(&self, retry: &[RetryCfg]) -> Vec<QpTrace> {
+        let mut out: Vec<QpTrace> = self
+            .vector
+            .qps
+            .iter()
+            .map(|q| QpTrace {
+                qp: q.qp,
+                retry: retry.get(q.qp as usize).copied().unwrap_or_default(),
+                exhausted_at: self.exhausted_at[q.qp as usize],
+                ..QpTrace::default()
+            })
+            .collect();
+        // The jumps in each QP's expected PSNs.
+        for t in &mut out {
+            let q = self.vector.qps.iter().find(|q| q.qp == t.qp).expect("a QP");
+            let span = |p: &ExpPacket| match p.reth {
+                Some((_, _, len)) if p.opcode == READ_REQUEST => len.div_ceil(q.mtu.max(1)).max(1),
+                _ => 1,
+            };
+            let ps = &self.expected.packets[q.qp as usize];
+            for w in ps.windows(2) {
+                let end = (w[0].psn + span(&w[0])) % PSN_MOD;
+                if w[1].psn != end {
+                    t.skips.push((end, w[1].psn));
+                }
+            }
+        }
+        let slot = |qp: u32| self.vector.qps.iter().position(|q| q.qp == qp);
+        for ((first, f), &last) in self.frames.iter().zip(&self.frame_ends) {
+            if super::pfc_check::is_pfc(f) {
+                continue;
+            }
+            let Ok(r) = RoceRepr::parse_bytes(f) else {
+                continue; // check_frames fails it
+            };
+            let op = r.bth.opcode;
+            if op == super::resp_check::OPCODE_ACK
+                || op == crate::wire::roce::OPCODE_CNP
+                || super::resp_reads::is_read_response(op)
+            {
+                continue;
+            }
+            let Some(k) = self
+                .vector
+                .qps
+                .iter()
+                .position(|q| q.remote_qpn == r.bth.dest_qp)
+            else {
+                continue;
+            };
+            let mtu = self.vector.qps[k].mtu.max(1);
+            let (read, span) = match r.reth {
+                Some(h) if op == READ_REQUEST => (true, h.dma_len.div_ceil(mtu).max(1)),
+                _ => (false, 1),
+            };
+            out[k].sent.push(SentPkt {
+                psn: r.bth.psn,
+                first: *first,
+                last,
+                span,
+                read,
+            });
+        }
+        let live = rx_reference::live_qps(&self.vector);
+        for s in &self.rx.sent {
+            match rx_reference::classify(&s.bytes, s.fcs, &live) {
+                RxEvent::Ack {
+                    qp, psn, syndrome, ..
+                } => {
+                    let kind = match (syndrome >> 5, syndrome & 0x1F) {
+                        (0b000, _) => AckKind::Ack,
+                        (0b001, timer) => AckKind::RnrNak { timer },
+                        (0b011, 0) => AckKind::SeqNak,
+                        (0b011, _) => AckKind::RemoteErr,
+                        _ => continue,
+                    };
+                    if let Some(k) = slot(qp) {
+                        out[k].acks.push(AckIn {
+                            cycle: s.last,
+                            psn,
+                            kind,
+                        });
+                    }
+                }
+                RxEvent::Data { qp, .. } => {
+                    let m = rx_reference::request_meta(&s.bytes);
+                    if let (true, Some(k)) =
+                        (super::resp_reads::is_read_response(m.opcode), slot(qp))
+                    {
+                        out[k].read_resps.push(ReadResp {
+                            cycle: s.last,
+                            psn: m.psn,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// This NIC as a responder, per QP: the requests that arrived good on
+    /// `rx_*` (cycle of their last beat, PSN) and the sequence-error NAKs
+    /// it sent (cycle of their first beat, PSN).
+    pub fn gbn_responder(&self) -> Vec<RespQp> {
+        let mut out: Vec<RespQp> = self
+            .vector
+            .qps
+            .iter()
+            .map(|q| RespQp {
+                qp: q.qp,
+                ..RespQp::default()
+            })
+            .collect();
+        let slot = |qp: u32| self.vector.qps.iter().position(|q| q.qp == qp);
+        let live = rx_reference::live_qps(&self.vector);
+        for s in &self.rx.sent {
+            if let RxEvent::Data { qp, .. } = rx_reference::classify(&s.bytes, s.fcs, &live) {
+                let m = rx_reference::request_meta(&s.bytes);
+                if let (false, Some(k)) = (super::resp_reads::is_read_response(m.opcode), slot(qp))
+                {
+                    out[k].requests.push((s.last, m.psn));
+                }
+            }
+        }
+        for (first, f) in &self.frames {
+            let Ok(r) = RoceRepr::parse_bytes(f) else {
+                continue;
+            };
+            let seq_nak = r.bth.opcode == super::resp_check::OPCODE_ACK
+                && r.aeth.is_some_and(|a| a.syndrome == 0b0110_0000);
+            let k = self
+                .vector
+                .qps
+                .iter()
+                .position(|q| q.remote_qpn == r.bth.dest_qp);
+            if let (true, Some(k)) = (seq_nak, k) {
+                out[k].seq_naks.push((*first, r.bth.psn));
+            }
+        }
+        out
+    }
+
+    /// The go-back-N checks of this NIC (`gbn_check`): as a requester,
+    /// with the reaction window [`gbn_check::REACTION_FRAMES`] and the
+    /// retry attributes `retry`, and as a responder.
+    pub fn gbn_violations(&self, retry: &[RetryCfg]) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in self.gbn_traces(retry) {
+            out.extend(gbn_check::check_requester(&t, gbn_check::REACTION_FRAMES));
+        }
+        for r in self.gbn_responder() {
+            out.extend(gbn_check::check_responder(&r));
+        }
+        out
     }
 
     /// The CNPs sent, per QP, are those the CE-marked packets must cause
@@ -398,6 +661,14 @@ impl RnicTopEnv {
             self.common.fail(cycle, p);
         }
         self.check_frames(cycle);
+        if !self.in_pair {
+            // A pair runs it in its own finish_checks (scenario::pair),
+            // with each QP's retry attributes.
+            let retry = crate::scenario::pair::retry_config(&self.vector);
+            for m in self.gbn_violations(&retry) {
+                self.common.fail(cycle, m);
+            }
+        }
         self.check_cqes(cycle);
         self.check_responder(cycle);
         self.check_rx_counters(cycle);
@@ -459,5 +730,113 @@ impl RnicTopEnv {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vector::AnyVector;
+
+    /// NIC A of the pair vector `name` (under vectors/pair/), before any run.
+    fn nic_a(name: &str) -> RnicTopEnv {
+        let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../vectors/pair")
+            .join(name);
+        let AnyVector::System(v) = AnyVector::load(&f).expect("loads") else {
+            panic!("{name} is a system vector");
+        };
+        RnicTopEnv::new_in_pair(&v.a).expect("builds")
+    }
+
+    /// Every expected packet's frame, QP after QP, 100 cycles apart.
+    fn all_frames(e: &RnicTopEnv) -> Vec<(u64, Vec<u8>)> {
+        let ps: Vec<ExpPacket> = e.expected.packets.iter().flatten().cloned().collect();
+        ps.iter()
+            .enumerate()
+            .map(|(k, p)| (100 * k as u64, e.expected_frame(p)))
+            .collect()
+    }
+
+    fn failures_of(e: &mut RnicTopEnv, frames: Vec<(u64, Vec<u8>)>) -> Vec<String> {
+        e.frame_ends = frames.iter().map(|f| f.0 + 10).collect();
+        e.frames = frames;
+        e.common.failures.clear();
+        e.check_frames(0);
+        e.common.failures.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn a_resent_identical_frame_passes_a_changed_payload_byte_fails() {
+        let mut e = nic_a("rc_four_qps_both_ways.json");
+        let frames = all_frames(&e);
+        assert_eq!(failures_of(&mut e, frames.clone()), Vec::<String>::new());
+        assert_eq!(e.sends[0].resent, 0);
+        // Go back to QP 0's packet 2 after packet 4: 2, 3, 4 again.
+        let qp0 = e.expected.packets[0].len();
+        assert!(qp0 > 5);
+        let mut resent = frames[..5].to_vec();
+        resent.extend(frames[2..].iter().cloned());
+        assert_eq!(failures_of(&mut e, resent.clone()), Vec::<String>::new());
+        assert_eq!(e.sends[0].first as usize, qp0);
+        assert_eq!(e.sends[0].resent, 3);
+        // The resend of packet 3 with its payload shifted by a byte (a
+        // well-formed frame, ICRC and all): that frame fails, by QP and PSN.
+        let mut bad = resent;
+        let mut p = e.expected.packets[0][3].clone();
+        p.pay_addr += 1;
+        bad[6].1 = e.expected_frame(&p);
+        assert_ne!(bad[6].1, frames[3].1);
+        let psn = p.psn;
+        let v = failures_of(&mut e, bad);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            v[0].contains(&format!("PSN {psn}")) && v[0].contains("send 2"),
+            "{v:?}"
+        );
+        // A packet never sent fails; so does a PSN no packet has.
+        let mut short = frames.clone();
+        short.remove(1);
+        let v = failures_of(&mut e, short.clone());
+        assert!(v.iter().any(|m| m.contains("never went out")), "{v:?}");
+        // Unless retry exhaustion stopped the QP before it.
+        e.mark_exhausted(0, 1, 0);
+        assert_eq!(failures_of(&mut e, short), Vec::<String>::new());
+        e.exhausted_from[0] = None;
+        let mut stray = frames;
+        let last = e.expected.packets[0][qp0 - 1].clone();
+        let mut p = last.clone();
+        p.psn = (last.psn + 1000) % PSN_MOD;
+        stray.push((1_000_000, e.expected_frame(&p)));
+        let v = failures_of(&mut e, stray);
+        assert!(
+            v.iter()
+                .any(|m| m.contains("no packet the reference expects")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn a_read_re_requested_from_a_later_response_is_a_new_read_request() {
+        let mut e = nic_a("rc_read_64k_rtt500.json");
+        let frames = all_frames(&e);
+        let p0 = e.expected.packets[0][0].clone();
+        let (va, rkey, len) = p0.reth.expect("a READ");
+        // From response 5 (MTU 4096): VA + 5 x 4096, length - 5 x 4096.
+        let again = e.mid_read_packet(0, p0.psn + 5).expect("inside the READ");
+        assert_eq!(again.reth, Some((va + 5 * 4096, rkey, len - 5 * 4096)));
+        assert_eq!(again.psn, p0.psn + 5);
+        let mut fs = frames.clone();
+        fs.push((1_000_000, e.expected_frame(&again)));
+        assert_eq!(failures_of(&mut e, fs), Vec::<String>::new());
+        assert_eq!(e.sends[0].resent, 1);
+        // The same PSN asking for the whole READ again is wrong.
+        let mut whole = p0.clone();
+        whole.psn = p0.psn + 5;
+        let mut fs = frames;
+        fs.push((1_000_000, e.expected_frame(&whole)));
+        let v = failures_of(&mut e, fs);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("re-request"), "{v:?}");
     }
 }

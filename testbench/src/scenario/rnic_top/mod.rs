@@ -32,7 +32,7 @@ mod resp_counters;
 pub mod resp_predict;
 mod resp_reads;
 
-pub use checks::CqeWrite;
+pub use checks::{CqeWrite, QpSends};
 pub use host::{Host, RecvPost};
 pub use pfc_check::{is_pfc, PfcSent};
 use program::{config_writes, readback_plan, uses_rx, Readback};
@@ -108,6 +108,13 @@ pub struct RnicTopEnv {
     in_pair: bool,
     /// RQ doorbells and the verbs program.
     pub host: Host,
+    /// Per QP: request packets sent first and resent (check_frames).
+    pub sends: Vec<QpSends>,
+    /// Per QP: from this expected packet on, the QP may stop sending
+    /// (retry exhaustion predicted; [`RnicTopEnv::mark_exhausted`]).
+    pub exhausted_from: Vec<Option<usize>>,
+    /// Per QP: the cycle it went to ERROR by retry exhaustion, predicted.
+    pub exhausted_at: Vec<Option<u64>>,
     /// Last cycle with a beat on `tx_*` or `rq_*`: the quiet window
     /// restarts after it, so a late ACK or memory write is still seen.
     pub(super) last_activity: u64,
@@ -165,6 +172,9 @@ impl RnicTopEnv {
             in_pair,
             host: Host::new(v),
             last_activity: 0,
+            sends: vec![QpSends::default(); crate::vector::QPS as usize],
+            exhausted_from: vec![None; crate::vector::QPS as usize],
+            exhausted_at: vec![None; crate::vector::QPS as usize],
         })
     }
 

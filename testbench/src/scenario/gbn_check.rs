@@ -1,0 +1,727 @@
+//! Go-back-N order (docs/retransmission.md, docs/protocol.md section 8),
+//! as a pure function of what was on the wire: per QP the request packets
+//! a NIC sent, in order, the acknowledgements and READ responses that
+//! arrived at it, and the QP's retry attributes. PSNs of consecutive
+//! request packets run on (next = previous + span) except at a rewind, and
+//! every rewind has a cause that names its PSN:
+//!
+//! - (a) a sequence-error NAK of r that arrived (last beat) at t, the
+//!   rewind's first beat after t;
+//! - (b) an RNR NAK of r that arrived at t, the resend not before t plus
+//!   the RNR time its timer code names ([`rnr_cycles`]);
+//! - (c) the local ACK timeout: r the oldest unacknowledged PSN, at least
+//!   one period ([`RetryCfg::period`]) after the last progress, less
+//!   [`TIMER_SLACK`] cycles of scanner resolution;
+//! - (d) a READ gap: r the first missing response PSN of a READ, a later
+//!   response having arrived before the rewind.
+//!
+//! After a cause (a NAK, an RNR NAK, an expired timeout) the NIC may still
+//! send up to `window` frames of the old sequence (committed before the
+//! cause reached it); the next one must be the rewind to the cause's PSN.
+//!
+//! The responder side ([`check_responder`]): a responder sends one
+//! sequence-error NAK per episode; the next one only after the PSN the
+//! first one named has arrived.
+
+/// Frames of the old sequence a QP may still send after a cause before
+/// its rewind must begin (docs/retransmission.md, tx_engine "Reaction
+/// window": the step running finishes, one more packet, plus the one
+/// `pkt_builder` holds).
+pub const REACTION_FRAMES: usize = 2;
+
+/// Cycles a timeout may fire before its nominal expiry: `retx_ctl`'s
+/// scanner visits a QP once every QPS cycles (256 at 256 QPs), so where
+/// it samples progress and expiry each may be off by that much.
+pub const TIMER_SLACK: u64 = 256;
+
+/// The local ACK timer's unit: 4.096 us at 250 MHz.
+pub const T_UNIT: u64 = 1024;
+
+/// The RNR timer's unit: 10 us at 250 MHz.
+pub const R_UNIT: u64 = 2500;
+
+const PSN_MOD: u32 = 1 << 24;
+
+/// RNR timer codes 1..=31 in units of 10 us (docs/protocol.md section 8,
+/// the table in ms divided by 0.01); code 0 is 655.36 ms.
+const RNR_UNITS: [u64; 32] = [
+    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
+    2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+];
+
+/// Cycles an RNR NAK with timer code `code` (5 bits) asks the requester
+/// to wait.
+pub fn rnr_cycles(code: u8) -> u64 {
+    RNR_UNITS[(code & 0x1F) as usize] * R_UNIT
+}
+
+/// A QP's retry attributes (the QP register `RETRY`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryCfg {
+    /// Local ACK timeout code, 5 bits; 0 = no timer.
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    /// 7 = no limit.
+    pub rnr_retry: u8,
+    /// The NIC retransmits (go-back-N is built): a cause obliges the
+    /// rewind within the reaction window. Off, a cause only justifies a
+    /// rewind (today's NIC ignores NAKs and has no timer).
+    pub rewinds: bool,
+}
+
+impl RetryCfg {
+    /// The local ACK timeout in cycles (`T_UNIT << timeout`), None when off.
+    pub fn period(&self) -> Option<u64> {
+        (self.timeout & 0x1F != 0).then(|| T_UNIT << (self.timeout & 0x1F))
+    }
+}
+
+/// One request packet a NIC sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SentPkt {
+    pub psn: u32,
+    /// Cycles of its first and last beat on `tx_*`.
+    pub first: u64,
+    pub last: u64,
+    /// PSNs it uses: 1, or a READ REQUEST's response count.
+    pub span: u32,
+    /// A READ REQUEST.
+    pub read: bool,
+}
+
+/// An acknowledgement's class, by its AETH syndrome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckKind {
+    Ack,
+    /// NAK, PSN sequence error.
+    SeqNak,
+    /// RNR NAK with its timer code.
+    RnrNak {
+        timer: u8,
+    },
+    /// NAK invalid request, remote access or remote operational error:
+    /// the QP goes to ERROR.
+    RemoteErr,
+}
+
+/// An acknowledgement that arrived at the requester.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckIn {
+    /// Cycle of its last beat on `rx_*`.
+    pub cycle: u64,
+    pub psn: u32,
+    pub kind: AckKind,
+}
+
+/// A READ RESPONSE frame that arrived at the requester: (cycle of its last
+/// beat, PSN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadResp {
+    pub cycle: u64,
+    pub psn: u32,
+}
+
+/// Everything the requester check needs about one QP.
+#[derive(Debug, Clone, Default)]
+pub struct QpTrace {
+    pub qp: u32,
+    /// Request packets in the order they left.
+    pub sent: Vec<SentPkt>,
+    /// In arrival order.
+    pub acks: Vec<AckIn>,
+    /// In arrival order.
+    pub read_resps: Vec<ReadResp>,
+    pub retry: RetryCfg,
+    /// PSN jumps that are no rewinds, (end, next): after a packet whose
+    /// PSNs end before `end`, the QP's next packet has PSN `next` (PSNs
+    /// the reference skips, e.g. a WQE whose payload read failed).
+    pub skips: Vec<(u32, u32)>,
+    /// From this cycle the QP is in ERROR by retry exhaustion (status 12
+    /// / 13, predicted): as after a remote-error NAK, no cause obliges a
+    /// rewind any more.
+    pub exhausted_at: Option<u64>,
+}
+
+/// `to` is this many PSNs after `from`, modulo 2^24.
+fn dist(from: u32, to: u32) -> u32 {
+    to.wrapping_sub(from) % PSN_MOD
+}
+
+fn add(psn: u32, n: u32) -> u32 {
+    psn.wrapping_add(n) % PSN_MOD
+}
+
+/// `b` is 1 .. 2^23 - 1 PSNs after `a`.
+fn after(a: u32, b: u32) -> bool {
+    (1..1 << 23).contains(&dist(a, b))
+}
+
+#[derive(Debug, Clone, Copy)]
+enum CauseKind {
+    Seq,
+    Rnr { not_before: u64 },
+    Timeout,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    kind: CauseKind,
+    /// Cycle of the cause.
+    t: u64,
+    target: u32,
+    /// Old-sequence frames sent since.
+    frames: usize,
+}
+
+impl Pending {
+    fn describe(&self) -> String {
+        match self.kind {
+            CauseKind::Seq => format!("sequence NAK of PSN {} at cycle {}", self.target, self.t),
+            CauseKind::Rnr { not_before } => format!(
+                "RNR NAK of PSN {} at cycle {} (resend from cycle {not_before})",
+                self.target, self.t
+            ),
+            CauseKind::Timeout => format!(
+                "local ACK timeout at cycle {} (oldest unacknowledged PSN {})",
+                self.t, self.target
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Ack(AckIn),
+    Resp(ReadResp),
+}
+
+impl Ev {
+    fn cycle(&self) -> u64 {
+        match self {
+            Ev::Ack(a) => a.cycle,
+            Ev::Resp(r) => r.cycle,
+        }
+    }
+}
+
+/// The requester window as the arrivals move it.
+struct Window {
+    /// None before the first packet.
+    una: Option<u32>,
+    nxt: u32,
+    /// Cycle the local ACK timer last (re)started.
+    since: u64,
+    halted: bool,
+}
+
+impl Window {
+    fn busy(&self) -> bool {
+        self.una.is_some_and(|u| u != self.nxt)
+    }
+
+    /// `p` lies in [una, nxt].
+    fn holds(&self, p: u32) -> bool {
+        self.una.is_some_and(|u| dist(u, p) <= dist(u, self.nxt))
+    }
+
+    /// Everything before `p` is acknowledged (p in [una, nxt]).
+    fn ack_to(&mut self, p: u32, cycle: u64) {
+        if let Some(u) = self.una {
+            if u != p && self.holds(p) {
+                self.una = Some(p);
+                self.since = cycle;
+            }
+        }
+    }
+}
+
+/// Go-back-N order of one QP's requests (module doc). Returns the
+/// violations, each naming the QP, the PSNs and the cycles.
+pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
+    let qp = t.qp;
+    let mut out = Vec::new();
+    let period = t.retry.period();
+    let mut evs: Vec<Ev> = t
+        .acks
+        .iter()
+        .map(|&a| Ev::Ack(a))
+        .chain(t.read_resps.iter().map(|&r| Ev::Resp(r)))
+        .collect();
+    evs.sort_by_key(Ev::cycle);
+    let mut w = Window {
+        una: None,
+        nxt: 0,
+        since: 0,
+        halted: false,
+    };
+    let mut pending: Option<Pending> = None;
+    let mut prev: Option<SentPkt> = None;
+    let mut ei = 0;
+    // An expired local ACK timer before cycle `now` becomes the pending
+    // cause (only when nothing else is pending: an RNR wait or a NAK's
+    // rewind holds the timer).
+    let expire = |w: &mut Window, pending: &mut Option<Pending>, now: u64| {
+        let Some(p) = period else { return };
+        if w.halted || pending.is_some() || !w.busy() {
+            return;
+        }
+        let due = w.since + p;
+        if now > due + TIMER_SLACK {
+            *pending = Some(Pending {
+                kind: CauseKind::Timeout,
+                t: due,
+                target: w.una.expect("busy"),
+                frames: 0,
+            });
+            w.since = due;
+        }
+    };
+    for (k, f) in t.sent.iter().enumerate() {
+        while ei < evs.len() && evs[ei].cycle() < f.first {
+            let e = evs[ei];
+            ei += 1;
+            expire(&mut w, &mut pending, e.cycle());
+            match e {
+                Ev::Ack(a) => match a.kind {
+                    AckKind::Ack => {
+                        if w.holds(add(a.psn, 1)) {
+                            w.ack_to(add(a.psn, 1), a.cycle);
+                        }
+                    }
+                    AckKind::SeqNak | AckKind::RnrNak { .. } if !w.halted && w.holds(a.psn) => {
+                        w.ack_to(a.psn, a.cycle);
+                        let kind = match a.kind {
+                            AckKind::RnrNak { timer } => CauseKind::Rnr {
+                                not_before: a.cycle + rnr_cycles(timer),
+                            },
+                            _ => CauseKind::Seq,
+                        };
+                        pending = Some(Pending {
+                            kind,
+                            t: a.cycle,
+                            target: a.psn,
+                            frames: 0,
+                        });
+                        w.since = a.cycle;
+                    }
+                    AckKind::SeqNak | AckKind::RnrNak { .. } => {}
+                    AckKind::RemoteErr => {
+                        w.halted = true;
+                        pending = None;
+                    }
+                },
+                Ev::Resp(r) => {
+                    // In order only (rd_sink drops a response ahead).
+                    if w.una == Some(r.psn) && w.busy() {
+                        w.ack_to(add(r.psn, 1), r.cycle);
+                    }
+                }
+            }
+        }
+        if t.exhausted_at.is_some_and(|x| x <= f.first) {
+            w.halted = true;
+            pending = None;
+        }
+        expire(&mut w, &mut pending, f.first);
+        let at = format!(
+            "QP {qp}: request {k} (PSN {}, cycles {}..={})",
+            f.psn, f.first, f.last
+        );
+        let cont = prev.is_none_or(|p| {
+            let end = add(p.psn, p.span);
+            f.psn == end || t.skips.contains(&(end, f.psn))
+        });
+        match pending {
+            Some(pd) if f.psn == pd.target => {
+                if let CauseKind::Rnr { not_before } = pd.kind {
+                    if f.first < not_before {
+                        out.push(format!(
+                            "{at}: resent {} cycles after the {}, before its RNR time",
+                            f.first - pd.t,
+                            pd.describe()
+                        ));
+                    }
+                }
+                pending = None;
+            }
+            Some(mut pd) if cont => {
+                pd.frames += 1;
+                if pd.frames > window && !t.retry.rewinds {
+                    // Nothing retransmits: the cause is ignored.
+                    pending = None;
+                } else if pd.frames > window {
+                    out.push(format!(
+                        "{at}: old sequence {} frames after the {} (reaction window {window}); \
+                         expected the rewind to PSN {}",
+                        pd.frames,
+                        pd.describe(),
+                        pd.target
+                    ));
+                    pending = None;
+                } else {
+                    pending = Some(pd);
+                }
+            }
+            Some(pd) => {
+                if other_cause(t, &w, period, k, f).is_none() {
+                    out.push(format!(
+                        "{at}: rewind to PSN {}, but the {} calls for PSN {}",
+                        f.psn,
+                        pd.describe(),
+                        pd.target
+                    ));
+                }
+                pending = None;
+            }
+            None if cont => {}
+            None => {
+                let why = other_cause(t, &w, period, k, f);
+                if let (Some("timeout"), Some(p)) = (why, period) {
+                    // The timer reloads when it expires (nominally here).
+                    w.since += p;
+                }
+                if why.is_none() {
+                    let p = prev.expect("not the first");
+                    out.push(format!(
+                        "{at}: rewind from PSN {} (request {}, cycle {}) with no cause: no NAK, \
+                         RNR NAK, timeout (una {:?}, timer since cycle {}, period {:?}) or READ gap calls for it",
+                        add(p.psn, p.span),
+                        k - 1,
+                        p.first,
+                        w.una,
+                        w.since,
+                        period
+                    ));
+                }
+            }
+        }
+        // The window: nxt only moves forward; a send into an empty window
+        // starts the timer.
+        let end = add(f.psn, f.span);
+        match w.una {
+            None => {
+                w.una = Some(f.psn);
+                w.nxt = end;
+                w.since = f.first;
+            }
+            Some(u) => {
+                if !w.busy() && end != u && dist(u, f.psn) < 1 << 23 {
+                    w.since = f.first;
+                }
+                if dist(u, end) > dist(u, w.nxt) && dist(u, end) < 1 << 23 {
+                    w.nxt = end;
+                }
+            }
+        }
+        prev = Some(*f);
+    }
+    out
+}
+
+/// A rewind of request `k` (`f`) justified without a pending NAK: (c) the
+/// timeout or (d) a READ gap. Returns which.
+fn other_cause(
+    t: &QpTrace,
+    w: &Window,
+    period: Option<u64>,
+    k: usize,
+    f: &SentPkt,
+) -> Option<&'static str> {
+    if let (Some(p), Some(u)) = (period, w.una) {
+        if f.psn == u && w.busy() && f.first + TIMER_SLACK >= w.since + p {
+            return Some("timeout");
+        }
+    }
+    // (d): f.psn lies in a READ sent before it, whose responses before
+    // f.psn arrived, and a response after f.psn arrived after that READ
+    // went out and before the rewind.
+    let r = f.psn;
+    let gap = t.sent[..k].iter().rev().any(|s| {
+        s.read
+            && dist(s.psn, r) < s.span
+            && (r == s.psn
+                || t.read_resps
+                    .iter()
+                    .any(|x| x.psn == add(r, PSN_MOD - 1) && x.cycle < f.first))
+            && t.read_resps
+                .iter()
+                .any(|x| after(r, x.psn) && x.cycle > s.last && x.cycle < f.first)
+    });
+    gap.then_some("READ gap")
+}
+
+/// The responder side of one QP: the requests that arrived (cycle of
+/// their last beat, PSN), in order, and the sequence-error NAKs it sent
+/// (cycle of their first beat, PSN), in order.
+#[derive(Debug, Clone, Default)]
+pub struct RespQp {
+    pub qp: u32,
+    pub requests: Vec<(u64, u32)>,
+    pub seq_naks: Vec<(u64, u32)>,
+}
+
+/// One sequence-error NAK per episode: after a NAK of p (sent at s1),
+/// the next sequence NAK of the QP (at s2) comes only after a request
+/// with PSN p arrived. A NAK of p again needs p to have arrived after s1;
+/// a NAK of another PSN (the responder's ePSN moved, so p was executed)
+/// needs p to have arrived before s2, after the NAK before the first one
+/// (a NAK leaves a little after the requests that follow its cause, so p
+/// may have arrived just before it).
+pub fn check_responder(r: &RespQp) -> Vec<String> {
+    let mut out = Vec::new();
+    for (j, pair) in r.seq_naks.windows(2).enumerate() {
+        let ((s1, p), (s2, p2)) = (pair[0], pair[1]);
+        let from = if p2 == p {
+            s1
+        } else {
+            j.checked_sub(1).map_or(0, |i| r.seq_naks[i].0)
+        };
+        let arrived = r
+            .requests
+            .iter()
+            .any(|&(c, q)| q == p && c > from && c < s2);
+        if !arrived {
+            out.push(format!(
+                "QP {}: sequence NAK of PSN {p2} at cycle {s2}, a second one in the episode of the \
+                 sequence NAK of PSN {p} at cycle {s1}: PSN {p} had not arrived in between",
+                r.qp
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Single-PSN packets `psns`, one every 100 cycles from cycle 1000.
+    fn sends(psns: &[u32]) -> Vec<SentPkt> {
+        psns.iter()
+            .enumerate()
+            .map(|(k, &psn)| SentPkt {
+                psn,
+                first: 1000 + 100 * k as u64,
+                last: 1000 + 100 * k as u64 + 10,
+                span: 1,
+                read: false,
+            })
+            .collect()
+    }
+
+    fn trace(psns: &[u32], acks: &[(u64, u32, AckKind)]) -> QpTrace {
+        QpTrace {
+            qp: 3,
+            sent: sends(psns),
+            acks: acks
+                .iter()
+                .map(|&(cycle, psn, kind)| AckIn { cycle, psn, kind })
+                .collect(),
+            read_resps: Vec::new(),
+            retry: RetryCfg {
+                rewinds: true,
+                ..RetryCfg::default()
+            },
+            skips: Vec::new(),
+            exhausted_at: None,
+        }
+    }
+
+    fn check(t: &QpTrace) -> Vec<String> {
+        check_requester(t, REACTION_FRAMES)
+    }
+
+    #[test]
+    fn a_clean_run_passes() {
+        let t = trace(&[10, 11, 12, 13], &[(1250, 11, AckKind::Ack)]);
+        assert_eq!(check(&t), Vec::<String>::new());
+        // A skip the reference calls for is no rewind.
+        let mut t = trace(&[10, 11, 14], &[]);
+        assert_eq!(check(&t).len(), 1);
+        t.skips = vec![(12, 14)];
+        assert_eq!(check(&t), Vec::<String>::new());
+        // Across the PSN wrap, and a READ's span.
+        let mut t = trace(&[PSN_MOD - 1, 0, 1], &[]);
+        t.sent[1].span = 4;
+        t.sent[1].read = true;
+        t.sent[2].psn = 4;
+        assert_eq!(check(&t), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_nak_justified_rewind_passes() {
+        // 10..14 at 1000..1400; NAK of 11 arrives at 1250: 13 (1300) is
+        // inside the window, then the rewind to 11.
+        let t = trace(
+            &[10, 11, 12, 13, 11, 12, 13, 14],
+            &[(1250, 11, AckKind::SeqNak)],
+        );
+        assert_eq!(check(&t), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_rewind_with_no_cause_fails() {
+        let t = trace(&[10, 11, 12, 11, 12], &[(1150, 10, AckKind::Ack)]);
+        let v = check(&t);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("QP 3") && v[0].contains("no cause"), "{v:?}");
+        // A NAK arriving after the rewind started does not justify it.
+        let t = trace(&[10, 11, 12, 11, 12], &[(1320, 11, AckKind::SeqNak)]);
+        assert!(check(&t).iter().any(|m| m.contains("no cause")));
+    }
+
+    #[test]
+    fn a_rewind_to_the_wrong_psn_fails() {
+        let t = trace(&[10, 11, 12, 13, 10, 11], &[(1250, 11, AckKind::SeqNak)]);
+        let v = check(&t);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            v[0].contains("rewind to PSN 10") && v[0].contains("calls for PSN 11"),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn a_resend_too_early_after_rnr_fails() {
+        // Code 1: 10 us = 2500 cycles.
+        let rnr = AckKind::RnrNak { timer: 1 };
+        let early = trace(&[10, 11, 11], &[(1150, 11, rnr)]);
+        let v = check(&early);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("before its RNR time"), "{v:?}");
+        let mut ok = trace(&[10, 11, 11], &[(1150, 11, rnr)]);
+        ok.sent[2].first = 1150 + 2500;
+        assert_eq!(check(&ok), Vec::<String>::new());
+        assert_eq!(rnr_cycles(0), 65536 * 2500);
+        assert_eq!(rnr_cycles(31), 49152 * 2500);
+    }
+
+    #[test]
+    fn a_timeout_rewind_before_the_period_fails() {
+        // Timeout code 2: 4096 cycles. 10 and 11 unacknowledged from 1000.
+        let mut t = trace(&[10, 11, 10], &[]);
+        t.retry.timeout = 2;
+        t.sent[2].first = 1000 + 4096 - TIMER_SLACK - 1;
+        let v = check(&t);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("no cause"), "{v:?}");
+        // At the period (within the slack) it passes.
+        t.sent[2].first = 1000 + 4096 - TIMER_SLACK;
+        assert_eq!(check(&t), Vec::<String>::new());
+        // Progress restarts the timer: an ACK of 10 at 2000 moves una to
+        // 11, so a rewind to 11 at 5000 is early, at 6200 on time.
+        let mut t = trace(&[10, 11, 11], &[(2000, 10, AckKind::Ack)]);
+        t.retry.timeout = 2;
+        t.sent[2].first = 5000;
+        assert_eq!(check(&t).len(), 1);
+        t.sent[2].first = 6200;
+        assert_eq!(check(&t), Vec::<String>::new());
+        // The timer is off by default: never a cause.
+        let t = trace(&[10, 11, 10], &[]);
+        assert_eq!(check(&t).len(), 1);
+    }
+
+    #[test]
+    fn an_expired_timeout_calls_for_the_rewind_within_the_window() {
+        let mut t = trace(&[10, 11, 12, 13, 14], &[]);
+        t.retry.timeout = 1; // 2048 cycles
+        t.sent[2].first = 4000; // the timer expired at 3048
+        t.sent[3].first = 4100;
+        t.sent[4].first = 4200;
+        let v = check(&t);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("timeout") && v[0].contains("PSN 14"), "{v:?}");
+    }
+
+    #[test]
+    fn the_reaction_window_holds_r_old_frames_and_no_more() {
+        // NAK of 11 at 1150: 12 and 13 (1200, 1300) are inside a window of
+        // 2, 14 (1400) is beyond it.
+        let inside = trace(&[10, 11, 12, 13, 11], &[(1150, 11, AckKind::SeqNak)]);
+        assert_eq!(check(&inside), Vec::<String>::new());
+        let beyond = trace(&[10, 11, 12, 13, 14, 11], &[(1150, 11, AckKind::SeqNak)]);
+        let v = check(&beyond);
+        assert!(
+            v.iter()
+                .any(|m| m.contains("PSN 14") && m.contains("reaction window 2")),
+            "{v:?}"
+        );
+        // With a window of 3 it passes.
+        assert_eq!(check_requester(&beyond, 3), Vec::<String>::new());
+        // A NIC that does not retransmit yet may ignore the NAK.
+        let mut off = trace(&[10, 11, 12, 13, 14], &[(1150, 11, AckKind::SeqNak)]);
+        off.retry.rewinds = false;
+        assert_eq!(check(&off), Vec::<String>::new());
+        off.retry.rewinds = true;
+        assert_eq!(check(&off).len(), 1);
+        // Nor once retry exhaustion put the QP in ERROR.
+        off.exhausted_at = Some(1160);
+        assert_eq!(check(&off), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_read_gap_justifies_a_re_request() {
+        // READ of 4 responses at PSN 20; 20, 21 arrive, 22 is lost, 23
+        // arrives: a new READ REQUEST from 22.
+        let mut t = trace(&[20, 22], &[]);
+        t.sent[0].span = 4;
+        t.sent[0].read = true;
+        t.sent[1].span = 2;
+        t.sent[1].read = true;
+        t.sent[1].first = 2000;
+        t.read_resps = vec![
+            ReadResp {
+                cycle: 1500,
+                psn: 20,
+            },
+            ReadResp {
+                cycle: 1510,
+                psn: 21,
+            },
+            ReadResp {
+                cycle: 1530,
+                psn: 23,
+            },
+        ];
+        assert_eq!(check(&t), Vec::<String>::new());
+        // Without the response ahead there is no gap.
+        t.read_resps.pop();
+        assert_eq!(check(&t).len(), 1);
+    }
+
+    #[test]
+    fn a_second_sequence_nak_in_one_episode_fails() {
+        // Request 11 lost: 12 arrives at 100, NAK of 11 at 120; 13 arrives
+        // at 200, a second NAK of 11 at 220, or of 12 (as if 11 had been
+        // executed) at 230.
+        let r = RespQp {
+            qp: 2,
+            requests: vec![(50, 10), (100, 12), (200, 13)],
+            seq_naks: vec![(120, 11), (220, 11)],
+        };
+        let v = check_responder(&r);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("QP 2") && v[0].contains("PSN 11"), "{v:?}");
+        let r = RespQp {
+            qp: 2,
+            requests: vec![(50, 10), (100, 12), (200, 13)],
+            seq_naks: vec![(120, 11), (230, 12)],
+        };
+        assert_eq!(check_responder(&r).len(), 1);
+        // Reordered: 12 (100), then 11 (105), 13 (110); the NAK of 11
+        // leaves at 120, after 11 arrived, and 13 calls for a NAK of 12.
+        let r = RespQp {
+            qp: 2,
+            requests: vec![(50, 10), (100, 12), (105, 11), (110, 13)],
+            seq_naks: vec![(120, 11), (140, 12)],
+        };
+        assert_eq!(check_responder(&r), Vec::<String>::new());
+        // Once 11 arrived (the resend, at 300), a later episode may NAK again.
+        let r = RespQp {
+            qp: 2,
+            requests: vec![(50, 10), (100, 12), (300, 11), (400, 14)],
+            seq_naks: vec![(120, 11), (420, 13)],
+        };
+        assert_eq!(check_responder(&r), Vec::<String>::new());
+    }
+}
