@@ -146,9 +146,10 @@ fn skip_equals_ticks_in_paused_recovering_and_rate_limited_states() {
 fn fresh_model_is_idle_for_ever() {
     let mut m = RnicTop::new();
     m.reset();
-    // The first ticks load the configuration's reset values (dcqcn's rates).
+    // The first ticks load the configuration's reset values (dcqcn's rates,
+    // and retx_ctl's retry counts: its scanner's first round, QPS cycles).
     assert_eq!(m.idle_horizon(&idle()), 0);
-    for _ in 0..4 {
+    for _ in 0..rnic_model::params::QPS + 4 {
         m.tick(&idle());
     }
     let h = m.idle_horizon(&idle());

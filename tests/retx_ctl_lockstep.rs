@@ -32,7 +32,7 @@
 
 mod common;
 
-use rnic_model::ports::Beat;
+use rnic_model::ports::PsnVec;
 use rnic_model::retx_ctl::{set_una, RetxCtl, RetxCtlIn, RetxCtlOut};
 use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
@@ -553,7 +553,7 @@ impl RetxEnv {
     }
 
     fn input(&self) -> RetxCtlIn {
-        let mut una_all = Beat::default();
+        let mut una_all = PsnVec::default();
         let (mut busy, mut halt) = (0u16, 0u16);
         for (q, qp) in self.q.iter().enumerate() {
             set_una(&mut una_all, q, qp.una);

@@ -372,27 +372,25 @@ module rnic_top #(
   logic [QPW-1:0] te_sq_rw_qp;
   logic [15:0]    te_sq_rw_idx, te_cpl_idx;
   logic [QPS-1:0] te_rpl_all;
-  logic           retx_unused;
-  assign retx_unused = ^{at_nak_valid, at_nak_rnr, at_nak_qp, at_nak_psn, at_nak_timer, at_una_all,
-                         at_busy, at_xerr_ready, te_rw_ready, te_sq_rw_valid, te_sq_rw_qp,
-                         te_sq_rw_idx};
+  logic [15:0]    sqf_wqe_idx;
+  logic [QPW-1:0] rtx_attr_idx;
+  logic [4:0]     xctx_timeout;
+  logic [2:0]     xctx_retry, xctx_rnr_retry;
+  logic           snk_gap_valid;
+  logic [QPW-1:0] snk_gap_qp;
+  logic [23:0]    snk_gap_psn;
+  logic           rtx_rw_valid;
+  logic [QPW-1:0] rtx_rw_qp;
+  logic [23:0]    rtx_rw_psn;
+  logic           rtx_xerr_valid;
+  logic [QPW-1:0] rtx_xerr_qp;
+  logic [7:0]     rtx_xerr_status;
   // rd_sink's ring-full pulse: never in a conforming run (its rr_block
   // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
-  // sq_fetch's SQ index of the popped WQE: for the retransmission
-  // controller (docs/retransmission.md), not integrated yet; its rewind
-  // input is tied off.
-  logic [15:0]    sqf_wqe_idx_unused;
-  // csr's RETRY lookup for the retransmission controller, the same: its
-  // index is tied to QP 0.
-  logic [4:0]     xctx_timeout_unused;
-  logic [2:0]     xctx_retry_unused, xctx_rnr_retry_unused;
-  // rd_sink's gap report (a READ response ahead: the first missing PSN),
-  // for the retransmission controller (docs/retransmission.md); not wired
-  // yet.
-  logic           snk_gap_valid_unused;
-  logic [QPW-1:0] snk_gap_qp_unused;
-  logic [23:0]    snk_gap_psn_unused;
+  // retx_ctl's event pulses: no counter registers yet.
+  logic           rtx_ev_timeout_unused, rtx_ev_rewind_unused;
+  logic           rtx_ev_rnr_wait_unused, rtx_ev_exhaust_unused;
   /* verilator lint_on UNUSEDSIGNAL */
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
@@ -467,8 +465,7 @@ module rnic_top #(
     // cycle after the index, as the responder expects.
     .rctx_idx(rsp_ctx_rd_qp), .rctx_state, .rctx_uc, .rctx_mtu, .rctx_pd, .rctx_rq_cq,
     .rctx_rnr_timer, .rctx_max_rd, .rctx_access, .rctx_remote_qpn,
-    .xctx_idx('0), .xctx_timeout(xctx_timeout_unused), .xctx_retry(xctx_retry_unused),
-    .xctx_rnr_retry(xctx_rnr_retry_unused),
+    .xctx_idx(rtx_attr_idx), .xctx_timeout, .xctx_retry, .xctx_rnr_retry,
     .rmr_idx(rsp_mr_rd_idx), .rmr_valid, .rmr_key, .rmr_va, .rmr_len, .rmr_pbase, .rmr_access,
     .rmr_pd,
     .epsn_set_valid, .epsn_set_qp, .epsn_set_psn, .qp_err_all,
@@ -654,8 +651,7 @@ module rnic_top #(
     .wc_tok_data(snk_wc_tok_data),
     .ev_exec(snk_ev_exec), .ev_done(snk_ev_done), .ev_unexp(snk_ev_unexp), .ev_dup(snk_ev_dup),
     .ev_seq(snk_ev_seq), .ev_bad(snk_ev_bad), .ev_rr_full(snk_ev_rr_full),
-    .gap_valid(snk_gap_valid_unused), .gap_qp(snk_gap_qp_unused),
-    .gap_psn(snk_gap_psn_unused)
+    .gap_valid(snk_gap_valid), .gap_qp(snk_gap_qp), .gap_psn(snk_gap_psn)
   );
   assign snk_ev_rr_full_unused = snk_ev_rr_full;
 
@@ -759,8 +755,28 @@ module rnic_top #(
     .ev_rd_done(at_ev_rd_done_unused),
     .nak_valid(at_nak_valid), .nak_qp(at_nak_qp), .nak_psn(at_nak_psn), .nak_rnr(at_nak_rnr),
     .nak_timer(at_nak_timer), .una_all(at_una_all), .busy(at_busy),
-    .xerr_valid(1'b0), .xerr_ready(at_xerr_ready), .xerr_qp('0), .xerr_status('0),
+    .xerr_valid(rtx_xerr_valid), .xerr_ready(at_xerr_ready), .xerr_qp(rtx_xerr_qp),
+    .xerr_status(rtx_xerr_status),
     .anc_valid(at_anc_valid), .anc_qp(at_anc_qp), .anc_idx(at_anc_idx), .anc_psn(at_anc_psn)
+  );
+
+  // Go-back-N decisions (docs/retransmission.md): the ACK timer, the
+  // retry counts and the RNR wait per QP; rewinds go to tx_engine,
+  // exhaustion to ack_tracker's error mode.
+  retx_ctl #(.QPS(QPS)) u_retx_ctl (
+    .clk, .rst,
+    .una_all(at_una_all), .busy(at_busy), .halt(qp_err_all),
+    .nak_valid(at_nak_valid), .nak_qp(at_nak_qp), .nak_psn(at_nak_psn), .nak_rnr(at_nak_rnr),
+    .nak_timer(at_nak_timer),
+    .gap_valid(snk_gap_valid), .gap_qp(snk_gap_qp), .gap_psn(snk_gap_psn),
+    .clr_valid(psn_set_valid), .clr_qp(psn_set_qp),
+    .attr_idx(rtx_attr_idx), .attr_timeout(xctx_timeout), .attr_retry(xctx_retry),
+    .attr_rnr_retry(xctx_rnr_retry),
+    .rw_valid(rtx_rw_valid), .rw_qp(rtx_rw_qp), .rw_psn(rtx_rw_psn), .rw_ready(te_rw_ready),
+    .xerr_valid(rtx_xerr_valid), .xerr_qp(rtx_xerr_qp), .xerr_status(rtx_xerr_status),
+    .xerr_ready(at_xerr_ready),
+    .ev_timeout(rtx_ev_timeout_unused), .ev_rewind(rtx_ev_rewind_unused),
+    .ev_rnr_wait(rtx_ev_rnr_wait_unused), .ev_exhaust(rtx_ev_exhaust_unused)
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (
@@ -772,8 +788,9 @@ module rnic_top #(
     .rd_data_ready(sqf_rd_data_ready),
     .rd_data, .rd_data_last, .rd_data_status,
     .wqe_avail, .wqe_pop_valid, .wqe_pop_qp,
-    .rw_valid(1'b0), .rw_qp('0), .rw_idx('0),
-    .wqe_valid, .wqe_qp, .wqe_data, .wqe_idx(sqf_wqe_idx_unused),
+    // A rewind: fetch the QP again from its anchor's SQ index.
+    .rw_valid(te_sq_rw_valid), .rw_qp(te_sq_rw_qp), .rw_idx(te_sq_rw_idx),
+    .wqe_valid, .wqe_qp, .wqe_data, .wqe_idx(sqf_wqe_idx),
     .err_valid(sqf_err_valid), .err_qp(sqf_err_qp),
     .ev_wqe_n
   );
@@ -822,9 +839,9 @@ module rnic_top #(
     .desc_opcode, .desc_se, .desc_pkey, .desc_becn, .desc_dest_qp, .desc_ack_req, .desc_psn,
     .desc_reth_en, .desc_reth_va, .desc_reth_rkey, .desc_reth_len,
     .desc_imm_en, .desc_imm, .desc_aeth_en, .desc_aeth, .desc_cnp_pad, .desc_pay_len,
-    .rw_valid(1'b0), .rw_ready(te_rw_ready), .rw_qp('0), .rw_psn('0),
+    .rw_valid(rtx_rw_valid), .rw_ready(te_rw_ready), .rw_qp(rtx_rw_qp), .rw_psn(rtx_rw_psn),
     .anc_valid(at_anc_valid), .anc_qp(at_anc_qp), .anc_idx(at_anc_idx), .anc_psn(at_anc_psn),
-    .psn_set_valid, .psn_set_qp, .wqe_idx(16'd0),
+    .psn_set_valid, .psn_set_qp, .wqe_idx(sqf_wqe_idx),
     .sq_rw_valid(te_sq_rw_valid), .sq_rw_qp(te_sq_rw_qp), .sq_rw_idx(te_sq_rw_idx),
     .cpl_idx(te_cpl_idx), .rpl_all(te_rpl_all),
     .cpl_valid(te_cpl_valid), .cpl_ready(te_cpl_ready), .cpl_wait_frame(te_cpl_wait_frame),

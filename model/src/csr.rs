@@ -890,6 +890,33 @@ impl Csr {
         }
     }
 
+    /// QP q's RETRY fields as `xctx_*` shows them: (timeout, retry_cnt,
+    /// rnr_retry).
+    pub fn retry_of(&self, q: usize) -> (u8, u8, u8) {
+        let o = self.lookup_resp(&CsrIn {
+            xctx_idx: q as u8,
+            ..CsrIn::default()
+        });
+        (o.xctx_timeout, o.xctx_retry, o.xctx_rnr_retry)
+    }
+
+    /// The retransmission controller's lookup registers as a lookup of QP
+    /// q leaves them (the idle skip's closed form: the scanner moves every
+    /// cycle), and `other`'s, to compare the rest.
+    pub fn xctx_load(&mut self, q: usize) {
+        (
+            self.xctx_timeout_q,
+            self.xctx_retry_q,
+            self.xctx_rnr_retry_q,
+        ) = self.retry_of(q);
+    }
+
+    pub fn xctx_copy(&mut self, other: &Csr) {
+        self.xctx_timeout_q = other.xctx_timeout_q;
+        self.xctx_retry_q = other.xctx_retry_q;
+        self.xctx_rnr_retry_q = other.xctx_rnr_retry_q;
+    }
+
     /// The responder's and the retransmission controller's lookup
     /// registers' next values, the same way.
     fn lookup_resp(&self, i: &CsrIn) -> CsrOut {

@@ -12,7 +12,7 @@
 use crate::dut::Dut;
 use crate::params::{cqe_status, rnr_timer_units, QPS};
 use crate::ports;
-use crate::ports::Beat;
+use crate::ports::PsnVec;
 use crate::trace::{Trace, Tracer};
 
 /// Cycles of 4.096 us (the RTL's default `T_UNIT`).
@@ -27,7 +27,7 @@ ports! {
     /// Inputs of `retx_ctl` (all but `clk`/`rst`).
     pub struct RetxCtlIn {
         /// ack_tracker: QP q's oldest unacknowledged PSN at bits [24q, 24q + 24).
-        pub una_all: Beat = 384,
+        pub una_all: PsnVec = 384,
         /// QP q has PSNs outstanding.
         pub busy: u16 = 16,
         /// QP q is in ERROR.
@@ -76,17 +76,16 @@ ports! {
 }
 
 /// QP q's una in `una_all`.
-pub fn una_of(una_all: &Beat, q: usize) -> u32 {
-    let b = &una_all.0[3 * q..3 * q + 3];
-    b[0] as u32 | (b[1] as u32) << 8 | (b[2] as u32) << 16
+pub fn una_of(una_all: &PsnVec, q: usize) -> u32 {
+    una_all.0[q] & 0xFF_FFFF
 }
 
 /// Sets QP q's una in `una_all`.
-pub fn set_una(una_all: &mut Beat, q: usize, psn: u32) {
-    una_all.0[3 * q..3 * q + 3].copy_from_slice(&psn.to_le_bytes()[..3]);
+pub fn set_una(una_all: &mut PsnVec, q: usize, psn: u32) {
+    una_all.0[q] = psn & 0xFF_FFFF;
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RetxCtl {
     t_unit: u64,
     r_unit: u64,
@@ -207,6 +206,61 @@ impl RetxCtl {
             ev_rnr_wait: self.ev_rnr_wait_q,
             ev_exhaust: self.ev_exhaust_q,
         }
+    }
+}
+
+impl RetxCtl {
+    /// The state without the scanner (its position, the cycle counter and
+    /// the rows it read), and the outputs without `attr_idx`.
+    fn unscanned(&self) -> (RetxCtl, RetxCtlOut) {
+        let mut m = self.clone();
+        m.now_q = 0;
+        m.scan_q = 0;
+        m.s1_v_q = false;
+        m.row_q = 0;
+        m.crow_q = 0;
+        let mut o = self.outputs();
+        o.attr_idx = 0;
+        (m, o)
+    }
+
+    /// Idle with the inputs `i` held (`attrs(q)`: what the lookup of QP q
+    /// returns): for a whole round of the scanner, plus one, every tick
+    /// leaves everything but the scanner as it is. Then any number of
+    /// ticks does, and [`RetxCtl::skip`] is exact.
+    pub fn idle_round(&self, i: &RetxCtlIn, attrs: impl Fn(usize) -> (u8, u8, u8)) -> bool {
+        let want = self.unscanned();
+        let mut m = self.clone();
+        let mut i = *i;
+        for _ in 0..=QPS {
+            let looked = m.scan_q;
+            m.tick(&i);
+            if m.unscanned() != want {
+                return false;
+            }
+            (i.attr_timeout, i.attr_retry, i.attr_rnr_retry) = attrs(looked);
+        }
+        true
+    }
+
+    /// `n` idle ticks at once (after [`RetxCtl::idle_round`]): the cycle
+    /// counter and the scanner move, the scanner's read registers hold the
+    /// row it read last. The lookup in csr follows `attr_idx` - 1.
+    pub fn skip(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.now_q = self.now_q.wrapping_add(n) & TW_MASK;
+        self.scan_q = (self.scan_q + (n % QPS as u64) as usize) & QPM;
+        let last = self.scan_q.wrapping_sub(1) & QPM;
+        self.s1_v_q = true;
+        self.row_q = self.mem_q[last];
+        self.crow_q = self.cmem_q[last];
+    }
+
+    /// The QP the scanner looked up last (csr's `xctx_*` show it).
+    pub fn last_looked(&self) -> usize {
+        self.scan_q.wrapping_sub(1) & QPM
     }
 }
 

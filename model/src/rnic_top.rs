@@ -71,6 +71,7 @@ use crate::rd_resp::{RdResp, RdRespIn, RdRespOut};
 use crate::rd_sink::{RdSink, RdSinkIn, RdSinkOut};
 use crate::resp_tok::{Tok, TokBits, TOK_SINK_BIT};
 use crate::responder::{Responder, ResponderIn, ResponderOut};
+use crate::retx_ctl::{RetxCtl, RetxCtlIn, RetxCtlOut};
 use crate::rq_arb::{RqArb, RqArbIn, RqArbOut};
 use crate::rq_fetch::{RqFetch, RqFetchIn, RqFetchOut};
 use crate::rx_buf::{RxBuf, RxBufIn, RxBufOut};
@@ -129,6 +130,7 @@ pub struct RnicTop {
     cq_arb: CqArb,
     rd_resp: RdResp,
     rd_sink: RdSink,
+    retx_ctl: RetxCtl,
     pfc_gen: PfcGen,
     glue: Glue,
     o_csr: CsrOut,
@@ -156,6 +158,7 @@ pub struct RnicTop {
     o_cqa: CqArbOut,
     o_rdr: RdRespOut,
     o_snk: RdSinkOut,
+    o_rtx: RetxCtlOut,
     o_pg: PfcGenOut,
 }
 
@@ -186,6 +189,7 @@ struct Ins {
     cqa: CqArbIn,
     rdr: RdRespIn,
     snk: RdSinkIn,
+    rtx: RetxCtlIn,
     pg: PfcGenIn,
 }
 
@@ -268,6 +272,7 @@ impl RnicTop {
             cq_arb: CqArb::new(),
             rd_resp: RdResp::new(),
             rd_sink: RdSink::new(),
+            retx_ctl: RetxCtl::new(),
             pfc_gen: PfcGen::new(),
             glue: Glue::default(),
             o_csr: CsrOut::default(),
@@ -295,6 +300,7 @@ impl RnicTop {
             o_cqa: CqArbOut::default(),
             o_rdr: RdRespOut::default(),
             o_snk: RdSinkOut::default(),
+            o_rtx: RetxCtlOut::default(),
             o_pg: PfcGenOut::default(),
         }
     }
@@ -413,6 +419,7 @@ impl RnicTop {
             &self.o_rdr,
         );
         let snk = &self.o_snk;
+        let rtx = &self.o_rtx;
         let gw = self.glue_wires();
         let mr_idx = sqf.wqe_data[WQE_LKEY] & 0x0F;
         let to_sqf = rd.rd_data_valid && rd.rd_data_client == 0;
@@ -462,9 +469,8 @@ impl RnicTop {
             err_e_qp: at.err_qp,
             // The responder's lookups: registered in csr, data next cycle.
             rctx_idx: rsp.ctx_rd_qp,
-            // The retransmission controller's lookup: not integrated yet,
-            // tied to QP 0 as in rnic_top.sv; xctx_* unused.
-            xctx_idx: 0,
+            // The retransmission controller's lookup of RETRY.
+            xctx_idx: rtx.attr_idx,
             rmr_idx: rsp.mr_rd_idx,
             ev_tx_frame: pb.ev_tx_frame,
             ev_tx_len: pb.ev_tx_len,
@@ -547,12 +553,10 @@ impl RnicTop {
             rd_data_status: rd.rd_data_status,
             wqe_pop_valid: te.wqe_pop_valid,
             wqe_pop_qp: te.wqe_pop_qp,
-            // Rewinds come with the retransmission controller
-            // (docs/retransmission.md); tied off as in rnic_top.sv, and
-            // wqe_idx is not used yet.
-            rw_valid: false,
-            rw_qp: 0,
-            rw_idx: 0,
+            // A rewind: fetch the QP again from its anchor's SQ index.
+            rw_valid: te.sq_rw_valid,
+            rw_qp: te.sq_rw_qp,
+            rw_idx: te.sq_rw_idx,
         };
         // A QP may start no new WQE: its ack_tracker queue is full, or it
         // has as many READs outstanding as its max_rd_atomic allows.
@@ -652,16 +656,16 @@ impl RnicTop {
             job_len: rdr.job_len,
             job_msn: rdr.job_msn,
             job_mtu: rdr.job_mtu,
-            rw_valid: false,
-            rw_qp: 0,
-            rw_psn: 0,
+            rw_valid: rtx.rw_valid,
+            rw_qp: rtx.rw_qp,
+            rw_psn: rtx.rw_psn,
             anc_valid: at.anc_valid,
             anc_qp: at.anc_qp,
             anc_idx: at.anc_idx,
             anc_psn: at.anc_psn,
             psn_set_valid: c.psn_set_valid,
             psn_set_qp: c.psn_set_qp,
-            wqe_idx: 0,
+            wqe_idx: sqf.wqe_idx,
         };
         let rdr_in = RdRespIn {
             job_valid: tok_read,
@@ -1011,9 +1015,31 @@ impl RnicTop {
             rd_done_psn: tok.get(9, 24) as u32,
             out_ready: cqa.a_ready,
             cpl_idx: te.cpl_idx,
-            xerr_valid: false,
-            xerr_qp: 0,
-            xerr_status: 0,
+            xerr_valid: rtx.xerr_valid,
+            xerr_qp: rtx.xerr_qp,
+            xerr_status: rtx.xerr_status,
+        };
+        // Go-back-N decisions (docs/retransmission.md): rewinds to
+        // tx_engine, exhaustion to ack_tracker's error mode.
+        let rtx_in = RetxCtlIn {
+            una_all: at.una_all,
+            busy: at.busy,
+            halt: c.qp_err_all,
+            nak_valid: at.nak_valid,
+            nak_qp: at.nak_qp,
+            nak_psn: at.nak_psn,
+            nak_rnr: at.nak_rnr,
+            nak_timer: at.nak_timer,
+            gap_valid: snk.gap_valid,
+            gap_qp: snk.gap_qp,
+            gap_psn: snk.gap_psn,
+            clr_valid: c.psn_set_valid,
+            clr_qp: c.psn_set_qp,
+            attr_timeout: c.xctx_timeout,
+            attr_retry: c.xctx_retry,
+            attr_rnr_retry: c.xctx_rnr_retry,
+            rw_ready: te.rw_ready,
+            xerr_ready: at.xerr_ready,
         };
         Ins {
             csr: csr_in,
@@ -1041,6 +1067,7 @@ impl RnicTop {
             cqa: cqa_in,
             rdr: rdr_in,
             snk: snk_in,
+            rtx: rtx_in,
             // PFC generation from rx_buf's occupancy, into pkt_builder.
             pg: PfcGenIn {
                 prio_lines: rxb.prio_lines,
@@ -1129,6 +1156,7 @@ impl RnicTop {
             && self.o_cqa == o.o_cqa
             && self.o_rdr == o.o_rdr
             && self.o_snk == o.o_snk
+            && self.o_rtx == o.o_rtx
             && self.o_pg == o.o_pg
             && self.glue == o.glue
     }
@@ -1160,8 +1188,22 @@ impl RnicTop {
         if h == 0 {
             return 0;
         }
+        // retx_ctl's scanner (and its lookup in csr) moves every cycle; it
+        // has a closed form when a whole round of it changes nothing else.
+        if !self.retx_ctl.idle_round(&w.rtx, |q| self.csr.retry_of(q)) {
+            return 0;
+        }
+        if h == 0 {
+            return 0;
+        }
         let mut next = self.clone();
         next.tick(i);
+        // Everything but the scanner must stand still.
+        next.csr.xctx_copy(&self.csr);
+        next.o_csr.xctx_timeout = self.o_csr.xctx_timeout;
+        next.o_csr.xctx_retry = self.o_csr.xctx_retry;
+        next.o_csr.xctx_rnr_retry = self.o_csr.xctx_rnr_retry;
+        next.o_rtx = self.o_rtx;
         if !next.outputs_equal(self) || next.datapath_state() != self.datapath_state() {
             return 0;
         }
@@ -1178,6 +1220,12 @@ impl RnicTop {
         self.dcqcn.skip(&w.dc, n);
         self.cnp_gen.skip(n);
         self.pfc_gen.skip(n);
+        self.retx_ctl.skip(n);
+        if n > 0 {
+            self.csr.xctx_load(self.retx_ctl.last_looked());
+            self.o_csr = self.csr.outputs();
+            self.o_rtx = self.retx_ctl.outputs();
+        }
     }
 }
 
@@ -1212,6 +1260,7 @@ impl Dut for RnicTop {
         self.o_cqa = self.cq_arb.reset();
         self.o_rdr = self.rd_resp.reset();
         self.o_snk = self.rd_sink.reset();
+        self.o_rtx = self.retx_ctl.reset();
         self.o_pg = self.pfc_gen.reset();
         self.glue = Glue::default();
         self.top_out()
@@ -1245,6 +1294,7 @@ impl Dut for RnicTop {
         self.o_cqa = self.cq_arb.tick(&w.cqa);
         self.o_rdr = self.rd_resp.tick(&w.rdr);
         self.o_snk = self.rd_sink.tick(&w.snk);
+        self.o_rtx = self.retx_ctl.tick(&w.rtx);
         self.o_pg = self.pfc_gen.tick(&w.pg);
         self.glue = glue;
         self.top_out()
@@ -1259,7 +1309,7 @@ impl Trace for RnicTop {
         t.reg("s_open_q", 2, &g.s_open_q);
         t.reg("wc_hold_q", 1, &g.wc_hold_q);
         t.reg("wc_sel_s_q", 1, &g.wc_sel_s_q);
-        let blocks: [(&str, &dyn Trace); 26] = [
+        let blocks: [(&str, &dyn Trace); 27] = [
             ("u_csr", &self.csr),
             ("u_sq_fetch", &self.sq_fetch),
             ("u_tx_sched", &self.tx_sched),
@@ -1286,6 +1336,7 @@ impl Trace for RnicTop {
             ("u_rd_resp", &self.rd_resp),
             ("u_rd_sink", &self.rd_sink),
             ("u_pfc_gen", &self.pfc_gen),
+            ("u_retx_ctl", &self.retx_ctl),
         ];
         for (name, b) in blocks {
             t.push(name);

@@ -884,7 +884,7 @@ impl Dut for TxEngine {
         // order (conditions on this cycle's registers).
         let q0 = self.qp_idx_q as usize;
         let mut chk: Option<(bool, bool, u16)> = None; // (skip, old, hw - idx)
-        // A rewind acting: the next WQE to pop is old.
+                                                       // A rewind acting: the next WQE to pop is old.
         let mut rw_go: Option<bool> = None;
         // A message's last packet sent for the first time: its SQ index.
         let mut last_new: Option<u16> = None;
@@ -975,9 +975,7 @@ impl Dut for TxEngine {
                         self.a0_rd_q
                     };
                     let (a_idx, a_psn) = ((a >> 24) as u16, a as u32 & 0xFF_FFFF);
-                    rw_go = Some(
-                        self.hw_ok_q >> q & 1 != 0 && idx_before(a_idx, self.hw_rd_q),
-                    );
+                    rw_go = Some(self.hw_ok_q >> q & 1 != 0 && idx_before(a_idx, self.hw_rd_q));
                     self.psn_wr_valid_q = true;
                     self.psn_wr_qp_q = q as u8;
                     self.psn_wr_psn_q = a_psn;
@@ -1076,7 +1074,11 @@ impl Dut for TxEngine {
                         wr_id,
                         opcode: op,
                         flags: self.w_flags_q,
-                        len: if is_read { len.wrapping_sub(koff as u32) } else { len },
+                        len: if is_read {
+                            len.wrapping_sub(koff as u32)
+                        } else {
+                            len
+                        },
                         paddr: i
                             .mr_pbase
                             .wrapping_add(self.w_laddr_q.wrapping_sub(i.mr_va))

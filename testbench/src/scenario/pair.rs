@@ -590,9 +590,14 @@ impl PairEnv {
 pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
     let mut out = vec![super::gbn_check::RetryCfg::default(); crate::vector::QPS as usize];
     for q in &v.qps {
-        // Here: RetryCfg { timeout: q.timeout, retry_cnt: q.retry_cnt,
-        // rnr_retry: q.rnr_retry } once `QpSpec` has them.
-        out[q.qp as usize] = super::gbn_check::RetryCfg::default();
+        // The NIC retransmits (docs/retransmission.md): a NAK or an expired
+        // timer must be followed by a rewind.
+        out[q.qp as usize] = super::gbn_check::RetryCfg {
+            timeout: q.timeout,
+            retry_cnt: q.retry_cnt,
+            rnr_retry: q.rnr_retry,
+            rewinds: true,
+        };
     }
     out
 }
