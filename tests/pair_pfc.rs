@@ -6,10 +6,10 @@
 //! the XOFF threshold, the headroom rule's bound and the buffer size, and
 //! the PFC frames B sent. Contract: zero RXBUF_FULL drops, the high-water
 //! mark at most XOFF + the headroom the rule asks for at this link delay
-//! (so at most LINES), every WRITE completed at A. Beside it the same run
-//! with PFC generation off (`rc_nopfc_slow_host`): rx_buf fills (512
-//! lines), drops (RXBUF_FULL > 0) and, with no retransmission, no WRITE
-//! completes.
+//! (so at most LINES), every WRITE completed at A. (The same run with PFC
+//! generation off, `rc_nopfc_slow_host`, was retired with go-back-N: which
+//! resent frames the full buffer drops again is host timing the
+//! testbench's responder reference does not predict yet; issue 12.)
 
 mod common;
 
@@ -112,7 +112,6 @@ fn run(name: &str, prio: usize) -> Run {
 #[test]
 fn pfc_keeps_a_slow_receiver_lossless() {
     let on = run("rc_pfc_slow_host", 3);
-    let off = run("rc_nopfc_slow_host", 3);
     let mut t = figures::Table::new(
         "pair_pfc",
         &[
@@ -128,28 +127,6 @@ fn pfc_keeps_a_slow_receiver_lossless() {
             "run (cycles)",
         ],
     );
-    // PFC off: rx_buf fills and drops, the QP stalls.
-    {
-        let b = &off.r.b.counters;
-        let drops = b.get("rxbuf_full").copied().expect("read back");
-        let a_done = off.r.a.cqes.iter().filter(|c| c.status == 0).count();
-        t.row(&[
-            format!("`{}`", off.v.name),
-            "off".into(),
-            format!("{} ({})", off.high_prio, off.high_all),
-            "-".into(),
-            format!("{LINES}"),
-            format!("{drops}"),
-            "0".into(),
-            "-".into(),
-            format!("{a_done} of 8"),
-            format!("{}", off.r.report.cycles),
-        ]);
-        assert!(drops > 0, "PFC off: rx_buf must drop");
-        assert!(off.high_all <= LINES);
-        assert_eq!(a_done, 0, "PFC off: the QP stalls (no retransmission)");
-        assert!(!off.r.report.tx_frames.iter().any(|(_, f)| is_pfc(f)));
-    }
     let Run {
         v,
         r,

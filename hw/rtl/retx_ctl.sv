@@ -52,7 +52,10 @@ module retx_ctl #(
   output logic                   ev_timeout,
   output logic                   ev_rewind,
   output logic                   ev_rnr_wait,
-  output logic                   ev_exhaust
+  output logic                   ev_exhaust,
+  // Bit q: QP q waits out an RNR NAK: it sends nothing until the rewind
+  // (rnic_top holds its grants).
+  output logic [QPS-1:0]         hold
 );
   localparam int QPW = $clog2(QPS);
   localparam int TW  = 48;              // the cycle counter and deadlines
@@ -425,6 +428,7 @@ module retx_ctl #(
   end
 
   assign attr_idx    = scan_q;
+  assign hold        = rnrw_q;
   assign rw_valid    = rw_valid_q;
   assign rw_qp       = rw_qp_q;
   assign rw_psn      = rw_psn_q;

@@ -385,6 +385,7 @@ module rnic_top #(
   logic           rtx_xerr_valid;
   logic [QPW-1:0] rtx_xerr_qp;
   logic [7:0]     rtx_xerr_status;
+  logic [QPS-1:0] rtx_hold;
   // rd_sink's ring-full pulse: never in a conforming run (its rr_block
   // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
@@ -776,7 +777,7 @@ module rnic_top #(
     .xerr_valid(rtx_xerr_valid), .xerr_qp(rtx_xerr_qp), .xerr_status(rtx_xerr_status),
     .xerr_ready(at_xerr_ready),
     .ev_timeout(rtx_ev_timeout_unused), .ev_rewind(rtx_ev_rewind_unused),
-    .ev_rnr_wait(rtx_ev_rnr_wait_unused), .ev_exhaust(rtx_ev_exhaust_unused)
+    .ev_rnr_wait(rtx_ev_rnr_wait_unused), .ev_exhaust(rtx_ev_exhaust_unused), .hold(rtx_hold)
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (
@@ -805,7 +806,9 @@ module rnic_top #(
     // (tx_engine answers first and never starts a blocked QP's WQE); a
     // waiting CNP or ACK goes first (within tx_sched's bound on control
     // grants in a row).
-    .rate_ok(rl_rate_ok & ~(sq_block & ~rdr_job_avail)), .pause, .qp_pcp(qp_pcp_all),
+    // A QP waiting out an RNR NAK sends nothing of its own (rtx_hold).
+    .rate_ok(rl_rate_ok & ~((sq_block | rtx_hold) & ~rdr_job_avail)), .pause,
+    .qp_pcp(qp_pcp_all),
     .ctrl_req(cg_cnp_valid || ag_ack_valid),
     .grant_valid, .grant_qp, .grant_ctrl, .grant_ready
   );

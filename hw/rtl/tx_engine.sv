@@ -818,10 +818,14 @@ module tx_engine #(
           grant_ready_q <= 1'b0;
         end
       end
-      if (state_q == S_RW2) grant_ready_q <= 1'b1;
+      // Back to S_IDLE: grants again, unless a rewind waits: it goes
+      // first (taken in the next cycle), so that a busy engine cannot
+      // starve it.
       if ((state_q == S_WQE && !wqe_ok)
-          || (state_q == S_OUT && !desc_left && !rd_left && !cpl_left)) begin
-        grant_ready_q <= 1'b1;
+          || (state_q == S_OUT && !desc_left && !rd_left && !cpl_left)
+          || state_q == S_RW2) begin
+        grant_ready_q <= !rw_valid;
+        rw_ready_q    <= rw_valid;
       end
 
       // ---- WQE latch ----

@@ -72,6 +72,8 @@ ports! {
         pub ev_rewind: bool = 1,
         pub ev_rnr_wait: bool = 1,
         pub ev_exhaust: bool = 1,
+        /// Bit q: QP q waits out an RNR NAK (rnic_top holds its grants).
+        pub hold: u16 = 16,
     }
 }
 
@@ -205,6 +207,7 @@ impl RetxCtl {
             ev_rewind: self.ev_rewind_q,
             ev_rnr_wait: self.ev_rnr_wait_q,
             ev_exhaust: self.ev_exhaust_q,
+            hold: self.rnrw_q,
         }
     }
 }
@@ -229,6 +232,11 @@ impl RetxCtl {
     /// leaves everything but the scanner as it is. Then any number of
     /// ticks does, and [`RetxCtl::skip`] is exact.
     pub fn idle_round(&self, i: &RetxCtlIn, attrs: impl Fn(usize) -> (u8, u8, u8)) -> bool {
+        // A timer or RNR wait running expires at a scan some time ahead:
+        // not idle (the skip would pass its deadline).
+        if self.run_q != 0 || self.rnrw_q != 0 {
+            return false;
+        }
         let want = self.unscanned();
         let mut m = self.clone();
         let mut i = *i;

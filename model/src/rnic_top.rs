@@ -571,7 +571,8 @@ impl RnicTop {
             // is not blocked (its ack_tracker queue full, or its READs at
             // max_rd_atomic), or it has a READ to answer (tx_engine answers
             // first and never starts a blocked QP's WQE).
-            rate_ok: rl.rate_ok & !(sq_block & !rdr.job_avail),
+            // A QP waiting out an RNR NAK sends nothing of its own.
+            rate_ok: rl.rate_ok & !((sq_block | self.o_rtx.hold) & !rdr.job_avail),
             pause: pfc.pause,
             qp_pcp: c.qp_pcp_all,
             // A waiting CNP or ACK (within tx_sched's bound on control

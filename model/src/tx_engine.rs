@@ -716,6 +716,16 @@ impl TxEngine {
     }
 }
 
+impl TxEngine {
+    /// Back to Idle: grants again, unless a rewind waits: it goes first
+    /// (taken in the next cycle), so that a busy engine cannot starve it.
+    fn back_to_idle(&mut self, i: &TxEngineIn) {
+        self.grant_ready_q = !i.rw_valid;
+        self.rw_ready_q = i.rw_valid;
+        self.state_q = State::Idle;
+    }
+}
+
 /// Ethernet 14 (+4 VLAN), IP 20 / 40, UDP 8, BTH 12: the bytes every frame
 /// has before its extension headers.
 fn hdr_len(i: &TxEngineIn) -> u32 {
@@ -892,7 +902,7 @@ impl Dut for TxEngine {
         let grant_take_q = self.state_q == State::Idle && i.grant_valid && self.grant_ready_q;
         let rw_ready_before = self.rw_ready_q;
         let a0_write = (self.state_q == State::Chk && self.a0_ok_q >> q0 & 1 == 0)
-            .then(|| (self.w_idx_q as u64) << 24 | (i.qp_psn & 0xFF_FFFF) as u64);
+            .then_some((self.w_idx_q as u64) << 24 | (i.qp_psn & 0xFF_FFFF) as u64);
 
         match self.state_q {
             State::Idle => {
@@ -986,10 +996,7 @@ impl Dut for TxEngine {
                 }
                 self.state_q = State::Rw2;
             }
-            State::Rw2 => {
-                self.grant_ready_q = true;
-                self.state_q = State::Idle;
-            }
+            State::Rw2 => self.back_to_idle(i),
             State::Pop => self.state_q = State::Wqe,
             State::Wqe => {
                 // sq_fetch answers a pop of an available WQE the next cycle;
@@ -1008,8 +1015,7 @@ impl Dut for TxEngine {
                     self.w_idx_q = i.wqe_idx;
                     self.state_q = State::Chk;
                 } else {
-                    self.grant_ready_q = true;
-                    self.state_q = State::Idle;
+                    self.back_to_idle(i);
                 }
             }
             State::Chk => {
@@ -1153,8 +1159,7 @@ impl Dut for TxEngine {
                 self.rd_req_valid_q = rd_left;
                 self.cpl_valid_q = cpl_left;
                 if !desc_left && !rd_left && !cpl_left {
-                    self.grant_ready_q = true;
-                    self.state_q = State::Idle;
+                    self.back_to_idle(i);
                 }
             }
         }

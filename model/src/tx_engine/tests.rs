@@ -178,6 +178,9 @@ fn run_blk(
         if let Some(w) = wqe_next.take() {
             i.wqe_valid = true;
             i.wqe_qp = Q;
+            // sq_fetch's SQ index: one more per WQE (a repeated index
+            // would be a WQE sent before: no second completion).
+            i.wqe_idx = r.pops.len() as u16;
             wqe_data = w;
         }
         i.wqe_data = Beat::default();

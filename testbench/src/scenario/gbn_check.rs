@@ -24,10 +24,11 @@
 //! first one named has arrived.
 
 /// Frames of the old sequence a QP may still send after a cause before
-/// its rewind must begin (docs/retransmission.md, tx_engine "Reaction
-/// window": the step running finishes, one more packet, plus the one
-/// `pkt_builder` holds).
-pub const REACTION_FRAMES: usize = 2;
+/// its rewind must begin (docs/retransmission.md, "Reaction window"):
+/// everything already committed to `pkt_builder` goes out, up to its
+/// descriptor queue (DESC_DEPTH = 32), plus the step `tx_engine` finishes
+/// and the one the cause overtook on the wire.
+pub const REACTION_FRAMES: usize = 34;
 
 /// Cycles a timeout may fire before its nominal expiry: `retx_ctl`'s
 /// scanner visits a QP once every QPS cycles (256 at 256 QPs), so where
@@ -332,7 +333,9 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             f.psn == end || t.skips.contains(&(end, f.psn))
         });
         match pending {
-            Some(pd) if f.psn == pd.target => {
+            // (A target the reference expects missing, e.g. a WQE whose
+            // payload read fails again, is passed over as in order.)
+            Some(pd) if f.psn == pd.target || t.skips.contains(&(pd.target, f.psn)) => {
                 if let CauseKind::Rnr { not_before } = pd.kind {
                     if f.first < not_before {
                         out.push(format!(
@@ -628,7 +631,7 @@ mod tests {
         t.sent[2].first = 4000; // the timer expired at 3048
         t.sent[3].first = 4100;
         t.sent[4].first = 4200;
-        let v = check(&t);
+        let v = check_requester(&t, 2);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].contains("timeout") && v[0].contains("PSN 14"), "{v:?}");
     }
@@ -638,9 +641,9 @@ mod tests {
         // NAK of 11 at 1150: 12 and 13 (1200, 1300) are inside a window of
         // 2, 14 (1400) is beyond it.
         let inside = trace(&[10, 11, 12, 13, 11], &[(1150, 11, AckKind::SeqNak)]);
-        assert_eq!(check(&inside), Vec::<String>::new());
+        assert_eq!(check_requester(&inside, 2), Vec::<String>::new());
         let beyond = trace(&[10, 11, 12, 13, 14, 11], &[(1150, 11, AckKind::SeqNak)]);
-        let v = check(&beyond);
+        let v = check_requester(&beyond, 2);
         assert!(
             v.iter()
                 .any(|m| m.contains("PSN 14") && m.contains("reaction window 2")),
@@ -651,9 +654,9 @@ mod tests {
         // A NIC that does not retransmit yet may ignore the NAK.
         let mut off = trace(&[10, 11, 12, 13, 14], &[(1150, 11, AckKind::SeqNak)]);
         off.retry.rewinds = false;
-        assert_eq!(check(&off), Vec::<String>::new());
+        assert_eq!(check_requester(&off, 2), Vec::<String>::new());
         off.retry.rewinds = true;
-        assert_eq!(check(&off).len(), 1);
+        assert_eq!(check_requester(&off, 2).len(), 1);
         // Nor once retry exhaustion put the QP in ERROR.
         off.exhausted_at = Some(1160);
         assert_eq!(check(&off), Vec::<String>::new());

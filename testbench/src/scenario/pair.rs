@@ -382,9 +382,11 @@ impl PairEnv {
         // Nothing more can arrive at a NIC once the other one has sent all
         // its own work and both directions of the link are empty (a CNP
         // answering the last frames leaves well within the quiet window).
+        // A NIC in its quiet window may still retransmit (a rewind's reads,
+        // an RNR wait, a timeout): the other waits for that too.
         let quiet = self.nic[0].rx.idle() && self.nic[1].rx.idle();
-        self.nic[0].hold = !quiet || self.nic[1].running();
-        self.nic[1].hold = !quiet || self.nic[0].running();
+        self.nic[0].hold = !quiet || self.nic[1].may_send(cycle);
+        self.nic[1].hold = !quiet || self.nic[0].may_send(cycle);
         [ia, ib]
     }
 

@@ -367,6 +367,15 @@ pub fn ack_counters(
                 }
                 "nak"
             }
+            // A sequence-error NAK (0x60) or an RNR NAK acknowledges what
+            // is before its PSN too (go-back-N, docs/retransmission.md),
+            // outside error mode.
+            AckEffect::Nak if syndrome == 0x60 || syndrome >> 5 == 0b001 => {
+                if !error[q] {
+                    acked[q] = psn.wrapping_sub(exp.psns[q].first) & 0xFF_FFFF;
+                }
+                "nak"
+            }
             AckEffect::Nak => "nak",
             AckEffect::Invalid => "ack_invalid",
             AckEffect::Nothing => continue,

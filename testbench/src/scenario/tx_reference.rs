@@ -509,11 +509,40 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)], rdones: &[(u32, u32)])
 /// remote access, remote operational) that reaches QP `q` inside its
 /// window (judged after the ACKs before it, by [`PsnRange::effect`]):
 /// its PSN and the completion status it calls for (9, 10, 11).
+///
+/// Retries running out put the QP in the same error mode
+/// (docs/retransmission.md): sequence-error NAKs (0x60) in the window
+/// beyond `retry_cnt` with no ACK between them call for 12 at the last
+/// one's PSN, RNR NAKs beyond `rnr_retry` (7: no limit) for 13. A NAK of
+/// either kind acknowledges every PSN before its own. (Timeouts running
+/// out depend on timing, not on the wire: not predicted here.)
 fn remote_nak(q: &QpSpec, range: PsnRange, acks: &[(u32, u32, u8)]) -> Option<(u32, u8)> {
     let mut acked = 0;
+    let (mut seq_left, mut rnr_left) = (q.retry_cnt, q.rnr_retry);
     for &(_, psn, syndrome) in acks.iter().filter(|a| a.0 == q.qp) {
         match range.effect(acked, psn, syndrome) {
-            AckEffect::New(a) => acked = acked.max(a),
+            AckEffect::New(a) => {
+                if a > acked {
+                    (seq_left, rnr_left) = (q.retry_cnt, q.rnr_retry);
+                }
+                acked = acked.max(a);
+            }
+            AckEffect::Nak if syndrome == 0x60 => {
+                if seq_left == 0 {
+                    return Some((psn, cqe::STATUS_RETRY_EXC_ERR));
+                }
+                seq_left -= 1;
+                acked = psn_dist(range.first, psn);
+            }
+            AckEffect::Nak if syndrome >> 5 == 0b001 => {
+                if q.rnr_retry != 7 {
+                    if rnr_left == 0 {
+                        return Some((psn, cqe::STATUS_RNR_RETRY_EXC_ERR));
+                    }
+                    rnr_left -= 1;
+                }
+                acked = psn_dist(range.first, psn);
+            }
             AckEffect::Nak if matches!(syndrome, 0x61..=0x63) => {
                 let status = match syndrome & 0x1F {
                     1 => cqe::STATUS_REM_INV_REQ_ERR,

@@ -61,6 +61,10 @@ pub const STATUS_WR_FLUSH_ERR: u8 = 5;
 pub const STATUS_REM_INV_REQ_ERR: u8 = 9;
 pub const STATUS_REM_ACCESS_ERR: u8 = 10;
 pub const STATUS_REM_OP_ERR: u8 = 11;
+/// Retries ran out: after timeouts or sequence-error NAKs (retry_cnt), or
+/// RNR NAKs (rnr_retry).
+pub const STATUS_RETRY_EXC_ERR: u8 = 12;
+pub const STATUS_RNR_RETRY_EXC_ERR: u8 = 13;
 /// The payload's PCIe read failed.
 pub const STATUS_GENERAL_ERR: u8 = 21;
 

@@ -45,6 +45,9 @@ pub const PFC_BITS_PER_CYCLE: u64 = rnic_model::params::BITS_PER_CYCLE as u64;
 /// Cycles with nothing left to send before the counters are read: any frame
 /// or CQE the reference does not expect would show up in this window.
 pub const DRAIN_CYCLES: u64 = 256;
+/// Quiet cycles a rewind may take before its first resent beat: the WQE
+/// re-fetch and the payload read, two host round trips with margin.
+pub const REWIND_QUIET: u64 = 4096;
 
 /// A well-formed RoCE frame with BTH opcode 0x81 (CNP).
 pub fn is_cnp(f: &[u8]) -> bool {
@@ -118,6 +121,10 @@ pub struct RnicTopEnv {
     /// Last cycle with a beat on `tx_*` or `rq_*`: the quiet window
     /// restarts after it, so a late ACK or memory write is still seen.
     pub(super) last_activity: u64,
+    /// The quiet window so far ([`RnicTopEnv::quiet_window`]) and the
+    /// received frames it has looked at.
+    quiet_w: u64,
+    quiet_n: usize,
 }
 
 impl RnicTopEnv {
@@ -172,6 +179,8 @@ impl RnicTopEnv {
             in_pair,
             host: Host::new(v),
             last_activity: 0,
+            quiet_w: DRAIN_CYCLES,
+            quiet_n: 0,
             sends: vec![QpSends::default(); crate::vector::QPS as usize],
             exhausted_from: vec![None; crate::vector::QPS as usize],
             exhausted_at: vec![None; crate::vector::QPS as usize],
@@ -188,6 +197,7 @@ impl RnicTopEnv {
     }
 
     pub fn step(&mut self, cycle: u64, o: &RnicTopOut) -> RnicTopIn {
+        self.update_quiet();
         let mut i = RnicTopIn {
             rq_ready: self.common.rc_out.rq_ready,
             rc_valid: self.common.rc_out.rc_valid,
@@ -244,7 +254,7 @@ impl RnicTopEnv {
                     self.phase = Phase::Drain {
                         until: cycle + DRAIN_CYCLES,
                     };
-                } else if cycle >= until.max(self.last_activity + DRAIN_CYCLES) {
+                } else if cycle >= until.max(self.last_activity + self.quiet_window()) {
                     // Not while the responder still owes a QP its last
                     // required ACK/NAK (a PFC pause can hold it back).
                     self.phase = if self.acks_owed(cycle) {
@@ -330,6 +340,54 @@ impl RnicTopEnv {
 
     pub fn finished(&self) -> bool {
         self.phase == Phase::Done
+    }
+
+    /// Still sending its own work, or within a retransmission's quiet
+    /// window after its last beat (a resend may still come).
+    pub fn may_send(&self, cycle: u64) -> bool {
+        self.running() || (self.quiet_w > DRAIN_CYCLES && cycle < self.last_activity + self.quiet_w)
+    }
+
+    /// Quiet cycles after the last beat before the counters are read.
+    /// DRAIN_CYCLES, unless the NIC may still retransmit
+    /// (docs/retransmission.md): after a sequence-error or RNR NAK arrived,
+    /// long enough for a rewind's WQE and payload reads (REWIND_QUIET) and
+    /// (in a pair) the longest RNR wait named and, with a local ACK
+    /// timeout on a QP, one period and the scanner's resolution more (a
+    /// single NIC's scripted peer is not waited for).
+    fn quiet_window(&self) -> u64 {
+        self.quiet_w
+    }
+
+    /// Brings [`RnicTopEnv::quiet_window`] up to date with the frames
+    /// received since the last call.
+    fn update_quiet(&mut self) {
+        use super::gbn_check::{rnr_cycles, T_UNIT};
+        if self.quiet_n == self.rx.sent.len() && self.quiet_n > 0 {
+            return;
+        }
+        let live = super::rx_reference::live_qps(&self.vector);
+        let mut w = self.quiet_w;
+        for f in &self.rx.sent[self.quiet_n..] {
+            if let super::rx_reference::RxEvent::Ack { syndrome, .. } =
+                super::rx_reference::classify(&f.bytes, f.fcs, &live)
+            {
+                if syndrome == 0x60 {
+                    w = w.max(REWIND_QUIET);
+                } else if syndrome >> 5 == 0b001 && self.in_pair {
+                    // A scripted peer's RNR NAK may name any timer (code
+                    // 0: 655 ms); a single NIC's run does not wait for it.
+                    w = w.max(REWIND_QUIET + rnr_cycles(syndrome & 0x1F));
+                }
+            }
+        }
+        for q in &self.vector.qps {
+            if q.timeout != 0 && self.in_pair {
+                w = w.max(REWIND_QUIET + (T_UNIT << q.timeout) + 2 * crate::vector::QPS as u64);
+            }
+        }
+        self.quiet_w = w;
+        self.quiet_n = self.rx.sent.len();
     }
 
     /// Still configuring or sending its own work (not yet in the quiet

@@ -232,6 +232,12 @@ fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
         | (q.max_dest_rd_atomic as u32) << 8
         | q.recv_cq() << 12
         | crate::vector::resp::access_bits(&q.remote_access) << 16;
+    // RETRY (docs/retransmission.md) first: retx_ctl loads a QP's retry
+    // counts when the PSN write restarts it. Written only when it differs
+    // from its reset value, so that a vector that does not name the
+    // fields keeps its programming sequence, and every cycle it recorded.
+    let retry = q.timeout as u32 | (q.retry_cnt as u32) << 8 | (q.rnr_retry as u32) << 12;
+    let retry_w = (retry != QP_RETRY_RESET).then_some((a + QP_RETRY_OFF, retry));
     let mut w = vec![
         (a + QP_REMOTE_QPN_OFF, q.remote_qpn),
         (a + QP_PSN_OFF, q.psn),
@@ -261,15 +267,9 @@ fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
         (a + QP_RESP_OFF, resp),
         (a + QP_EPSN_OFF, q.epsn),
     ]);
-    // RETRY (docs/retransmission.md): written only when it differs from its
-    // reset value, so that a vector that does not name the fields keeps
-    // its programming sequence, and with it every cycle it recorded.
-    let retry = q.timeout as u32 | (q.retry_cnt as u32) << 8 | (q.rnr_retry as u32) << 12;
-    if retry != QP_RETRY_RESET {
-        w.push((a + QP_RETRY_OFF, retry));
-    }
     // Last: the QP becomes active only once everything else is set.
     w.push((a + QP_CTRL_OFF, ctrl));
+    w.splice(0..0, retry_w);
     w
 }
 
