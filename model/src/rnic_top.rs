@@ -522,9 +522,7 @@ impl RnicTop {
                 | (snk.ev_seq as u8) << 4
                 | (snk.ev_bad as u8) << 5,
             // snk.ev_rr_full is not counted (rnic_top.sv: never in a
-            // conforming run); snk.gap_* (a READ response ahead) are for
-            // the retransmission controller and unused until it is wired
-            // (rnic_top.sv's snk_gap_*_unused).
+            // conforming run); snk.gap_* go to retx_ctl.
             ev_pfcg_xoff: self.o_pg.ev_xoff,
             ev_pfcg_xon: self.o_pg.ev_xon,
             ev_rqe_n: rqf.ev_rqe_n,
@@ -572,7 +570,7 @@ impl RnicTop {
             // max_rd_atomic), or it has a READ to answer (tx_engine answers
             // first and never starts a blocked QP's WQE).
             // A QP waiting out an RNR NAK sends nothing of its own.
-            rate_ok: rl.rate_ok & !((sq_block | self.o_rtx.hold) & !rdr.job_avail),
+            rate_ok: rl.rate_ok & !((sq_block | rtx.hold) & !rdr.job_avail),
             pause: pfc.pause,
             qp_pcp: c.qp_pcp_all,
             // A waiting CNP or ACK (within tx_sched's bound on control

@@ -45,6 +45,19 @@ pub const PFC_BITS_PER_CYCLE: u64 = rnic_model::params::BITS_PER_CYCLE as u64;
 /// Cycles with nothing left to send before the counters are read: any frame
 /// or CQE the reference does not expect would show up in this window.
 pub const DRAIN_CYCLES: u64 = 256;
+/// The quiet window a pair's local ACK timeouts call for from the start:
+/// one period and the scanner's resolution after a rewind's reads
+/// (DRAIN_CYCLES when no QP has a timer, or a single NIC's scripted peer,
+/// which is not waited for).
+fn timeout_quiet(v: &Vector, in_pair: bool) -> u64 {
+    let t = super::gbn_check::T_UNIT;
+    v.qps
+        .iter()
+        .filter(|q| q.timeout != 0 && in_pair)
+        .map(|q| REWIND_QUIET + (t << q.timeout) + 2 * crate::vector::QPS as u64)
+        .fold(DRAIN_CYCLES, u64::max)
+}
+
 /// Quiet cycles a rewind may take before its first resent beat: the WQE
 /// re-fetch and the payload read, two host round trips with margin.
 pub const REWIND_QUIET: u64 = 4096;
@@ -179,7 +192,7 @@ impl RnicTopEnv {
             in_pair,
             host: Host::new(v),
             last_activity: 0,
-            quiet_w: DRAIN_CYCLES,
+            quiet_w: timeout_quiet(v, in_pair),
             quiet_n: 0,
             sends: vec![QpSends::default(); crate::vector::QPS as usize],
             exhausted_from: vec![None; crate::vector::QPS as usize],
@@ -362,8 +375,8 @@ impl RnicTopEnv {
     /// Brings [`RnicTopEnv::quiet_window`] up to date with the frames
     /// received since the last call.
     fn update_quiet(&mut self) {
-        use super::gbn_check::{rnr_cycles, T_UNIT};
-        if self.quiet_n == self.rx.sent.len() && self.quiet_n > 0 {
+        use super::gbn_check::rnr_cycles;
+        if self.quiet_n == self.rx.sent.len() {
             return;
         }
         let live = super::rx_reference::live_qps(&self.vector);
@@ -379,11 +392,6 @@ impl RnicTopEnv {
                     // 0: 655 ms); a single NIC's run does not wait for it.
                     w = w.max(REWIND_QUIET + rnr_cycles(syndrome & 0x1F));
                 }
-            }
-        }
-        for q in &self.vector.qps {
-            if q.timeout != 0 && self.in_pair {
-                w = w.max(REWIND_QUIET + (T_UNIT << q.timeout) + 2 * crate::vector::QPS as u64);
             }
         }
         self.quiet_w = w;
