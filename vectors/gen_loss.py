@@ -8,15 +8,21 @@ the diff. The link faults are docs/pair.md, "Link faults"; the hosts are
 gen_pair_rc.py's (`Side`: RC QPs, MR 1 the receive region, RECVs posted
 first, the sender starting at cycle 400 after configuration).
 
-Nothing retransmits yet: a lost request stalls its QP (the responder NAKs
-the first packet after the gap with a PSN sequence error, once, and drops
-what follows; the requester only counts the NAK), so a WQE whose request
-or whose every covering ACK was lost never completes. The checks judge
-that from what arrived: the responder's reference is fed the frames as
-they arrived, the requester's completions come from the ACKs that arrived,
-and the link check applies the vector's faults to the frames as sent.
-Such a run ends by its quiet window (docs/pair.md), not at max_cycles,
-which stays small here all the same.
+A lost request is recovered by go-back-N (docs/retransmission.md): the
+responder NAKs the first packet after a gap with a PSN sequence error
+once per episode, and the requester goes back to the NAKed PSN; with a
+local ACK timeout on a QP (`timeout`, 4.096 us x 2^timeout), a loss no
+NAK reports (the last packet, a lost NAK or ACK) is resent when the timer
+expires, and `retry_cnt` rewinds without progress end in status 12. The
+checks judge each run from what was on the wire: the responder's
+reference is fed the frames as they arrived, the requester's completions
+come from the ACKs that arrived (and a timer exhaustion from the requests
+that left, scenario/timer_exhaust.rs), the go-back-N check
+(scenario/gbn_check.rs) holds every rewind to its cause, and the link
+check applies the vector's faults to the frames as sent. The vectors
+written before retransmission existed keep their timers off: a loss no
+NAK can recover stalls its QP, and such a run ends by its quiet window
+(docs/pair.md).
 
 A's QP n sends with PSNs from 100 n + 7; B's QP n is its peer (DestQP n).
 """
@@ -62,12 +68,29 @@ def link(a_to_b=(), b_to_a=(), delay=100):
             "b_to_a": {"delay": delay, "faults": list(b_to_a)}}
 
 
-def pair(seed, qps=1, mtu=1024):
+def pair(seed, qps=1, mtu=1024, timeout=None, retry_cnt=None):
+    """A's QPs take the local ACK timeout code and retry_cnt given."""
     a, b = Side("a", seed), Side("b", seed + 1)
     for n in range(qps):
-        a.qp(n, mtu)
+        q = a.qp(n, mtu)
+        if timeout is not None:
+            q["timeout"] = timeout
+        if retry_cnt is not None:
+            q["retry_cnt"] = retry_cnt
         b.qp(n, mtu)
     return a, b
+
+
+# The local ACK timeout of the recovering vectors: code 2, 4,096 cycles
+# (16.4 us), well above a message's round trip here (two link delays of
+# 100, host reads of a few hundred cycles) so no timer expires while an
+# ACK is on its way.
+TIMEOUT = 2
+
+
+def first(qp, psn, n=1):
+    """The first n frames of (DestQP, PSN): a send and n - 1 resends."""
+    return {"qp": qp, "psn": psn, "first": n}
 
 
 def main():
@@ -80,10 +103,11 @@ def main():
     a.wqe(1, "write", 3000, src_off=0x2_0007, dst_off=0x2_0005)
     vec("drop_write_middle",
         "A WRITEs 4096 bytes (MTU 1024: PSNs 7..10) then 1000 bytes (PSN 11) on QP 0, and 3000 "
-        "bytes on QP 1; the link A to B drops QP 0's PSN 8, the first MIDDLE: B places the "
-        "FIRST, NAKs PSN 9 with a PSN sequence error once and drops the rest of that message "
-        "and the next one (no host write for them); A counts the NAK and completes neither "
-        "WQE of QP 0 (no retransmission yet: the documented behaviour), QP 1's WRITE completes",
+        "bytes on QP 1; the link A to B drops every frame of QP 0's PSN 8 (the first MIDDLE): B"
+        " places the FIRST, NAKs PSN 8 with a PSN sequence error once and drops the rest; A "
+        "goes back to PSN 8 and resends from the middle of the WRITE (MIDDLE 8, 9, LAST 10, "
+        "ONLY 11), but the link drops PSN 8 again and B, still in the same episode, NAKs no "
+        "more; with no local ACK timeout set QP 0 completes neither WQE, QP 1's WRITE completes",
         a.build(plain=[0, 1]), b.build(),
         link([{"drop": {"qp": 0, "psn": 8}}]))
 
@@ -131,12 +155,11 @@ def main():
     for k in range(3):
         a.wqe(0, "write", 300, src_off=0x400 * k + 5, dst_off=0x400 * k + 9)
     vec("reorder_requests",
-        "A WRITEs 300 bytes three times on QP 0 (PSNs 7, 8, 9); the link A to B holds PSN 7 "
-        "and delivers it right after PSN 8: B drops PSN 8 with a PSN sequence error NAK (PSN "
-        "7), takes PSN 7 in sequence, writes and ACKs it, then drops PSN 9 (expected 8) with a "
-        "second sequence NAK: one WRITE written, two NAKs counted at A (resp_nak_seq 2, nak 2), "
-        "A completes the first WQE only; the other two wait for a retransmission that does not "
-        "exist yet",
+        "A WRITEs 300 bytes three times on QP 0 (PSNs 7, 8, 9); the link A to B holds PSN 7 and"
+        " delivers it right after PSN 8: B drops PSN 8 with a PSN sequence error NAK (PSN 7), "
+        "takes PSN 7 in sequence, writes and ACKs it, then drops PSN 9 (expected 8) with a "
+        "second sequence NAK (PSN 8, a new episode); A goes back to PSN 8 and resends 8 and 9, "
+        "which B executes: all three WRITEs are written and complete",
         a.build(plain=[0]), b.build(),
         link([{"reorder": {"qp": 0, "psn": 7}}]))
 
@@ -149,9 +172,9 @@ def main():
         "A WRITEs four 4096-byte messages on QP 0 (16 packets) and 100 bytes on QP 1, back to "
         "back, over a link of 20 cycles each way; the link A to B is down in cycles 900..999, "
         "in the middle of them: every frame on the wire then (from its first beat to 20 cycles "
-        "after its last) is lost; B NAKs the first packet after the gap once and drops the "
-        "rest of QP 0's (the NAK carries its ePSN 13); A completes only what B acknowledged "
-        "before the gap: QP 1's WRITE and QP 0's first",
+        "after its last) is lost; B NAKs the first packet after the gap once (its ePSN 13) and "
+        "drops the rest of QP 0's; A goes back to PSN 13, in the middle of the second WRITE "
+        "(MIDDLE 13, LAST 14, then the last two messages), and all five WQEs complete",
         a.build(plain=[0, 1]), b.build(),
         link([{"down": {"from": 900, "cycles": 100}}], delay=20))
 
@@ -178,8 +201,9 @@ def main():
     vec("drop_first_send",
         "A SENDs 100 bytes twice on QP 0 (SEND ONLY, PSNs 7 and 8); the link A to B drops the "
         "first SEND ONLY (opcode 0x04, first 1): B drops PSN 8 with a PSN sequence error NAK "
-        "(PSN 7, its ePSN) and consumes no RECV (both stay posted, prefetched); A counts the "
-        "NAK and completes neither SEND",
+        "(PSN 7, its ePSN) and consumes no RECV; A goes back to PSN 7 (go-back-N: both WQEs "
+        "read again from the send queue, both SENDs resent), B executes them in order into its "
+        "two RECVs and A completes both SENDs",
         a.build(plain=[0]), b.build(),
         link([{"drop": {"opcode": OP_SEND_ONLY, "first": 1}}]))
 
@@ -194,10 +218,12 @@ def main():
     a, b = read_then_write(201)
     vec("drop_read_response",
         "A READs 4000 bytes from B (PSNs 7..10, four responses of MTU 1024) then WRITEs 500 "
-        "bytes (PSN 11) on QP 0; the link B to A drops the response of PSN 8: A's rd_sink "
-        "places the FIRST, drops the two after the gap as out of sequence (rdr_taken 1, "
-        "rdr_seq 2), so the READ never completes, and the WRITE, acknowledged by B, cannot "
-        "complete before it (completions in order): no CQE at A",
+        "bytes (PSN 11) on QP 0; the link B to A drops every frame of PSN 8 (a response): A's "
+        "rd_sink places the FIRST, drops the two after the gap as out of sequence and reports "
+        "the gap, and A asks again for the rest of the READ from PSN 8 (a READ REQUEST for the "
+        "last 3000 bytes, then the WRITE again); B answers it, but the link drops its new "
+        "response of PSN 8 too and no local ACK timeout is set, so the READ never completes and"
+        " the WRITE cannot complete before it: no CQE at A",
         a.build(plain=[0]), b.build(),
         link(b_to_a=[{"drop": {"qp": 0, "psn": 8}}]))
 
@@ -243,6 +269,161 @@ def main():
         "that arrived",
         a.build(plain=[0, 1]), b.build(plain=[0, 1]),
         link(rnd(9), rnd(185)))
+
+
+    recovery_vectors()
+
+
+def recovery_vectors():
+    """One drop of each packet kind in each position, recovered by a NAK
+    or by the timer; retries running out; RNR waits; random loss."""
+    for op in ("send", "write"):
+        # Per QP n: a 3000-byte message (PSNs 100 n + 7..9) then 100 bytes
+        # (100 n + 10); QP n loses the first send of its n-th packet.
+        a, b = pair(301 if op == "send" else 303, qps=4, timeout=TIMEOUT)
+        for n in range(4):
+            a.wqe(n, op, 3000, src_off=0x1_0000 * n + 0x101, dst_off=0x1_0000 * n + 0x103)
+            a.wqe(n, op, 100, src_off=0x1_0000 * n + 0x8101, dst_off=0x1_0000 * n + 0x8103)
+            if op == "send":
+                b.recv(n, [(0x1_0000 * n, 4096)])
+                b.recv(n, [(0x1_0000 * n + 0x8000, 512)])
+        what = "SENDs into B's two RECVs" if op == "send" else "WRITEs"
+        vec(f"drop_once_{op}",
+            f"On each of four QPs A {what} 3000 bytes (MTU 1024: FIRST, MIDDLE, LAST) then 100 "
+            f"bytes (ONLY), posted at once, local ACK timeout {TIMEOUT} (4,096 cycles); the link "
+            "A to B loses the first send of one packet per QP: QP 0 the FIRST, QP 1 the MIDDLE, "
+            "QP 2 the LAST, QP 3 the ONLY. On QPs 0..2 the next packet arrives out of sequence, "
+            "B NAKs the lost PSN once (sequence error) and A goes back to it; QP 3's ONLY is the "
+            "last packet, nothing reports it and A's timer resends it. Every message is "
+            "delivered once, in order, and both WQEs of every QP complete",
+            a.build(plain=[0, 1, 2, 3]), b.build(),
+            link([{"drop": first(n, 100 * n + 7 + n)} for n in range(4)]))
+
+    # READ: the request, and each response position.
+    a, b = pair(305, qps=5, timeout=TIMEOUT)
+    reads = [100, 4000, 4000, 4000, 500]
+    for n, ln in enumerate(reads):
+        a.wqe(n, "read", ln, src_off=0, lkey=KEY1, rkey=gen_tx.KEY0,
+              rva=gen_tx.VA + 0x1000 * n + 0x100)
+        a.wqes[-1]["laddr"] = hex(VA1 + 0x2_0000 * n + 0x3)
+        if n == 0:
+            a.wqe(0, "write", 100, src_off=0x9_0000, dst_off=0x9_0001)
+    vec("drop_once_read",
+        f"A READs from B on five QPs, local ACK timeout {TIMEOUT}; one frame of each is lost "
+        "once. QP 0: the READ REQUEST (PSN 7, 100 bytes), a WRITE (PSN 8) behind it: B NAKs "
+        "PSN 7 and A sends both again. QPs 1..3 READ 4000 bytes (responses FIRST, MIDDLE, "
+        "MIDDLE, LAST): the link B to A loses QP 1's FIRST (PSN 107) and QP 2's MIDDLE (PSN "
+        "208): rd_sink sees the next response ahead and A asks again from the first missing "
+        "response (a new READ REQUEST for the rest: VA and length moved on by whole MTUs); "
+        "QP 3 loses its LAST (PSN 310) and QP 4 its only response (PSN 407, 500 bytes): "
+        "nothing follows them, and A's timer asks again from the oldest unacknowledged PSN, "
+        "the READ's own (responses taken do not acknowledge it: QP 3 asks for all 4000 bytes "
+        "again and rd_sink drops the three it has as duplicates). Every READ's data is placed "
+        "once and every WQE completes",
+        a.build(plain=[0, 1, 2, 3, 4]), b.build(),
+        link(b_to_a=[{"drop": first(n, p)} for n, p in ((1, 107), (2, 208), (3, 310),
+                                                        (4, 407))],
+             a_to_b=[{"drop": first(0, 7)}]))
+
+    # An ACK and a NAK lost.
+    a, b = pair(307, qps=2, timeout=TIMEOUT)
+    a.wqe(0, "write", 200, src_off=0x101, dst_off=0x103)
+    a.wqe(0, "write", 200, src_off=0x501, dst_off=0x503)
+    a.wqe(1, "write", 200, src_off=0x1101, dst_off=0x1103)
+    a.wqe(1, "write", 200, src_off=0x1501, dst_off=0x1503)
+    vec("drop_once_ack_nak",
+        f"A WRITEs 200 bytes twice on QPs 0 and 1, local ACK timeout {TIMEOUT}. QP 0: the link "
+        "B to A loses the ACK of the last PSN (8): nothing else covers it, A's timer resends "
+        "PSN 8, B acknowledges the duplicate again (no second write) and A completes both. "
+        "QP 1: the link A to B loses PSN 107 once and B to A loses the sequence NAK B sends "
+        "for it (its PSN is 107); A's timer resends from 107 and both complete",
+        a.build(plain=[0, 1]), b.build(),
+        link(a_to_b=[{"drop": first(1, 107)}],
+             b_to_a=[{"drop": first(0, 8)}, {"drop": first(1, 107)}]))
+
+    # Retries running out on the timer: retry_cnt 0 and 7.
+    a, b = pair(309, qps=1, timeout=TIMEOUT, retry_cnt=0)
+    a.wqe(0, "write", 100, src_off=0x101, dst_off=0x103)
+    a.wqe(0, "write", 100, src_off=0x501, dst_off=0x503)
+    vec("timeout_retry0",
+        f"A WRITEs 100 bytes twice on QP 0 (PSNs 7, 8), local ACK timeout {TIMEOUT} and "
+        "retry_cnt 0; the link A to B loses every frame of PSN 8: the first expiry of A's timer "
+        "finds no retry left, the second WQE completes with status 12 (retry exceeded, "
+        "byte_len 0) and QP 0 goes to ERROR; the first completes, B wrote it only",
+        a.build(plain=[0]), b.build(),
+        link([{"drop": {"qp": 0, "psn": 8}}]))
+
+    a, b = pair(311, qps=2, timeout=TIMEOUT, retry_cnt=7)
+    for n in range(2):
+        for k in range(3):
+            a.wqe(n, "write", 100, src_off=0x1000 * (3 * n + k) + 1,
+                  dst_off=0x1000 * (3 * n + k) + 3)
+    vec("timeout_retry7",
+        f"A WRITEs 100 bytes three times on QPs 0 and 1 (PSNs 7..9, 107..109), local ACK "
+        f"timeout {TIMEOUT}, retry_cnt 7. QP 0: the link A to B loses the first 7 sends of PSN "
+        "8: B NAKs PSN 8 once (for PSN 9), then A's timer resends 6 times; the 8th send "
+        "arrives, within the 7 retries, and all three WQEs complete. QP 1: every frame of PSN "
+        "108 is lost: the NAK and 6 timer rewinds use the 7 retries, the next expiry ends the "
+        "QP: the WQE of PSN 108 completes with 12, the one after it flushed (5), QP 1 in ERROR",
+        a.build(plain=[0, 1]), b.build(),
+        link([{"drop": first(0, 8, 7)}, {"drop": {"qp": 1, "psn": 108}}]),
+        max_cycles=400_000)
+
+    # RNR: the RECVs are posted late.
+    a, b = pair(313, qps=2)
+    for n in range(2):
+        b.qps[n]["min_rnr_timer"] = 1
+        a.qps[n]["rnr_retry"] = 3
+        b.recv(n, [(0x1000 + 0x8000 * n, 512)])
+    a.wqe(0, "send", 200, src_off=0x101)
+    a.wqe(1, "send", 200, src_off=0x501)
+    a.wqe(1, "send", 300, src_off=0x901)
+    b.recv(1, [(0x2000 + 0x8000, 512)])
+    hb = b.build()
+    hb["program"] = [s for s in hb["program"] if "post_recv" not in s]
+    hb["rq_doorbells"] = [{"at": 1400, "qp": 0, "recvs": 1}, {"at": 1400, "qp": 1, "recvs": 2}]
+    vec("rnr_recv_late",
+        "A SENDs from cycle 400 (rnr_retry 3): 200 bytes on QP 0, 200 and 300 bytes on QP 1; "
+        "B posts the RECVs only at cycle 1400, min_rnr_timer 1 (0.01 ms, 2,500 cycles). QP 0: "
+        "the SEND gets an RNR NAK, A waits the 2,500 cycles it names, sends it again into the "
+        "RECV and completes it. QP 1: the first SEND gets an RNR NAK and the second, out of "
+        "sequence behind it, a sequence NAK, which ends A's RNR wait at once (docs/responder.md "
+        "\"Coalescing\": it only makes the requester resend sooner and be told RNR again); "
+        "once the RECVs are there both SENDs land and complete",
+        a.build(plain=[0, 1]), hb, link())
+
+    # Random loss both ways over many messages on 4 QPs. The seeds are
+    # picked so that each direction loses frames in this run (SplitMix64's
+    # draws, one per frame: 3 requests and 2 responses at 1e-2, 3 requests
+    # and 1 response at 1e-3; a seed that happened to lose nothing would
+    # test nothing).
+    for name, pm, seeds, count, length in (("random_loss_1e-2", 10_000, (61, 20), 8, 8192),
+                                           ("random_loss_1e-3", 1_000, (23, 11), 16, 16384)):
+        a, b = pair(315 + pm % 7, qps=4, timeout=TIMEOUT)
+        for n in range(4):
+            for k in range(count):
+                off = 0x1_0000 * n + 0x4000 * k + 0x40
+                if k % 4 == 3:
+                    a.wqe(n, "read", length // 4, src_off=0, lkey=KEY1, rkey=gen_tx.KEY0,
+                          rva=gen_tx.VA + 0x4_0000 + off)
+                    a.wqes[-1]["laddr"] = hex(VA1 + 0x10_0000 + off)
+                else:
+                    a.wqe(n, "write", length, src_off=off + 1, dst_off=off + 3)
+        # B's host takes writes at line rate (MPS 4096; at the default
+        # 256 rx_buf fills and drops, which no reference predicts).
+        b.config = {"mps": 4096}
+        frames = 4 * (count * 3 // 4 * length // 1024 + count // 4 * length // 4096)
+        vec(name,
+            f"A sends {count} messages on each of four QPs (WRITEs of {length} bytes, every "
+            f"fourth a READ of {length // 4}), MTU 1024, about {frames} data frames; the link "
+            f"loses each frame with probability {pm / 1e6:g} in both directions (seeded): "
+            "requests, ACKs, NAKs and READ responses. Go-back-N recovers every loss (NAKs, "
+            "READ re-requests and the local ACK timer), every message is delivered exactly "
+            "once and in order, every WQE completes",
+            a.build(plain=[0, 1, 2, 3]), b.build(),
+            link([{"drop": {"per_million": pm, "seed": seeds[0]}}],
+                 b_to_a=[{"drop": {"per_million": pm, "seed": seeds[1]}}]),
+            max_cycles=2_000_000)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ pub mod resp_reference;
 pub mod rnic_top;
 pub mod rx_reference;
 pub mod rx_wire;
+pub mod timer_exhaust;
 pub mod tx_reference;
 
 use std::collections::BTreeMap;

@@ -403,7 +403,8 @@ impl PairEnv {
     /// reference, CQEs, receive counters from the frames it received, CNPs
     /// from the CE marks it received, PCIe rules), the link, and DCQCN.
     fn finish_checks(&mut self, v: &SystemVector, cycle: u64) -> Vec<String> {
-        for e in &mut self.nic {
+        let mut problems = Vec::new();
+        for (n, e) in self.nic.iter_mut().enumerate() {
             // RC work completes as the ACKs that actually arrived allow
             // (the other NIC's responder, decoded from the wire).
             let acks = arrived_acks(e);
@@ -421,10 +422,33 @@ impl PairEnv {
                 }
                 dones = rr.dones;
             }
+            // A QP left with requests outstanding after the quiet window
+            // ran its local ACK timer out (timer_exhaust, from the wire).
+            let retry = retry_config(if n == 0 { &v.a } else { &v.b });
+            let mut timer = Vec::new();
+            for t in e.gbn_traces(&retry) {
+                if e.expected.nak_errors.contains(&t.qp) {
+                    continue;
+                }
+                match super::timer_exhaust::predict(&t) {
+                    Ok(Some(x)) => timer.push((t.qp, x)),
+                    Ok(None) => {}
+                    Err(m) => problems.push(format!("{}: {m}", NICS[n])),
+                }
+            }
+            if !timer.is_empty() {
+                let at: Vec<(u32, u32)> = timer.iter().map(|(q, x)| (*q, x.psn)).collect();
+                e.expected = super::tx_reference::expected_after(&e.vector, &acks, &dones, &at);
+                for (q, x) in &timer {
+                    let from = e.expected.optional_from[*q as usize]
+                        .unwrap_or(e.expected.packets[*q as usize].len());
+                    e.mark_exhausted(*q, from, x.after);
+                }
+            }
             e.finish_checks(cycle);
             rx_reference::check_ack_counters(e, cycle);
         }
-        let mut out = Vec::new();
+        let mut out = problems;
         for (n, e) in self.nic.iter().enumerate() {
             out.extend(
                 e.common
@@ -586,9 +610,8 @@ impl PairEnv {
 
 /// The retry attributes of each QP of host `v`, by QP index, for the
 /// go-back-N check (`gbn_check::RetryCfg`: local ACK timeout code,
-/// retry_cnt, rnr_retry). THE place to connect the vector's QP fields
-/// `timeout`, `retry_cnt` and `rnr_retry` once they exist; until then
-/// every QP has its timer off (a rewind by timeout is never justified).
+/// retry_cnt, rnr_retry), from the vector's QP fields `timeout`,
+/// `retry_cnt` and `rnr_retry`.
 pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
     let mut out = vec![super::gbn_check::RetryCfg::default(); crate::vector::QPS as usize];
     for q in &v.qps {

@@ -5,8 +5,9 @@
 //! reached it, by the rules of docs/rd_sink.md: a response is taken only
 //! for the oldest outstanding READ of its QP, at the PSN that READ expects
 //! next, with the opcode its position calls for (ONLY; FIRST, MIDDLE...,
-//! LAST), an ACK-class AETH on FIRST / LAST / ONLY and none on MIDDLE, and
-//! exactly its length (a full MTU but for the last); its payload goes to
+//! LAST; past the first, a re-request's FIRST or ONLY in place of a MIDDLE
+//! or LAST), an ACK-class AETH on FIRST / LAST / ONLY and none on MIDDLE,
+//! and exactly its length (a full MTU but for the last); its payload goes to
 //! the READ's local address plus the MTUs before it. Anything else is
 //! dropped and changes nothing. A READ whose last response was taken is
 //! done: its completion may leave, and it acknowledges every PSN up to its
@@ -115,13 +116,16 @@ pub fn predict<'a>(
             }
             continue;
         }
-        let want_op = match (n, h.k) {
-            (1, _) => ONLY,
-            (_, 0) => FIRST,
-            (n, k) if k + 1 == n => LAST,
-            _ => MIDDLE,
+        // Past response 0, the answer to a re-request of the rest (a new
+        // READ REQUEST from psn0 + k) may stand in: FIRST for MIDDLE, ONLY
+        // for LAST.
+        let op_ok = match (n, h.k) {
+            (1, _) => op == ONLY,
+            (_, 0) => op == FIRST,
+            (n, k) if k + 1 == n => op == LAST || op == ONLY,
+            _ => op == MIDDLE || op == FIRST,
         };
-        if op != want_op {
+        if !op_ok {
             out.bad += 1;
             continue;
         }

@@ -256,6 +256,20 @@ pub fn expected(v: &Vector) -> Expected {
 /// ([`super::req_reads`]), as (QP, the READ's last PSN): each completes its
 /// READ and acknowledges every PSN up to it, as an ACK would.
 pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)], rdones: &[(u32, u32)]) -> Expected {
+    expected_after(v, acks, rdones, &[])
+}
+
+/// [`expected_with`], and the local ACK timer ran out on the QPs of
+/// `timer_exhausted`, (QP, the oldest unacknowledged PSN), as
+/// [`super::timer_exhaust`] predicts from the wire: the WQE holding that
+/// PSN completes with status 12 and the rest are flushed, as after a
+/// sequence NAK beyond retry_cnt.
+pub fn expected_after(
+    v: &Vector,
+    acks: &[(u32, u32, u8)],
+    rdones: &[(u32, u32)],
+    timer_exhausted: &[(u32, u32)],
+) -> Expected {
     // A READ done is an acknowledgement of its last PSN too.
     let mut all: Vec<(u32, u32, u8)> = acks.to_vec();
     all.extend(rdones.iter().map(|&(q, psn)| (q, psn, 0)));
@@ -434,7 +448,11 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)], rdones: &[(u32, u32)])
                 first: q.psn,
                 count: psn_dist(q.psn, end),
             };
-            if let Some((p, status)) = remote_nak(q, range, acks) {
+            let timer = timer_exhausted
+                .iter()
+                .find(|x| x.0 == q.qp)
+                .map(|x| (x.1, cqe::STATUS_RETRY_EXC_ERR));
+            if let Some((p, status)) = remote_nak(q, range, acks).or(timer) {
                 let cqes =
                     remote_nak_outcome(q, &psn_ends, p, status, &rc_queue, &mut out.problems, v);
                 out.psns[q.qp as usize] = range;
@@ -515,7 +533,7 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)], rdones: &[(u32, u32)])
 /// beyond `retry_cnt` with no ACK between them call for 12 at the last
 /// one's PSN, RNR NAKs beyond `rnr_retry` (7: no limit) for 13. A NAK of
 /// either kind acknowledges every PSN before its own. (Timeouts running
-/// out depend on timing, not on the wire: not predicted here.)
+/// out are read from the requests on the wire, [`super::timer_exhaust`].)
 fn remote_nak(q: &QpSpec, range: PsnRange, acks: &[(u32, u32, u8)]) -> Option<(u32, u8)> {
     let mut acked = 0;
     let (mut seq_left, mut rnr_left) = (q.retry_cnt, q.rnr_retry);

@@ -74,7 +74,9 @@ impl LinkFault {
 /// Which frames of the direction a fault picks: exactly one of
 /// - `index`: the frame with that index (0 = the first frame sent in that
 ///   direction);
-/// - `qp` and `psn`: every frame whose BTH has that DestQP and PSN;
+/// - `qp` and `psn`: every frame whose BTH has that DestQP and PSN (with
+///   `first`: only the first `first` of them, e.g. a first send and
+///   `first` - 1 resends of one PSN);
 /// - `opcode` (with `first`: only the first `first` frames of it): every
 ///   frame with that BTH opcode;
 /// - `per_million` with `seed`: each frame with that probability, drawn
@@ -133,7 +135,10 @@ impl Select {
         if let Some(i) = self.index {
             format!("index {i}")
         } else if let (Some(q), Some(p)) = (self.qp, self.psn) {
-            format!("qp {q} psn {p}")
+            match self.first {
+                Some(n) => format!("qp {q} psn {p} first {n}"),
+                None => format!("qp {q} psn {p}"),
+            }
         } else if let Some(o) = self.opcode {
             match self.first {
                 Some(n) => format!("opcode {o:#04x} first {n}"),
@@ -270,13 +275,13 @@ fn check_select(kind: &str, s: &Select) -> Result<(), (&'static str, String)> {
         (None, None) => {}
     }
     if let Some(n) = s.first {
-        if s.opcode.is_none() {
-            return Err(("first", "goes with opcode only".into()));
+        if s.opcode.is_none() && s.qp.is_none() {
+            return Err(("first", "goes with opcode or qp and psn only".into()));
         }
         if n == 0 {
             return Err((
                 "first",
-                "0 selects nothing (omit it for every frame of the opcode)".into(),
+                "0 selects nothing (omit it for every frame selected)".into(),
             ));
         }
     }
@@ -349,8 +354,8 @@ pub fn bth_of(f: &[u8]) -> Option<(u32, u32, u8)> {
 pub struct Picker {
     sel: Select,
     rng: crate::env::SplitMix64,
-    /// Frames of the opcode seen so far (for `first`).
-    of_opcode: u64,
+    /// Frames matching the opcode or the QP and PSN so far (for `first`).
+    matched: u64,
 }
 
 impl Picker {
@@ -358,7 +363,7 @@ impl Picker {
         Picker {
             sel: sel.clone(),
             rng: crate::env::SplitMix64::new(sel.seed.unwrap_or(0)),
-            of_opcode: 0,
+            matched: 0,
         }
     }
 
@@ -369,15 +374,18 @@ impl Picker {
         if let Some(i) = s.index {
             return k == i;
         }
-        if let (Some(q), Some(p)) = (s.qp, s.psn) {
-            return bth_of(f).is_some_and(|(fq, fp, _)| fq == q && fp == p);
-        }
-        if let Some(o) = s.opcode {
-            if bth_of(f).is_some_and(|(_, _, fo)| fo == o) {
-                self.of_opcode += 1;
-                return s.first.is_none_or(|n| self.of_opcode <= n);
+        let hit = if let (Some(q), Some(p)) = (s.qp, s.psn) {
+            bth_of(f).is_some_and(|(fq, fp, _)| fq == q && fp == p)
+        } else if let Some(o) = s.opcode {
+            bth_of(f).is_some_and(|(_, _, fo)| fo == o)
+        } else {
+            false
+        };
+        if s.qp.is_some() || s.opcode.is_some() {
+            if hit {
+                self.matched += 1;
             }
-            return false;
+            return hit && s.first.is_none_or(|n| self.matched <= n);
         }
         if let Some(p) = s.per_million {
             return self.rng.below(1_000_000) < p as u64;
@@ -448,7 +456,11 @@ mod tests {
         );
         assert_eq!(
             e(r#"[{"drop":{"opcode":1,"first":0}}]"#),
-            "faults[0].drop.first: 0 selects nothing (omit it for every frame of the opcode)"
+            "faults[0].drop.first: 0 selects nothing (omit it for every frame selected)"
+        );
+        assert_eq!(
+            e(r#"[{"drop":{"index":1,"first":2}}]"#),
+            "faults[0].drop.first: goes with opcode or qp and psn only"
         );
         assert_eq!(
             e(r#"[{"down":{"from":1,"cycles":0}}]"#),
@@ -483,6 +495,14 @@ mod tests {
         let sel = |j: &str| Picker::new(&serde_json::from_str::<Select>(j).unwrap());
         let mut p = sel(r#"{"qp":1,"psn":107}"#);
         assert!(p.pick(0, &f));
+        // The first two frames of the PSN: a send and one resend.
+        let mut p = sel(r#"{"qp":1,"psn":107,"first":2}"#);
+        assert_eq!(
+            (0..4).map(|k| p.pick(k, &f)).collect::<Vec<_>>(),
+            [true, true, false, false]
+        );
+        let mut p = sel(r#"{"qp":1,"psn":108,"first":1}"#);
+        assert!(!p.pick(0, &f));
         let mut p = sel(r#"{"opcode":10,"first":2}"#);
         assert_eq!(
             (0..4).map(|k| p.pick(k, &f)).collect::<Vec<_>>(),

@@ -1,0 +1,277 @@
+//! Retry exhaustion by the local ACK timer (status 12), predicted from the
+//! wire: per RC QP, the request packets the NIC sent and the
+//! acknowledgements and READ responses that arrived at it
+//! ([`QpTrace`]), and the QP's `timeout` and `retry_cnt`.
+//!
+//! The rule (docs/protocol.md section 8, docs/retx_ctl.md "Events"): a
+//! QP whose timer is on and which still has requests unacknowledged
+//! cannot stay silent for longer than one period; each expiry either
+//! resends from the oldest unacknowledged PSN (a rewind, costing one
+//! retry) or, with no retry left, ends the QP with status 12. So a run
+//! whose quiet window (longer than one period, docs/pair.md) ended with
+//! requests outstanding, nothing halting the QP, says the timer ran out,
+//! and it must have run out after exactly `retry_cnt` rewinds since the
+//! last progress (an ACK or a READ done moving the oldest
+//! unacknowledged PSN forward; a NAK's own move is not progress; a READ
+//! moves it when its last response is taken, docs/rd_sink.md). Every
+//! rewind costs one retry except the one that ends an RNR wait (RNR NAKs
+//! count against `rnr_retry`, not here).
+//!
+//! What this does not follow: a READ gap whose retry merged into a rewind
+//! already pending (two retries, one rewind on the wire). A trace where
+//! the count does not come out is reported, never guessed.
+
+use super::gbn_check::{AckKind, QpTrace};
+
+const PSN_MOD: u32 = 1 << 24;
+
+fn dist(from: u32, to: u32) -> u32 {
+    to.wrapping_sub(from) % PSN_MOD
+}
+
+fn add(psn: u32, n: u32) -> u32 {
+    psn.wrapping_add(n) % PSN_MOD
+}
+
+/// A predicted timer exhaustion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerExhaustion {
+    /// The oldest unacknowledged PSN: its WQE completes with 12.
+    pub psn: u32,
+    /// The cycle after the QP's last request beat: no request of the QP
+    /// may follow (the expiry is at least a period later).
+    pub after: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    /// Request `k` of the trace, at its first beat.
+    Send(usize),
+    /// Acknowledgement `k`, at its last beat.
+    Ack(usize),
+    /// READ response `k`, at its last beat.
+    Resp(usize),
+}
+
+/// The timer exhaustion `t` calls for, if any; Err names a trace whose
+/// retries do not add up (module doc).
+pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
+    let Some(period) = t.retry.period() else {
+        return Ok(None);
+    };
+    // Arrivals before a send of the same cycle: the send cannot have seen
+    // them, which only matters for a tie that moves nothing.
+    let mut evs: Vec<(u64, u8, Ev)> = Vec::new();
+    evs.extend(
+        t.sent
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.first, 1, Ev::Send(k))),
+    );
+    evs.extend(
+        t.acks
+            .iter()
+            .enumerate()
+            .map(|(k, a)| (a.cycle, 0, Ev::Ack(k))),
+    );
+    evs.extend(
+        t.read_resps
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (r.cycle, 0, Ev::Resp(k))),
+    );
+    evs.sort_by_key(|e| (e.0, e.1));
+    let mut una: Option<u32> = None;
+    let mut nxt = 0;
+    let mut prev_end: Option<u32> = None;
+    let mut rewinds = 0u32;
+    let mut rnr_wait = false;
+    let mut halted = false;
+    // The READs sent, in order: (first PSN, responses, responses taken).
+    let mut reads: Vec<(u32, u32, u32)> = Vec::new();
+    let holds =
+        |una: Option<u32>, nxt: u32, p: u32| una.is_some_and(|u| dist(u, p) <= dist(u, nxt));
+    for (_, _, e) in evs {
+        match e {
+            Ev::Send(k) => {
+                let f = &t.sent[k];
+                if let Some(pe) = prev_end {
+                    if f.psn != pe && !t.skips.contains(&(pe, f.psn)) {
+                        if rnr_wait {
+                            rnr_wait = false;
+                        } else {
+                            rewinds += 1;
+                        }
+                    }
+                }
+                let end = add(f.psn, f.span);
+                prev_end = Some(end);
+                // A READ REQUEST inside a READ already sent is that READ
+                // asked again (whole or the rest), not a new one.
+                if f.read && !reads.iter().any(|h| dist(h.0, f.psn) < h.1) {
+                    reads.push((f.psn, f.span, 0));
+                }
+                match una {
+                    None => (una, nxt) = (Some(f.psn), end),
+                    Some(u) => {
+                        if dist(u, end) > dist(u, nxt) && dist(u, end) < 1 << 23 {
+                            nxt = end;
+                        }
+                    }
+                }
+            }
+            Ev::Ack(k) => {
+                let a = &t.acks[k];
+                match a.kind {
+                    AckKind::Ack => {
+                        let p = add(a.psn, 1);
+                        if una != Some(p) && holds(una, nxt, p) {
+                            una = Some(p);
+                            rewinds = 0;
+                        }
+                    }
+                    AckKind::SeqNak if holds(una, nxt, a.psn) => una = Some(a.psn),
+                    AckKind::RnrNak { .. } if holds(una, nxt, a.psn) => {
+                        una = Some(a.psn);
+                        rnr_wait = true;
+                    }
+                    AckKind::RemoteErr => halted = true,
+                    _ => {}
+                }
+            }
+            Ev::Resp(k) => {
+                // rd_sink takes a response only for the oldest READ not
+                // done, at the PSN it expects next; the last one makes
+                // the READ done, an acknowledgement of its last PSN.
+                let r = &t.read_resps[k];
+                let Some(h) = reads.iter_mut().find(|h| h.2 < h.1) else {
+                    continue;
+                };
+                if r.psn == add(h.0, h.2) {
+                    h.2 += 1;
+                    let p = add(h.0, h.1);
+                    if h.2 == h.1 && una != Some(p) && holds(una, nxt, p) {
+                        una = Some(p);
+                        rewinds = 0;
+                    }
+                }
+            }
+        }
+    }
+    let Some(u) = una else { return Ok(None) };
+    if halted || t.exhausted_at.is_some() || u == nxt || rnr_wait {
+        return Ok(None);
+    }
+    let want = t.retry.retry_cnt as u32;
+    if rewinds != want {
+        return Err(format!(
+            "QP {}: PSNs {u}..{nxt} still unacknowledged at the end of the run with the local ACK \
+             timer on (period {period} cycles) after {rewinds} rewinds since the last progress: \
+             retry_cnt {want} calls for exhaustion (status 12) after exactly {want}",
+            t.qp
+        ));
+    }
+    let after = t.sent.last().map_or(0, |f| f.last + 1);
+    Ok(Some(TimerExhaustion { psn: u, after }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::gbn_check::{AckIn, RetryCfg, SentPkt};
+    use super::*;
+
+    fn trace(psns: &[u32], acks: &[(u64, u32, AckKind)], retry_cnt: u8) -> QpTrace {
+        QpTrace {
+            qp: 3,
+            sent: psns
+                .iter()
+                .enumerate()
+                .map(|(k, &psn)| SentPkt {
+                    psn,
+                    first: 100 * k as u64,
+                    last: 100 * k as u64 + 2,
+                    span: 1,
+                    read: false,
+                })
+                .collect(),
+            acks: acks
+                .iter()
+                .map(|&(cycle, psn, kind)| AckIn { cycle, psn, kind })
+                .collect(),
+            retry: RetryCfg {
+                timeout: 2,
+                retry_cnt,
+                rnr_retry: 7,
+                rewinds: true,
+            },
+            ..QpTrace::default()
+        }
+    }
+
+    #[test]
+    fn a_psn_never_acknowledged_exhausts_after_retry_cnt_rewinds() {
+        // 5 and 6 sent, 5 acknowledged, 6 resent twice: retry_cnt 2.
+        let t = trace(&[5, 6, 6, 6], &[(50, 5, AckKind::Ack)], 2);
+        assert_eq!(
+            predict(&t),
+            Ok(Some(TimerExhaustion { psn: 6, after: 303 }))
+        );
+        // retry_cnt 3 wants one more resend: the run ended too early.
+        assert!(predict(&trace(&[5, 6, 6, 6], &[(50, 5, AckKind::Ack)], 3)).is_err());
+        // With no timer nothing is predicted.
+        let mut off = t.clone();
+        off.retry.timeout = 0;
+        assert_eq!(predict(&off), Ok(None));
+    }
+
+    #[test]
+    fn progress_reloads_the_retries_and_a_nak_move_is_none() {
+        // 7 8 9, NAK 8 (una 8, not progress), rewind to 8 (1), ACK 8
+        // (progress: reload), timer rewind to 9 (1): retry_cnt 1.
+        let acks = [(150, 8, AckKind::SeqNak), (350, 8, AckKind::Ack)];
+        let t = trace(&[7, 8, 9, 8, 9, 9], &acks, 1);
+        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(9)));
+        // Without the ACK, two rewinds since the last progress.
+        let t = trace(&[7, 8, 9, 8, 9, 9], &acks[..1], 2);
+        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(8)));
+    }
+
+    #[test]
+    fn a_read_done_acknowledges_its_psns_a_partial_one_does_not() {
+        use super::super::gbn_check::ReadResp;
+        // A READ of two responses (PSNs 5, 6), then a WRITE (7) whose ACK
+        // is lost: both responses taken make the READ done, una 7.
+        let mut t = trace(&[5, 7], &[], 0);
+        t.sent[0].span = 2;
+        t.sent[0].read = true;
+        t.read_resps = vec![
+            ReadResp { cycle: 150, psn: 5 },
+            ReadResp { cycle: 160, psn: 6 },
+        ];
+        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(7)));
+        // Only the first taken: the READ is not done, una stays 5; a
+        // response ahead is dropped and moves nothing either.
+        t.read_resps.truncate(1);
+        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(5)));
+        t.read_resps = vec![ReadResp { cycle: 160, psn: 6 }];
+        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(5)));
+    }
+
+    #[test]
+    fn everything_acknowledged_or_halted_predicts_nothing() {
+        let t = trace(&[1, 2], &[(500, 2, AckKind::Ack)], 0);
+        assert_eq!(predict(&t), Ok(None));
+        let t = trace(&[1, 2], &[(500, 1, AckKind::RemoteErr)], 0);
+        assert_eq!(predict(&t), Ok(None));
+        // An RNR wait's rewind costs no retry; a wait still running at the
+        // end is no timer exhaustion.
+        let rnr = AckKind::RnrNak { timer: 1 };
+        let t = trace(&[1, 2, 2], &[(150, 2, rnr)], 0);
+        assert_eq!(
+            predict(&t),
+            Ok(Some(TimerExhaustion { psn: 2, after: 203 }))
+        );
+        let t = trace(&[1, 2], &[(150, 2, rnr)], 0);
+        assert_eq!(predict(&t), Ok(None));
+    }
+}
