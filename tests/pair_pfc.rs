@@ -6,10 +6,11 @@
 //! the XOFF threshold, the headroom rule's bound and the buffer size, and
 //! the PFC frames B sent. Contract: zero RXBUF_FULL drops, the high-water
 //! mark at most XOFF + the headroom the rule asks for at this link delay
-//! (so at most LINES), every WRITE completed at A. (The same run with PFC
-//! generation off, `rc_nopfc_slow_host`, was retired with go-back-N: which
-//! resent frames the full buffer drops again is host timing the
-//! testbench's responder reference does not predict yet; issue 12.)
+//! (so at most LINES), every WRITE completed at A. The same run with PFC
+//! generation off (`rc_nopfc_slow_host`) and with PFC over a link too long
+//! for the default thresholds' headroom (`rc_pfc_short_headroom`): rx_buf
+//! drops (which frames is inferred within bounds, `config.rx_drops`), and
+//! go-back-N still completes every WRITE; the rows show what it costs.
 
 mod common;
 
@@ -25,6 +26,7 @@ use rnic_testbench::scenario::rnic_top::is_pfc;
 use rnic_testbench::scenario::{pair, Mode, RunOpts};
 use rnic_testbench::vector::SystemVector;
 use rnic_testbench::wire::pfc;
+use rnic_testbench::wire::roce::RoceRepr;
 
 /// rx_buf's lines (32 KiB of 64-byte lines).
 const LINES: u64 = 512;
@@ -109,51 +111,30 @@ fn run(name: &str, prio: usize) -> Run {
     }
 }
 
-#[test]
-fn pfc_keeps_a_slow_receiver_lossless() {
-    let on = run("rc_pfc_slow_host", 3);
-    let mut t = figures::Table::new(
-        "pair_pfc",
-        &[
-            "vector",
-            "XOFF / XON (lines)",
-            "B's high-water, priority 3 (all)",
-            "XOFF + headroom (rule)",
-            "buffer",
-            "RXBUF_FULL",
-            "PFC frames sent (XOFF + XON)",
-            "first XOFF (cycle)",
-            "WRITEs completed at A",
-            "run (cycles)",
-        ],
-    );
+/// One row of the figure for the run of `name`, and what the asserts
+/// need: (RXBUF_FULL, WRITEs completed at A, B's high-water of priority 3,
+/// XOFF + headroom when B generates PFC).
+fn figure_row(t: &mut figures::Table, name: &str) -> (u64, usize, u64, Option<u64>) {
     let Run {
         v,
         r,
         high_prio,
         high_all,
-    } = on;
-    let g = v.b.config.pfc_gen.clone().expect("B generates PFC");
-    let prio = g.enable.trailing_zeros() as usize;
-    assert_eq!(prio, 3);
+    } = run(name, 3);
+    let g = v.b.config.pfc_gen.clone();
     let b = &r.b.counters;
     let drops = b.get("rxbuf_full").copied().expect("read back");
-    let (xoff, xon) = (
-        b.get("pfcg_xoff_sent").copied().expect("read back"),
-        b.get("pfcg_xon_sent").copied().expect("read back"),
-    );
+    let naks = b.get("resp_nak_seq").copied().expect("read back");
     // B's PFC frames on the wire, decoded here too.
-    let b_mac = g.src_mac.to_u64();
+    let b_mac = g.as_ref().map(|g| g.src_mac.to_u64());
     let frames: Vec<(u64, pfc::Repr)> = r
         .report
         .tx_frames
         .iter()
         .filter(|(_, f)| is_pfc(f))
         .map(|(c, f)| (*c, pfc::Repr::parse_bytes(f).expect("a PFC frame")))
-        .filter(|(_, p)| p.src == b_mac)
+        .filter(|(_, p)| Some(p.src) == b_mac)
         .collect();
-    let wire_xoff = frames.iter().filter(|(_, p)| p.times[prio] != 0).count() as u64;
-    let first_xoff = frames.first().map_or(0, |f| f.0);
     // The headroom rule (docs/pfc_gen.md) at this link delay L: 2 L lines
     // in flight (a line a cycle at most), the sender's frame in progress,
     // the receiver's own frame the XOFF waits behind, and the decision and
@@ -161,39 +142,110 @@ fn pfc_keeps_a_slow_receiver_lossless() {
     let l = v.link.a_to_b.delay;
     let headroom = 2 * l + 2 * MAX_FRAME_BEATS + 8;
     let a_done = r.a.cqes.iter().filter(|c| c.status == 0).count();
+    // A's data frames: 8 x 16 needed, the rest resent by go-back-N.
+    let sent = r
+        .report
+        .tx_frames
+        .iter()
+        .filter(|(_, f)| {
+            RoceRepr::parse_bytes(f).is_ok_and(|p| (0x06..=0x08).contains(&p.bth.opcode))
+        })
+        .count();
+    let mut limit = None;
+    let (thr, rule, pfc_sent, first) = match &g {
+        Some(g) => {
+            let prio = g.enable.trailing_zeros() as usize;
+            assert_eq!(prio, 3);
+            let (xoff, xon) = (
+                b.get("pfcg_xoff_sent").copied().expect("read back"),
+                b.get("pfcg_xon_sent").copied().expect("read back"),
+            );
+            let wire_xoff = frames.iter().filter(|(_, p)| p.times[prio] != 0).count() as u64;
+            assert!(xoff > 0 && xon > 0, "{name}: B paused A");
+            assert_eq!(wire_xoff, xoff, "XOFF frames on the wire vs PFCG.XOFF_SENT");
+            assert_eq!(frames.len() as u64, xoff + xon);
+            // A honoured every pause: its rx_pfc counter saw every frame.
+            assert_eq!(r.a.counters.get("rx_pfc").copied(), Some(xoff + xon));
+            assert!(
+                high_prio >= g.xoff_lines as u64,
+                "{name}: B never reached XOFF: the vector shows nothing"
+            );
+            limit = Some(g.xoff_lines as u64 + headroom);
+            (
+                format!("{} / {}", g.xoff_lines, g.xon_lines),
+                format!(
+                    "{} + {headroom} = {}",
+                    g.xoff_lines,
+                    g.xoff_lines as u64 + headroom
+                ),
+                format!("{} ({xoff} + {xon})", xoff + xon),
+                format!("{}", frames.first().map_or(0, |f| f.0)),
+            )
+        }
+        None => {
+            assert!(frames.is_empty(), "{name}: B sent PFC with generation off");
+            ("off".into(), "-".into(), "0".into(), "-".into())
+        }
+    };
+    assert!(high_all <= LINES && high_prio <= high_all);
     t.row(&[
         format!("`{}`", v.name),
-        format!("{} / {}", g.xoff_lines, g.xon_lines),
+        format!("{l}"),
+        thr,
         format!("{high_prio} ({high_all})"),
-        format!(
-            "{} + {headroom} = {}",
-            g.xoff_lines,
-            g.xoff_lines as u64 + headroom
-        ),
-        format!("{LINES}"),
+        rule,
         format!("{drops}"),
-        format!("{} ({xoff} + {xon})", xoff + xon),
-        format!("{first_xoff}"),
+        format!("{naks}"),
+        format!("{sent} of 128"),
+        pfc_sent,
+        first,
         format!("{a_done} of 8"),
         format!("{}", r.report.cycles),
     ]);
+    (drops, a_done, high_prio, limit)
+}
+
+/// The same slow host with PFC (headroom enough), without PFC, and with
+/// too little headroom (docs/pfc_gen.md): with the rule kept, zero drops;
+/// otherwise rx_buf drops and go-back-N recovers every WRITE.
+#[test]
+fn pfc_keeps_a_slow_receiver_lossless() {
+    let mut t = figures::Table::new(
+        "pair_pfc",
+        &[
+            "vector",
+            "link delay L",
+            "XOFF / XON (lines)",
+            "B's high-water, priority 3 (all)",
+            "XOFF + headroom (rule)",
+            "RXBUF_FULL",
+            "sequence NAKs (B)",
+            "A's WRITE frames sent",
+            "PFC frames sent (XOFF + XON)",
+            "first XOFF (cycle)",
+            "WRITEs completed at A",
+            "run (cycles)",
+        ],
+    );
+    let (drops, done, high, limit) = figure_row(&mut t, "rc_pfc_slow_host");
+    let limit = limit.expect("PFC on");
+    assert_eq!(drops, 0, "B dropped frames with PFC on and headroom enough");
+    assert!(limit <= LINES, "the rule holds at this delay");
+    assert!(high <= limit, "high-water {high} above XOFF + headroom");
+    assert_eq!(done, 8, "A completes all eight WRITEs");
+    // Without PFC, and with PFC but too little headroom: drops, and
+    // retransmission still completes every WRITE.
+    let (drops, done, _, _) = figure_row(&mut t, "rc_nopfc_slow_host");
+    assert!(drops > 0, "PFC off: the slow host must overflow rx_buf");
+    assert_eq!(done, 8, "PFC off: go-back-N recovers every WRITE");
+    let (drops, done, _, limit) = figure_row(&mut t, "rc_pfc_short_headroom");
+    assert!(
+        limit.expect("PFC on") > LINES,
+        "the rule fails at this delay"
+    );
+    assert!(drops > 0, "too little headroom: rx_buf must overflow");
+    assert_eq!(done, 8, "short headroom: go-back-N recovers every WRITE");
     t.finish();
-    assert_eq!(drops, 0, "B dropped frames");
-    assert!(high_all <= LINES && high_prio <= high_all);
-    assert!(
-        high_prio >= g.xoff_lines as u64,
-        "B never reached XOFF: the vector shows nothing"
-    );
-    assert!(
-        high_prio <= g.xoff_lines as u64 + headroom,
-        "high-water {high_prio} above XOFF + headroom"
-    );
-    assert!(xoff > 0 && xon > 0);
-    assert_eq!(wire_xoff, xoff, "XOFF frames on the wire vs PFCG.XOFF_SENT");
-    assert_eq!(frames.len() as u64, xoff + xon);
-    assert_eq!(a_done, 8, "A completes all eight WRITEs");
-    // A honoured every pause: its rx_pfc counter saw every frame.
-    assert_eq!(r.a.counters.get("rx_pfc").copied(), Some(xoff + xon));
 }
 
 /// NIC A deaf to PFC: the PFC beats B sends never reach A's `rx_*` (the

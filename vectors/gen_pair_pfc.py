@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the two-NIC PFC generation vectors (vectors/pair/rc_pfc_*.json,
-without `expect`; docs/pfc_gen.md).
+rc_nopfc_*.json, without `expect`; docs/pfc_gen.md).
 
 Like gen_pair.py it writes only vectors whose file does not exist yet: to
 change one, delete its file, run this again, then `rnic bless` it and
@@ -20,9 +20,15 @@ one QP of MTU 4096 tagged VLAN PCP 3, the link 100 cycles each way
   its rx_buf never fills (RXBUF_FULL 0), its PFC frames pause A's
   priority 3 (A's pfc block; the testbench checks no frame of A's
   priority 3 starts inside a pause), every WRITE is placed and completed.
-- (rc_nopfc_slow_host, the same with PFC generation off, was retired
-  with go-back-N: which resent frames B's full rx_buf drops again is host
-  timing the responder reference does not predict yet.)
+- rc_nopfc_slow_host: the same with PFC generation off. B's rx_buf
+  fills and drops (RXBUF_FULL counts them, `config.rx_drops`: which
+  frames were lost is inferred within bounds, docs/pair.md); B NAKs the
+  first frame after each gap, A goes back (and its local ACK timer,
+  timeout 3, resends what no NAK reports), and every WRITE is placed
+  exactly once and completed.
+- rc_pfc_short_headroom: PFC on, but the link is 300 cycles each way,
+  beyond what the default thresholds' headroom covers: drops despite the
+  pauses, recovered the same way.
 """
 import gen_pair
 import gen_pair_rc
@@ -43,20 +49,23 @@ def write(*args, **kw):
     gen_pair.vec(*args, check=CHECK, **kw)
 
 
-def slow_host(name, pfc, desc):
+def slow_host(name, pfc, desc, delay=DELAY):
     a, b = Side("a", 151), Side("b", 152)
     # VLAN 5, PCP 3 (gen_pair_rc.Side.qp tags PCP 3).
-    a.qp(0, 4096, vlan=5)
+    qa = a.qp(0, 4096, vlan=5)
+    if not pfc or delay > DELAY:
+        # Code 3: 8,192 cycles, above the slow host's round trip.
+        qa["timeout"] = 3
     b.qp(0, 4096, vlan=5)
     for k in range(8):
         a.wqe(0, "write", 65536, src_off=0x1_0000 * k, dst_off=0x1_0000 * k)
     b.root_complex = {"rq_ready_percent": RQ_READY, "seed": 5}
     if pfc:
         b.config = {"pfc_gen": {"enable": 1 << PCP, "src_mac": "02:00:00:00:01:ff"}}
-    else:
-        b.config = {"rx_drops": True}
+    if not pfc or delay > DELAY:
+        b.config = dict(b.config or {}, rx_drops=True)
     write(name, desc, a.build(plain=[0]), b.build(),
-          link={"a_to_b": {"delay": DELAY}, "b_to_a": {"delay": DELAY}},
+          link={"a_to_b": {"delay": delay}, "b_to_a": {"delay": delay}},
           max_cycles=2_000_000)
 
 
@@ -71,6 +80,26 @@ def main():
         "holds 160 lines of priority 3, XON below 128. A's priority 3 pauses on each XOFF and "
         "resumes on each XON; B drops nothing (RXBUF_FULL 0), places every WRITE and ACKs it; "
         "A completes all eight" % (DELAY, RQ_READY))
+    slow_host(
+        "rc_nopfc_slow_host", False,
+        "PFC off: the run of rc_pfc_slow_host (eight 64 KiB RC WRITEs, MTU 4096, VLAN PCP 3, "
+        "a link of %d cycles each way, B's host taking write TLPs in %d %% of the cycles at "
+        "MPS 256) with B's PFC generation off and A's local ACK timeout 3 (8,192 cycles): "
+        "B's rx_buf fills and drops whole frames (RXBUF_FULL counts them); B NAKs the first "
+        "frame after each gap once, A goes back to it (go-back-N, re-reading the payload "
+        "from host memory), the timer resends what no NAK reports; every WRITE is placed "
+        "exactly once and all eight complete" % (DELAY, RQ_READY))
+    # Headroom: XOFF + 2 L + 140 <= 512 lines (docs/pfc_gen.md) holds for
+    # L <= 106; at 300 the frames already on the link when the XOFF
+    # leaves overflow the buffer.
+    slow_host(
+        "rc_pfc_short_headroom", True,
+        "PFC with too little headroom: the run of rc_pfc_slow_host (PFC on, default "
+        "thresholds XOFF 160 / XON 128 lines) over a link of 300 cycles each way, where the "
+        "headroom rule wants XOFF + 2 L + 140 = 900 lines of a 512-line buffer: the data in "
+        "flight when the XOFF leaves B overflows it, rx_buf drops (RXBUF_FULL counts them), "
+        "B NAKs each gap once, A goes back (timeout 3 resends what no NAK reports), and "
+        "every WRITE is placed exactly once and all eight complete", delay=300)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ mod resp_check;
 mod resp_counters;
 pub mod resp_predict;
 mod resp_reads;
+mod rx_drops;
 
 pub use checks::{CqeWrite, QpSends};
 pub use host::{Host, RecvPost};

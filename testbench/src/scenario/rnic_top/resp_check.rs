@@ -27,7 +27,7 @@ const SRC_QP: std::ops::Range<usize> = 0x18..0x1B;
 
 impl RnicTopEnv {
     /// Every MWr on `rq_*` outside the CQ rings: (cycle, address, bytes).
-    fn data_writes(&self) -> Vec<(u64, u64, Vec<u8>)> {
+    pub(super) fn data_writes(&self) -> Vec<(u64, u64, Vec<u8>)> {
         use crate::env::Direction;
         use crate::wire::tlp::{Tlp, TlpKind};
         let mut out = Vec::new();

@@ -70,8 +70,7 @@ impl RnicTopEnv {
         .map(|&(c, k)| (c, want.counts.get(k).copied().unwrap_or(0)))
         .collect();
         // The prediction assumes every request frame reached the responder,
-        // unless the vector expects rx_buf to drop (then at least the one
-        // left out was lost, and at most every request after it).
+        // unless the vector lets rx_buf drop (rx_drops.rs infers which).
         if !v.config.rx_drops {
             exp.push(("rxbuf_full", 0));
         }
@@ -132,14 +131,15 @@ impl RnicTopEnv {
         exp.push(("rx_wr_bytes_hi", bytes >> 32));
         let mut out: Vec<String> = Vec::new();
         if v.config.rx_drops {
-            let arrived = self.rx.sent.len() as u64;
-            let after = want.lost.map(|k| arrived - k as u64);
-            match (get("rxbuf_full"), after) {
-                (Some(d), Some(n)) if (1..=n).contains(&d) => {}
-                (d, n) => out.push(format!(
-                    "rxbuf_full = {d:?}: rx_drops expects 1 to {} (the frames from the first \
-                     request lost on)",
-                    n.map_or("?".to_string(), |n| n.to_string())
+            // The frames found lost, and at most every frame whose fate
+            // showed nothing (rx_drops.rs).
+            let (lo, hi) = (want.rx_lost, want.rx_lost + want.rx_unknown);
+            match get("rxbuf_full") {
+                Some(d) if (lo..=hi).contains(&d) => {}
+                d => out.push(format!(
+                    "rxbuf_full = {d:?}: rx_drops found {lo} frames lost and {} whose fate \
+                     shows nothing: expected {lo} to {hi}",
+                    want.rx_unknown
                 )),
             }
         }

@@ -11,6 +11,7 @@
 //! a vector whose outcome the testbench cannot tell: a failure that says
 //! so, never a guess.
 
+use super::rx_drops::{DropInfer, Fate};
 use super::RnicTopEnv;
 use crate::scenario::resp_cover;
 use crate::scenario::resp_reference::{self as rr, Effect, Mr, QpCtx, Responder};
@@ -55,9 +56,10 @@ pub struct RespPrediction {
     /// The requester's READ responses (rd_sink's counters RDR_TAKEN,
     /// RDR_DONE, RDR_UNEXP, RDR_DUP, RDR_SEQ, RDR_BAD).
     pub rdr: [u64; 6],
-    /// rx_drops: the arrived frame (index in `rx.sent`) taken as the first
-    /// request rx_buf lost.
-    pub lost: Option<usize>,
+    /// rx_drops ([`super::rx_drops`]): frames found lost, and frames whose
+    /// fate changes nothing that shows.
+    pub rx_lost: u64,
+    pub rx_unknown: u64,
 }
 
 /// The READ RESPONSE packets one READ request calls for, and how many of
@@ -203,35 +205,51 @@ impl RnicTopEnv {
             out.counts.insert(k, 0);
         }
         let live = live_qps(v);
-        // rx_drops: which request rx_buf lost first is timing the testbench
-        // does not predict; the NIC's RESP_EXEC (read at the end) says how
-        // many executed before it, and that one is left out. Until the
-        // counters are read, nothing is left out.
-        let mut lost_after = if v.config.rx_drops {
-            self.counters
-                .iter()
-                .find(|(n, _)| n == "resp_exec")
-                .map(|x| x.1 as u64)
-        } else {
-            None
-        };
+        // rx_drops: which frames rx_buf lost is inferred (rx_drops.rs).
+        let mut drops = v
+            .config
+            .rx_drops
+            .then(|| DropInfer::new(self.data_writes(), self.seq_naks_sent()));
         for (f, s) in self.rx.sent.iter().enumerate() {
-            let RxEvent::Data { qp, .. } = classify(&s.bytes, s.fcs, &live) else {
+            let lines = (s.bytes.len() as u64).div_ceil(64);
+            let sure = drops.as_ref().is_none_or(|d| d.room_sure(s.first, lines));
+            let req = match classify(&s.bytes, s.fcs, &live) {
+                RxEvent::Data { qp, .. } => parse_request(&s.bytes)
+                    .filter(|p| is_request(p.bth.opcode))
+                    .map(|p| (qp, p)),
+                _ => None,
+            };
+            let Some((qp, p)) = req else {
+                // Not a request: no effect either way (a READ response's
+                // fate is rd_sink's, which a vector with rx_drops must
+                // not leave to a full buffer).
+                if let Some(d) = drops.as_mut() {
+                    d.push(lines, if sure { Fate::Stored } else { Fate::Unknown });
+                }
                 continue;
             };
-            let Some(p) = parse_request(&s.bytes) else {
-                continue;
-            };
-            if !is_request(p.bth.opcode) {
-                continue;
-            }
-            if lost_after.is_some_and(|e| out.counts["exec"] == e) {
-                lost_after = None;
-                out.lost = Some(f);
-                continue;
-            }
             let q = qp as usize;
-            let Some(r) = resp[q].as_mut() else { continue };
+            let Some(r) = resp[q].as_mut() else {
+                if let Some(d) = drops.as_mut() {
+                    d.push(lines, if sure { Fate::Stored } else { Fate::Unknown });
+                }
+                continue;
+            };
+            if let Some(d) = drops.as_mut() {
+                let until = self.rx.sent[f + 1..]
+                    .iter()
+                    .find(|x| {
+                        parse_request(&x.bytes).is_some_and(|y| {
+                            y.bth.dest_qp == p.bth.dest_qp && y.bth.psn == p.bth.psn
+                        })
+                    })
+                    .map_or(u64::MAX, |x| x.first);
+                let fate = infer_fate(d, r, &p, s, sure, until, f, &mut out.problems);
+                d.push(lines, fate);
+                if fate == Fate::Lost {
+                    continue;
+                }
+            }
             let t = s.first;
             // Hand over every RECV surely fetched by t; stop at one that
             // may or may not be.
@@ -283,6 +301,9 @@ impl RnicTopEnv {
             }
             absorb(&mut out, q, &mut effects);
         }
+        if let Some(d) = &drops {
+            (out.rx_lost, out.rx_unknown) = (d.lost, d.unknown);
+        }
         // The requester's READ responses place their payloads too
         // (rd_sink, through the same rx_wr).
         let sent = self.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
@@ -313,6 +334,102 @@ impl RnicTopEnv {
             }
         }
         out
+    }
+}
+
+/// The fate of request frame `f` (`s`, decoded `p`) for the QP's
+/// responder `r` (rx_drops.rs): stored when it surely found room or what
+/// it alone causes shows, lost when that is missing, unknown when it would
+/// change nothing. `until`: the arrival of the next copy of its PSN.
+#[allow(clippy::too_many_arguments)]
+fn infer_fate(
+    d: &mut DropInfer,
+    r: &Responder,
+    p: &RoceRepr,
+    s: &crate::scenario::rx_wire::RxSent,
+    sure: bool,
+    until: u64,
+    f: usize,
+    problems: &mut Vec<String>,
+) -> Fate {
+    use crate::scenario::resp_reference::{Nak, Silent};
+    let effects = r.clone().packet(p);
+    let writes: Vec<(u64, &[u8])> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Write { addr, bytes } => Some((*addr, &bytes[..])),
+            _ => None,
+        })
+        .collect();
+    if !writes.is_empty() {
+        let seen: Vec<Option<u64>> = writes
+            .iter()
+            .map(|(a, b)| d.claim_write(s.last, until, *a, b))
+            .collect();
+        if let Some(c) = seen.iter().flatten().min() {
+            d.gone_by(f, *c);
+        }
+        return if sure || seen.iter().all(Option::is_some) {
+            Fate::Stored
+        } else if seen.iter().all(Option::is_none) {
+            Fate::Lost
+        } else {
+            problems.push(format!(
+                "rx_drops: rx frame {f} (cycle {}, PSN {}): only part of its payload reached                  the host",
+                s.first, p.bth.psn
+            ));
+            Fate::Stored
+        };
+    }
+    if sure {
+        return Fate::Stored;
+    }
+    let quiet = effects
+        .iter()
+        .all(|e| matches!(e, Effect::Silent(Silent::AheadNakSent)));
+    let seq_nak = effects.iter().find_map(|e| match e {
+        Effect::Nak {
+            psn,
+            nak: Nak::PsnSequence,
+            ..
+        } => Some(*psn),
+        _ => None,
+    });
+    match seq_nak {
+        Some(psn) if effects.len() == 1 => {
+            if d.claim_nak(s.last, r.ctx.remote_qpn, psn) {
+                Fate::Stored
+            } else {
+                Fate::Lost
+            }
+        }
+        _ if quiet => Fate::Unknown,
+        _ => {
+            problems.push(format!(
+                "rx_drops: rx frame {f} (cycle {}, QP {}, PSN {}, opcode {:#04x}) arrived while                  rx_buf may have been full, and what it causes ({effects:?}) leaves no trace                  that tells whether it was stored: keep such frames out of a full buffer",
+                s.first, p.bth.dest_qp, p.bth.psn, p.bth.opcode
+            ));
+            Fate::Stored
+        }
+    }
+}
+
+impl RnicTopEnv {
+    /// The sequence NAKs this NIC sent: (cycle of the first beat, DestQP,
+    /// PSN).
+    fn seq_naks_sent(&self) -> Vec<(u64, u32, u32)> {
+        self.frames
+            .iter()
+            .filter_map(|(c, f)| {
+                let r = RoceRepr::parse_bytes(f).ok()?;
+                let a = r.aeth?;
+                (r.bth.opcode == 0x11 && a.syndrome == 0x60).then_some((
+                    *c,
+                    r.bth.dest_qp,
+                    r.bth.psn,
+                ))
+            })
+            .collect()
     }
 }
 
