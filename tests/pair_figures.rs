@@ -18,8 +18,8 @@
 //! SEND/RECV message rate (`rc_send64_rate_1qp`, `rc_send64_rate_16qp`,
 //! written by `vectors/gen_pair_figures.py`): 64-byte SENDs with two in
 //! flight per QP, as many RECVs as `rq_fetch` holds per QP (a third SEND
-//! in flight could find its RECV not yet fetched: an RNR NAK, and there is
-//! no retransmission yet). Messages per cycle from the first SEND frame's
+//! in flight could find its RECV not yet fetched: an RNR NAK and a wait of
+//! the RNR timer). Messages per cycle from the first SEND frame's
 //! first beat to the last one's last beat, against three bounds derived
 //! here: the wire (a SEND frame's beats), the completion loop (W in flight
 //! per loop of at least two host reads, the link both ways, the frame and

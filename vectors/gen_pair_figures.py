@@ -17,8 +17,9 @@ completions. With one QP W = 2, with 16 QPs (SENDs round robin) W = 32,
 i.e. two per QP: `rq_fetch` holds two RECVs per QP, and a SEND may only
 arrive once its RECV is surely fetched, a host read after the SEND two
 before it consumed its slot (docs/pair.md, "RECVs and timing"); a sender
-with a third SEND in flight on a QP may meet an empty slot (an RNR NAK,
-and no retransmission yet).
+with a third SEND in flight on a QP may meet an empty slot (an RNR NAK
+and a wait of the RNR timer before the resend: not what the rate figure
+measures).
 
 Latency. One 64-byte WRITE (QP 0), then, after its completion, one
 64-byte READ (QP 1), over a link of L cycles each way.

@@ -422,19 +422,20 @@ def errors(vec):
         written="the first packet's 1024 bytes are placed in the RECV before the second "
         "overflows it")
 
-    # RNR: no RECV posted; B stays in RTS.
+    # RNR: no RECV posted; B stays in RTS; A's rnr_retry runs out.
     a, b = Side("a", 71), Side("b", 72)
-    a.qp(0, 1024)
-    b.qp(0, 1024, rnr=14)
-    a.qp(1, 1024)
-    b.qp(1, 1024)
+    a.qp(0, 1024)["rnr_retry"] = 1
+    b.qp(0, 1024, rnr=1)
+    a.qp(1, 1024)["rnr_retry"] = 0
+    b.qp(1, 1024, rnr=2)
     a.wqe(0, "send", 500, src_off=0x100)
     a.wqe(1, "write_imm", 64, src_off=0x200, dst_off=0x300)
     vec("rc_rnr_no_recv",
-        "RC, A to B with no RECV posted at B: a SEND (QP 0, min_rnr_timer 14) and a WRITE with "
-        "immediate (QP 1) each get an RNR NAK (syndrome 0x2E / 0x20) with ePSN unmoved; nothing "
-        "is written, nothing completes, both QPs stay ready; A counts the NAKs and completes "
-        "nothing (no retransmission yet)",
+        "RC, A to B with no RECV posted at B: a SEND (QP 0, B's min_rnr_timer 1: 10 us) and a "
+        "WRITE with immediate (QP 1, min_rnr_timer 2: 20 us) each get RNR NAKs (syndrome 0x21 "
+        "/ 0x22) with ePSN unmoved; A's QP 0 (rnr_retry 1) waits out the first, resends once "
+        "and gives up at the second, QP 1 (rnr_retry 0) gives up at the first: both complete "
+        "with status 13 (RNR retry exceeded) and go to ERROR; nothing is written at B",
         a.build(plain=[0, 1]), b.build())
 
     # Not ready: B's QP 0 in INIT (frames dropped as for an unknown QP), QP 1

@@ -341,8 +341,8 @@ impl PairEnv {
         })
     }
 
-    /// Under faults an RC WQE may never complete (its request or every
-    /// ACK covering it lost, and nothing retransmits), so a NIC's run may
+    /// Under faults an RC WQE may never complete (its request lost for
+    /// good with no timer to resend it, or its retries run out), so a NIC's run may
     /// not wait for every completion: its expectation during the run is
     /// the one the ACKs that arrived so far call for
     /// (`tx_reference::expected_with`, as the end-of-run checks work it
