@@ -44,7 +44,10 @@ CHECK = ("both NICs' model and RTL in lockstep; the link check: the frames each 
          "resp_reference from the frames that arrived (host writes, final MR contents, RECV "
          "CQEs, every ACK/NAK frame byte for byte and as a coalescing of the required "
          "responses); the requester's RC completions only as the ACKs that arrived cover them; "
-         "each NIC's frames byte for byte against its WQEs; receive counters (ICRC drops "
+         "each NIC's frames byte for byte against its WQEs, first sends and resends alike; "
+         "go-back-N order (every rewind to the PSN its cause names, within the reaction "
+         "window; every NAK served); retries running out predicted from the NAKs and, for the "
+         "local ACK timer, from the requests that left; receive counters (ICRC drops "
          "included) against the frames that arrived, classified by their bytes; PCIe rules")
 
 OP_ACK = 0x11
@@ -314,7 +317,8 @@ def recovery_vectors():
         "PSN 7 and A sends both again. QPs 1..3 READ 4000 bytes (responses FIRST, MIDDLE, "
         "MIDDLE, LAST): the link B to A loses QP 1's FIRST (PSN 107) and QP 2's MIDDLE (PSN "
         "208): rd_sink sees the next response ahead and A asks again from the first missing "
-        "response (a new READ REQUEST for the rest: VA and length moved on by whole MTUs); "
+        "response (QP 1: the whole READ again; QP 2: a new READ REQUEST for the rest, PSN "
+        "208, VA and length moved on by one MTU); "
         "QP 3 loses its LAST (PSN 310) and QP 4 its only response (PSN 407, 500 bytes): "
         "nothing follows them, and A's timer asks again from the oldest unacknowledged PSN, "
         "the READ's own (responses taken do not acknowledge it: QP 3 asks for all 4000 bytes "
@@ -394,11 +398,18 @@ def recovery_vectors():
 
     # Random loss both ways over many messages on 4 QPs. The seeds are
     # picked so that each direction loses frames in this run (SplitMix64's
-    # draws, one per frame: 3 requests and 2 responses at 1e-2, 3 requests
-    # and 1 response at 1e-3; a seed that happened to lose nothing would
-    # test nothing).
+    # draws, one per frame; a seed that happened to lose nothing would test
+    # nothing); what they hit is in the descriptions, read off the capture.
+    hits = {
+        "random_loss_1e-2": "these seeds lose 3 WRITE packets A to B (each NAKed by B once, "
+                            "A goes back) and 2 ACKs B to A (covered by later ones)",
+        "random_loss_1e-3": "these seeds lose 3 WRITE packets A to B (NAKed, A goes back) and "
+                            "one READ response B to A (rd_sink's gap: A asks again for the "
+                            "rest of the READ)",
+    }
     for name, pm, seeds, count, length in (("random_loss_1e-2", 10_000, (61, 20), 8, 8192),
                                            ("random_loss_1e-3", 1_000, (23, 11), 16, 16384)):
+        hit = hits[name]
         a, b = pair(315 + pm % 7, qps=4, timeout=TIMEOUT)
         for n in range(4):
             for k in range(count):
@@ -417,9 +428,8 @@ def recovery_vectors():
             f"A sends {count} messages on each of four QPs (WRITEs of {length} bytes, every "
             f"fourth a READ of {length // 4}), MTU 1024, about {frames} data frames; the link "
             f"loses each frame with probability {pm / 1e6:g} in both directions (seeded): "
-            "requests, ACKs, NAKs and READ responses. Go-back-N recovers every loss (NAKs, "
-            "READ re-requests and the local ACK timer), every message is delivered exactly "
-            "once and in order, every WQE completes",
+            f"{hit}. Go-back-N recovers every loss, every message is delivered exactly once "
+            "and in order, every WQE completes",
             a.build(plain=[0, 1, 2, 3]), b.build(),
             link([{"drop": {"per_million": pm, "seed": seeds[0]}}],
                  b_to_a=[{"drop": {"per_million": pm, "seed": seeds[1]}}]),

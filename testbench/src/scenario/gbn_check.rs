@@ -141,6 +141,14 @@ pub struct QpTrace {
     /// / 13, predicted): as after a remote-error NAK, no cause obliges a
     /// rewind any more.
     pub exhausted_at: Option<u64>,
+    /// The reference has the QP end in ERROR by a NAK (a remote error, or
+    /// retries run out on NAKs): its last cause obliges no rewind.
+    pub ends_in_error: bool,
+    /// The run waited out every rewind a cause calls for (a pair's quiet
+    /// window: a rewind's reads, the RNR time, a timer period), so a cause
+    /// left unserved at its end is a violation. A single NIC's run with a
+    /// scripted peer does not wait for RNR times.
+    pub settles: bool,
 }
 
 /// `to` is this many PSNs after `from`, modulo 2^24.
@@ -282,42 +290,7 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             let e = evs[ei];
             ei += 1;
             expire(&mut w, &mut pending, e.cycle());
-            match e {
-                Ev::Ack(a) => match a.kind {
-                    AckKind::Ack => {
-                        if w.holds(add(a.psn, 1)) {
-                            w.ack_to(add(a.psn, 1), a.cycle);
-                        }
-                    }
-                    AckKind::SeqNak | AckKind::RnrNak { .. } if !w.halted && w.holds(a.psn) => {
-                        w.ack_to(a.psn, a.cycle);
-                        let kind = match a.kind {
-                            AckKind::RnrNak { timer } => CauseKind::Rnr {
-                                not_before: a.cycle + rnr_cycles(timer),
-                            },
-                            _ => CauseKind::Seq,
-                        };
-                        pending = Some(Pending {
-                            kind,
-                            t: a.cycle,
-                            target: a.psn,
-                            frames: 0,
-                        });
-                        w.since = a.cycle;
-                    }
-                    AckKind::SeqNak | AckKind::RnrNak { .. } => {}
-                    AckKind::RemoteErr => {
-                        w.halted = true;
-                        pending = None;
-                    }
-                },
-                Ev::Resp(r) => {
-                    // In order only (rd_sink drops a response ahead).
-                    if w.una == Some(r.psn) && w.busy() {
-                        w.ack_to(add(r.psn, 1), r.cycle);
-                    }
-                }
-            }
+            arrive(e, &mut w, &mut pending);
         }
         if t.exhausted_at.is_some_and(|x| x <= f.first) {
             w.halted = true;
@@ -418,7 +391,65 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
         }
         prev = Some(*f);
     }
+    // What arrived after the last request: a NAK or an RNR NAK there, or
+    // one still waiting for its rewind, obliges a resend the run never saw
+    // (the quiet window outlasts a rewind and the RNR time named). An
+    // expired timer is timer_exhaust's: a resend or an exhaustion.
+    for &e in &evs[ei..] {
+        arrive(e, &mut w, &mut pending);
+    }
+    if let Some(pd) = pending {
+        let owed = t.settles && t.retry.rewinds && !w.halted && !t.ends_in_error && w.busy();
+        if owed && !matches!(pd.kind, CauseKind::Timeout) && Some(pd.target) != Some(w.nxt) {
+            out.push(format!(
+                "QP {qp}: the {} was never followed by its rewind ({} old frames after it)",
+                pd.describe(),
+                pd.frames
+            ));
+        }
+    }
     out
+}
+
+/// An acknowledgement or READ response arriving: moves the window and
+/// makes a NAK or RNR NAK in it the pending cause.
+fn arrive(e: Ev, w: &mut Window, pending: &mut Option<Pending>) {
+    match e {
+        Ev::Ack(a) => match a.kind {
+            AckKind::Ack => {
+                if w.holds(add(a.psn, 1)) {
+                    w.ack_to(add(a.psn, 1), a.cycle);
+                }
+            }
+            AckKind::SeqNak | AckKind::RnrNak { .. } if !w.halted && w.holds(a.psn) => {
+                w.ack_to(a.psn, a.cycle);
+                let kind = match a.kind {
+                    AckKind::RnrNak { timer } => CauseKind::Rnr {
+                        not_before: a.cycle + rnr_cycles(timer),
+                    },
+                    _ => CauseKind::Seq,
+                };
+                *pending = Some(Pending {
+                    kind,
+                    t: a.cycle,
+                    target: a.psn,
+                    frames: 0,
+                });
+                w.since = a.cycle;
+            }
+            AckKind::SeqNak | AckKind::RnrNak { .. } => {}
+            AckKind::RemoteErr => {
+                w.halted = true;
+                *pending = None;
+            }
+        },
+        Ev::Resp(r) => {
+            // In order only (rd_sink drops a response ahead).
+            if w.una == Some(r.psn) && w.busy() {
+                w.ack_to(add(r.psn, 1), r.cycle);
+            }
+        }
+    }
 }
 
 /// A rewind of request `k` (`f`) justified without a pending NAK: (c) the
@@ -527,6 +558,8 @@ mod tests {
             },
             skips: Vec::new(),
             exhausted_at: None,
+            ends_in_error: false,
+            settles: true,
         }
     }
 
@@ -560,6 +593,24 @@ mod tests {
             &[(1250, 11, AckKind::SeqNak)],
         );
         assert_eq!(check(&t), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_nak_never_followed_by_its_rewind_fails() {
+        // The NAK of 11 arrives after the last request: no rewind follows.
+        let t = trace(&[10, 11, 12, 13], &[(1350, 11, AckKind::SeqNak)]);
+        let v = check(&t);
+        assert!(
+            v.len() == 1 && v[0].contains("never followed by its rewind"),
+            "{v:?}"
+        );
+        // Unless the reference ends the QP in ERROR by its NAKs.
+        let mut e = t.clone();
+        e.ends_in_error = true;
+        assert_eq!(check(&e), Vec::<String>::new());
+        // An RNR NAK likewise.
+        let r = trace(&[10, 11], &[(1150, 11, AckKind::RnrNak { timer: 1 })]);
+        assert_eq!(check(&r).len(), 1);
     }
 
     #[test]

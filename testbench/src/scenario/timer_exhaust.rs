@@ -17,9 +17,11 @@
 //! rewind costs one retry except the one that ends an RNR wait (RNR NAKs
 //! count against `rnr_retry`, not here).
 //!
-//! What this does not follow: a READ gap whose retry merged into a rewind
-//! already pending (two retries, one rewind on the wire). A trace where
-//! the count does not come out is reported, never guessed.
+//! What this does not follow: causes that merge into one rewind on the
+//! wire (a READ gap or a NAK while a rewind is pending, an RNR NAK that
+//! drops a pending one: two retries or a retry and a free wait, one
+//! rewind). A trace where the count does not come out is reported, never
+//! guessed; the vectors keep such overlaps out of their exhausting QPs.
 
 use super::gbn_check::{AckKind, QpTrace};
 
@@ -38,8 +40,8 @@ fn add(psn: u32, n: u32) -> u32 {
 pub struct TimerExhaustion {
     /// The oldest unacknowledged PSN: its WQE completes with 12.
     pub psn: u32,
-    /// The cycle after the QP's last request beat: no request of the QP
-    /// may follow (the expiry is at least a period later).
+    /// The cycle after the QP's last request beat: the exhaustion came
+    /// later (from it on the go-back-N check expects no rewind).
     pub after: u64,
 }
 
@@ -130,7 +132,12 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
                             rewinds = 0;
                         }
                     }
-                    AckKind::SeqNak if holds(una, nxt, a.psn) => una = Some(a.psn),
+                    // A sequence NAK ends an RNR wait (retx_ctl.md,
+                    // "Events"): its rewind costs a retry.
+                    AckKind::SeqNak if holds(una, nxt, a.psn) => {
+                        una = Some(a.psn);
+                        rnr_wait = false;
+                    }
                     AckKind::RnrNak { .. } if holds(una, nxt, a.psn) => {
                         una = Some(a.psn);
                         rnr_wait = true;
@@ -159,8 +166,16 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
         }
     }
     let Some(u) = una else { return Ok(None) };
-    if halted || t.exhausted_at.is_some() || u == nxt || rnr_wait {
+    if halted || u == nxt {
         return Ok(None);
+    }
+    if rnr_wait {
+        // The quiet window outlasts the RNR time named: the wait must have
+        // ended in a resend.
+        return Err(format!(
+            "QP {}: an RNR NAK of PSN {u} was never followed by a resend",
+            t.qp
+        ));
     }
     let want = t.retry.retry_cnt as u32;
     if rewinds != want {
@@ -272,6 +287,13 @@ mod tests {
             Ok(Some(TimerExhaustion { psn: 2, after: 203 }))
         );
         let t = trace(&[1, 2], &[(150, 2, rnr)], 0);
-        assert_eq!(predict(&t), Ok(None));
+        assert!(predict(&t).is_err());
+        // A sequence NAK in the wait ends it: that rewind costs a retry.
+        let t = trace(
+            &[1, 2, 3, 2],
+            &[(150, 2, rnr), (250, 2, AckKind::SeqNak)],
+            1,
+        );
+        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(2)));
     }
 }

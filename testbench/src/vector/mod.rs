@@ -121,11 +121,11 @@ pub struct DutConfig {
     /// keep their reset values, generation off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc_gen: Option<PfcGenSpec>,
-    /// Not the DUT's: the vector expects `rx_buf` to drop request frames
-    /// (RXBUF_FULL > 0), which the testbench cannot place in time (docs/
-    /// pfc_gen.md, "Without PFC"): the responder's effects are checked as
-    /// those of the requests that arrived up to the first one lost, the
-    /// lost one left out, the later ones (out of sequence) fed as usual.
+    /// Not the DUT's: the vector lets `rx_buf` drop frames, which the
+    /// testbench cannot place in time (docs/pfc_gen.md, "Without PFC, and
+    /// with too little headroom"): each frame's fate is inferred within
+    /// bounds (`scenario/rnic_top/rx_drops.rs`) and the responder's
+    /// effects are checked as those of the frames found stored.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rx_drops: bool,
 }

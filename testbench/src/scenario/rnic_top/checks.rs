@@ -222,9 +222,9 @@ impl RnicTopEnv {
     /// Retry exhaustion (status 12 / 13) put QP `qp` in ERROR at cycle
     /// `at`: from expected packet `from_packet` on it may stop sending (as
     /// `optional_from` says for a remote-error NAK), and from `at` no NAK
-    /// or timeout obliges a rewind (gbn_check). The hook for a later
-    /// change that predicts exhaustion; call it before the end-of-run
-    /// checks.
+    /// or timeout obliges a rewind (gbn_check). For a timer exhaustion
+    /// (`timer_exhaust`, from the pair's end-of-run checks); call it
+    /// before them.
     pub fn mark_exhausted(&mut self, qp: u32, from_packet: usize, at: u64) {
         let e = &mut self.exhausted_from[qp as usize];
         *e = Some(e.map_or(from_packet, |k| k.min(from_packet)));
@@ -397,6 +397,8 @@ impl RnicTopEnv {
                 qp: q.qp,
                 retry: retry.get(q.qp as usize).copied().unwrap_or_default(),
                 exhausted_at: self.exhausted_at[q.qp as usize],
+                ends_in_error: self.expected.nak_errors.contains(&q.qp),
+                settles: self.in_pair,
                 ..QpTrace::default()
             })
             .collect();

@@ -220,10 +220,18 @@ impl RnicTopEnv {
                 _ => None,
             };
             let Some((qp, p)) = req else {
-                // Not a request: no effect either way (a READ response's
-                // fate is rd_sink's, which a vector with rx_drops must
-                // not leave to a full buffer).
+                // Not a request: no effect either way, but for a READ
+                // response (rd_sink's, whose reference takes every one
+                // that arrived).
                 if let Some(d) = drops.as_mut() {
+                    let op = crate::vector::link_fault::bth_of(&s.bytes).map(|b| b.2);
+                    if !sure && op.is_some_and(|o| (0x0D..=0x10).contains(&o)) {
+                        out.problems.push(format!(
+                            "rx_drops: rx frame {f} (cycle {}), a READ response, arrived while \
+                             rx_buf may have been full: keep READ responses out of a full buffer",
+                            s.first
+                        ));
+                    }
                     d.push(lines, if sure { Fate::Stored } else { Fate::Unknown });
                 }
                 continue;
@@ -244,7 +252,14 @@ impl RnicTopEnv {
                         })
                     })
                     .map_or(u64::MAX, |x| x.first);
-                let fate = infer_fate(d, r, &p, s, sure, until, f, &mut out.problems);
+                let next_of_qp = self.rx.sent[f + 1..]
+                    .iter()
+                    .find(|x| {
+                        parse_request(&x.bytes).is_some_and(|y| y.bth.dest_qp == p.bth.dest_qp)
+                    })
+                    .map_or(u64::MAX, |x| x.first);
+                let w = Window { until, next_of_qp };
+                let fate = infer_fate(d, r, &p, s, sure, w, f, &mut out.problems);
                 d.push(lines, fate);
                 if fate == Fate::Lost {
                     continue;
@@ -337,10 +352,17 @@ impl RnicTopEnv {
     }
 }
 
+/// First beats after a frame: of the next copy of its PSN (`until`) and
+/// of the next request of its QP (`next_of_qp`).
+struct Window {
+    until: u64,
+    next_of_qp: u64,
+}
+
 /// The fate of request frame `f` (`s`, decoded `p`) for the QP's
 /// responder `r` (rx_drops.rs): stored when it surely found room or what
 /// it alone causes shows, lost when that is missing, unknown when it would
-/// change nothing. `until`: the arrival of the next copy of its PSN.
+/// change nothing or its trace may be another frame's.
 #[allow(clippy::too_many_arguments)]
 fn infer_fate(
     d: &mut DropInfer,
@@ -348,10 +370,11 @@ fn infer_fate(
     p: &RoceRepr,
     s: &crate::scenario::rx_wire::RxSent,
     sure: bool,
-    until: u64,
+    w: Window,
     f: usize,
     problems: &mut Vec<String>,
 ) -> Fate {
+    let until = w.until;
     use crate::scenario::resp_reference::{Nak, Silent};
     let effects = r.clone().packet(p);
     let writes: Vec<(u64, &[u8])> = effects
@@ -395,14 +418,13 @@ fn infer_fate(
         } => Some(*psn),
         _ => None,
     });
+    let only_nak = effects.iter().all(|e| matches!(e, Effect::Nak { .. }));
     match seq_nak {
-        Some(psn) if effects.len() == 1 => {
-            if d.claim_nak(s.last, r.ctx.remote_qpn, psn) {
-                Fate::Stored
-            } else {
-                Fate::Lost
-            }
-        }
+        Some(psn) if only_nak => match d.claim_nak(s.last, r.ctx.remote_qpn, psn) {
+            Some(c) if c < w.next_of_qp => Fate::Stored,
+            Some(_) => Fate::Unknown,
+            None => Fate::Lost,
+        },
         _ if quiet => Fate::Unknown,
         _ => {
             problems.push(format!(

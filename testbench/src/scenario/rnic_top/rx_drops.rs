@@ -10,18 +10,22 @@
 //!
 //! - **Surely stored**: the lines and slots held at the frame's first beat,
 //!   counted high (every frame stored before it, less those surely gone:
-//!   a frame is surely out of the buffer once a payload write of it, or
-//!   of any frame after it, left on `rq_*`, since `rx_wr` reads frames in
-//!   order before it writes), leave room for the whole frame.
+//!   a frame is surely out of the buffer once a payload write of a frame
+//!   after it left on `rq_*`, since `rx_buf` hands frames out in arrival
+//!   order and `rx_wr` writes a payload only after reading it; a frame's
+//!   own first write proves nothing of its tail), leave room for the
+//!   whole frame.
 //! - Otherwise the frame **may have been lost**, and its fate is read from
 //!   what it alone would cause: an in-sequence WRITE or SEND is stored iff
 //!   its payload reached the host (after its arrival, before the next copy
-//!   of the same PSN arrived); the first packet ahead of ePSN iff the
-//!   responder's sequence NAK for it left. A frame that would change
-//!   nothing (ahead of ePSN in an episode, not a request) is **unknown**.
-//!   Anything else (a duplicate, a READ, a packet needing a RECV) leaves no
-//!   trace to tell it by: a problem, the vector must keep those out of a
-//!   full buffer.
+//!   of the same PSN arrived); the first packet ahead of ePSN is lost if
+//!   no sequence NAK for it left, stored if one left before any other
+//!   request of the QP arrived, unknown if one did (the NAK may be that
+//!   one's: the same NAK either way). A frame that would change nothing
+//!   (ahead of ePSN in an episode, not a request) is **unknown**. Anything
+//!   else (a duplicate, a READ request or response, a packet needing a
+//!   RECV) leaves no trace to tell it by: a problem, the vector must keep
+//!   those out of a full buffer.
 //!
 //! RXBUF_FULL must then lie between the frames found lost and those plus
 //! the unknown ones. A NIC that loses a frame while its buffer surely had
@@ -44,7 +48,8 @@ pub enum Fate {
 pub struct DropInfer {
     /// Per frame handled so far: its lines and its fate.
     frames: Vec<(u64, Fate)>,
-    /// (frame index, cycle of the last beat of a write of its payload).
+    /// (frame index, cycle of the last beat of a write of its payload):
+    /// every frame before it was out of the buffer by then.
     evidence: Vec<(usize, u64)>,
     /// The host's data writes: (cycle of the last beat, address, bytes),
     /// and whether a frame has claimed each.
@@ -76,7 +81,7 @@ impl DropInfer {
             .frames
             .iter()
             .enumerate()
-            .filter(|(g, x)| gone.is_none_or(|h| *g > h) && x.1 != Fate::Lost);
+            .filter(|(g, x)| gone.is_none_or(|h| *g >= h) && x.1 != Fate::Lost);
         let (n, l) = held.fold((0u64, 0u64), |(n, l), (_, x)| (n + 1, l + x.0));
         l + lines <= LINES && n < FRAMES
     }
@@ -112,24 +117,22 @@ impl DropInfer {
         first
     }
 
-    /// Evidence that frame `f` left the buffer by `cycle`.
+    /// A payload write of frame `f` left at `cycle`: the frames before it
+    /// had left the buffer.
     pub fn gone_by(&mut self, f: usize, cycle: u64) {
         self.evidence.push((f, cycle));
     }
 
-    /// Claims a sequence NAK for `psn` to `dest_qp` sent after `after`.
-    pub fn claim_nak(&mut self, after: u64, dest_qp: u32, psn: u32) -> bool {
+    /// Claims a sequence NAK for `psn` to `dest_qp` sent after `after`;
+    /// returns the cycle it left.
+    pub fn claim_nak(&mut self, after: u64, dest_qp: u32, psn: u32) -> Option<u64> {
         let hit =
             self.naks.iter().enumerate().find(|(k, n)| {
                 !self.naks_claimed[*k] && n.0 > after && n.1 == dest_qp && n.2 == psn
             });
-        match hit.map(|x| x.0) {
-            Some(k) => {
-                self.naks_claimed[k] = true;
-                true
-            }
-            None => false,
-        }
+        let (k, c) = hit.map(|(k, n)| (k, n.0))?;
+        self.naks_claimed[k] = true;
+        Some(c)
     }
 }
 
@@ -147,8 +150,8 @@ mod tests {
         }
         assert!(!d.room_sure(100, 18));
         assert!(d.room_sure(100, 8));
-        // A write of frame 3 by cycle 90: frames 0..=3 are gone.
-        d.gone_by(3, 90);
+        // A write of frame 4 by cycle 90: frames 0..=3 are gone.
+        d.gone_by(4, 90);
         assert!(d.room_sure(100, 80));
         assert!(!d.room_sure(100, 81));
         // Not yet at cycle 90 itself.
@@ -186,8 +189,8 @@ mod tests {
         // Claimed once; other bytes are not the frame's.
         assert_eq!(d.claim_write(10, 1000, 0x1000, &[1, 2, 3, 4]), None);
         let mut d = DropInfer::new(Vec::new(), vec![(40, 7, 100)]);
-        assert!(!d.claim_nak(40, 7, 100));
-        assert!(d.claim_nak(39, 7, 100));
-        assert!(!d.claim_nak(39, 7, 100));
+        assert_eq!(d.claim_nak(40, 7, 100), None);
+        assert_eq!(d.claim_nak(39, 7, 100), Some(40));
+        assert_eq!(d.claim_nak(39, 7, 100), None);
     }
 }
