@@ -659,6 +659,11 @@ pub struct PairReport {
     /// Per host, per QP index: request packets sent first and resent
     /// (filled by the end-of-run checks, i.e. without a divergence).
     pub sends: [Vec<super::rnic_top::QpSends>; 2],
+    /// Per direction (0: A to B, 1: B to A), the link's record: every frame
+    /// as its sender sent it, with its cycles and what the link did to it
+    /// (lost, corrupted, ...): the loss figures (`tests/pair_loss_figures.rs`)
+    /// count the frames lost and time the sender's frames from it.
+    pub links: [Vec<LinkFrame>; 2],
 }
 
 /// One host of a pair run, with cycle stamps (`tests/pair_figures.rs`).
@@ -677,6 +682,9 @@ pub struct HostTimes {
     pub cqes: Vec<super::rnic_top::CqeWrite>,
     /// (cycle, CQ) of each interrupt.
     pub irqs: Vec<(u64, u8)>,
+    /// Every frame that arrived on the NIC's `rx_*`, with the cycles of
+    /// its first and last beat there (after the link: delay, losses).
+    pub rx: Vec<super::rx_wire::RxSent>,
 }
 
 impl HostTimes {
@@ -686,6 +694,7 @@ impl HostTimes {
             tlps: e.common.rc.log().to_vec(),
             cqes: std::mem::take(&mut e.cqe_log),
             irqs: std::mem::take(&mut e.irqs),
+            rx: std::mem::take(&mut e.rx.sent),
         }
     }
 }
@@ -945,6 +954,10 @@ pub fn run_with_link<M: NicModel>(
     let tx_frames: Vec<(u64, Vec<u8>)> = tx.into_iter().map(|f| (f.0, f.1)).collect();
     let (a, b) = (env.expect_of(0), env.expect_of(1));
     let sends = [env.nic[0].sends.clone(), env.nic[1].sends.clone()];
+    let links = [
+        std::mem::take(&mut env.links[0].frames),
+        std::mem::take(&mut env.links[1].frames),
+    ];
     let times = [
         HostTimes::take(&mut env.nic[0]),
         HostTimes::take(&mut env.nic[1]),
@@ -976,6 +989,7 @@ pub fn run_with_link<M: NicModel>(
         b,
         times,
         sends,
+        links,
     })
 }
 
