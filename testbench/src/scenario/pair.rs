@@ -409,17 +409,30 @@ impl PairEnv {
             let acks = arrived_acks(e);
             // READs complete as their responses arrived; which READs went
             // out depends on which completed (ack_tracker's stall), so
-            // until nothing changes.
+            // until nothing changes. A round that changes something finds
+            // at least one more READ done, so at most one round per WQE
+            // and one to confirm: a stream of READs behind lost responses
+            // can need one round per READ (a fixed 16 rounds once cut a
+            // 32-READ run short and failed its frames as unexpected).
             let mut dones: Vec<(u32, u32)> = Vec::new();
-            for _ in 0..16 {
+            let rounds = e.vector.wqes.len() + 2;
+            let mut settled = false;
+            for _ in 0..rounds {
                 let exp = super::tx_reference::expected_with(&e.vector, &acks, &dones);
                 let sent = e.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
                 let rr = super::req_reads::predict(&e.vector, &exp, sent);
                 e.expected = exp;
                 if rr.dones == dones {
+                    settled = true;
                     break;
                 }
                 dones = rr.dones;
+            }
+            if !settled {
+                e.common.failures.push(format!(
+                    "cycle {cycle}: the READs done did not settle in {rounds} rounds of the \
+                     requester's reference"
+                ));
             }
             e.finish_checks(cycle);
             rx_reference::check_ack_counters(e, cycle);

@@ -7,8 +7,10 @@
 //! next, with the opcode its position calls for (ONLY; FIRST, MIDDLE...,
 //! LAST), an ACK-class AETH on FIRST / LAST / ONLY and none on MIDDLE, and
 //! exactly its length (a full MTU but for the last); its payload goes to
-//! the READ's local address plus the MTUs before it. Anything else is
-//! dropped and changes nothing. A READ whose last response was taken is
+//! the READ's local address plus the MTUs before it. Past response 0 the
+//! answer to a re-request (go-back-N asked again for the rest of the READ,
+//! docs/rd_sink.md rule 3) may come instead: a FIRST where a MIDDLE is, an
+//! ONLY where the LAST is. Anything else is dropped and changes nothing. A READ whose last response was taken is
 //! done: its completion may leave, and it acknowledges every PSN up to its
 //! last.
 
@@ -121,7 +123,12 @@ pub fn predict<'a>(
             (n, k) if k + 1 == n => LAST,
             _ => MIDDLE,
         };
-        if op != want_op {
+        // Rule 3: past response 0, the answer to a re-request of the rest
+        // of the READ starts as a new READ's would: FIRST where a MIDDLE
+        // is, ONLY where the LAST is.
+        let rerequest =
+            h.k > 0 && ((want_op == MIDDLE && op == FIRST) || (want_op == LAST && op == ONLY));
+        if op != want_op && !rerequest {
             out.bad += 1;
             continue;
         }
