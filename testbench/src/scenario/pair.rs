@@ -410,17 +410,30 @@ impl PairEnv {
             let acks = arrived_acks(e);
             // READs complete as their responses arrived; which READs went
             // out depends on which completed (ack_tracker's stall), so
-            // until nothing changes.
+            // until nothing changes. A round that changes something finds
+            // at least one more READ done, so at most one round per WQE
+            // and one to confirm: a stream of READs behind lost responses
+            // can need one round per READ (a fixed 16 rounds once cut a
+            // 32-READ run short and failed its frames as unexpected).
             let mut dones: Vec<(u32, u32)> = Vec::new();
-            for _ in 0..16 {
+            let rounds = e.vector.wqes.len() + 2;
+            let mut settled = false;
+            for _ in 0..rounds {
                 let exp = super::tx_reference::expected_with(&e.vector, &acks, &dones);
                 let sent = e.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
                 let rr = super::req_reads::predict(&e.vector, &exp, sent);
                 e.expected = exp;
                 if rr.dones == dones {
+                    settled = true;
                     break;
                 }
                 dones = rr.dones;
+            }
+            if !settled {
+                e.common.failures.push(format!(
+                    "cycle {cycle}: the READs done did not settle in {rounds} rounds of the \
+                     requester's reference"
+                ));
             }
             // A QP left with requests outstanding after the quiet window
             // ran its local ACK timer out (timer_exhaust, from the wire).
@@ -682,6 +695,11 @@ pub struct PairReport {
     /// Per host, per QP index: request packets sent first and resent
     /// (filled by the end-of-run checks, i.e. without a divergence).
     pub sends: [Vec<super::rnic_top::QpSends>; 2],
+    /// Per direction (0: A to B, 1: B to A), the link's record: every frame
+    /// as its sender sent it, with its cycles and what the link did to it
+    /// (lost, corrupted, ...): the loss figures (`tests/pair_loss_figures.rs`)
+    /// count the frames lost and time the sender's frames from it.
+    pub links: [Vec<LinkFrame>; 2],
 }
 
 /// One host of a pair run, with cycle stamps (`tests/pair_figures.rs`).
@@ -700,6 +718,9 @@ pub struct HostTimes {
     pub cqes: Vec<super::rnic_top::CqeWrite>,
     /// (cycle, CQ) of each interrupt.
     pub irqs: Vec<(u64, u8)>,
+    /// Every frame that arrived on the NIC's `rx_*`, with the cycles of
+    /// its first and last beat there (after the link: delay, losses).
+    pub rx: Vec<super::rx_wire::RxSent>,
 }
 
 impl HostTimes {
@@ -709,6 +730,7 @@ impl HostTimes {
             tlps: e.common.rc.log().to_vec(),
             cqes: std::mem::take(&mut e.cqe_log),
             irqs: std::mem::take(&mut e.irqs),
+            rx: std::mem::take(&mut e.rx.sent),
         }
     }
 }
@@ -968,6 +990,10 @@ pub fn run_with_link<M: NicModel>(
     let tx_frames: Vec<(u64, Vec<u8>)> = tx.into_iter().map(|f| (f.0, f.1)).collect();
     let (a, b) = (env.expect_of(0), env.expect_of(1));
     let sends = [env.nic[0].sends.clone(), env.nic[1].sends.clone()];
+    let links = [
+        std::mem::take(&mut env.links[0].frames),
+        std::mem::take(&mut env.links[1].frames),
+    ];
     let times = [
         HostTimes::take(&mut env.nic[0]),
         HostTimes::take(&mut env.nic[1]),
@@ -999,6 +1025,7 @@ pub fn run_with_link<M: NicModel>(
         b,
         times,
         sends,
+        links,
     })
 }
 

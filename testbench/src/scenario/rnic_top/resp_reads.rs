@@ -156,9 +156,17 @@ impl RnicTopEnv {
             let mut g = 0;
             for (j, job) in jobs.iter().enumerate() {
                 let first = job.packets[0];
-                let starts = got
-                    .get(g)
-                    .is_some_and(|s| s.3.bth.psn == first.psn && s.3.bth.opcode == first.opcode);
+                // A job's first packet (FIRST or ONLY) carries the MSN of
+                // its execution. Go-back-N can make a QP execute the same
+                // READ twice as duplicates (same PSN and opcode) with a
+                // fresh READ in between, i.e. with different MSNs; when the
+                // ring refused the earlier one, only the MSN tells which job
+                // the frame answers.
+                let starts = got.get(g).is_some_and(|s| {
+                    s.3.bth.psn == first.psn
+                        && s.3.bth.opcode == first.opcode
+                        && s.3.aeth.map(|a| a.msn) == Some(first.msn)
+                });
                 if !starts {
                     if may_skip {
                         res.skipped += 1;
