@@ -272,3 +272,38 @@ fn a_nic_deaf_to_pfc_fails_the_pause_check() {
         "{f:?}"
     );
 }
+
+/// The drop inference (`config.rx_drops`, rx_drops.rs) blames no frame
+/// the buffer surely had room for: B's model never sees A's third frame
+/// (its beats are taken off B's `rx_*` early in the run, when rx_buf is
+/// empty), as if it had been lost with room to spare. The reference counts
+/// that frame stored, so B's sequence NAK for it is a response no frame
+/// calls for and the run fails. (The receive counters see the missing
+/// frame too, but the NAK is the inference's own verdict.)
+#[test]
+fn a_frame_lost_with_room_to_spare_fails_the_drop_inference() {
+    let v = load("rc_nopfc_slow_host");
+    let r = pair::run_with(&v, Mode::Model, &RunOpts::default(), |n| {
+        let mut frames = 0u32;
+        Tampered::new(move |i: &mut RnicTopIn| {
+            if n != 1 || !i.rx_tvalid {
+                return;
+            }
+            let this = frames;
+            if i.rx_tlast {
+                frames += 1;
+            }
+            if this == 2 {
+                i.rx_tvalid = false;
+            }
+        })
+    })
+    .unwrap();
+    let f = &r.report.failures;
+    assert!(
+        f.iter().any(|x| x.contains("B:")
+            && x.contains("ACK/NAKs sent")
+            && x.contains("(PSN 9, syndrome 0x60")),
+        "{f:?}"
+    );
+}

@@ -398,7 +398,8 @@ fn infer_fate(
             Fate::Lost
         } else {
             problems.push(format!(
-                "rx_drops: rx frame {f} (cycle {}, PSN {}): only part of its payload reached                  the host",
+                "rx_drops: rx frame {f} (cycle {}, PSN {}): only part of its payload reached \
+                 the host",
                 s.first, p.bth.psn
             ));
             Fate::Stored
@@ -428,7 +429,9 @@ fn infer_fate(
         _ if quiet => Fate::Unknown,
         _ => {
             problems.push(format!(
-                "rx_drops: rx frame {f} (cycle {}, QP {}, PSN {}, opcode {:#04x}) arrived while                  rx_buf may have been full, and what it causes ({effects:?}) leaves no trace                  that tells whether it was stored: keep such frames out of a full buffer",
+                "rx_drops: rx frame {f} (cycle {}, QP {}, PSN {}, opcode {:#04x}) arrived while \
+                 rx_buf may have been full, and what it causes ({effects:?}) leaves no trace \
+                 that tells whether it was stored: keep such frames out of a full buffer",
                 s.first, p.bth.dest_qp, p.bth.psn, p.bth.opcode
             ));
             Fate::Stored
