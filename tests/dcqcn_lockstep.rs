@@ -553,7 +553,10 @@ fn dcqcn_random_lockstep() {
     let (mut free, mut exact) = (0u64, 0u64);
     let mut steps = [0u64; 4];
     let mut drained = 0u64;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    // The share of cuts whose alpha is known exactly depends on the
+    // seed's draws (42 to 89 % over the seeds tried): cases go on until
+    // it is half.
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = DcqcnEnv::new(seed);
         let mut model = Dcqcn::new();
         let fin = lockstep::run(&mut model, &mut RtlDcqcn::new(), &mut env, CYCLES + DRAIN)
@@ -581,6 +584,13 @@ fn dcqcn_random_lockstep() {
             );
             drained += floor;
         }
+        // The floors below, met so far?
+        exact * 2 >= free
+            && cuts >= 10_000
+            && rmin >= 100
+            && steps.iter().all(|&n| n >= 1_000)
+            && rmax >= 1_000
+            && drained >= 100
     });
     println!(
         "dcqcn: {} cases, {total} cycles, {cuts} cuts ({rmin} to r_min; of the {free} others \

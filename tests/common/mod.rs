@@ -129,10 +129,22 @@ pub fn run_cases(default_seed: u64, default_cases: u64, mut case: impl FnMut(u64
     let seed = seed(default_seed);
     let cases = cases(default_cases);
     for k in 0..cases {
-        let s = case_seed(seed, k);
-        // The closure only accumulates statistics in the caller; after a
-        // failure the test ends, so nothing sees a half-updated state.
-        if let Err(e) = catch_unwind(AssertUnwindSafe(|| case(s))) {
+        run_case(k, case_seed(seed, k), &mut case);
+    }
+    Run {
+        seed,
+        cases,
+        full: cases >= default_cases,
+    }
+}
+
+/// Case `k` with seed `s`; a failure re-raised with how to replay it.
+fn run_case<T>(k: u64, s: u64, case: &mut impl FnMut(u64) -> T) -> T {
+    // The closure only accumulates statistics in the caller; after a
+    // failure the test ends, so nothing sees a half-updated state.
+    match catch_unwind(AssertUnwindSafe(|| case(s))) {
+        Ok(t) => t,
+        Err(e) => {
             let why = e
                 .downcast_ref::<String>()
                 .map(String::as_str)
@@ -144,9 +156,34 @@ pub fn run_cases(default_seed: u64, default_cases: u64, mut case: impl FnMut(u64
             );
         }
     }
+}
+
+/// [`run_cases`] for a test with a floor some seeds reach slowly (a share
+/// of its checks done exactly, say): after the run's cases, while `case`
+/// (which returns whether the floors are met so far) says no, more cases
+/// (k = cases, cases + 1, ...) up to `3 * default_cases` more. So a floor
+/// is reached by construction for any seed, and only a bug fails it. Only
+/// a full run is extended; `cases` counts the extra ones too.
+pub fn run_cases_until(
+    default_seed: u64,
+    default_cases: u64,
+    mut case: impl FnMut(u64) -> bool,
+) -> Run {
+    let seed = seed(default_seed);
+    let cases = cases(default_cases);
+    let mut met = false;
+    for k in 0..cases {
+        met = run_case(k, case_seed(seed, k), &mut case);
+    }
+    let full = cases >= default_cases;
+    let mut k = cases;
+    while full && !met && k < cases + 3 * default_cases {
+        met = run_case(k, case_seed(seed, k), &mut case);
+        k += 1;
+    }
     Run {
         seed,
-        cases,
-        full: cases >= default_cases,
+        cases: k,
+        full,
     }
 }
