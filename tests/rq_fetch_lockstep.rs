@@ -623,7 +623,7 @@ fn run_case(seed: u64, qps_used: usize) -> (u64, FetchEnv) {
 fn rq_fetch_random_lockstep() {
     let mut total = 0;
     let mut st = [0u64; 12];
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let (cycles, env) = run_case(seed, QPS);
         total += cycles;
         let popped: u64 = env.qps.iter().map(|q| q.popped).sum();
@@ -644,6 +644,21 @@ fn rq_fetch_random_lockstep() {
         ]) {
             *s += v;
         }
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        let [reads, multi, cut, failed, discarded, resets, held, _, empty, full_infl, popped, cleared] =
+            st;
+        reads >= 20_000
+            && popped >= 20_000
+            && multi >= 1_000
+            && cut >= 50
+            && failed >= 50
+            && discarded >= 10
+            && held >= 1_000
+            && full_infl >= 100
+            && empty >= 1_000
+            && resets >= 500
+            && cleared >= 1_000
     });
     let [reads, multi, cut, failed, discarded, resets, held, present, empty, full_infl, popped, cleared] =
         st;

@@ -520,7 +520,7 @@ fn rx_wr_random_lockstep() {
     let (mut total, mut frames, mut writes, mut beats, mut toks) = (0, 0, 0, 0, 0);
     let (mut zero, mut shared, mut outs_max, mut k) = (0, 0, 0, 0u64);
     let (mut slack, mut frame_slack) = (u64::MAX, u64::MAX);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = WrEnv::new(seed, k);
         k += 1;
         let fin = lockstep::run(&mut RxWr::new(), &mut RtlRxWr::new(), &mut env, MAX_CYCLES)
@@ -551,6 +551,9 @@ fn rx_wr_random_lockstep() {
         outs_max = outs_max.max(env.outs_max);
         slack = slack.min(env.slack);
         frame_slack = frame_slack.min(env.frame_slack);
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        writes >= 5_000 && shared >= 1_000 && outs_max == OUTS
     });
     println!(
         "rx_wr: {} cases, {total} cycles, {frames} frames, {writes} writes, {beats} data beats, \
