@@ -190,7 +190,7 @@ fn run_env<R: Dut<In = PfcIn, Out = PfcOut>>(
 fn random_pfc_lockstep() {
     let mut total = 0;
     let mut cov = Cover::default();
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         // Every fourth case at 7 bits per cycle (pfc_b7), small quanta.
         let b7 = rng.below(4) == 0;
@@ -223,6 +223,13 @@ fn random_pfc_lockstep() {
         cov.max_loaded += c.max_loaded;
         cov.max_expired += c.max_expired;
         cov.expiries += c.expiries;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_CYCLES
+            && cov.refresh_while_paused >= 1000
+            && cov.zero_resume >= 100
+            && cov.max_expired >= 1
+            && cov.expiries >= 1000
     });
     println!(
         "pfc: {} cases, {total} lockstep cycles (seed {:#x}), {cov:?}",

@@ -317,7 +317,7 @@ fn rd_resp_random_lockstep() {
     let mut total = 0u64;
     let (mut stored, mut refused, mut popped, mut empty_reads) = (0u64, 0u64, 0u64, 0u64);
     let (mut refused_7, mut refused_0, mut seven_cases) = (0u64, 0u64, 0u64);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = RdEnv::new(seed);
         let fin = run_case(&mut env);
         assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
@@ -333,6 +333,15 @@ fn rd_resp_random_lockstep() {
         popped += env.popped;
         empty_reads += env.empty_reads;
         seven_cases += (env.max_fill == 7) as u64;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_TOTAL_CYCLES
+            && stored >= 20_000
+            && refused >= 1_000
+            && refused_7 >= 100
+            && refused_0 >= 100
+            && empty_reads >= 1_000
+            && seven_cases >= 5
     });
     eprintln!(
         "rd_resp lockstep: {} cases, {total} cycles, {stored} jobs stored and popped, \
