@@ -17,7 +17,8 @@
 //!
 //! Seed and case count: `RNIC_RANDOM_SEED`, `RNIC_RANDOM_CASES` (see
 //! tests/common/mod.rs); a failing case prints how to replay it alone, and
-//! `rnic cosim` replays its vector, printed as JSON, with waveforms.
+//! `RNIC_TX_RANDOM_DUMP=FILE` with that replay writes the case's vector as
+//! generated to FILE, for `rnic cosim FILE --vcd DIR --vcd-window N`.
 
 mod common;
 
@@ -175,6 +176,9 @@ fn case_vector(seed: u64) -> Vector {
             (0..nqps as u64).filter(|&q| !risky[q as usize]).collect()
         };
         add_rx(&mut r, &mut v, nqps, &safe);
+    }
+    if let Some(p) = std::env::var_os("RNIC_TX_RANDOM_DUMP") {
+        std::fs::write(p, format!("{v:#}")).unwrap();
     }
     parse(&v)
 }

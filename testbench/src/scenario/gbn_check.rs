@@ -376,7 +376,10 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
         let end = add(f.psn, f.span);
         match w.una {
             None => {
-                w.una = Some(f.psn);
+                // PSNs before the first packet that never went out (a WQE
+                // whose payload read failed) are unacknowledged too.
+                let start = t.skips.iter().find(|s| s.1 == f.psn).map_or(f.psn, |s| s.0);
+                w.una = Some(start);
                 w.nxt = end;
                 w.since = f.first;
             }

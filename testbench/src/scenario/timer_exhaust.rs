@@ -114,7 +114,12 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
                     reads.push((f.psn, f.span, 0));
                 }
                 match una {
-                    None => (una, nxt) = (Some(f.psn), end),
+                    // PSNs skipped before the first packet (a payload read
+                    // that failed) are unacknowledged too.
+                    None => {
+                        let start = t.skips.iter().find(|s| s.1 == f.psn).map_or(f.psn, |s| s.0);
+                        (una, nxt) = (Some(start), end);
+                    }
                     Some(u) => {
                         if dist(u, end) > dist(u, nxt) && dist(u, end) < 1 << 23 {
                             nxt = end;
