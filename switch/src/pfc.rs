@@ -72,9 +72,9 @@ impl Pause {
             return -old_left;
         }
         if !continuing {
-            self.since = Some(at + 1);
+            self.since = Some(at.saturating_add(1));
         }
-        self.until = at + cycles;
+        self.until = at.saturating_add(cycles);
         if self.storm {
             0
         } else {
@@ -90,7 +90,7 @@ impl Pause {
     /// First cycle from `c` on at which the pause no longer blocks.
     pub fn free_from(&self, c: u64) -> u64 {
         if self.blocks(c) {
-            self.until + 1
+            self.until.saturating_add(1)
         } else {
             c
         }
@@ -100,7 +100,9 @@ impl Pause {
     /// `w` cycles (`since ..= since + w - 1`) and is still paused.
     pub fn watchdog_due(&self, w: u64) -> Option<u64> {
         match self.since {
-            Some(s) if !self.storm && s + w <= self.until => Some(s + w),
+            Some(s) if !self.storm && s.saturating_add(w) <= self.until => {
+                Some(s.saturating_add(w))
+            }
             _ => None,
         }
     }
@@ -108,7 +110,7 @@ impl Pause {
     /// The cycle a storm ends: the first cycle the received pause no
     /// longer covers.
     pub fn storm_end(&self) -> Option<u64> {
-        self.storm.then_some(self.until + 1)
+        self.storm.then_some(self.until.saturating_add(1))
     }
 }
 

@@ -59,6 +59,7 @@ struct Totals {
     drop_bytes: u64,
 }
 
+#[derive(Clone, Debug)]
 pub struct Switch {
     cfg: SwitchConfig,
     ports: Vec<Port>,
@@ -200,7 +201,7 @@ impl Switch {
             prio,
             Queued {
                 frame: f,
-                eligible: d + 1,
+                eligible: d.saturating_add(1),
                 in_port: inp,
                 in_headroom,
             },
@@ -212,7 +213,7 @@ impl Switch {
         if lossless && !ing.gen[prio].xoff && ing.ingress[prio] >= pfc.xoff_bytes {
             ing.gen[prio] = Gen {
                 xoff: true,
-                next_refresh: d + pfc.refresh_cycles,
+                next_refresh: d.saturating_add(pfc.refresh_cycles),
             };
             self.owe_pfc(inp, prio, pfc.pause_quanta, d);
         }
@@ -224,7 +225,7 @@ impl Switch {
         let ctrl = &mut self.ports[port].ctrl;
         ctrl.retain(|c| c.prio != prio);
         ctrl.push_back(Ctrl {
-            eligible: d + 1,
+            eligible: d.saturating_add(1),
             prio,
             quanta,
         });
@@ -260,9 +261,12 @@ impl Switch {
                 break;
             }
             self.step(c);
-            self.now = c + 1;
+            self.now = c.saturating_add(1);
+            if c == u64::MAX {
+                break;
+            }
         }
-        self.now = self.now.max(t + 1);
+        self.now = self.now.max(t.saturating_add(1));
     }
 
     /// The earliest cycle, not before the first unsimulated one, at which
@@ -318,7 +322,7 @@ impl Switch {
                 }
                 let g = self.ports[i].gen[p];
                 if g.xoff && g.next_refresh <= c {
-                    self.ports[i].gen[p].next_refresh = c + refresh;
+                    self.ports[i].gen[p].next_refresh = c.saturating_add(refresh);
                     self.owe_pfc(i, p, self.cfg.pfc.pause_quanta, c);
                 }
             }
@@ -375,7 +379,7 @@ impl Switch {
             frame = f.frame;
         }
         let n = wire_cycles(frame.len(), self.cfg.bits_per_cycle);
-        self.ports[i].free_at = c + n;
+        self.ports[i].free_at = c.saturating_add(n);
         let pc = &mut self.counters.ports[i];
         pc.tx_frames += 1;
         pc.tx_bytes += frame.len() as u64;
@@ -383,7 +387,7 @@ impl Switch {
         self.out.push(Departure {
             port: i,
             first: c,
-            last: c + n - 1,
+            last: c.saturating_add(n - 1),
             frame: frame.into(),
         });
     }

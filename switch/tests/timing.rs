@@ -65,3 +65,25 @@ fn frame_forwarded_unchanged_when_not_marked() {
     let d = sw.advance(10);
     assert_eq!(&d[0].frame[..], &f[..]);
 }
+
+#[test]
+fn advance_to_the_end_of_time_drains() {
+    let mut sw = switch(config(2));
+    sw.receive(0, 0, &data(0, 1, 0, 100));
+    assert_eq!(sw.advance(u64::MAX).len(), 1);
+    assert_eq!(sw.next_event(), None);
+}
+
+#[test]
+fn cycles_near_the_end_of_time_do_not_overflow() {
+    let mut cfg = config(2);
+    cfg.pfc.xoff_bytes = 100;
+    cfg.pfc.xon_bytes = 0;
+    cfg.watchdog_cycles = Some(u64::MAX - 5);
+    let mut sw = switch(cfg);
+    let end = u64::MAX - 3;
+    sw.receive(1, end, &rnic_switch::pfc_frame([0; 6], 3, 65535));
+    sw.receive(0, end, &data(0, 1, ROCE, 100));
+    let _ = sw.advance(u64::MAX);
+    sw.check_conservation().unwrap();
+}
