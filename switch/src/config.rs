@@ -194,3 +194,60 @@ impl SwitchConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_as_documented() {
+        let c = SwitchConfig::new(4);
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!(
+            (c.buffer_bytes, c.bits_per_cycle, c.seed),
+            (16 << 20, 400, 1)
+        );
+        assert!(c.queues[3].lossless && c.queues[3].red.is_some());
+        assert_eq!(c.queues[6].sched, Sched::Strict);
+        assert_eq!(c.queues[0].sched, Sched::Dwrr { quantum: 4200 });
+        assert_eq!((c.dscp_prio[26], c.dscp_prio[48]), (3, 6));
+        assert_eq!(c.watchdog_cycles, None);
+        // The refresh must come before a held XOFF runs out: 65535 quanta
+        // last 83,885 cycles at 400 bits per cycle.
+        assert!(c.pfc.refresh_cycles < crate::pfc::pause_cycles(c.pfc.pause_quanta, 400));
+    }
+
+    #[test]
+    fn bad_configs_are_rejected() {
+        let ok = SwitchConfig::new(2);
+        let mut c = ok.clone();
+        c.ports = 0;
+        assert_eq!(c.validate(), Err(ConfigError::NoPorts));
+        let mut c = ok.clone();
+        c.queues[2].sched = Sched::Dwrr { quantum: 0 };
+        assert_eq!(c.validate(), Err(ConfigError::ZeroQuantum(2)));
+        let mut c = ok.clone();
+        c.queues[3].red = Some(Red {
+            kmin_bytes: 2,
+            kmax_bytes: 1,
+            pmax: 0.5,
+        });
+        assert_eq!(c.validate(), Err(ConfigError::BadRed(3)));
+        let mut c = ok.clone();
+        c.pfc.xon_bytes = c.pfc.xoff_bytes + 1;
+        assert_eq!(c.validate(), Err(ConfigError::XonAboveXoff));
+        let mut c = ok.clone();
+        c.routes.push(Route::host("10.0.0.1".parse().unwrap(), 2));
+        assert_eq!(c.validate(), Err(ConfigError::BadRoutePorts(0)));
+        let mut c = ok.clone();
+        c.routes.push(Route {
+            dst: "10.0.0.0".parse().unwrap(),
+            prefix: 33,
+            ports: vec![0],
+        });
+        assert_eq!(c.validate(), Err(ConfigError::BadPrefix(0, 33)));
+        let mut c = ok;
+        c.dscp_prio[5] = 8;
+        assert_eq!(c.validate(), Err(ConfigError::BadDscpPrio(5, 8)));
+    }
+}

@@ -95,3 +95,20 @@ impl SwitchCounters {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn named_lists_non_zero_entries() {
+        let mut c = super::SwitchCounters::new(2);
+        c.rx_frames = 3;
+        c.ports[1].queues[3].marked = 2;
+        assert_eq!(
+            c.named(),
+            vec![
+                ("rx_frames".to_string(), 3),
+                ("port1.q3.marked".to_string(), 2)
+            ]
+        );
+    }
+}
