@@ -80,3 +80,42 @@ fn middle_of_the_curve_is_binomial_at_fixed_depth() {
     let m = sw.counters().ports[1].queues[1].marked;
     assert!((2_283..=2_717).contains(&m), "{m}");
 }
+
+#[test]
+fn ipv6_frames_are_routed_prioritised_and_marked() {
+    use rnic_switch::Route;
+    use std::net::IpAddr;
+    let mut cfg = config(2);
+    let dst: IpAddr = "fd00::1".parse().unwrap();
+    cfg.routes.push(Route::host(dst, 1));
+    cfg.queues[3].red = Some(Red {
+        kmin_bytes: 0,
+        kmax_bytes: 0,
+        pmax: 0.0,
+    });
+    let mut sw = switch(cfg);
+    // IPv6/UDP, traffic class DSCP 26 (priority 3) ECT(0): 0x6a, which
+    // spans the version byte (0x66) and the next (0xa0).
+    let mut f = vec![0u8; 14 + 40 + 8 + 100];
+    f[12..14].copy_from_slice(&[0x86, 0xdd]);
+    f[14] = 0x66;
+    f[15] = 0xa0;
+    f[20] = 17;
+    f[21] = 64;
+    f[38..54].copy_from_slice(&match dst {
+        IpAddr::V6(a) => a.octets(),
+        IpAddr::V4(_) => unreachable!(),
+    });
+    f[56..58].copy_from_slice(&4791u16.to_be_bytes());
+    // The first finds the queue empty (depth 0 = kmax: p = pmax = 0); the
+    // second finds 162 bytes > kmax: always marked, CE = traffic class
+    // 0x6b, bytes 0x66 0xb0.
+    sw.receive(0, 0, &f);
+    sw.receive(0, 0, &f);
+    let d = sw.advance(100);
+    assert_eq!(d.len(), 2);
+    assert!(d.iter().all(|d| d.port == 1));
+    assert_eq!((d[0].frame[14], d[0].frame[15]), (0x66, 0xa0));
+    assert_eq!((d[1].frame[14], d[1].frame[15]), (0x66, 0xb0));
+    assert_eq!(sw.counters().ports[1].queues[3].marked, 1);
+}
