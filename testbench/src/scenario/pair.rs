@@ -405,61 +405,12 @@ impl PairEnv {
     fn finish_checks(&mut self, v: &SystemVector, cycle: u64) -> Vec<String> {
         let mut problems = Vec::new();
         for (n, e) in self.nic.iter_mut().enumerate() {
-            // RC work completes as the ACKs that actually arrived allow
-            // (the other NIC's responder, decoded from the wire).
-            let acks = arrived_acks(e);
-            // READs complete as their responses arrived; which READs went
-            // out depends on which completed (ack_tracker's stall), so
-            // until nothing changes. A round that changes something finds
-            // at least one more READ done, so at most one round per WQE
-            // and one to confirm: a stream of READs behind lost responses
-            // can need one round per READ (a fixed 16 rounds once cut a
-            // 32-READ run short and failed its frames as unexpected).
-            let mut dones: Vec<(u32, u32)> = Vec::new();
-            let rounds = e.vector.wqes.len() + 2;
-            let mut settled = false;
-            for _ in 0..rounds {
-                let exp = super::tx_reference::expected_with(&e.vector, &acks, &dones);
-                let sent = e.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
-                let rr = super::req_reads::predict(&e.vector, &exp, sent);
-                e.expected = exp;
-                if rr.dones == dones {
-                    settled = true;
-                    break;
-                }
-                dones = rr.dones;
-            }
-            if !settled {
-                e.common.failures.push(format!(
-                    "cycle {cycle}: the READs done did not settle in {rounds} rounds of the \
-                     requester's reference"
-                ));
-            }
-            // A QP left with requests outstanding after the quiet window
-            // ran its local ACK timer out (timer_exhaust, from the wire).
             let retry = retry_config(if n == 0 { &v.a } else { &v.b });
-            let mut timer = Vec::new();
-            for t in e.gbn_traces(&retry) {
-                if e.expected.nak_errors.contains(&t.qp) {
-                    continue;
-                }
-                match super::timer_exhaust::predict(&t) {
-                    Ok(Some(x)) => timer.push((t.qp, x)),
-                    Ok(None) => {}
-                    Err(m) => problems.push(format!("{}: {m}", NICS[n])),
-                }
-            }
-            if !timer.is_empty() {
-                let at: Vec<(u32, u32)> = timer.iter().map(|(q, x)| (*q, x.psn)).collect();
-                e.expected = super::tx_reference::expected_after(&e.vector, &acks, &dones, &at);
-                for (q, x) in &timer {
-                    let from = e.expected.optional_from[*q as usize]
-                        .unwrap_or(e.expected.packets[*q as usize].len());
-                    e.mark_exhausted(*q, from, x.after);
-                }
-            }
-            e.finish_checks(cycle);
-            rx_reference::check_ack_counters(e, cycle);
+            problems.extend(
+                settle_host(e, &retry, cycle)
+                    .into_iter()
+                    .map(|m| format!("{}: {m}", NICS[n])),
+            );
         }
         let mut out = problems;
         for (n, e) in self.nic.iter().enumerate() {
@@ -605,20 +556,93 @@ impl PairEnv {
 
     /// Each NIC's results as an `expect`.
     fn expect_of(&self, n: usize) -> Expect {
-        let e = &self.nic[n];
-        Expect {
-            cycles: e.done_at.unwrap_or(0),
-            reads: Vec::new(),
-            writes: Vec::new(),
-            frames: e.frame_results(),
-            cqes: e.cqe_results(),
-            counters: e
-                .counters
-                .iter()
-                .map(|(n, v)| (n.to_string(), *v as u64))
-                .collect(),
+        host_expect(&self.nic[n])
+    }
+}
+
+/// One NIC's results as an `expect`: the cycle its readback ended, the
+/// frames it sent, the CQEs in its host's memory, its counters.
+pub(super) fn host_expect(e: &RnicTopEnv) -> Expect {
+    Expect {
+        cycles: e.done_at.unwrap_or(0),
+        reads: Vec::new(),
+        writes: Vec::new(),
+        frames: e.frame_results(),
+        cqes: e.cqe_results(),
+        counters: e
+            .counters
+            .iter()
+            .map(|(n, v)| (n.to_string(), *v as u64))
+            .collect(),
+    }
+}
+
+/// One NIC's end-of-run checks against what arrived at it (any number of
+/// peers): its expectation settled by the ACKs and READ responses that
+/// arrived and by any local ACK timer run out, then the single NIC's own
+/// checks (into `e.common.failures`). Returns the problems of the
+/// prediction itself.
+pub(super) fn settle_host(
+    e: &mut RnicTopEnv,
+    retry: &[super::gbn_check::RetryCfg],
+    cycle: u64,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    // RC work completes as the ACKs that actually arrived allow
+    // (the other NIC's responder, decoded from the wire).
+    let acks = arrived_acks(e);
+    // READs complete as their responses arrived; which READs went
+    // out depends on which completed (ack_tracker's stall), so
+    // until nothing changes. A round that changes something finds
+    // at least one more READ done, so at most one round per WQE
+    // and one to confirm: a stream of READs behind lost responses
+    // can need one round per READ (a fixed 16 rounds once cut a
+    // 32-READ run short and failed its frames as unexpected).
+    let mut dones: Vec<(u32, u32)> = Vec::new();
+    let rounds = e.vector.wqes.len() + 2;
+    let mut settled = false;
+    for _ in 0..rounds {
+        let exp = super::tx_reference::expected_with(&e.vector, &acks, &dones);
+        let sent = e.rx.sent.iter().map(|s| (&s.bytes[..], s.fcs));
+        let rr = super::req_reads::predict(&e.vector, &exp, sent);
+        e.expected = exp;
+        if rr.dones == dones {
+            settled = true;
+            break;
+        }
+        dones = rr.dones;
+    }
+    if !settled {
+        e.common.failures.push(format!(
+            "cycle {cycle}: the READs done did not settle in {rounds} rounds of the \
+                 requester's reference"
+        ));
+    }
+    // A QP left with requests outstanding after the quiet window
+    // ran its local ACK timer out (timer_exhaust, from the wire).
+    let mut timer = Vec::new();
+    for t in e.gbn_traces(retry) {
+        if e.expected.nak_errors.contains(&t.qp) {
+            continue;
+        }
+        match super::timer_exhaust::predict(&t) {
+            Ok(Some(x)) => timer.push((t.qp, x)),
+            Ok(None) => {}
+            Err(m) => problems.push(m),
         }
     }
+    if !timer.is_empty() {
+        let at: Vec<(u32, u32)> = timer.iter().map(|(q, x)| (*q, x.psn)).collect();
+        e.expected = super::tx_reference::expected_after(&e.vector, &acks, &dones, &at);
+        for (q, x) in &timer {
+            let from = e.expected.optional_from[*q as usize]
+                .unwrap_or(e.expected.packets[*q as usize].len());
+            e.mark_exhausted(*q, from, x.after);
+        }
+    }
+    e.finish_checks(cycle);
+    rx_reference::check_ack_counters(e, cycle);
+    problems
 }
 
 /// The retry attributes of each QP of host `v`, by QP index, for the
@@ -642,7 +666,7 @@ pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
 
 /// The ACKs and NAKs that arrived on the NIC's `rx_*`, classified by
 /// their bytes: (DestQP, PSN, syndrome), in arrival order.
-fn arrived_acks(e: &RnicTopEnv) -> Vec<(u32, u32, u8)> {
+pub(super) fn arrived_acks(e: &RnicTopEnv) -> Vec<(u32, u32, u8)> {
     let live = rx_reference::live_qps(&e.vector);
     e.rx.sent
         .iter()
@@ -659,7 +683,7 @@ fn arrived_acks(e: &RnicTopEnv) -> Vec<(u32, u32, u8)> {
 /// QP reaches the reaction point (`dcqcn_cnp`), and each one for a QP with
 /// congestion control on cuts its rate (`dcqcn_cut`; docs/rx_cc.md,
 /// `dcqcn`).
-fn check_dcqcn(v: &Vector, e: &RnicTopEnv) -> Vec<String> {
+pub(super) fn check_dcqcn(v: &Vector, e: &RnicTopEnv) -> Vec<String> {
     let live = rx_reference::live_qps(v);
     let (mut cnp, mut cut) = (0u64, 0u64);
     for s in &e.rx.sent {
@@ -751,13 +775,13 @@ pub trait NicModel: Dut<In = RnicTopIn, Out = RnicTopOut> + Trace {}
 impl<M: Dut<In = RnicTopIn, Out = RnicTopOut> + Trace> NicModel for M {}
 
 /// One NIC's DUTs: the model, the RTL, or both.
-struct Duts<M> {
-    model: Option<M>,
-    rtl: Option<Rtl<RtlRnicTopTop>>,
+pub(super) struct Duts<M> {
+    pub model: Option<M>,
+    pub rtl: Option<Rtl<RtlRnicTopTop>>,
 }
 
 impl<M: NicModel> Duts<M> {
-    fn new(mode: Mode, mk: impl FnOnce() -> M) -> Self {
+    pub fn new(mode: Mode, mk: impl FnOnce() -> M) -> Self {
         Duts {
             model: (mode != Mode::Rtl).then(mk),
             rtl: (mode != Mode::Model).then(Rtl::<RtlRnicTopTop>::new),
@@ -765,7 +789,7 @@ impl<M: NicModel> Duts<M> {
     }
 
     /// (the outputs the environment follows, the RTL's when both run).
-    fn reset(&mut self) -> (RnicTopOut, Option<RnicTopOut>) {
+    pub fn reset(&mut self) -> (RnicTopOut, Option<RnicTopOut>) {
         let r = self.rtl.as_mut().map(|r| r.reset());
         match self.model.as_mut() {
             Some(m) => (m.reset(), r),
@@ -773,7 +797,7 @@ impl<M: NicModel> Duts<M> {
         }
     }
 
-    fn tick(&mut self, i: &RnicTopIn) -> (RnicTopOut, Option<RnicTopOut>) {
+    pub fn tick(&mut self, i: &RnicTopIn) -> (RnicTopOut, Option<RnicTopOut>) {
         let r = self.rtl.as_mut().map(|r| r.tick(i));
         match self.model.as_mut() {
             Some(m) => (m.tick(i), r),
@@ -1042,40 +1066,47 @@ pub fn mismatches(v: &SystemVector, r: &PairReport) -> Vec<String> {
         ));
     }
     for (n, (e, g)) in [(&x.a, &r.a), (&x.b, &r.b)].into_iter().enumerate() {
-        let who = ["a", "b"][n];
-        if e.cycles != g.cycles {
+        out.extend(host_mismatches(["a", "b"][n], e, g));
+    }
+    out
+}
+
+/// Differences between one NIC's blessed results `e` and a run's `g`,
+/// each named under `who.`.
+pub(super) fn host_mismatches(who: &str, e: &Expect, g: &Expect) -> Vec<String> {
+    let mut out = Vec::new();
+    if e.cycles != g.cycles {
+        out.push(format!(
+            "{who}.cycles: expected {}, got {}",
+            e.cycles, g.cycles
+        ));
+    }
+    for (k, (ef, gf)) in e.frames.iter().zip(&g.frames).enumerate() {
+        if ef != gf {
             out.push(format!(
-                "{who}.cycles: expected {}, got {}",
-                e.cycles, g.cycles
+                "{who}.frames[{k}]: expected {} ({} bytes, {:#x}), got {} ({} bytes, {:#x})",
+                ef.what, ef.len, ef.digest.0, gf.what, gf.len, gf.digest.0
             ));
         }
-        for (k, (ef, gf)) in e.frames.iter().zip(&g.frames).enumerate() {
-            if ef != gf {
-                out.push(format!(
-                    "{who}.frames[{k}]: expected {} ({} bytes, {:#x}), got {} ({} bytes, {:#x})",
-                    ef.what, ef.len, ef.digest.0, gf.what, gf.len, gf.digest.0
-                ));
-            }
-        }
-        if e.frames.len() != g.frames.len() {
-            out.push(format!(
-                "{who}.frames: expected {}, got {}",
-                e.frames.len(),
-                g.frames.len()
-            ));
-        }
-        if e.cqes != g.cqes {
-            out.push(format!(
-                "{who}.cqes: expected {:?}, got {:?}",
-                e.cqes, g.cqes
-            ));
-        }
-        if e.counters != g.counters {
-            out.push(format!(
-                "{who}.counters: expected {:?}, got {:?}",
-                e.counters, g.counters
-            ));
-        }
+    }
+    if e.frames.len() != g.frames.len() {
+        out.push(format!(
+            "{who}.frames: expected {}, got {}",
+            e.frames.len(),
+            g.frames.len()
+        ));
+    }
+    if e.cqes != g.cqes {
+        out.push(format!(
+            "{who}.cqes: expected {:?}, got {:?}",
+            e.cqes, g.cqes
+        ));
+    }
+    if e.counters != g.counters {
+        out.push(format!(
+            "{who}.counters: expected {:?}, got {:?}",
+            e.counters, g.counters
+        ));
     }
     out
 }
