@@ -249,6 +249,13 @@ fn mutated_vectors_never_panic() {
                         run_errors.set(run_errors.get() + 1);
                     }
                 }
+                Ok(AnyVector::Fabric(mut vec)) => {
+                    loaded.set(loaded.get() + 1);
+                    vec.max_cycles = vec.max_cycles.min(MUTANT_CYCLES);
+                    if scenario::fabric::run(&vec, Mode::Model, &RunOpts::default()).is_err() {
+                        run_errors.set(run_errors.get() + 1);
+                    }
+                }
             }
             Ok(())
         })

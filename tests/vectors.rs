@@ -4,13 +4,15 @@
 use std::path::Path;
 
 use rnic_testbench::scenario::{self, Mode, RunOpts};
-use rnic_testbench::vector::{AnyVector, SystemVector};
+use rnic_testbench::vector::{AnyVector, FabricVector, SystemVector};
 
-/// Runs a vector of either kind: a single NIC (or DMA engine), or a pair.
+/// Runs a vector of any kind: a single NIC (or DMA engine), a pair, or a
+/// fabric.
 fn cosim_vector(path: &str) {
     let v = match AnyVector::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}")) {
         AnyVector::Single(v) => v,
         AnyVector::System(v) => return cosim_pair(path, &v),
+        AnyVector::Fabric(v) => return cosim_fabric(path, &v),
     };
     let r = scenario::run(&v, Mode::Lockstep, &RunOpts::default()).unwrap();
     if let Some(d) = &r.divergence {
@@ -57,6 +59,31 @@ fn cosim_pair(path: &str, v: &SystemVector) {
         v.max_cycles
     );
     let m = scenario::pair::mismatches(v, &pr);
+    assert!(
+        m.is_empty(),
+        "{path}: results differ from the blessed ones:\n{}",
+        m.join("\n")
+    );
+}
+
+/// A fabric: every host's model, the hosts the vector names also in RTL.
+fn cosim_fabric(path: &str, v: &FabricVector) {
+    let fr = scenario::fabric::run(v, Mode::Lockstep, &RunOpts::default()).unwrap();
+    let r = &fr.report;
+    if let Some(d) = &r.divergence {
+        panic!("{d}\n  reproduce: rnic cosim {path}");
+    }
+    assert!(
+        r.failures.is_empty(),
+        "{path}: independent checks failed:\n{}",
+        r.failures.join("\n")
+    );
+    assert!(
+        r.completed,
+        "{path}: not complete after {} cycles",
+        v.max_cycles
+    );
+    let m = scenario::fabric::mismatches(v, &fr);
     assert!(
         m.is_empty(),
         "{path}: results differ from the blessed ones:\n{}",

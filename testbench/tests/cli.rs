@@ -794,3 +794,46 @@ fn a_malformed_pair_vector_names_the_host_and_field_with_exit_2() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("a.peer: the other NIC"), "{out}");
 }
+
+const FABRIC: &str = "../vectors/fabric/incast_4to1_64k_rtl.json";
+
+#[test]
+fn a_fabric_vector_runs_with_rtl_hosts_named_and_one_capture_of_every_link() {
+    let d = scratch("fabric");
+    let pcap = d.join("all.pcapng");
+    let (code, out, err) = rnic(&[
+        "run",
+        "--rtl",
+        "0,2",
+        FABRIC,
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+    // pcapng with a comment per frame naming its link; both directions of
+    // some link are there.
+    let b = std::fs::read(&pcap).unwrap();
+    let has = |s: &str| b.windows(s.len()).any(|w| w == s.as_bytes());
+    assert!(has("h1 to switch") && has("switch to h0") && has("switch to h4"));
+}
+
+#[test]
+fn bad_rtl_hosts_and_fabric_waveforms_are_bad_input_that_says_why() {
+    let (code, out, err) = rnic(&["run", "--rtl", "9", FABRIC]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("--rtl: host 9 does not exist (5 hosts)"),
+        "{out}{err}"
+    );
+    let (code, _, err) = rnic(&["run", "--rtl", "x", FABRIC]);
+    assert_eq!(code, 2);
+    assert!(err.contains("\"x\" is not a host index"), "{err}");
+    let d = scratch("fabric_vcd");
+    let (code, out, err) = rnic(&["run", FABRIC, "--vcd", d.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("a fabric run does not write waveforms yet"),
+        "{out}{err}"
+    );
+}

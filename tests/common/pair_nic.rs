@@ -15,7 +15,17 @@ pub fn load_system(rel: &str) -> SystemVector {
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
         AnyVector::System(v) => *v,
-        AnyVector::Single(_) => panic!("{rel} is not a system vector"),
+        _ => panic!("{rel} is not a system vector"),
+    }
+}
+
+/// A fabric vector, by its path from the repository root.
+#[allow(dead_code)]
+pub fn load_fabric(rel: &str) -> rnic_testbench::vector::FabricVector {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    match AnyVector::load(&f).unwrap_or_else(|e| panic!("{e}")) {
+        AnyVector::Fabric(v) => *v,
+        _ => panic!("{rel} is not a fabric vector"),
     }
 }
 

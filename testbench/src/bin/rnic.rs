@@ -101,6 +101,29 @@ struct RunArgs {
     /// temporary file in FILE's directory, renamed at the end).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Fabric vectors: run the RTL of these hosts (indices, e.g. `0,3`) in
+    /// lockstep with their models, in place of the vector's `rtl` list;
+    /// every other host runs its model only. `--rtl none` runs no RTL.
+    #[arg(long, value_name = "HOSTS", value_parser = parse_hosts)]
+    rtl: Option<Hosts>,
+}
+
+/// `--rtl 0,3` (or `none`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hosts(Vec<usize>);
+
+fn parse_hosts(s: &str) -> Result<Hosts, String> {
+    if s == "none" {
+        return Ok(Hosts(Vec::new()));
+    }
+    s.split(',')
+        .map(|h| {
+            h.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("{h:?} is not a host index (0, 1, ...)"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Hosts)
 }
 
 /// `--shard K/N`.
@@ -469,6 +492,38 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
                 })
             }
         },
+        AnyVector::Fabric(v) => {
+            let mut run = (**v).clone();
+            let mut fmode = mode;
+            if let Some(Hosts(h)) = &args.rtl {
+                if let Some(bad) = h.iter().find(|&&i| i >= v.hosts.len()) {
+                    return Ok(Outcome::Error {
+                        msg: format!(
+                            "{}: --rtl: host {bad} does not exist ({} hosts)",
+                            p.file.display(),
+                            v.hosts.len()
+                        ),
+                        top: top.into(),
+                    });
+                }
+                run.rtl = h.clone();
+                fmode = Mode::Lockstep;
+            }
+            match scenario::fabric::run(&run, fmode, &opts) {
+                Ok(r) => {
+                    let m = scenario::fabric::mismatches(v, &r);
+                    let mut nv = (**v).clone();
+                    nv.expect = Some(r.to_expect());
+                    (r.report, m, nv.to_json())
+                }
+                Err(msg) => {
+                    return Ok(Outcome::Error {
+                        msg,
+                        top: top.into(),
+                    })
+                }
+            }
+        }
         AnyVector::System(v) => match scenario::pair::run(v, mode, &opts) {
             Ok(r) => {
                 let m = scenario::pair::mismatches(v, &r);
@@ -495,8 +550,9 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
     if let Some(path) = &p.plot {
         let AnyVector::Single(v) = &any else {
             anyhow::bail!(
-                "{}: --plot needs an rnic_top vector, not a system vector",
-                p.file.display()
+                "{}: --plot needs an rnic_top vector, not a {} vector",
+                p.file.display(),
+                any.top_name()
             );
         };
         let trace = scenario::cc_trace(v).map_err(anyhow::Error::msg)?;

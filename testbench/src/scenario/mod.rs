@@ -5,6 +5,7 @@
 pub mod common;
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod fabric;
 pub mod gbn_check;
 pub mod link_check;
 pub mod pair;

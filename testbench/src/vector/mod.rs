@@ -19,6 +19,7 @@ use thiserror::Error;
 
 pub use crate::env::FaultKind;
 
+pub mod fabric;
 pub mod limits;
 pub mod link_fault;
 pub mod paths;
@@ -28,6 +29,7 @@ pub mod rx;
 mod shape;
 pub mod system;
 pub mod tx;
+pub use fabric::{FabricExpect, FabricVector};
 pub use link_fault::{LinkFault, Select};
 pub use paths::{collect, walk, CollectError, Found, Walk};
 pub use resp::{RecvSpec, RqDoorbellSpec, SgeSpec, Step};

@@ -14,6 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::fabric::FabricVector;
 use super::link_fault::{self, LinkFault};
 use super::{field_err, limits, valid_name, Expect, Vector, VectorError, FORMAT};
 
@@ -189,7 +190,14 @@ impl SystemVector {
                 return e(&format!("link.{dir}.{p}"), r);
             }
         }
-        let host = |who: &str, m: &serde_json::Map<String, Value>| host_vector(file, &f, who, m);
+        let about = HostAbout {
+            name: &f.name,
+            description: &f.description,
+            checked_against: &f.checked_against,
+            max_cycles: f.max_cycles,
+        };
+        let host =
+            |who: &str, m: &serde_json::Map<String, Value>| host_vector(file, &about, who, who, m);
         let a = host("a", &f.a)?;
         let b = host("b", &f.b)?;
         Ok(SystemVector {
@@ -226,12 +234,21 @@ impl SystemVector {
     }
 }
 
-/// Host `who` as an `rnic_top` vector, validated like one; errors are
-/// named under `who.`.
-fn host_vector(
+/// What a host inherits from the vector it is part of.
+pub(super) struct HostAbout<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub checked_against: &'a str,
+    pub max_cycles: u64,
+}
+
+/// Host `who` as an `rnic_top` vector named `<vector>.<tag>`, validated
+/// like one; errors are named under `who.`.
+pub(super) fn host_vector(
     file: &Path,
-    f: &SystemFile,
+    f: &HostAbout,
     who: &str,
+    tag: &str,
     m: &serde_json::Map<String, Value>,
 ) -> Result<Vector, VectorError> {
     for k in m.keys() {
@@ -247,9 +264,9 @@ fn host_vector(
     }
     let mut obj = m.clone();
     obj.insert("format".into(), FORMAT.into());
-    obj.insert("name".into(), format!("{}.{who}", f.name).into());
-    obj.insert("description".into(), f.description.clone().into());
-    obj.insert("checked_against".into(), f.checked_against.clone().into());
+    obj.insert("name".into(), format!("{}.{tag}", f.name).into());
+    obj.insert("description".into(), f.description.into());
+    obj.insert("checked_against".into(), f.checked_against.into());
     obj.insert("top".into(), "rnic_top".into());
     obj.insert("max_cycles".into(), f.max_cycles.into());
     Vector::from_json(file, Value::Object(obj)).map_err(|e| match e {
@@ -271,6 +288,7 @@ fn host_vector(
 pub enum AnyVector {
     Single(Box<Vector>),
     System(Box<SystemVector>),
+    Fabric(Box<FabricVector>),
 }
 
 impl AnyVector {
@@ -284,7 +302,9 @@ impl AnyVector {
     pub fn parse(file: &Path, text: &str) -> Result<AnyVector, VectorError> {
         let json: Value = serde_json::from_str(text)
             .map_err(|e| field_err(file, "(top level)", format!("not valid JSON: {e}")))?;
-        if is_system(&json) {
+        if super::fabric::is_fabric(&json) {
+            FabricVector::from_json(file, json).map(|v| AnyVector::Fabric(Box::new(v)))
+        } else if is_system(&json) {
             SystemVector::from_json(file, json).map(|v| AnyVector::System(Box::new(v)))
         } else {
             Vector::from_json(file, json).map(|v| AnyVector::Single(Box::new(v)))
@@ -295,6 +315,7 @@ impl AnyVector {
         match self {
             AnyVector::Single(v) => &v.name,
             AnyVector::System(v) => &v.name,
+            AnyVector::Fabric(v) => &v.name,
         }
     }
 
@@ -302,14 +323,16 @@ impl AnyVector {
         match self {
             AnyVector::Single(v) => v.max_cycles,
             AnyVector::System(v) => v.max_cycles,
+            AnyVector::Fabric(v) => v.max_cycles,
         }
     }
 
-    /// `dma_rd`, `dma_wr`, `rnic_top`, or `system`.
+    /// `dma_rd`, `dma_wr`, `rnic_top`, `system` or `fabric`.
     pub fn top_name(&self) -> &'static str {
         match self {
             AnyVector::Single(v) => v.top.name(),
             AnyVector::System(_) => KIND,
+            AnyVector::Fabric(_) => super::fabric::KIND,
         }
     }
 }

@@ -96,6 +96,9 @@ pub struct RnicTopEnv {
     posted: Vec<usize>,
     tready_rng: SplitMix64,
     tready_pct: u8,
+    /// In a fabric, the MAC that paces `tx_*` to the line rate (in place
+    /// of the vector's random `tx_tready`).
+    pub mac: Option<crate::scenario::fabric::mac::MacPacer>,
     cur_frame: Vec<u8>,
     /// Cycle the current frame's first beat was first offered (tvalid), if it is.
     offered: Option<u64>,
@@ -176,6 +179,7 @@ impl RnicTopEnv {
             posted: vec![0; crate::vector::QPS as usize],
             tready_rng: SplitMix64::new(v.mac.seed ^ 0x7478_5F72_6479),
             tready_pct: v.mac.tready_percent,
+            mac: None,
             cur_frame: Vec::new(),
             offered: None,
             frames: Vec::new(),
@@ -222,8 +226,16 @@ impl RnicTopEnv {
             ..RnicTopIn::default()
         };
         // This cycle's tready: a beat moves at this cycle's edge if tvalid is high too.
-        i.tx_tready = self.tready_pct >= 100 || self.tready_rng.percent(self.tready_pct);
+        i.tx_tready = match &self.mac {
+            Some(m) => m.ready(),
+            None => self.tready_pct >= 100 || self.tready_rng.percent(self.tready_pct),
+        };
         self.collect_tx(cycle, o, i.tx_tready);
+        if let Some(m) = self.mac.as_mut() {
+            let taken = (o.tx_tvalid && i.tx_tready)
+                .then(|| (o.tx_tkeep.trailing_ones() as u64, o.tx_tlast));
+            m.tick(taken);
+        }
         let b = self.rx.beat(cycle);
         (i.rx_tvalid, i.rx_tdata, i.rx_tkeep, i.rx_tlast, i.rx_tuser) =
             (b.valid, b.data, b.keep, b.last, b.user);
