@@ -1,0 +1,209 @@
+//! Incast figures (docs/fabric.md) from simulated cycles, which are exact:
+//! the shipped `vectors/fabric/incast_*` run on the models (their RTL
+//! hosts are covered by the per-vector tests), and for each:
+//!
+//! - completion: from the first sender's doorbell to the last sender's
+//!   CQE, against the wire's lower bound, derived here from the vector
+//!   alone: every sender's WRITE is S / MTU frames, the first with a RETH
+//!   (14 Ethernet + 20 IPv4 + 8 UDP + 12 BTH + 16 RETH + MTU + 4 ICRC
+//!   bytes), the rest without, each plus 24 bytes of FCS, preamble and gap,
+//!   and all of them cross the receiver's one port at B bits a cycle. No
+//!   run can beat it (asserted: the MAC and the switch do not exceed the
+//!   line); with PFC alone the run stays within 10 % of it (asserted: pause
+//!   keeps nothing lost and the bottleneck busy).
+//! - Jain's fairness index of the senders' throughputs (S over each one's
+//!   doorbell-to-CQE time): 1 is perfectly fair, 1/N is one sender alone.
+//! - the receiver port's lossless queue, its mean and its peak (sampled
+//!   every `SAMPLE_EVERY` cycles from the first doorbell to the last CQE),
+//!   the switch's pause frames, CE marks and the CNPs the senders'
+//!   reaction points counted.
+//!
+//! With DCQCN on, the switch must pause less and hold a shorter queue on
+//! average than with PFC alone on the same incast (asserted): that is what
+//! the CNPs are for. Its peak is no lower: the first round trip's burst
+//! reaches XOFF on every port before the first CNP can act.
+
+mod common;
+use common::figures;
+
+use rnic_testbench::scenario::fabric::{self, FabricReport};
+use rnic_testbench::scenario::{Mode, RunOpts};
+use rnic_testbench::vector::FabricVector;
+
+/// Bytes of a RoCEv2 WRITE frame around its payload, IPv4, no VLAN:
+/// Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4.
+const HEADERS: u64 = 14 + 20 + 8 + 12 + 4;
+const RETH: u64 = 16;
+const WIRE: u64 = 24;
+const MTU: u64 = 1024;
+
+fn load(name: &str) -> FabricVector {
+    common::pair_nic::load_fabric(&format!("vectors/fabric/{name}.json"))
+}
+
+/// Cycles the receiver's port needs for every sender's WRITE.
+fn wire_bound(v: &FabricVector) -> u64 {
+    let mut bits = 0;
+    for h in &v.hosts[1..] {
+        for w in &h.wqes {
+            let p = (w.len as u64).div_ceil(MTU);
+            bits += ((w.len as u64) + p * (HEADERS + WIRE) + RETH) * 8;
+        }
+    }
+    bits.div_ceil(v.link.bits_per_cycle as u64)
+}
+
+struct Figures {
+    completion: u64,
+    bound: u64,
+    jain: f64,
+    mean_queue: u64,
+    peak_queue: u64,
+    pauses: u64,
+    marks: u64,
+    cnps: u64,
+}
+
+fn measure(v: &FabricVector, r: &FabricReport) -> Figures {
+    let rep = &r.report;
+    assert!(rep.divergence.is_none(), "{:?}", rep.divergence);
+    assert!(rep.failures.is_empty(), "{}", rep.failures.join("\n"));
+    assert!(rep.completed);
+    let senders = &r.spans[1..];
+    let start = senders
+        .iter()
+        .filter_map(|s| s.0)
+        .min()
+        .expect("a doorbell");
+    let end = senders.iter().filter_map(|s| s.1).max().expect("a CQE");
+    let tput: Vec<f64> = senders
+        .iter()
+        .zip(&v.hosts[1..])
+        .map(|(s, h)| {
+            let (a, b) = (s.0.expect("doorbell"), s.1.expect("CQE"));
+            h.wqes[0].len as f64 / (b - a) as f64
+        })
+        .collect();
+    let sum: f64 = tput.iter().sum();
+    let sq: f64 = tput.iter().map(|x| x * x).sum();
+    let counter = |name: &str| -> u64 {
+        r.hosts
+            .iter()
+            .flat_map(|h| h.counters.iter())
+            .filter(|(n, _)| n.as_str() == name)
+            .map(|(_, v)| *v)
+            .sum()
+    };
+    Figures {
+        completion: end - start,
+        bound: wire_bound(v),
+        jain: sum * sum / (tput.len() as f64 * sq),
+        mean_queue: {
+            let q: Vec<u64> = r
+                .samples
+                .iter()
+                .filter(|s| (start..=end).contains(&s.cycle))
+                .map(|s| s.lossless[0])
+                .collect();
+            q.iter().sum::<u64>() / q.len().max(1) as u64
+        },
+        peak_queue: r.samples.iter().map(|s| s.lossless[0]).max().unwrap_or(0),
+        pauses: r.delivery.pauses_from_switch,
+        marks: r.delivery.marked,
+        cnps: counter("dcqcn_cnp"),
+    }
+}
+
+const HEADER: &[&str] = &[
+    "vector",
+    "senders x size",
+    "completion (cycles)",
+    "wire bound",
+    "ratio",
+    "Jain",
+    "mean queue (KiB)",
+    "peak queue (KiB)",
+    "pause frames",
+    "CE marks",
+    "CNPs",
+];
+
+fn row(name: &str, v: &FabricVector, f: &Figures) {
+    let n = v.hosts.len() - 1;
+    let size = v.hosts[1].wqes[0].len;
+    // Rows by sender count, PFC alone before DCQCN.
+    let key = format!("{n:02}_{}", u8::from(name.ends_with("dcqcn")));
+    figures::row(
+        "fabric_incast",
+        HEADER,
+        &key,
+        &[
+            format!("`{name}`"),
+            format!("{n} x {} KiB", size / 1024),
+            f.completion.to_string(),
+            f.bound.to_string(),
+            format!("{:.3}", f.completion as f64 / f.bound as f64),
+            format!("{:.3}", f.jain),
+            format!("{:.1}", f.mean_queue as f64 / 1024.0),
+            format!("{:.1}", f.peak_queue as f64 / 1024.0),
+            f.pauses.to_string(),
+            f.marks.to_string(),
+            f.cnps.to_string(),
+        ],
+    );
+}
+
+fn run(name: &str) -> (FabricVector, Figures) {
+    let v = load(name);
+    let r = fabric::run(&v, Mode::Model, &RunOpts::default()).unwrap();
+    let f = measure(&v, &r);
+    row(name, &v, &f);
+    assert!(
+        f.completion >= f.bound,
+        "{name}: {} cycles beats the line ({})",
+        f.completion,
+        f.bound
+    );
+    (v, f)
+}
+
+#[test]
+fn incast_4to1_64k() {
+    run("incast_4to1_64k_rtl");
+}
+
+/// PFC alone, then DCQCN on the same incast.
+fn pfc_then_dcqcn(n: usize) {
+    let (_, pfc) = run(&format!("incast_{n}to1_1m_pfc"));
+    assert!(
+        pfc.completion * 10 <= pfc.bound * 11,
+        "PFC alone leaves the bottleneck idle: {} cycles for a bound of {}",
+        pfc.completion,
+        pfc.bound
+    );
+    assert!(pfc.pauses > 0, "the incast never reached XOFF");
+    let (_, cc) = run(&format!("incast_{n}to1_1m_dcqcn"));
+    assert!(cc.cnps > 0);
+    assert!(
+        cc.pauses < pfc.pauses,
+        "DCQCN's {} pause frames are not fewer than PFC alone's {}",
+        cc.pauses,
+        pfc.pauses
+    );
+    assert!(
+        cc.mean_queue < pfc.mean_queue,
+        "DCQCN's mean queue {} is not below PFC alone's {}",
+        cc.mean_queue,
+        pfc.mean_queue
+    );
+}
+
+#[test]
+fn incast_8to1_1m() {
+    pfc_then_dcqcn(8);
+}
+
+#[test]
+fn incast_16to1_1m() {
+    pfc_then_dcqcn(16);
+}
