@@ -69,6 +69,84 @@ def qp(h, n, peer, peer_qp, psn, epsn, cc):
     return q
 
 
+def allreduce(name, desc, ranks, size, topology, cc=False, rtl=(), incast_hosts=(),
+              max_cycles=4_000_000):
+    """Ring AllReduce of `size` bytes over the hosts `ranks` (rank r is host
+    ranks[r], its successor rank r+1 mod n): 2(n-1) steps, each a WRITE with
+    immediate of size/n bytes from the rank's QP 0 to its successor's QP 1;
+    a rank posts step k+1 only once step k's chunk from its predecessor has
+    completed a RECV in its CQ 1 (NCCL's dependency: the chunk to send next
+    is the one just reduced). Transport only: the bytes are not reduced.
+    The hosts in incast_hosts each WRITE 1 MiB to rank 0 at the same time
+    (the background incast), over rank 0's QPs 2, 3, ..."""
+    n = len(ranks)
+    # A receive region just large enough: every step's chunk, the RECVs'
+    # 4 KiB at its end, and the incast's 1 MiB each from 8 MiB on; the
+    # end-of-run checks read all of it.
+    len1 = 0x80_0000 + (0x10_0000 * len(incast_hosts))
+    chunk = size // n
+    steps = 2 * (n - 1)
+    hosts = [None] * (n + len(incast_hosts))
+    for r, me in enumerate(ranks):
+        succ, pred = ranks[(r + 1) % n], ranks[(r - 1) % n]
+        q0 = qp(me, 0, succ, 1, 100 * me + 7, 3000 + succ, cc)
+        q1 = qp(me, 1, pred, 0, 3000 + me, 100 * pred + 7, False)
+        # rq_fetch holds two RECVs per QP: a third chunk arriving before
+        # the next RECV is fetched gets an RNR NAK; retry after 0.01 ms,
+        # not the 655 ms of timer code 0.
+        q1["min_rnr_timer"] = 1
+        wqes, recvs = [], []
+        for k in range(steps):
+            src = (k * chunk) % (gen_tx.MR_LEN - chunk)
+            wqes.append({"qp": 0, "opcode": "write_imm", "wr_id": hex(0x5E00_0000 + k),
+                         "len": chunk, "laddr": hex(gen_tx.VA + src), "lkey": hex(gen_tx.KEY0),
+                         "raddr": hex(VA1 + k * chunk), "rkey": hex(KEY1),
+                         "imm": hex(0xA000_0000 + (me << 8) + k)})
+            recvs.append({"qp": 1, "wr_id": hex(0xEC00_0000 + k),
+                          "sges": [{"addr": hex(VA1 + 0x80_0000 - 0x1000 + 16 * k), "len": 16,
+                                    "lkey": hex(KEY1)}]})
+        program = [{"post_recv": {"qp": 1, "recvs": steps}}, {"wait_until": {"cycle": START}}]
+        for k in range(steps):
+            program.append({"post_send": {"qp": 0, "wqes": 1}})
+            program.append({"wait_cqes": {"cq": 1, "count": k + 1}})
+        qps = [q0, q1]
+        if r == 0:
+            # Sender j uses its QP 2 + j: every DestQP at rank 0 distinct.
+            qps += [qp(me, 2 + j, s, 2 + j, 6000 + j, 100 * s, False)
+                    for j, s in enumerate(incast_hosts)]
+        mine = len1 if r == 0 else 0x80_0000
+        h = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 30 + me},
+                        {"addr": hex(PHYS1), "len": mine, "seed": 60 + me}],
+             "qps": qps,
+             "mrs": [gen_tx.mr(),
+                     gen_tx.mr(index=1, key=KEY1, va=VA1, length=mine, pbase=PHYS1,
+                               access=["local_write", "remote_write"])],
+             "cqs": [gen_tx.cq(0), gen_tx.cq(1)],
+             "wqes": wqes, "recvs": recvs, "program": program}
+        if cc:
+            h["cc"] = FAST_CC
+        hosts[me] = h
+    for j, s in enumerate(incast_hosts):
+        w = {"qp": 2 + j, "opcode": "write", "wr_id": hex(0x5E10_0000 + s), "len": 1 << 20,
+             "laddr": hex(gen_tx.VA), "lkey": hex(gen_tx.KEY0),
+             "raddr": hex(VA1 + 0x80_0000 + j * 0x10_0000), "rkey": hex(KEY1), "imm": "0x0"}
+        h = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 90 + s}],
+             "qps": [qp(s, 2 + j, ranks[0], 2 + j, 100 * s, 6000 + j, cc)],
+             "mrs": [gen_tx.mr()], "cqs": [gen_tx.cq(0), gen_tx.cq(1)], "wqes": [w],
+             "program": [{"wait_until": {"cycle": START}},
+                         {"post_send": {"qp": 2 + j, "wqes": 1}}]}
+        if cc:
+            h["cc"] = FAST_CC
+        hosts[s] = h
+    v = {"format": 1, "kind": "fabric", "name": name, "description": desc,
+         "checked_against": CHECK, "topology": topology,
+         "link": {"delay": 100, "bits_per_cycle": 400},
+         "switch": {}, "hosts": hosts, "max_cycles": max_cycles}
+    if rtl:
+        v["rtl"] = list(rtl)
+    write(name, v)
+
+
 def incast(name, desc, n, size, cc, switch=None, rtl=(), max_cycles=4_000_000):
     recv = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 1},
                        {"addr": hex(PHYS1), "len": LEN1, "seed": 2}],
@@ -93,7 +171,7 @@ def incast(name, desc, n, size, cc, switch=None, rtl=(), max_cycles=4_000_000):
             h["cc"] = FAST_CC
         hosts.append(h)
     v = {"format": 1, "kind": "fabric", "name": name, "description": desc,
-         "checked_against": CHECK, "topology": "star",
+         "checked_against": CHECK, "topology": {"kind": "star"},
          "link": {"delay": 100, "bits_per_cycle": 400},
          "switch": switch or {}, "hosts": hosts, "max_cycles": max_cycles}
     if rtl:
@@ -132,7 +210,19 @@ def main():
                "with PFC alone; every WRITE lands and completes. Models only, the receiver's "
                "RTL in lockstep." % n,
                n, 1 << 20, True, rtl=[0])
-
+    allreduce("allreduce_8_leafspine",
+              "Ring AllReduce of 2 MiB over 8 hosts on a leaf-spine (2 leaves of 4 hosts, 2 "
+              "spines): 14 steps of 256 KiB WRITEs with immediate, each rank's next step waiting "
+              "for its predecessor's chunk; the hops 3->4 and 7->0 cross the spines (ECMP by UDP "
+              "source port). Rank 0's RTL in lockstep.",
+              list(range(8)), 2 << 20, {"kind": "leaf_spine", "leaves": 2, "spines": 2},
+              rtl=[0])
+    allreduce("allreduce_16_fattree",
+              "Ring AllReduce of 4 MiB over the 16 hosts of a k = 4 fat-tree: 30 steps of 256 "
+              "KiB WRITEs with immediate, each rank's next step waiting for its predecessor's "
+              "chunk; ring hops inside an edge switch, across a pod and across the core. Rank "
+              "0's RTL in lockstep.",
+              list(range(16)), 4 << 20, {"kind": "fat_tree", "k": 4}, rtl=[0])
 
 if __name__ == "__main__":
     main()

@@ -21,8 +21,19 @@ pub const KIND: &str = "fabric";
 /// Hosts a fabric may have.
 pub const MAX_HOSTS: usize = 64;
 
-/// The topologies the runner builds.
-pub const TOPOLOGIES: &[&str] = &["star"];
+/// How the hosts are joined (docs/fabric.md, "Topologies").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Topology {
+    /// One switch, host i on port i.
+    Star,
+    /// `leaves` leaf switches with hosts / leaves hosts each, every leaf
+    /// wired to each of `spines` spine switches.
+    LeafSpine { leaves: usize, spines: usize },
+    /// The k-ary fat-tree: k pods of k/2 edge and k/2 aggregation
+    /// switches, (k/2)^2 core switches, k^3/4 hosts.
+    FatTree { k: usize },
+}
 
 /// Every link of the fabric: the same delay and rate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,7 +107,7 @@ struct FabricFile {
     name: String,
     description: String,
     checked_against: String,
-    topology: String,
+    topology: Topology,
     #[serde(default)]
     link: FabricLink,
     #[serde(default)]
@@ -115,7 +126,7 @@ pub struct FabricVector {
     pub name: String,
     pub description: String,
     pub checked_against: String,
-    pub topology: String,
+    pub topology: Topology,
     pub link: FabricLink,
     pub switch: SwitchSpec,
     /// Host `i` is on switch port `i`; each is an `rnic_top` vector named
@@ -166,12 +177,6 @@ impl FabricVector {
                 ),
             );
         }
-        if !TOPOLOGIES.contains(&f.topology.as_str()) {
-            return e(
-                "topology",
-                format!("{:?} is not one of {}", f.topology, TOPOLOGIES.join(", ")),
-            );
-        }
         if !(1..=limits::MAX_CYCLES).contains(&f.max_cycles) {
             return e(
                 "max_cycles",
@@ -200,6 +205,9 @@ impl FabricVector {
                 "hosts",
                 format!("{} hosts is not in 2..={MAX_HOSTS}", f.hosts.len()),
             );
+        }
+        if let Err((p, r)) = check_topology(&f.topology, f.hosts.len()) {
+            return e(&format!("topology.{p}"), r);
         }
         for (k, &h) in f.rtl.iter().enumerate() {
             if h >= f.hosts.len() {
@@ -252,7 +260,7 @@ impl FabricVector {
             name: self.name.clone(),
             description: self.description.clone(),
             checked_against: self.checked_against.clone(),
-            topology: self.topology.clone(),
+            topology: self.topology,
             link: self.link.clone(),
             switch: self.switch.clone(),
             hosts: self.raw.clone(),
@@ -263,6 +271,52 @@ impl FabricVector {
         let mut s = serde_json::to_string_pretty(&f).expect("vector serializes");
         s.push('\n');
         s
+    }
+}
+
+/// A topology's shape against the number of hosts.
+fn check_topology(t: &Topology, hosts: usize) -> Result<(), (String, String)> {
+    match *t {
+        Topology::Star => Ok(()),
+        Topology::LeafSpine { leaves, spines } => {
+            if !(1..=MAX_HOSTS).contains(&leaves) {
+                return Err((
+                    "leaves".into(),
+                    format!("{leaves} is not in 1..={MAX_HOSTS}"),
+                ));
+            }
+            if !(1..=MAX_HOSTS).contains(&spines) {
+                return Err((
+                    "spines".into(),
+                    format!("{spines} is not in 1..={MAX_HOSTS}"),
+                ));
+            }
+            if !hosts.is_multiple_of(leaves) {
+                return Err((
+                    "leaves".into(),
+                    format!("{hosts} hosts do not spread evenly over {leaves} leaves"),
+                ));
+            }
+            Ok(())
+        }
+        Topology::FatTree { k } => {
+            if !matches!(k, 2 | 4 | 6) {
+                return Err((
+                    "k".into(),
+                    format!("{k} is not 2, 4 or 6 (k^3/4 hosts, at most {MAX_HOSTS})"),
+                ));
+            }
+            if hosts != k * k * k / 4 {
+                return Err((
+                    "k".into(),
+                    format!(
+                        "a fat-tree of k = {k} has {} hosts, not {hosts}",
+                        k * k * k / 4
+                    ),
+                ));
+            }
+            Ok(())
+        }
     }
 }
 
@@ -318,7 +372,7 @@ mod tests {
     fn text(extra: &str, hosts: &[String]) -> String {
         format!(
             r#"{{"format":1,"kind":"fabric","name":"f","description":"d","checked_against":"c",
-            "topology":"star","hosts":[{}],"max_cycles":1000{extra}}}"#,
+            "topology":{{"kind":"star"}},"hosts":[{}],"max_cycles":1000{extra}}}"#,
             hosts.join(",")
         )
     }
@@ -367,7 +421,22 @@ mod tests {
         let t = text(r#","rtl":[1,1]"#, &two);
         assert_eq!(err(&t), "v.json: rtl[1]: host 1 is named twice");
         let t = text("", &two).replace(r#""star""#, r#""ring""#);
-        assert_eq!(err(&t), "v.json: topology: \"ring\" is not one of star");
+        assert!(
+            err(&t).starts_with("v.json: topology.kind: unknown variant `ring`"),
+            "{}",
+            err(&t)
+        );
+        let t = text("", &two).replace(r#""star""#, r#""fat_tree","k":4"#);
+        assert_eq!(
+            err(&t),
+            "v.json: topology.k: a fat-tree of k = 4 has 16 hosts, not 2"
+        );
+        let t = text("", &[host(0), host(1), host(2)])
+            .replace(r#""star""#, r#""leaf_spine","leaves":2,"spines":1"#);
+        assert_eq!(
+            err(&t),
+            "v.json: topology.leaves: 3 hosts do not spread evenly over 2 leaves"
+        );
         let t = text(r#","link":{"bits_per_cycle":600}"#, &two);
         assert_eq!(
             err(&t),

@@ -2,27 +2,31 @@
 //! single-NIC environment ([`RnicTopEnv`], every end-of-run check of a NIC
 //! in a pair) with a MAC that paces its `tx_*` to the line rate; every NIC
 //! runs the `rnic_top` model, and the hosts the vector names run their
-//! Verilated `rnic_top` in lockstep too. Frames cross a link (a delay) into
-//! the switch model (`rnic_switch`), and the switch's departures cross a
-//! link into the destination NIC's `rx_*`, pause frames both ways.
+//! Verilated `rnic_top` in lockstep too. Frames cross a wire (a delay) into
+//! a switch model (`rnic_switch`), from switch to switch as the topology
+//! ([`topology`]) wires them, and into the destination NIC's `rx_*`, pause
+//! frames both ways on every wire.
 //!
 //! On top of each NIC's own checks the fabric checks delivery against the
 //! bytes sent ([`checks`]) and the switch's conservation after every step.
 
 pub mod checks;
 pub mod mac;
+pub mod topology;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 
 use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
-use rnic_switch::{Departure, Route, Switch, SwitchConfig};
+use rnic_switch::{Departure, Switch};
 
 use super::pair::{self, Duts, NicModel};
 use super::{Mode, Report, RnicTopEnv};
 use crate::lockstep::{compare, Divergence, Finished};
 use crate::rtl::take_assertion_failure;
 use crate::vector::{Expect, FabricExpect, FabricVector};
+use topology::{End, Topology};
 
 /// The priority the NICs' RoCE traffic takes (DSCP 26 >> 3) and the
 /// switch keeps lossless.
@@ -31,54 +35,9 @@ pub const LOSSLESS: usize = 3;
 /// Cycles between samples of the switch's queues.
 pub const SAMPLE_EVERY: u64 = 500;
 
-/// The switch of a star: one port per host, host `i` on port `i`, a route
-/// to each address a host's QPs send from.
-pub fn switch_config(v: &FabricVector) -> Result<SwitchConfig, String> {
-    let mut c = SwitchConfig::new(v.hosts.len());
-    c.bits_per_cycle = v.link.bits_per_cycle;
-    let s = &v.switch;
-    if let Some(b) = s.buffer_bytes {
-        c.buffer_bytes = b;
-    }
-    if let Some(p) = s.pfc {
-        c.pfc.enabled = p;
-    }
-    if let Some(b) = s.xoff_bytes {
-        c.pfc.xoff_bytes = b;
-    }
-    if let Some(b) = s.xon_bytes {
-        c.pfc.xon_bytes = b;
-    }
-    if let Some(b) = s.headroom_bytes {
-        c.pfc.headroom_bytes = b;
-    }
-    if s.ecn == Some(false) {
-        c.queues[LOSSLESS].red = None;
-    } else if let Some(red) = c.queues[LOSSLESS].red.as_mut() {
-        if let Some(k) = s.kmin_bytes {
-            red.kmin_bytes = k;
-        }
-        if let Some(k) = s.kmax_bytes {
-            red.kmax_bytes = k;
-        }
-        if let Some(p) = s.pmax {
-            red.pmax = p;
-        }
-    }
-    c.watchdog_cycles = s.watchdog_cycles;
-    if let Some(seed) = s.seed {
-        c.seed = seed;
-    }
-    for (i, h) in v.hosts.iter().enumerate() {
-        for a in checks::host_addrs(h) {
-            c.routes.push(Route::host(a, i));
-        }
-    }
-    Ok(c)
-}
-
-/// One sample of the switch: (cycle, bytes in the shared buffer, bytes
-/// queued on the lossless priority of each egress port).
+/// One sample of the fabric: (cycle, bytes in all switches' buffers,
+/// bytes queued on the lossless priority of the switch port facing each
+/// host).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
     pub cycle: u64,
@@ -86,25 +45,48 @@ pub struct Sample {
     pub lossless: Vec<u64>,
 }
 
-/// The environment of a fabric: every host, the links and the switch.
+/// A frame on a wire into a switch, ordered by the cycle it has fully
+/// arrived, then by when it was sent (a deterministic order).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct InFlight {
+    at: u64,
+    seq: u64,
+    switch: usize,
+    port: usize,
+    frame: Arc<[u8]>,
+}
+
+/// The environment of a fabric: every host, the wires and the switches.
 pub struct FabricEnv {
     pub nic: Vec<RnicTopEnv>,
-    pub switch: Switch,
+    pub switches: Vec<Switch>,
+    pub topo: Topology,
     delay: u64,
-    /// Per host: frames of its `tx_*` handed to the link so far.
+    /// Per host: frames of its `tx_*` handed to the wire so far.
     forwarded: Vec<usize>,
-    /// Frames on a link into the switch: (cycle fully arrived, port, bytes).
-    to_switch: VecDeque<(u64, usize, Arc<[u8]>)>,
-    /// Every frame the switch sent, in order.
+    /// Frames on wires into switches, earliest first.
+    wires: BinaryHeap<Reverse<InFlight>>,
+    seq: u64,
+    /// Per switch: a frame arrived since it last advanced.
+    arrived: Vec<bool>,
+    /// Every frame a switch sent to a host, in order, `port` = the host.
     pub out: Vec<Departure>,
-    /// The first few times the switch did not conserve frames.
+    /// The first few times a switch did not conserve frames.
     pub conservation: Vec<String>,
     pub samples: Vec<Sample>,
 }
 
 impl FabricEnv {
     pub fn new(v: &FabricVector) -> Result<Self, String> {
-        let switch = Switch::new(switch_config(v)?).map_err(|e| format!("switch: {e}"))?;
+        let topo = topology::build(v)?;
+        let switches = topo
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                Switch::new(c.clone()).map_err(|e| format!("switch {}: {e}", topo.names[k]))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut nic = Vec::with_capacity(v.hosts.len());
         for (i, h) in v.hosts.iter().enumerate() {
             let mut e = RnicTopEnv::new_in_pair(h).map_err(|e| format!("hosts[{i}]: {e}"))?;
@@ -113,14 +95,28 @@ impl FabricEnv {
         }
         Ok(FabricEnv {
             forwarded: vec![0; nic.len()],
+            arrived: vec![false; switches.len()],
             nic,
-            switch,
+            switches,
+            topo,
             delay: v.link.delay,
-            to_switch: VecDeque::new(),
+            wires: BinaryHeap::new(),
+            seq: 0,
             out: Vec::new(),
             conservation: Vec::new(),
             samples: Vec::new(),
         })
+    }
+
+    fn send(&mut self, at: u64, switch: usize, port: usize, frame: Arc<[u8]>) {
+        self.seq += 1;
+        self.wires.push(Reverse(InFlight {
+            at,
+            seq: self.seq,
+            switch,
+            port,
+            frame,
+        }));
     }
 
     /// Inputs of every NIC for `cycle`, given their outputs in it.
@@ -131,46 +127,63 @@ impl FabricEnv {
             .zip(outs)
             .map(|(e, o)| e.step(cycle, o))
             .collect();
-        for (s, e) in self.nic.iter().enumerate() {
-            while self.forwarded[s] < e.frames.len() {
-                let k = self.forwarded[s];
-                let last = e.frame_ends[k];
-                let f: Arc<[u8]> = pair::mac_pad(&e.frames[k].1).into();
-                self.to_switch.push_back((last + 1 + self.delay, s, f));
-                self.forwarded[s] += 1;
+        for h in 0..self.nic.len() {
+            while self.forwarded[h] < self.nic[h].frames.len() {
+                let k = self.forwarded[h];
+                let last = self.nic[h].frame_ends[k];
+                let f: Arc<[u8]> = pair::mac_pad(&self.nic[h].frames[k].1).into();
+                let (s, p) = self.topo.host_at[h];
+                self.send(last + 1 + self.delay, s, p, f);
+                self.forwarded[h] += 1;
             }
         }
-        let mut moved = false;
-        while self.to_switch.front().is_some_and(|f| f.0 <= cycle) {
-            let (at, port, f) = self.to_switch.pop_front().expect("front exists");
-            self.switch.receive(port, at, &f);
-            moved = true;
+        // Every frame sent arrives later than the cycle it was sent in, so
+        // each one is taken in the cycle it has fully arrived.
+        while self.wires.peek().is_some_and(|f| f.0.at <= cycle) {
+            let Reverse(f) = self.wires.pop().expect("peeked");
+            self.switches[f.switch].receive(f.port, f.at, &f.frame);
+            self.arrived[f.switch] = true;
         }
-        if moved || self.switch.next_event().is_some_and(|t| t <= cycle) {
-            for d in self.switch.advance(cycle) {
-                let due = d.last + 1 + self.delay;
-                self.nic[d.port].rx.push_link(due, d.frame.clone());
-                self.out.push(d);
+        for s in 0..self.switches.len() {
+            let due = self.switches[s].next_event().is_some_and(|t| t <= cycle);
+            if !(std::mem::take(&mut self.arrived[s]) || due) {
+                continue;
             }
-            if let Err(m) = self.switch.check_conservation() {
+            for mut d in self.switches[s].advance(cycle) {
+                let at = d.last + 1 + self.delay;
+                match self.topo.wires[s][d.port] {
+                    End::Host(h) => {
+                        self.nic[h].rx.push_link(at, d.frame.clone());
+                        d.port = h;
+                        self.out.push(d);
+                    }
+                    End::Switch(n, p) => self.send(at, n, p, d.frame),
+                }
+            }
+            if let Err(m) = self.switches[s].check_conservation() {
                 if self.conservation.len() < 8 {
-                    self.conservation.push(format!("cycle {cycle}: {m}"));
+                    let name = &self.topo.names[s];
+                    self.conservation
+                        .push(format!("cycle {cycle}: {name}: {m}"));
                 }
             }
         }
         if cycle.is_multiple_of(SAMPLE_EVERY) {
             self.samples.push(Sample {
                 cycle,
-                buffer: self.switch.buffer_used(),
-                lossless: (0..self.nic.len())
-                    .map(|p| self.switch.queue_depth(p, LOSSLESS))
+                buffer: self.switches.iter().map(Switch::buffer_used).sum(),
+                lossless: self
+                    .topo
+                    .host_at
+                    .iter()
+                    .map(|&(s, p)| self.switches[s].queue_depth(p, LOSSLESS))
                     .collect(),
             });
         }
         // A NIC's counters are read only once nothing more can reach it:
-        // every link and the switch empty and no other NIC still sending.
-        let quiet = self.to_switch.is_empty()
-            && self.switch.buffer_used() == 0
+        // every wire and switch empty and no other NIC still sending.
+        let quiet = self.wires.is_empty()
+            && self.switches.iter().all(|s| s.buffer_used() == 0)
             && self.nic.iter().all(|e| e.rx.idle());
         let senders = self.nic.iter().filter(|e| e.may_send(cycle)).count();
         for e in self.nic.iter_mut() {
@@ -207,8 +220,13 @@ impl FabricEnv {
                     .map(|f| format!("h{i}: {f}")),
             );
         }
-        let pfc_on = self.switch.config().pfc.enabled;
-        let (d, p) = checks::check(&self.nic, &self.out, &self.switch, &[LOSSLESS], pfc_on);
+        let (d, p) = checks::check(
+            &self.nic,
+            &self.out,
+            &self.switches,
+            &self.topo.host_at,
+            &[LOSSLESS],
+        );
         out.extend(p.into_iter().map(|m| format!("fabric: {m}")));
         out.extend(
             self.conservation
@@ -216,6 +234,17 @@ impl FabricEnv {
                 .map(|m| format!("switch conservation: {m}")),
         );
         (d, out)
+    }
+
+    /// Every switch's non-zero counters, named `<switch>.<counter>`.
+    fn counters(&self) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for (k, s) in self.switches.iter().enumerate() {
+            for (n, v) in s.counters().named() {
+                m.insert(format!("{}.{n}", self.topo.names[k]), v);
+            }
+        }
+        m
     }
 }
 
@@ -365,7 +394,7 @@ pub fn run_with<M: NicModel>(
             (e.doorbell_cycles.first().copied(), last_cqe)
         })
         .collect();
-    let switch: BTreeMap<String, u64> = env.switch.counters().named().into_iter().collect();
+    let switch = env.counters();
     let report = Report {
         name: v.name.clone(),
         cycles: fin.cycles,
