@@ -148,6 +148,10 @@ def allreduce(name, desc, ranks, size, topology, cc=False, rtl=(), incast_hosts=
 
 
 def incast(name, desc, n, size, cc, switch=None, rtl=(), max_cycles=4_000_000):
+    write(name, incast_vector(name, desc, n, size, cc, switch, rtl, max_cycles))
+
+
+def incast_vector(name, desc, n, size, cc, switch, rtl, max_cycles):
     recv = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 1},
                        {"addr": hex(PHYS1), "len": LEN1, "seed": 2}],
             "qps": [qp(0, s - 1, s, s - 1, 5000 + s, 100 * s, False) for s in range(1, n + 1)],
@@ -176,6 +180,31 @@ def incast(name, desc, n, size, cc, switch=None, rtl=(), max_cycles=4_000_000):
          "switch": switch or {}, "hosts": hosts, "max_cycles": max_cycles}
     if rtl:
         v["rtl"] = list(rtl)
+    return v
+
+
+def hol(name, desc, n, size, victim_size, cc, rtl=(), max_cycles=4_000_000):
+    """Head-of-line blocking: the incast of incast() (hosts 1..n WRITE
+    `size` each to host 0) with one more flow from host 1, on its QP n, to
+    host n+1 (WRITE victim_size): the victim shares host 1's link and
+    priority with host 1's incast flow, but nothing on its own path is
+    congested."""
+    v = incast_vector(name, desc, n, size, cc, None, rtl, max_cycles)
+    hosts = v["hosts"]
+    victim = n + 1
+    h1 = hosts[1]
+    h1["qps"].append(qp(1, n, victim, n, 7000, 8000, cc))
+    h1["wqes"].append({"qp": n, "opcode": "write", "wr_id": hex(0x5E20_0000), "len": victim_size,
+                       "laddr": hex(gen_tx.VA + 0x1000), "lkey": hex(gen_tx.KEY0),
+                       "raddr": hex(VA1), "rkey": hex(KEY1), "imm": "0x0"})
+    h1["program"].append({"post_send": {"qp": n, "wqes": 1}})
+    hosts.append({"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 3},
+                             {"addr": hex(PHYS1), "len": 0x20_0000, "seed": 4}],
+                  "qps": [qp(victim, n, 1, n, 8000, 7000, False)],
+                  "mrs": [gen_tx.mr(),
+                          gen_tx.mr(index=1, key=KEY1, va=VA1, length=0x20_0000, pbase=PHYS1,
+                                    access=["local_write", "remote_write"])],
+                  "cqs": [gen_tx.cq(0), gen_tx.cq(1)], "wqes": []})
     write(name, v)
 
 
@@ -210,6 +239,16 @@ def main():
                "with PFC alone; every WRITE lands and completes. Models only, the receiver's "
                "RTL in lockstep." % n,
                n, 1 << 20, True, rtl=[0])
+    for cc, what in ((False, "pfc"), (True, "dcqcn")):
+        hol("hol_victim_%s" % what,
+            "PFC head-of-line blocking: 4 senders WRITE 1 MiB each into host 0 (a 4->1 incast) "
+            "while sender 1 also WRITEs 1 MiB on a second QP to host 5, whose path is not "
+            "congested. XOFF on host 1's port pauses priority 3, so both of its QPs stop: the "
+            "victim flow slows to the incast's share. %s. Host 1's RTL in lockstep."
+            % ("PFC alone" if not cc else
+               "DCQCN on: CNPs cut host 1's incast QP alone and the pauses mostly stop, so the "
+               "victim gets the rest of host 1's link"),
+            4, 1 << 20, 1 << 20, cc, rtl=[1])
     allreduce("allreduce_8_leafspine",
               "Ring AllReduce of 2 MiB over 8 hosts on a leaf-spine (2 leaves of 4 hosts, 2 "
               "spines): 14 steps of 256 KiB WRITEs with immediate, each rank's next step waiting "

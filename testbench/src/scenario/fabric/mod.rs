@@ -260,6 +260,11 @@ pub struct FabricReport {
     /// Per host: (cycle of its first doorbell, cycle its last CQE was
     /// written), for completion times.
     pub spans: Vec<(Option<u64>, Option<u64>)>,
+    /// Per host: the cycle of each SQ doorbell, in order.
+    pub doorbells: Vec<Vec<u64>>,
+    /// Per host: every CQE written, with its cycle (filled when the
+    /// end-of-run checks ran).
+    pub cqes: Vec<Vec<super::rnic_top::CqeWrite>>,
 }
 
 impl FabricReport {
@@ -395,6 +400,8 @@ pub fn run_with<M: NicModel>(
         })
         .collect();
     let switch = env.counters();
+    let doorbells = env.nic.iter().map(|e| e.doorbell_cycles.clone()).collect();
+    let cqes = env.nic.iter().map(|e| e.cqe_log.clone()).collect();
     let report = Report {
         name: v.name.clone(),
         cycles: fin.cycles,
@@ -419,6 +426,8 @@ pub fn run_with<M: NicModel>(
         delivery,
         samples: std::mem::take(&mut env.samples),
         spans,
+        doorbells,
+        cqes,
     })
 }
 
