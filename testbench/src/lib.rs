@@ -1,6 +1,7 @@
 pub use rnic_model;
 pub mod check;
 pub mod env;
+pub mod fabric_plot;
 pub mod lockstep;
 pub mod pcap;
 pub mod plot;

@@ -798,9 +798,9 @@ fn a_malformed_pair_vector_names_the_host_and_field_with_exit_2() {
 const FABRIC: &str = "../vectors/fabric/incast_4to1_64k_rtl.json";
 
 #[test]
-fn a_fabric_vector_runs_with_rtl_hosts_named_and_one_capture_of_every_link() {
+fn a_fabric_vector_runs_with_rtl_hosts_named_a_capture_and_a_plot() {
     let d = scratch("fabric");
-    let pcap = d.join("all.pcapng");
+    let (pcap, svg) = (d.join("all.pcapng"), d.join("queues.svg"));
     let (code, out, err) = rnic(&[
         "run",
         "--rtl",
@@ -808,6 +808,8 @@ fn a_fabric_vector_runs_with_rtl_hosts_named_and_one_capture_of_every_link() {
         FABRIC,
         "--pcap",
         pcap.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 passed, 0 failed"), "{out}");
@@ -816,6 +818,11 @@ fn a_fabric_vector_runs_with_rtl_hosts_named_and_one_capture_of_every_link() {
     let b = std::fs::read(&pcap).unwrap();
     let has = |s: &str| b.windows(s.len()).any(|w| w == s.as_bytes());
     assert!(has("h1 to switch") && has("switch to h0") && has("switch to h4"));
+    // The plot: the queue toward the receiver against RED's thresholds.
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    for s in ["port to h0", "RED Kmin", "paused toward"] {
+        assert!(svg.contains(s), "{s} missing from the plot");
+    }
 }
 
 #[test]

@@ -80,9 +80,10 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pcap: Option<PathBuf>,
     /// Draw per-QP DCQCN current/target rate, alpha and the PFC pause
-    /// state over time (SVG, sampled from the model): to FILE for one
-    /// vector, to FILE/<vector>.svg for several (<vector> as for --vcd;
-    /// rnic_top vectors only).
+    /// state over time (SVG, sampled from the model; rnic_top vectors),
+    /// or a fabric's queues toward each host and the pauses sent to each
+    /// (fabric vectors): to FILE for one vector, to FILE/<vector>.svg for
+    /// several (<vector> as for --vcd). Not for system vectors.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// One JSON object per vector on stdout instead of text.
@@ -476,6 +477,8 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         divergence_vcd_dir: p.divergence_vcd.clone(),
         vcd_window: args.vcd_window,
     };
+    // A fabric run's plot, drawn from its report below.
+    let mut fabric_trace = None;
     // (report, verdict inputs, the vector with its new `expect` for bless)
     let (report, mismatches, with_expect) = match &any {
         AnyVector::Single(v) => match scenario::run(v, mode, &opts) {
@@ -511,6 +514,16 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
             }
             match scenario::fabric::run(&run, fmode, &opts) {
                 Ok(r) => {
+                    if p.plot.is_some() {
+                        let red = scenario::fabric::red_thresholds(v);
+                        let mhz = 1e6 / rnic_testbench::rtl::CLOCK_PERIOD_PS as f64;
+                        fabric_trace = Some(rnic_testbench::fabric_plot::FabricTrace::new(
+                            &r,
+                            red,
+                            v.link.bits_per_cycle,
+                            mhz,
+                        ));
+                    }
                     let m = scenario::fabric::mismatches(v, &r);
                     let mut nv = (**v).clone();
                     nv.expect = Some(r.to_expect());
@@ -547,7 +560,11 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         });
         unwritten.extend(w.err());
     }
-    if let Some(path) = &p.plot {
+    if let (Some(path), Some(t)) = (&p.plot, &fabric_trace) {
+        let w = write_output(path, |f| std::fs::File::create(f).map(drop))
+            .and_then(|_| rnic_testbench::fabric_plot::draw_svg(t, any.name(), path));
+        unwritten.extend(w.err());
+    } else if let Some(path) = &p.plot {
         let AnyVector::Single(v) = &any else {
             anyhow::bail!(
                 "{}: --plot needs an rnic_top vector, not a {} vector",

@@ -265,6 +265,9 @@ pub struct FabricReport {
     /// Per host: every CQE written, with its cycle (filled when the
     /// end-of-run checks ran).
     pub cqes: Vec<Vec<super::rnic_top::CqeWrite>>,
+    /// Every pause frame a switch sent a host: (host, the cycle it takes
+    /// effect there, i.e. after its last bit and the link, the frame).
+    pub pauses: Vec<(usize, u64, Vec<u8>)>,
 }
 
 impl FabricReport {
@@ -275,6 +278,16 @@ impl FabricReport {
             switch: self.switch.clone(),
         }
     }
+}
+
+/// RED's (Kmin, Kmax) in bytes on the lossless priority of the vector's
+/// switches, if they mark.
+pub fn red_thresholds(v: &FabricVector) -> Option<(u64, u64)> {
+    let c = topology::base_config(v, 1);
+    c.queues[LOSSLESS]
+        .red
+        .as_ref()
+        .map(|r| (r.kmin_bytes, r.kmax_bytes))
 }
 
 /// Which DUTs host `i` runs in a run of `mode`: the model always; its RTL
@@ -402,6 +415,12 @@ pub fn run_with<M: NicModel>(
     let switch = env.counters();
     let doorbells = env.nic.iter().map(|e| e.doorbell_cycles.clone()).collect();
     let cqes = env.nic.iter().map(|e| e.cqe_log.clone()).collect();
+    let pauses = env
+        .out
+        .iter()
+        .filter(|d| checks::is_pause(&d.frame))
+        .map(|d| (d.port, d.last + 1 + v.link.delay, d.frame.to_vec()))
+        .collect();
     let report = Report {
         name: v.name.clone(),
         cycles: fin.cycles,
@@ -428,6 +447,7 @@ pub fn run_with<M: NicModel>(
         spans,
         doorbells,
         cqes,
+        pauses,
     })
 }
 

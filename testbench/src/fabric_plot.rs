@@ -1,0 +1,216 @@
+//! `rnic run FABRIC_VECTOR --plot FILE.svg`: the lossless queue of every
+//! switch port facing a host, against the RED thresholds, and the pauses
+//! the switches sent each host, drawn as intervals.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::scenario::fabric::{FabricReport, LOSSLESS};
+
+/// What the plot shows, in microseconds and KiB.
+#[derive(Debug, Clone, Default)]
+pub struct FabricTrace {
+    /// Sample times.
+    pub us: Vec<f64>,
+    /// Per host with a queue ever non-empty: (host, KiB per sample).
+    pub queues: Vec<(usize, Vec<f64>)>,
+    /// RED's Kmin and Kmax on the lossless priority, KiB (none when off).
+    pub red: Option<(f64, f64)>,
+    /// Per host paused at least once: (host, [start, end) intervals in us)
+    /// of the lossless priority's pause toward it.
+    pub pauses: Vec<(usize, Vec<(f64, f64)>)>,
+}
+
+/// The parts of a PFC frame: (class-enable vector, eight pause times).
+fn pfc_fields(f: &[u8]) -> Option<(u16, [u16; 8])> {
+    let at = if f.get(12..14)? == [0x81, 0x00] {
+        16
+    } else {
+        12
+    };
+    if f.get(at..at + 4)? != [0x88, 0x08, 0x01, 0x01] {
+        return None;
+    }
+    let w = |i: usize| Some(u16::from_be_bytes([*f.get(i)?, *f.get(i + 1)?]));
+    let en = w(at + 4)?;
+    let mut q = [0u16; 8];
+    for (p, x) in q.iter_mut().enumerate() {
+        *x = w(at + 6 + 2 * p)?;
+    }
+    Some((en, q))
+}
+
+impl FabricTrace {
+    /// From a run: `red` the switch's (Kmin, Kmax) in bytes,
+    /// `bits_per_cycle` the link's, `clock_mhz` the core clock.
+    pub fn new(
+        r: &FabricReport,
+        red: Option<(u64, u64)>,
+        bits_per_cycle: u32,
+        clock_mhz: f64,
+    ) -> Self {
+        let us = |c: u64| c as f64 / clock_mhz;
+        let hosts = r.hosts.len();
+        let queues = (0..hosts)
+            .filter(|&h| r.samples.iter().any(|s| s.lossless[h] > 0))
+            .map(|h| {
+                let q = r.samples.iter().map(|s| s.lossless[h] as f64 / 1024.0);
+                (h, q.collect())
+            })
+            .collect();
+        // A pause of Q quanta from the cycle after the frame's last beat
+        // lasts ceil(Q * 512 / B) cycles; another frame replaces it, and
+        // Q = 0 ends it.
+        let mut pauses: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
+        for h in 0..hosts {
+            let mut iv: Vec<(u64, u64)> = Vec::new();
+            for (at, (en, q)) in r
+                .pauses
+                .iter()
+                .filter(|p| p.0 == h)
+                .filter_map(|p| Some((p.1, pfc_fields(&p.2)?)))
+            {
+                if en >> LOSSLESS & 1 == 0 {
+                    continue;
+                }
+                let end = at + (q[LOSSLESS] as u64 * 512).div_ceil(bits_per_cycle as u64);
+                match iv.last_mut() {
+                    Some(l) if l.1 > at => l.1 = end.max(at),
+                    _ if q[LOSSLESS] > 0 => iv.push((at, end)),
+                    _ => {}
+                }
+            }
+            if !iv.is_empty() {
+                pauses.push((h, iv.into_iter().map(|(a, b)| (us(a), us(b))).collect()));
+            }
+        }
+        FabricTrace {
+            us: r.samples.iter().map(|s| us(s.cycle)).collect(),
+            queues,
+            red: red.map(|(a, b)| (a as f64 / 1024.0, b as f64 / 1024.0)),
+            pauses,
+        }
+    }
+}
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(127, 127, 127),
+];
+
+/// Two panels: the queues with the RED thresholds, one legend; the
+/// pauses as bars per host.
+pub fn draw_svg(t: &FabricTrace, title: &str, path: &Path) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("plotting to {}: {e}", path.display());
+    let root = SVGBackend::new(path, (1000, 700)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let root = root
+        .titled(title, ("sans-serif", 20))
+        .map_err(|e| err(&e))?;
+    let panels = root.split_by_breakpoints::<i32, i32, _, _>([], [400]);
+    let x_max = t.us.last().copied().unwrap_or(1.0).max(1e-3);
+    let q_max = t
+        .queues
+        .iter()
+        .flat_map(|q| q.1.iter())
+        .chain(t.red.iter().map(|r| &r.1))
+        .fold(1.0f64, |a, &b| a.max(b))
+        * 1.08;
+    let mut q = ChartBuilder::on(&panels[0])
+        .margin(8)
+        .x_label_area_size(28)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..x_max, 0.0..q_max)
+        .map_err(|e| err(&e))?;
+    q.configure_mesh()
+        .y_desc("lossless queue toward host (KiB)")
+        .x_desc("time (us)")
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (k, (h, v)) in t.queues.iter().enumerate() {
+        let c = COLORS[k % COLORS.len()];
+        let pts: Vec<(f64, f64)> = t.us.iter().copied().zip(v.iter().copied()).collect();
+        q.draw_series(LineSeries::new(pts, c.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(format!("port to h{h}"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], c.stroke_width(2)));
+    }
+    if let Some((kmin, kmax)) = t.red {
+        for (name, y) in [("RED Kmin", kmin), ("RED Kmax", kmax)] {
+            q.draw_series(LineSeries::new([(0.0, y), (x_max, y)], BLACK.mix(0.5)))
+                .map_err(|e| err(&e))?
+                .label(format!("{name} {y:.0} KiB"))
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK.mix(0.5)));
+        }
+    }
+    q.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| err(&e))?;
+
+    let rows = t.pauses.len().max(1);
+    let mut p = ChartBuilder::on(&panels[1])
+        .margin(8)
+        .x_label_area_size(28)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..x_max, -0.5..rows as f64 - 0.5)
+        .map_err(|e| err(&e))?;
+    let names: Vec<String> = t.pauses.iter().map(|(h, _)| format!("h{h}")).collect();
+    p.configure_mesh()
+        .y_desc("paused toward (priority 3)")
+        .y_labels(rows + 1)
+        .y_label_formatter(&|y| {
+            // One label per row, at its centre (an integer).
+            let k = y.round();
+            if (y - k).abs() < 1e-6 && k >= 0.0 {
+                names.get(k as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (k, (_, iv)) in t.pauses.iter().enumerate() {
+        let c = COLORS[k % COLORS.len()];
+        p.draw_series(iv.iter().map(|&(a, b)| {
+            Rectangle::new(
+                [(a, k as f64 - 0.35), (b.min(x_max), k as f64 + 0.35)],
+                c.filled(),
+            )
+        }))
+        .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pfc_fields_reads_enable_and_times_tagged_or_not() {
+        let mut f = vec![0u8; 60];
+        f[12..16].copy_from_slice(&[0x88, 0x08, 0x01, 0x01]);
+        f[16..18].copy_from_slice(&0x0008u16.to_be_bytes());
+        f[18 + 6..18 + 8].copy_from_slice(&0xFFFFu16.to_be_bytes());
+        let (en, q) = pfc_fields(&f).unwrap();
+        assert_eq!(en, 8);
+        assert_eq!(q[3], 0xFFFF);
+        assert_eq!(q[2], 0);
+        let mut t = vec![0u8; 64];
+        t[12..14].copy_from_slice(&[0x81, 0x00]);
+        t[16..].copy_from_slice(&f[12..60]);
+        assert_eq!(pfc_fields(&t), Some((en, q)));
+        assert_eq!(pfc_fields(&[0u8; 60]), None);
+    }
+}
