@@ -30,7 +30,11 @@ CHECK_CC = (CHECK_RX + "; the DCQCN arithmetic itself by the model's tests again
 # Scaled DCQCN timers and steps, so that a cut and its recovery to line rate
 # fit in a vector of a few hundred thousand cycles (the defaults are 55 us /
 # 300 us / 10 MiB / 5 and 50 Mb/s: tens of millions of cycles).
-FAST_CC = {"k_cycles": 1000, "t_inc_cycles": 2000, "b_bytes": 65536,
+# The paper's reaction point (DCQCN_MODE 0, F 5, alpha 1.0), which these
+# vectors were written for; the registers' reset values are the deployed
+# DCQCN's (docs/rx_cc.md, "DCQCN as deployed").
+PAPER_CC = {"dcqcn_mode": 0, "f": 5, "alpha_init": 1024}
+FAST_CC = {**PAPER_CC, "k_cycles": 1000, "t_inc_cycles": 2000, "b_bytes": 65536,
            "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0, "cnp_interval_cycles": 400}
 
 
@@ -256,7 +260,7 @@ def line_rate_vectors():
                     "frames, 65 beats, IPv4) for QP 1, every fifth CE-marked: none dropped",
         qps=qps + [qp(2, "uc")], wqes=[],
         rx=[rx(100, {"data": {"qp": 1, "psn": k, "len": 4096, "ce": k % 5 == 0}}) for k in range(40)],
-        cc={"cnp_interval_cycles": 1}))
+        cc={**PAPER_CC, "b_bytes": 10 << 20, "cnp_interval_cycles": 1}))
 
 
 def cc_vectors():
