@@ -221,7 +221,10 @@ fn cnp_to_rate_cut_within_4_cycles() {
         &[qp(0, r#","cc":true"#)],
         &[],
         r#"{"at":300,"frame":{"cnp":{"qp":0}}}"#,
-        "",
+        // The paper's reaction point (DCQCN_MODE 0): the CNP cuts at once.
+        // The deployed default (MON_CUT) cuts when the monitor period
+        // ends (docs/rx_cc.md); tests/dcqcn_deployed.rs measures that.
+        r#","cc":{"dcqcn_mode":0,"f":5,"b_bytes":10485760,"alpha_init":1024}"#,
     );
     let mut env = PollRate {
         inner: RnicTopEnv::new(&v).unwrap(),
@@ -259,7 +262,7 @@ fn cnp_to_rate_cut_within_4_cycles() {
         HEADER,
         "3",
         &[
-            "CNP to the rate cut in force (the cut rate in dcqcn's output, read back through STAT_RC every cycle)".into(),
+            "CNP to the rate cut in force (the cut rate in dcqcn's output, read back through STAT_RC every cycle; DCQCN_MODE 0, the paper's immediate cut)".into(),
             format!("≤ {CNP_TO_CUT_MAX}"),
             (m - n).to_string(),
         ],

@@ -364,7 +364,7 @@ pub const CNT_DCQCN_AI_RESET: u32 = 0x00000000;
 pub const CNT_DCQCN_HAI_ADDR: u16 = 0x018C;
 pub const CNT_DCQCN_HAI_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DCQCN_HAI_RESET: u32 = 0x00000000;
-/// RO: dcqcn: alpha decay events (alpha timer expired without a CNP)
+/// RO: dcqcn: alpha updates served (decays of the alpha timer K; with ALPHA_T each alpha period's update)
 pub const CNT_DCQCN_ALPHA_ADDR: u16 = 0x0190;
 pub const CNT_DCQCN_ALPHA_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DCQCN_ALPHA_RESET: u32 = 0x00000000;
