@@ -492,6 +492,12 @@ const HEADER: &[&str] = &[
 fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
     let mut t = figures::Table::new(TABLE, HEADER);
     let mut row = |name: &str, traffic: bool, m: &Run, f: &Run, how: &str| {
+        println!(
+            "{name} (traffic {traffic}): model {} cycles, f64 {} cycles, lowest rc {} units",
+            m.recovered.unwrap() - LAST,
+            f.recovered.unwrap() - LAST,
+            m.min_rc
+        );
         t.row(&[
             name.into(),
             if traffic {
