@@ -1357,7 +1357,8 @@ mod tests {
         );
         assert!(!o.mmio_rd_resp_valid && !o.db_valid);
         assert_eq!(read(&mut c, 0x0000), 0x524E_4943);
-        assert_eq!(read(&mut c, 0x0004), 1);
+        // Map version 2: CC's STAT_* moved for DCQCN_MODE.
+        assert_eq!(read(&mut c, 0x0004), 2);
         assert_eq!(read(&mut c, 0x0008), 0x0100_0012);
         assert_eq!(read(&mut c, 0x000C), 50000);
         assert_eq!(read(&mut c, 0x0014), 0x0004_1010);
@@ -1643,14 +1644,13 @@ mod tests {
         i.mmio_rd_addr = 0x0248;
         c.tick(&i);
         assert_eq!(c.outputs().mmio_rd_resp_data, 0x7FF);
-        // DCQCN_MODE keeps its 6 bits.
-        i.mmio_rd_valid = false;
-        c.tick(&wr(0x0234, 0xFFFF_FFFF));
-        assert_eq!(read(&mut c, 0x0234), 0x3F);
-        assert_eq!(c.outputs().cfg_mode, 0x3F);
         i.mmio_rd_addr = 0x018C; // CNT_DCQCN_HAI
         c.tick(&i);
         assert_eq!(c.outputs().mmio_rd_resp_data, 77);
+        // DCQCN_MODE keeps its 6 bits.
+        c.tick(&wr(0x0234, 0xFFFF_FFFF));
+        assert_eq!(read(&mut c, 0x0234), 0x3F);
+        assert_eq!(c.outputs().cfg_mode, 0x3F);
     }
 
     #[test]

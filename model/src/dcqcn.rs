@@ -37,9 +37,18 @@
 //!    cfg_alpha_init << 10`, everything else 0 (reset leaves all registers
 //!    0 for the first cycle; the held values appear one cycle after reset).
 //!
-//! Counters (32 bits, wrapping): `cnt_cnp` every CNP, `cnt_cut` the CNPs
-//! applied, `cnt_fr`/`cnt_ai`/`cnt_hai` increase events by kind, `cnt_alpha`
-//! alpha decays.
+//! Counters (32 bits, wrapping): `cnt_cnp` every CNP, `cnt_cut` the cuts
+//! made, `cnt_fr`/`cnt_ai`/`cnt_hai` increase events by kind, `cnt_alpha`
+//! alpha updates served.
+//!
+//! `cfg_mode` selects the behaviours of DCQCN as deployed (docs/rx_cc.md,
+//! "DCQCN as deployed"; [`MODE_MON_CUT`] .. [`MODE_BYTE_OFF`]), each on its
+//! own; 0 is the above. Their state: per QP `dmark`/`dpend` (a CNP in this
+//! monitor period / a cut due), `amark`/`aup` (a CNP in this alpha period /
+//! the due alpha update adds g), `start` (the QP has seen its first CNP),
+//! and the shared period counters `mon_q` and `atk_q`. A due cut is served
+//! by the round robin alone; a QP held by MODE_FIRST_CNP is treated as a
+//! disabled one.
 
 use crate::dut::Dut;
 use crate::ports;
