@@ -43,7 +43,7 @@ const LAST: u64 = START + (COUNT - 1) * EVERY;
 const CYCLES_PER_MS: f64 = 250_000.0;
 
 fn cnp_at(c: u64) -> bool {
-    c >= START && (c - START) % EVERY == 0 && (c - START) / EVERY < COUNT
+    c >= START && (c - START).is_multiple_of(EVERY) && (c - START) / EVERY < COUNT
 }
 
 fn next_cnp(c: u64) -> u64 {

@@ -425,8 +425,8 @@ impl Dut for Dcqcn {
 
         // Every QP's next state.
         let held: [bool; QPS] = std::array::from_fn(held);
-        for q in 0..QPS {
-            if held[q] {
+        for (q, &held) in held.iter().enumerate() {
+            if held {
                 self.rc_q[q] = i.cfg_r_max;
                 self.rt_q[q] = i.cfg_r_max;
                 self.alpha_q[q] = alpha_init;
@@ -455,7 +455,7 @@ impl Dut for Dcqcn {
             }
             // This CNP counts in the alpha period unless it is the QP's
             // first under MODE_FIRST_CNP (which only sets the start).
-            let amark_set = m_at && cnp_here(q) && !(m_first && !self.start_q[q]);
+            let amark_set = m_at && cnp_here(q) && (!m_first || self.start_q[q]);
             if m_at {
                 let apend = self.apend_q[q] && !(served && do_alpha);
                 let aup = self.aup_q[q] && !(served && do_alpha);

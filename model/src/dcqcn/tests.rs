@@ -1005,8 +1005,8 @@ fn deployed_idle_skip_equals_ticks() {
         ..mode(defaults(), MODE_DEPLOYED | MODE_BYTE_OFF)
     };
     let mut a = H::new(c, 0b101);
-    for k in 0..500 {
-        a.i.cnp_valid = k % 50 == 0;
+    for k in 0..500u32 {
+        a.i.cnp_valid = k.is_multiple_of(50);
         a.i.cnp_qp = (k % 3) as u8;
         a.tick();
     }
