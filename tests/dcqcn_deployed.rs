@@ -35,26 +35,49 @@ const R_MAX: u32 = 52_428_800;
 /// bytes more (FCS, preamble, gap), as the rate limiter does.
 const LEN: u16 = 4154;
 const COST: u64 = (LEN as u64 + 24) << 20;
-/// The storm: 40 CNPs 12,500 cycles (50 us) apart from cycle 1,000.
-const START: u64 = 1_000;
-const EVERY: u64 = 12_500;
-const COUNT: u64 = 40;
-const LAST: u64 = START + (COUNT - 1) * EVERY;
 const CYCLES_PER_MS: f64 = 250_000.0;
 
-fn cnp_at(c: u64) -> bool {
-    c >= START && (c - START).is_multiple_of(EVERY) && (c - START) / EVERY < COUNT
+/// CNPs for QP 0: `count` of them `every` cycles apart from `start`.
+#[derive(Debug, Clone, Copy)]
+struct Storm {
+    start: u64,
+    every: u64,
+    count: u64,
 }
 
-fn next_cnp(c: u64) -> u64 {
-    if c <= START {
-        return START;
+/// The figure's storm: 40 CNPs 12,500 cycles (50 us) apart from cycle
+/// 1,000, i.e. 2 ms.
+const STORM: Storm = Storm {
+    start: 1_000,
+    every: 12_500,
+    count: 40,
+};
+
+impl Storm {
+    fn last(&self) -> u64 {
+        self.start + (self.count - 1) * self.every
     }
-    let k = (c - START).div_ceil(EVERY);
-    if k < COUNT {
-        START + k * EVERY
-    } else {
-        u64::MAX
+
+    fn cnp_at(&self, c: u64) -> bool {
+        c >= self.start
+            && (c - self.start).is_multiple_of(self.every)
+            && (c - self.start) / self.every < self.count
+    }
+
+    fn next_cnp(&self, c: u64) -> u64 {
+        if c <= self.start {
+            return self.start;
+        }
+        let k = (c - self.start).div_ceil(self.every);
+        if k < self.count {
+            self.start + k * self.every
+        } else {
+            u64::MAX
+        }
+    }
+
+    fn times(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.count).map(|k| self.start + k * self.every)
     }
 }
 
@@ -94,15 +117,18 @@ fn paper() -> DcqcnIn {
 /// `rc` after each cut (cycle visible, rate).
 #[derive(Debug)]
 struct Run {
+    /// The storm's last CNP.
+    last: u64,
     recovered: Option<u64>,
     cuts: Vec<(f64, f64)>,
     /// The lowest `rc` seen (at cuts and increases).
     min_rc: f64,
 }
 
-impl Default for Run {
-    fn default() -> Self {
+impl Run {
+    fn new(storm: &Storm) -> Self {
         Run {
+            last: storm.last(),
             recovered: None,
             cuts: Vec::new(),
             min_rc: f64::INFINITY,
@@ -111,18 +137,24 @@ impl Default for Run {
 }
 
 impl Run {
-    /// Records `rc` at time `now` (f64 runs): recovered once every cut of
-    /// the storm is made and `rc` is at 99 % of `r_max`.
+    /// Records `rc` at time `now`: recovered once the cut for the storm's
+    /// last CNP is made and `rc` is at 99 % of `r_max`.
     fn done(&mut self, now: f64, rc: f64, r_max: f64) -> bool {
         self.min_rc = self.min_rc.min(rc);
-        if self.cuts.len() as u64 >= COUNT && rc >= 0.99 * r_max {
+        let last_cut = self.cuts.last().is_some_and(|c| c.0 >= self.last as f64);
+        if last_cut && rc >= 0.99 * r_max {
             self.recovered = Some(now.round() as u64);
         }
         self.recovered.is_some()
     }
 
+    /// Cycles from the storm's last CNP to recovery.
+    fn cycles(&self) -> u64 {
+        self.recovered.expect("recovered") - self.last
+    }
+
     fn ms(&self) -> f64 {
-        (self.recovered.expect("recovered") - LAST) as f64 / CYCLES_PER_MS
+        self.cycles() as f64 / CYCLES_PER_MS
     }
 }
 
@@ -130,6 +162,7 @@ impl Run {
 /// lockstep environment: inputs for cycle `c` given the outputs visible in
 /// it.
 struct Stim {
+    storm: Storm,
     cfg: DcqcnIn,
     traffic: bool,
     credit: u64,
@@ -138,13 +171,14 @@ struct Stim {
 }
 
 impl Stim {
-    fn new(cfg: DcqcnIn, traffic: bool) -> Self {
+    fn new(storm: Storm, cfg: DcqcnIn, traffic: bool) -> Self {
         Stim {
+            storm,
             cfg,
             traffic,
             credit: 0,
             cuts_seen: 0,
-            run: Run::default(),
+            run: Run::new(&storm),
         }
     }
 
@@ -165,7 +199,7 @@ impl Stim {
         let mut i = self.cfg;
         // Cycle 0 loads the initial values (CC_EN is 0 after reset).
         i.cc_en = (c > 0) as u16;
-        i.cnp_valid = cnp_at(c);
+        i.cnp_valid = self.storm.cnp_at(c);
         i.cnp_qp = 0;
         if self.traffic && c > 0 {
             self.credit = (self.credit + rate_of(&o.rc, 0) as u64).min(COST);
@@ -181,10 +215,10 @@ impl Stim {
 }
 
 /// The model alone, idle stretches skipped, until recovery (or `max`).
-fn run_model(cfg: DcqcnIn, traffic: bool, max: u64) -> Run {
+fn run_model(storm: Storm, cfg: DcqcnIn, traffic: bool, max: u64) -> Run {
     let mut m = Dcqcn::new();
     let mut o = m.reset();
-    let mut s = Stim::new(cfg, traffic);
+    let mut s = Stim::new(storm, cfg, traffic);
     let mut c = 0u64;
     while c < max && s.run.recovered.is_none() {
         let i = s.inputs(c, &o);
@@ -197,7 +231,7 @@ fn run_model(cfg: DcqcnIn, traffic: bool, max: u64) -> Run {
             };
             let n = m
                 .idle_horizon(&i)
-                .min(next_cnp(c) - c)
+                .min(storm.next_cnp(c) - c)
                 .min(to_tx)
                 .min(max - c);
             if n >= 2 {
@@ -233,9 +267,9 @@ impl Env for LockEnv {
 }
 
 /// Model against RTL every cycle, until recovery.
-fn run_lockstep(cfg: DcqcnIn, traffic: bool, max: u64) -> Run {
+fn run_lockstep(storm: Storm, cfg: DcqcnIn, traffic: bool, max: u64) -> Run {
     let mut env = LockEnv {
-        s: Stim::new(cfg, traffic),
+        s: Stim::new(storm, cfg, traffic),
     };
     let fin = lockstep::run(&mut Dcqcn::new(), &mut RtlDcqcn::new(), &mut env, max)
         .unwrap_or_else(|d| panic!("{d}"));
@@ -301,13 +335,13 @@ fn byte_rate(rc: f64, traffic: bool) -> f64 {
 /// increase timer (T_INC) and every B bytes are increase events: FR if
 /// max(T, BC) < F, HAI (R_HAI (min - F)) if min(T, BC) > F, else AI; then
 /// rc := (rt + rc) / 2.
-fn paper_f64(p: &P, traffic: bool) -> Run {
+fn paper_f64(storm: &Storm, p: &P, traffic: bool) -> Run {
     let (mut rc, mut rt, mut a) = (p.r_max, p.r_max, p.alpha_init);
     let (mut t, mut bc) = (0u32, 0u32);
     // The timers run from enable (cycle 1).
     let (mut a_from, mut i_from, mut bytes, mut now) = (1.0, 1.0, 0.0f64, 1.0f64);
-    let mut run = Run::default();
-    let mut cnps = (0..COUNT).map(|k| (START + k * EVERY) as f64).peekable();
+    let mut run = Run::new(storm);
+    let mut cnps = storm.times().map(|c| c as f64).peekable();
     loop {
         let br = byte_rate(rc, traffic);
         let to_byte = if br > 0.0 {
@@ -372,13 +406,13 @@ fn paper_f64(p: &P, traffic: bool) -> Run {
 /// value, the increase timer starts). Increase events (T_INC, every B bytes
 /// when on) with stage s before them: FR if s < F, AI if s = F, HAI (one
 /// R_HAI) if s > F; rc := (rt + rc) / 2.
-fn deployed_f64(p: &P, traffic: bool) -> Run {
+fn deployed_f64(storm: &Storm, p: &P, traffic: bool) -> Run {
     let (mut rc, mut rt, mut a) = (p.r_max, p.r_max, p.alpha_init);
     let mut stage = 0u32;
     let (mut started, mut dmark, mut amark) = (false, false, false);
     let (mut i_from, mut bytes, mut now) = (f64::INFINITY, 0.0f64, 0.0f64);
-    let mut run = Run::default();
-    let mut cnps = (0..COUNT).map(|k| START + k * EVERY).peekable();
+    let mut run = Run::new(storm);
+    let mut cnps = storm.times().peekable();
     // Period ends: the cycles n with n + 1 a multiple of the period (0
     // acts as 1).
     let (mon, alpha_t) = (p.mon.max(1), p.alpha_t.max(1));
@@ -494,8 +528,8 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
     let mut row = |name: &str, traffic: bool, m: &Run, f: &Run, how: &str| {
         println!(
             "{name} (traffic {traffic}): model {} cycles, f64 {} cycles, lowest rc {} units",
-            m.recovered.unwrap() - LAST,
-            f.recovered.unwrap() - LAST,
+            m.cycles(),
+            f.cycles(),
             m.min_rc
         );
         t.row(&[
@@ -506,7 +540,7 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
                 "none (timer alone)"
             }
             .into(),
-            (m.recovered.unwrap() - LAST).to_string(),
+            (m.cycles()).to_string(),
             format!("{:.3}", m.ms()),
             format!("{:.3}", f.ms()),
             format!("{:.3}", m.min_rc * 100.0 / R_MAX as f64),
@@ -516,8 +550,8 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
 
     // Deployed, timer alone: the ns-3 Mlx model's setting. In lockstep.
     let dep = deployed();
-    let m = run_lockstep(dep, false, 4_000_000);
-    let f = deployed_f64(&P::of(&dep), false);
+    let m = run_lockstep(STORM, dep, false, 4_000_000);
+    let f = deployed_f64(&STORM, &P::of(&dep), false);
     let w = cuts_match("deployed, timer", &m, &f, 0.01);
     println!(
         "deployed, timer alone: cuts within {:.4} % of f64",
@@ -530,8 +564,8 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         f.ms()
     );
     // Cut once per 4 us at most: one cut per CNP here (50 us apart).
-    assert_eq!(m.cuts.len() as u64, COUNT);
-    let dep_timer = m.recovered.unwrap() - LAST;
+    assert_eq!(m.cuts.len() as u64, STORM.count);
+    let dep_timer = m.cycles();
     row(
         "deployed (reset values)",
         false,
@@ -541,8 +575,8 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
     );
 
     // Deployed with traffic (byte counter on, 32,767 bytes). In lockstep.
-    let m = run_lockstep(dep, true, 4_000_000);
-    let f = deployed_f64(&P::of(&dep), true);
+    let m = run_lockstep(STORM, dep, true, 4_000_000);
+    let f = deployed_f64(&STORM, &P::of(&dep), true);
     let w = cuts_match("deployed, traffic", &m, &f, 0.05);
     println!("deployed, traffic: cuts within {:.4} % of f64", w * 100.0);
     assert!(
@@ -551,7 +585,7 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         m.ms(),
         f.ms()
     );
-    let dep_traffic = m.recovered.unwrap() - LAST;
+    let dep_traffic = m.cycles();
     row(
         "deployed (reset values)",
         true,
@@ -566,8 +600,8 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         cfg_mode: dep.cfg_mode | MODE_BYTE_OFF,
         ..dep
     };
-    let m = run_lockstep(ns3, true, 4_000_000);
-    let f = deployed_f64(&P::of(&ns3), true);
+    let m = run_lockstep(STORM, ns3, true, 4_000_000);
+    let f = deployed_f64(&STORM, &P::of(&ns3), true);
     cuts_match("deployed, no byte counter", &m, &f, 0.01);
     assert!(
         (m.ms() - f.ms()).abs() <= 0.01 * f.ms(),
@@ -575,7 +609,7 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         m.ms(),
         f.ms()
     );
-    let ns3_traffic = m.recovered.unwrap() - LAST;
+    let ns3_traffic = m.cycles();
     row(
         "deployed, byte counter off (BYTE_OFF: the ns-3 Mlx code)",
         true,
@@ -586,8 +620,8 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
 
     // The paper's reaction point, model alone (seconds of simulated time).
     let pap = paper();
-    let m = run_model(pap, true, 2_000_000_000);
-    let f = paper_f64(&P::of(&pap), true);
+    let m = run_model(STORM, pap, true, 2_000_000_000);
+    let f = paper_f64(&STORM, &P::of(&pap), true);
     let w = cuts_match("paper, traffic", &m, &f, 0.01);
     println!("paper, traffic: cuts within {:.4} % of f64", w * 100.0);
     assert!(
@@ -596,7 +630,7 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         m.ms(),
         f.ms()
     );
-    let pap_traffic = m.recovered.unwrap() - LAST;
+    let pap_traffic = m.cycles();
     row(
         "paper (mode 0, F 5, B 10 MiB, alpha 1.0)",
         true,
@@ -605,8 +639,8 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         "model",
     );
 
-    let m = run_model(pap, false, 4_000_000_000);
-    let f = paper_f64(&P::of(&pap), false);
+    let m = run_model(STORM, pap, false, 4_000_000_000);
+    let f = paper_f64(&STORM, &P::of(&pap), false);
     cuts_match("paper, timer", &m, &f, 0.01);
     assert!(
         (m.ms() - f.ms()).abs() <= 0.01 * f.ms(),
@@ -614,7 +648,7 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         m.ms(),
         f.ms()
     );
-    let pap_timer = m.recovered.unwrap() - LAST;
+    let pap_timer = m.cycles();
     row(
         "paper (mode 0, F 5, B 10 MiB, alpha 1.0)",
         false,
@@ -640,4 +674,49 @@ fn recovery_after_a_2_ms_cnp_storm_deployed_and_paper() {
         "paper, traffic: {pap_traffic}"
     );
     assert!(pap_timer >= 100 * dep_timer, "paper, timer: {pap_timer}");
+}
+
+/// CNPs closer than the monitor period (3 us apart, period 4 us) and one
+/// every 10 us, 1 ms each: with MON_CUT the model cuts once per period with
+/// CNPs, as the f64 reference does, so fewer cuts than CNPs in the first
+/// storm; every cut and the recovery match the reference. Model alone for
+/// the timer-only runs, in lockstep with traffic.
+#[test]
+fn deployed_cuts_once_per_monitor_period_like_the_f64_reference() {
+    let dep = deployed();
+    for (every, count) in [(750u64, 334u64), (2_500, 100)] {
+        let storm = Storm {
+            start: 3_333,
+            every,
+            count,
+        };
+        for traffic in [false, true] {
+            let m = if traffic {
+                run_lockstep(storm, dep, true, 4_000_000)
+            } else {
+                run_model(storm, dep, false, 40_000_000)
+            };
+            let f = deployed_f64(&storm, &P::of(&dep), traffic);
+            let w = cuts_match("storm", &m, &f, 0.01);
+            println!(
+                "CNPs every {every} cycles, traffic {traffic}: {} CNPs, {} cuts (f64 {}), \
+                 cuts within {:.4} %, recovery {} cycles (f64 {})",
+                count,
+                m.cuts.len(),
+                f.cuts.len(),
+                w * 100.0,
+                m.cycles(),
+                f.cycles()
+            );
+            if every < dep.cfg_mon as u64 {
+                assert!((m.cuts.len() as u64) < count, "a cut per CNP");
+            }
+            assert!(
+                m.cycles().abs_diff(f.cycles()) <= 10 + f.cycles() / 100,
+                "recovery: model {} cycles, f64 {}",
+                m.cycles(),
+                f.cycles()
+            );
+        }
+    }
 }
