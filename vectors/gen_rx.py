@@ -279,6 +279,18 @@ def cc_vectors():
         qps=[dict(qp(0, "uc", mtu=4096), cc=True)], wqes=[big(0, 1024), big(0, 1024, off=0x10_0000)],
         rx=[rx(2000, {"cnp": {"qp": 0}}, count=30, every=300)], cc=dict(FAST_CC),
         max_cycles=1_500_000))
+    write("cc", "cnp_storm_deployed", dict(
+        description="The storm of cnp_storm_recovery on the deployed reaction point (DCQCN_MODE "
+                    "and F, B, alpha at their reset values, scaled T_INC 2000 cycles, B 64 KiB, "
+                    "R_AI 2 Gb/s, R_HAI 10 Gb/s): 30 CNPs 300 cycles apart are cut once per "
+                    "1000-cycle monitor period, alpha moves on its 250-cycle period, rt stays "
+                    "at a cut with no increase since the last, then one fast-recovery step, "
+                    "additive and hyper increases",
+        qps=[dict(qp(0, "uc", mtu=4096), cc=True)], wqes=[big(0, 1024), big(0, 1024, off=0x10_0000)],
+        rx=[rx(2000, {"cnp": {"qp": 0}}, count=30, every=300)],
+        cc={"t_inc_cycles": 2000, "b_bytes": 65536, "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0,
+            "cnp_interval_cycles": 400},
+        max_cycles=1_500_000))
     write("cc", "cnp_idle_qp", dict(
         description="CNPs for a QP with DCQCN on and no traffic: the rate is cut anyway; with "
                     "no bytes sent only the timer stages advance (fast recovery then additive "
