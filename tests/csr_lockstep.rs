@@ -114,7 +114,7 @@ struct RefMap {
 }
 
 /// Block CC's RW registers (address, mask, reset), from the map by name.
-const CC_REGS: [(u16, u32, u32); 13] = [
+const CC_REGS: [(u16, u32, u32); 16] = [
     (
         map::CC_DCQCN_G_ADDR,
         map::CC_DCQCN_G_MASK,
@@ -179,6 +179,21 @@ const CC_REGS: [(u16, u32, u32); 13] = [
         map::CC_STAT_QP_ADDR,
         map::CC_STAT_QP_MASK,
         map::CC_STAT_QP_RESET,
+    ),
+    (
+        map::CC_DCQCN_MODE_ADDR,
+        map::CC_DCQCN_MODE_MASK,
+        map::CC_DCQCN_MODE_RESET,
+    ),
+    (
+        map::CC_DCQCN_MON_ADDR,
+        map::CC_DCQCN_MON_MASK,
+        map::CC_DCQCN_MON_RESET,
+    ),
+    (
+        map::CC_DCQCN_ALPHA_T_ADDR,
+        map::CC_DCQCN_ALPHA_T_MASK,
+        map::CC_DCQCN_ALPHA_T_RESET,
     ),
 ];
 
@@ -522,6 +537,20 @@ impl RefMap {
         o.cfg_r_min = self.get(map::CC_DCQCN_R_MIN_ADDR);
         o.cfg_r_max = self.get(map::CC_DCQCN_R_MAX_ADDR);
         o.cfg_alpha_init = (self.get(map::CC_DCQCN_ALPHA_ADDR) & 0x7FF) as u16;
+        let m = self.get(map::CC_DCQCN_MODE_ADDR);
+        o.cfg_mode = [
+            map::CC_DCQCN_MODE_MON_CUT_LSB,
+            map::CC_DCQCN_MODE_ALPHA_T_LSB,
+            map::CC_DCQCN_MODE_FIRST_CNP_LSB,
+            map::CC_DCQCN_MODE_CLAMP_OFF_LSB,
+            map::CC_DCQCN_MODE_DEP_INC_LSB,
+            map::CC_DCQCN_MODE_BYTE_OFF_LSB,
+        ]
+        .iter()
+        .enumerate()
+        .fold(0, |acc, (k, &lsb)| acc | (fld(m, lsb, 1) as u8) << k);
+        o.cfg_mon = self.get(map::CC_DCQCN_MON_ADDR) & 0xFF_FFFF;
+        o.cfg_alpha_t = self.get(map::CC_DCQCN_ALPHA_T_ADDR) & 0xFF_FFFF;
         o.cfg_rl_burst = self.get(map::CC_RL_BURST_ADDR) & 0xFF_FFFF;
         let cnp = self.get(map::CC_CNP_CFG_ADDR);
         o.cfg_cnp_dscp = fld(cnp, map::CC_CNP_CFG_DSCP_LSB, 6) as u8;

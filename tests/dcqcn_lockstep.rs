@@ -41,6 +41,17 @@
 //!   timer) the final drain (no CNP, no frame) must serve the byte events of
 //!   each QP's last epoch, up to one per QP per `QPS` cycles.
 //!
+//! Half the cases draw random deployed-DCQCN mode bits (`cfg_mode`, with
+//! random monitor and alpha periods; docs/rx_cc.md, "DCQCN as deployed").
+//! The checks above are the paper's reaction point (mode 0); in a mode case
+//! the environment keeps the ones every mode obeys (`check_modes`: a
+//! disabled QP at its initial state, `cnt_cnp` and `cnt_cut`, at most one
+//! event counted and one QP moved by the datapath a cycle, a cut lowers
+//! `rc` of one QP to at least `r_min` and nothing else moves with it, an
+//! increase leaves `rc = (rt + rc_before) >> 1`), and RTL and model must
+//! agree every cycle; the modes' arithmetic is checked by the model's
+//! hand-worked tests and the f64 references of tests/dcqcn_deployed.rs.
+//!
 //! Reproducible (`tests/common/mod.rs`): seed [`DEFAULT_SEED`] or
 //! `RNIC_RANDOM_SEED`, [`DEFAULT_CASES`] cases or `RNIC_RANDOM_CASES`. A
 //! failing case prints its own seed; `RNIC_RANDOM_SEED=<that seed>
@@ -49,7 +60,7 @@
 
 mod common;
 
-use rnic_model::dcqcn::{Dcqcn, DcqcnIn, DcqcnOut, QPS};
+use rnic_model::dcqcn::{Dcqcn, DcqcnIn, DcqcnOut, MODE_FIRST_CNP, MODE_MON_CUT, QPS};
 use rnic_model::Beat;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{self, Env};
@@ -178,6 +189,11 @@ struct DcqcnEnv {
     steps_seen: [u64; 4],
     to_rmin: u64,
     to_rmax: u64,
+    /// Mode cases: cuts and increases seen, QPs released to their initial
+    /// state (FIRST_CNP).
+    mode_cuts: u64,
+    mode_incs: u64,
+    mode_releases: u64,
 }
 
 impl DcqcnEnv {
@@ -192,12 +208,24 @@ impl DcqcnEnv {
         let n_hot = pick(&[1, 2, 4, QPS as u64]) as usize;
         let en_churn = pick(&[0, 1]) == 1;
         let cfg_churn = pick(&[0, 0, 1]) as u8;
+        // Half the cases: random deployed-DCQCN mode bits and periods.
+        let mode = if rng.below(2) == 0 {
+            0
+        } else {
+            [0x1F, 0x3F, 1 + rng.below(63) as u8, 1 + rng.below(63) as u8][rng.below(4) as usize]
+        };
+        let mut pick = |xs: &[u64]| xs[rng.below(xs.len() as u64) as usize];
+        let mon = pick(&[0, 1, 7, 55, 250, 1000]) as u32;
+        let alpha_t = pick(&[0, 1, 7, 55, 250, 1000]) as u32;
         let mut env = DcqcnEnv {
             rng,
             cfg: DcqcnIn {
                 cfg_k: k,
                 cfg_t_inc: t_inc,
                 cfg_b: b,
+                cfg_mode: mode,
+                cfg_mon: mon,
+                cfg_alpha_t: alpha_t,
                 ..DcqcnIn::default()
             },
             cnp_pct,
@@ -219,6 +247,9 @@ impl DcqcnEnv {
             steps_seen: [0; 4],
             to_rmin: 0,
             to_rmax: 0,
+            mode_cuts: 0,
+            mode_incs: 0,
+            mode_releases: 0,
         };
         env.hot = (0..n_hot)
             .map(|_| env.rng.below(QPS as u64) as u8)
@@ -292,6 +323,10 @@ impl DcqcnEnv {
             assert_eq!(*o, DcqcnOut::default(), "outputs out of reset");
             return;
         };
+        if i.cfg_mode != 0 {
+            self.check_modes(cycle, &i, o);
+            return;
+        }
         let p = self.prev_out;
         let en = |q: usize| i.cc_en >> q & 1 != 0;
         let cut = i.cnp_valid && en(i.cnp_qp as usize);
@@ -453,6 +488,98 @@ impl DcqcnEnv {
         self.to_rmax += (b.rt == r_max) as u64;
     }
 
+    /// The checks every mode obeys (see the top of the file).
+    fn check_modes(&mut self, cycle: u64, i: &DcqcnIn, o: &DcqcnOut) {
+        let p = self.prev_out;
+        let en = |q: usize| i.cc_en >> q & 1 != 0;
+        let d = |a: u32, b: u32| b.wrapping_sub(a);
+        let (d_cut, d_inc, d_alpha) = (
+            d(p.cnt_cut, o.cnt_cut),
+            d(p.cnt_fr, o.cnt_fr) + d(p.cnt_ai, o.cnt_ai) + d(p.cnt_hai, o.cnt_hai),
+            d(p.cnt_alpha, o.cnt_alpha),
+        );
+        assert_eq!(
+            d(p.cnt_cnp, o.cnt_cnp),
+            i.cnp_valid as u32,
+            "cycle {cycle}: cnt_cnp"
+        );
+        let cnp_en = i.cnp_valid && en(i.cnp_qp as usize);
+        assert!(
+            d_cut <= 1 && d_inc <= 1 && d_alpha <= 1 && d_cut + d_inc + d_alpha <= 2,
+            "cycle {cycle}: counters jumped"
+        );
+        if d_cut == 1 {
+            assert_eq!(
+                d_inc + d_alpha,
+                0,
+                "cycle {cycle}: event served beside a cut"
+            );
+        }
+        if i.cfg_mode & MODE_MON_CUT == 0 {
+            assert_eq!(d_cut, cnp_en as u32, "cycle {cycle}: immediate cut");
+        }
+        let r_max = i.cfg_r_max as i128;
+        let init = St {
+            rc: r_max,
+            rt: r_max,
+            alpha: i.cfg_alpha_init as i128 & 0x7FF,
+        };
+        let mut moved = Vec::new();
+        for q in 0..QPS {
+            let (a, b) = (st(&p, q), st(o, q));
+            if !en(q) {
+                assert_eq!(
+                    b, init,
+                    "cycle {cycle}: disabled QP {q} not at its initial state"
+                );
+            } else if a != b {
+                // FIRST_CNP: a QP before its first CNP is held at its
+                // initial state, and a released one returns to it.
+                if i.cfg_mode & MODE_FIRST_CNP != 0 && b == init {
+                    self.mode_releases += (a.rt == r_max) as u64;
+                    continue;
+                }
+                moved.push((q, a, b));
+            }
+        }
+        assert!(
+            moved.len() <= 1,
+            "cycle {cycle}: more than one QP changed by the shared datapath: {moved:?}"
+        );
+        let Some(&(q, a, b)) = moved.first() else {
+            return;
+        };
+        assert!(
+            d_cut + d_inc + d_alpha > 0,
+            "cycle {cycle}: QP {q} changed {a:?} -> {b:?} with no event counted"
+        );
+        if d_cut == 1 {
+            let r_min = i.cfg_r_min as i128;
+            assert!(
+                b.rc <= a.rc.max(r_min) && b.rc >= r_min.min(a.rc),
+                "cycle {cycle}: cut of QP {q} {a:?} -> {b:?}"
+            );
+            assert!(
+                b.rt == a.rt || b.rt == a.rc,
+                "cycle {cycle}: cut of QP {q}: rt neither kept nor rc"
+            );
+            self.mode_cuts += 1;
+        } else if d_inc == 1 {
+            assert_eq!(
+                b.rc,
+                (b.rt + a.rc) >> 1,
+                "cycle {cycle}: QP {q} rc after an increase"
+            );
+            self.mode_incs += 1;
+        } else {
+            assert_eq!(
+                (b.rc, b.rt),
+                (a.rc, a.rt),
+                "cycle {cycle}: QP {q} rates moved by an alpha update"
+            );
+        }
+    }
+
     /// Cuts every QP's alpha interval down to what its port shows (the
     /// internal value's top 11 bits); each must keep a value.
     fn narrow(&mut self, cycle: u64, o: &DcqcnOut) {
@@ -495,7 +622,11 @@ impl Env for DcqcnEnv {
 
     fn step(&mut self, cycle: u64, o: &DcqcnOut) -> DcqcnIn {
         self.check(cycle, o);
-        let (inc_bound, alpha_bound) = self.bounds_now();
+        let (mut inc_bound, mut alpha_bound) = self.bounds_now();
+        if self.cfg.cfg_mode != 0 {
+            // The bounds are the paper's timers and byte counter.
+            (inc_bound, alpha_bound) = (u64::MAX, u64::MAX);
+        }
         let incs = (o.cnt_fr as u64) + (o.cnt_ai as u64) + (o.cnt_hai as u64);
         assert!(
             incs <= inc_bound,
@@ -553,6 +684,9 @@ fn dcqcn_random_lockstep() {
     let (mut free, mut exact) = (0u64, 0u64);
     let mut steps = [0u64; 4];
     let mut drained = 0u64;
+    let (mut mode_cases, mut mode_cycles) = (0u64, 0u64);
+    let (mut mode_cuts, mut mode_incs, mut mode_releases) = (0u64, 0u64, 0u64);
+    let mut mode_bits = [0u64; 6];
     // The share of cuts whose alpha is known exactly depends on the
     // seed's draws (42 to 89 % over the seeds tried): cases go on until
     // it is half.
@@ -562,6 +696,17 @@ fn dcqcn_random_lockstep() {
         let fin = lockstep::run(&mut model, &mut RtlDcqcn::new(), &mut env, CYCLES + DRAIN)
             .unwrap_or_else(|d| panic!("{d}"));
         total += fin.cycles;
+        let m = env.cfg.cfg_mode;
+        if m != 0 {
+            mode_cases += 1;
+            mode_cycles += fin.cycles;
+            mode_cuts += env.mode_cuts;
+            mode_incs += env.mode_incs;
+            mode_releases += env.mode_releases;
+            for (k, n) in mode_bits.iter_mut().enumerate() {
+                *n += (m >> k & 1) as u64;
+            }
+        }
         cuts += env.cuts;
         free += env.free_cuts;
         exact += env.exact_cuts;
@@ -572,7 +717,7 @@ fn dcqcn_random_lockstep() {
         }
         // Byte-only cases: the drain serves each QP's last-epoch byte
         // events, at least one per QP per QPS cycles.
-        if env.cfg.cfg_t_inc == NEVER && env.cfg.cfg_b != 0 {
+        if env.cfg.cfg_t_inc == NEVER && env.cfg.cfg_b != 0 && m == 0 {
             let o = env.prev_out;
             let incs = (o.cnt_fr as u64) + (o.cnt_ai as u64) + (o.cnt_hai as u64);
             let floor: u64 = (0..QPS)
@@ -591,12 +736,20 @@ fn dcqcn_random_lockstep() {
             && steps.iter().all(|&n| n >= 1_000)
             && rmax >= 1_000
             && drained >= 100
+            && mode_cases >= 16
+            && mode_bits.iter().all(|&n| n >= 6)
+            && mode_cuts >= 1_000
+            && mode_incs >= 1_000
     });
     println!(
         "dcqcn: {} cases, {total} cycles, {cuts} cuts ({rmin} to r_min; of the {free} others \
          {exact} with alpha known exactly), visible steps FR {} AI {} HAI {} alpha {} ({rmax} \
          at r_max), {drained} byte events checked after drains",
         run.cases, steps[0], steps[1], steps[2], steps[3]
+    );
+    println!(
+        "dcqcn modes: {mode_cases} cases ({mode_cycles} cycles; cases per bit {mode_bits:?}), \
+         {mode_cuts} cuts, {mode_incs} increases, {mode_releases} releases seen"
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} cycles");
@@ -611,5 +764,14 @@ fn dcqcn_random_lockstep() {
         }
         assert!(rmax >= 1_000, "r_max cap barely exercised ({rmax})");
         assert!(drained >= 100, "drain check barely exercised ({drained})");
+        assert!(mode_cases >= 16, "few mode cases ({mode_cases})");
+        assert!(
+            mode_bits.iter().all(|&n| n >= 6),
+            "mode bits barely drawn ({mode_bits:?})"
+        );
+        assert!(
+            mode_cuts >= 1_000 && mode_incs >= 1_000,
+            "mode cases barely moved ({mode_cuts} cuts, {mode_incs} increases)"
+        );
     }
 }

@@ -133,6 +133,8 @@ fn skip_equals_ticks_in_paused_recovering_and_rate_limited_states() {
     sample("vectors/rx/pfc_quanta_65535.json", 4001, &mut seen);
     sample("vectors/cc/cnp_single.json", 501, &mut seen);
     sample("vectors/cc/cnp_storm_recovery.json", 2003, &mut seen);
+    // The deployed reaction point: shared monitor and alpha periods.
+    sample("vectors/cc/cnp_storm_deployed.json", 1001, &mut seen);
     eprintln!("{seen:?}");
     assert!(seen.compared >= 30, "{seen:?}");
     assert!(seen.paused >= 3, "{seen:?}");

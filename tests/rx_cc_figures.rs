@@ -221,7 +221,10 @@ fn cnp_to_rate_cut_within_4_cycles() {
         &[qp(0, r#","cc":true"#)],
         &[],
         r#"{"at":300,"frame":{"cnp":{"qp":0}}}"#,
-        "",
+        // The paper's reaction point (DCQCN_MODE 0): the CNP cuts at once.
+        // The deployed default (MON_CUT) cuts when the monitor period
+        // ends (docs/rx_cc.md); tests/dcqcn_deployed.rs measures that.
+        r#","cc":{"dcqcn_mode":0,"f":5,"b_bytes":10485760,"alpha_init":1024}"#,
     );
     let mut env = PollRate {
         inner: RnicTopEnv::new(&v).unwrap(),
@@ -259,12 +262,79 @@ fn cnp_to_rate_cut_within_4_cycles() {
         HEADER,
         "3",
         &[
-            "CNP to the rate cut in force (the cut rate in dcqcn's output, read back through STAT_RC every cycle)".into(),
+            "CNP to the rate cut in force (the cut rate in dcqcn's output, read back through STAT_RC every cycle; DCQCN_MODE 0, the paper's immediate cut)".into(),
             format!("≤ {CNP_TO_CUT_MAX}"),
             (m - n).to_string(),
         ],
     );
     assert!(m - n <= CNP_TO_CUT_MAX, "CNP to rate cut {} cycles", m - n);
+}
+
+/// The deployed default (DCQCN_MODE's reset value, MON_CUT): the CNP marks
+/// the QP and the cut is made when the 4 us monitor period ends, at most
+/// DCQCN_MON cycles later than the paper's immediate cut.
+#[test]
+fn deployed_cnp_cut_waits_for_the_monitor_period() {
+    let v = vector(
+        &[qp(0, r#","cc":true"#)],
+        &[],
+        r#"{"at":300,"frame":{"cnp":{"qp":0}}}"#,
+        // Run past the monitor period's end.
+        r#","min_cycles":3000"#,
+    );
+    let mut env = PollRate {
+        inner: RnicTopEnv::new(&v).unwrap(),
+        mine: None,
+        samples: Vec::new(),
+    };
+    let cycles = run(&mut env, v.max_cycles);
+    env.inner.finish_checks(cycles);
+    assert!(
+        env.inner.common.failures.is_empty(),
+        "{:#?}",
+        env.inner.common.failures
+    );
+    let n = env.inner.rx.sent[0].last;
+    let &(m, after) = env
+        .samples
+        .iter()
+        .find(|s| s.0 > n && s.1 != 50 << 20)
+        .expect("a rate cut");
+    // FIRST_CNP: alpha starts at its initial value, 1023/1024 (Q20 1023 <<
+    // 10), at the CNP, which does not count in its alpha period (ALPHA_T):
+    // the cut uses it after k decays floor(A (1 - 1/256)), one per 1 us
+    // alpha period ended before the cut, k <= 4 (the monitor period is 4).
+    let mut a: u64 = 1023 << 10;
+    let mut decays = None;
+    for k in 0..=4 {
+        if after as u64 == (50 << 20) - (((50u64 << 20) * a) >> 21) {
+            decays = Some(k);
+        }
+        a = (a * 255) >> 8;
+    }
+    let k =
+        decays.unwrap_or_else(|| panic!("cut to {after}: no alpha 1023/1024 decayed 0..4 times"));
+    println!("deployed cut: alpha decayed {k} times before it");
+    let mon = rnic_model::csr_map::CC_DCQCN_MON_RESET as u64;
+    println!(
+        "CNP last beat -> rate cut in force, deployed default (MON_CUT, period {mon}): {} cycles",
+        m - n
+    );
+    figures::row(
+        TABLE,
+        HEADER,
+        "3b",
+        &[
+            "The same with the deployed default (DCQCN_MODE reset value: the cut waits for the end of the 4 us monitor period)".into(),
+            format!("≤ {} + DCQCN_MON ({mon})", CNP_TO_CUT_MAX),
+            (m - n).to_string(),
+        ],
+    );
+    assert!(
+        m - n <= CNP_TO_CUT_MAX + mon,
+        "CNP to rate cut {} cycles",
+        m - n
+    );
 }
 
 #[test]

@@ -30,7 +30,11 @@ CHECK_CC = (CHECK_RX + "; the DCQCN arithmetic itself by the model's tests again
 # Scaled DCQCN timers and steps, so that a cut and its recovery to line rate
 # fit in a vector of a few hundred thousand cycles (the defaults are 55 us /
 # 300 us / 10 MiB / 5 and 50 Mb/s: tens of millions of cycles).
-FAST_CC = {"k_cycles": 1000, "t_inc_cycles": 2000, "b_bytes": 65536,
+# The paper's reaction point (DCQCN_MODE 0, F 5, alpha 1.0), which these
+# vectors were written for; the registers' reset values are the deployed
+# DCQCN's (docs/rx_cc.md, "DCQCN as deployed").
+PAPER_CC = {"dcqcn_mode": 0, "f": 5, "alpha_init": 1024}
+FAST_CC = {**PAPER_CC, "k_cycles": 1000, "t_inc_cycles": 2000, "b_bytes": 65536,
            "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0, "cnp_interval_cycles": 400}
 
 
@@ -256,7 +260,7 @@ def line_rate_vectors():
                     "frames, 65 beats, IPv4) for QP 1, every fifth CE-marked: none dropped",
         qps=qps + [qp(2, "uc")], wqes=[],
         rx=[rx(100, {"data": {"qp": 1, "psn": k, "len": 4096, "ce": k % 5 == 0}}) for k in range(40)],
-        cc={"cnp_interval_cycles": 1}))
+        cc={**PAPER_CC, "b_bytes": 10 << 20, "cnp_interval_cycles": 1}))
 
 
 def cc_vectors():
@@ -274,6 +278,18 @@ def cc_vectors():
                     "R_HAI 10 Gb/s)",
         qps=[dict(qp(0, "uc", mtu=4096), cc=True)], wqes=[big(0, 1024), big(0, 1024, off=0x10_0000)],
         rx=[rx(2000, {"cnp": {"qp": 0}}, count=30, every=300)], cc=dict(FAST_CC),
+        max_cycles=1_500_000))
+    write("cc", "cnp_storm_deployed", dict(
+        description="The storm of cnp_storm_recovery on the deployed reaction point (DCQCN_MODE "
+                    "and F, B, alpha at their reset values, scaled T_INC 2000 cycles, B 64 KiB, "
+                    "R_AI 2 Gb/s, R_HAI 10 Gb/s): 30 CNPs 300 cycles apart are cut once per "
+                    "1000-cycle monitor period, alpha moves on its 250-cycle period, rt stays "
+                    "at a cut with no increase since the last, then one fast-recovery step, "
+                    "additive and hyper increases",
+        qps=[dict(qp(0, "uc", mtu=4096), cc=True)], wqes=[big(0, 1024), big(0, 1024, off=0x10_0000)],
+        rx=[rx(2000, {"cnp": {"qp": 0}}, count=30, every=300)],
+        cc={"t_inc_cycles": 2000, "b_bytes": 65536, "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0,
+            "cnp_interval_cycles": 400},
         max_cycles=1_500_000))
     write("cc", "cnp_idle_qp", dict(
         description="CNPs for a QP with DCQCN on and no traffic: the rate is cut anyway; with "

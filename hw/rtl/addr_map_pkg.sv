@@ -8,7 +8,7 @@ package addr_map_pkg;
   localparam logic [15:0] GLOBAL_ID_ADDR = 16'h0000;
   localparam logic [31:0] GLOBAL_ID_VALUE = 32'h524E4943;
   localparam logic [15:0] GLOBAL_VERSION_ADDR = 16'h0004;
-  localparam logic [31:0] GLOBAL_VERSION_VALUE = 32'h00000001;
+  localparam logic [31:0] GLOBAL_VERSION_VALUE = 32'h00000002;
   localparam logic [15:0] GLOBAL_PCIE_CFG_ADDR = 16'h0008;
   localparam logic [31:0] GLOBAL_PCIE_CFG_MASK = 32'hFFFF0077;
   localparam logic [31:0] GLOBAL_PCIE_CFG_RESET = 32'h01000012;
@@ -110,8 +110,11 @@ package addr_map_pkg;
   // CC registers at 0x0200
   // CC's RW registers as csr.sv's cc_q: register k at CC_RW_ADDR + 4k, bits 32k+31:32k
   localparam logic [15:0] CC_RW_ADDR = 16'h0200;
-  localparam int CC_RW_N = 13;
-  localparam logic [13*32-1:0] CC_RW_MASKS = {
+  localparam int CC_RW_N = 16;
+  localparam logic [16*32-1:0] CC_RW_MASKS = {
+    32'h00FFFFFF,
+    32'h00FFFFFF,
+    32'h0000003F,
     32'h000000FF,
     32'h00FFFFFF,
     32'h0001073F,
@@ -126,20 +129,23 @@ package addr_map_pkg;
     32'h00FFFFFF,
     32'h0000FF0F
   };
-  localparam logic [13*32-1:0] CC_RW_RESETS = {
+  localparam logic [16*32-1:0] CC_RW_RESETS = {
+    32'h000000FA,
+    32'h000003E8,
+    32'h0000001F,
     32'h00000000,
     32'h000003E8,
     32'h00010630,
     32'h00004000,
-    32'h00000400,
+    32'h000003FF,
     32'h03200000,
     32'h0000020C,
     32'h00006666,
     32'h00000A3D,
-    32'h00A00000,
+    32'h00007FFF,
     32'h000124F8,
     32'h000035B6,
-    32'h00000508
+    32'h00000108
   };
   localparam logic [15:0] CC_DCQCN_G_ADDR = 16'h0200;
   localparam int CC_DCQCN_G_G_SHIFT_LSB = 0;
@@ -175,9 +181,22 @@ package addr_map_pkg;
   localparam logic [15:0] CC_STAT_QP_ADDR = 16'h0230;
   localparam int CC_STAT_QP_QP_LSB = 0;
   localparam int CC_STAT_QP_QP_W = 8;
-  localparam logic [15:0] CC_STAT_RC_ADDR = 16'h0234;
-  localparam logic [15:0] CC_STAT_RT_ADDR = 16'h0238;
-  localparam logic [15:0] CC_STAT_ALPHA_ADDR = 16'h023C;
+  localparam logic [15:0] CC_DCQCN_MODE_ADDR = 16'h0234;
+  localparam int CC_DCQCN_MODE_MON_CUT_LSB = 0;
+  localparam int CC_DCQCN_MODE_ALPHA_T_LSB = 1;
+  localparam int CC_DCQCN_MODE_FIRST_CNP_LSB = 2;
+  localparam int CC_DCQCN_MODE_CLAMP_OFF_LSB = 3;
+  localparam int CC_DCQCN_MODE_DEP_INC_LSB = 4;
+  localparam int CC_DCQCN_MODE_BYTE_OFF_LSB = 5;
+  localparam logic [15:0] CC_DCQCN_MON_ADDR = 16'h0238;
+  localparam int CC_DCQCN_MON_CYCLES_LSB = 0;
+  localparam int CC_DCQCN_MON_CYCLES_W = 24;
+  localparam logic [15:0] CC_DCQCN_ALPHA_T_ADDR = 16'h023C;
+  localparam int CC_DCQCN_ALPHA_T_CYCLES_LSB = 0;
+  localparam int CC_DCQCN_ALPHA_T_CYCLES_W = 24;
+  localparam logic [15:0] CC_STAT_RC_ADDR = 16'h0240;
+  localparam logic [15:0] CC_STAT_RT_ADDR = 16'h0244;
+  localparam logic [15:0] CC_STAT_ALPHA_ADDR = 16'h0248;
   localparam int CC_STAT_ALPHA_VALUE_LSB = 0;
   localparam int CC_STAT_ALPHA_VALUE_W = 11;
 

@@ -172,6 +172,9 @@ module csr #(
   output logic [31:0]            cfg_r_min,
   output logic [31:0]            cfg_r_max,
   output logic [10:0]            cfg_alpha_init,
+  output logic [5:0]             cfg_mode,
+  output logic [23:0]            cfg_mon,
+  output logic [23:0]            cfg_alpha_t,
   output logic [23:0]            cfg_rl_burst,
   output logic [5:0]             cfg_cnp_dscp,
   output logic [2:0]             cfg_cnp_pcp,
@@ -313,7 +316,8 @@ module csr #(
       || addr_map_pkg::CC_DCQCN_ALPHA_INIT_W != 11 || addr_map_pkg::CC_RL_BURST_BYTES_W != 24
       || addr_map_pkg::CC_CNP_CFG_DSCP_W != 6 || addr_map_pkg::CC_CNP_CFG_PCP_W != 3
       || addr_map_pkg::CC_CNP_INTERVAL_CYCLES_W != 24 || addr_map_pkg::CC_STAT_QP_QP_W < QPW
-      || addr_map_pkg::CC_STAT_ALPHA_VALUE_W != 11)
+      || addr_map_pkg::CC_STAT_ALPHA_VALUE_W != 11
+      || addr_map_pkg::CC_DCQCN_MON_CYCLES_W != 24 || addr_map_pkg::CC_DCQCN_ALPHA_T_CYCLES_W != 24)
   begin : g_bad_cc_fields
     $error("csr: a field of block CC differs in width from its port");
   end
@@ -820,6 +824,9 @@ module csr #(
         addr_map_pkg::CC_CNP_CFG_ADDR: rd_data = cc_q[10];
         addr_map_pkg::CC_CNP_INTERVAL_ADDR: rd_data = cc_q[11];
         addr_map_pkg::CC_STAT_QP_ADDR: rd_data = cc_q[12];
+        addr_map_pkg::CC_DCQCN_MODE_ADDR: rd_data = cc_q[13];
+        addr_map_pkg::CC_DCQCN_MON_ADDR: rd_data = cc_q[14];
+        addr_map_pkg::CC_DCQCN_ALPHA_T_ADDR: rd_data = cc_q[15];
         addr_map_pkg::CC_STAT_RC_ADDR: rd_data = stat_rc;
         addr_map_pkg::CC_STAT_RT_ADDR: rd_data = stat_rt;
         addr_map_pkg::CC_STAT_ALPHA_ADDR: rd_data[addr_map_pkg::CC_STAT_ALPHA_VALUE_LSB +: addr_map_pkg::CC_STAT_ALPHA_VALUE_W] = stat_alpha;
@@ -1201,6 +1208,15 @@ module csr #(
   assign cfg_r_min        = cc_q[6];
   assign cfg_r_max        = cc_q[7];
   assign cfg_alpha_init   = cc_q[8][addr_map_pkg::CC_DCQCN_ALPHA_INIT_LSB +: 11];
+  // dcqcn's cfg_mode bit k is DCQCN_MODE's field of mode bit k (docs/rx_cc.md).
+  assign cfg_mode         = {cc_q[13][addr_map_pkg::CC_DCQCN_MODE_BYTE_OFF_LSB],
+                             cc_q[13][addr_map_pkg::CC_DCQCN_MODE_DEP_INC_LSB],
+                             cc_q[13][addr_map_pkg::CC_DCQCN_MODE_CLAMP_OFF_LSB],
+                             cc_q[13][addr_map_pkg::CC_DCQCN_MODE_FIRST_CNP_LSB],
+                             cc_q[13][addr_map_pkg::CC_DCQCN_MODE_ALPHA_T_LSB],
+                             cc_q[13][addr_map_pkg::CC_DCQCN_MODE_MON_CUT_LSB]};
+  assign cfg_mon          = cc_q[14][addr_map_pkg::CC_DCQCN_MON_CYCLES_LSB +: 24];
+  assign cfg_alpha_t      = cc_q[15][addr_map_pkg::CC_DCQCN_ALPHA_T_CYCLES_LSB +: 24];
   assign cfg_rl_burst     = cc_q[9][addr_map_pkg::CC_RL_BURST_BYTES_LSB +: 24];
   assign cfg_cnp_dscp     = cc_q[10][addr_map_pkg::CC_CNP_CFG_DSCP_LSB +: 6];
   assign cfg_cnp_pcp      = cc_q[10][addr_map_pkg::CC_CNP_CFG_PCP_LSB +: 3];

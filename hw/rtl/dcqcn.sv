@@ -30,6 +30,23 @@
 //    flag clears. bcnt adds tx_len (saturating).
 // 4. A QP without cc_en is held at rc = rt = cfg_r_max, alpha =
 //    cfg_alpha_init << 10, everything else 0.
+// cfg_mode selects the behaviours of deployed DCQCN (docs/rx_cc.md, "DCQCN
+// as deployed"), each on its own; 0 is the above:
+//   bit 0 MON_CUT: a CNP only sets dmark; when the shared monitor period
+//     (cfg_mon) ends, dmark moves to dpend, and the round robin serves the
+//     due cut (alone) like any other event.
+//   bit 1 ALPHA_T: the cut leaves alpha and the alpha timer alone; at each
+//     tick of the shared alpha period (cfg_alpha_t) every running QP gets
+//     apend, with aup = a CNP came in the period (amark); serving it is
+//     alpha := alpha - ceil(alpha / 2^g) (+ 2^20 >> g if aup).
+//   bit 2 FIRST_CNP: an enabled QP is held like a disabled one until a CNP
+//     (start); an increase that brings it to rt = r_max, rc >= r_max - 1
+//     releases it (start := 0). The first CNP does not set amark.
+//   bit 3 CLAMP_OFF: at a cut rt := rc only if t or bc is non-zero (an
+//     increase since the last cut), else rt stays.
+//   bit 4 DEP_INC: one stage count t (timer and byte events), compared
+//     before the event: FR if t < f, AI if t == f, HAI (rt + r_hai) if t > f.
+//   bit 5 BYTE_OFF: the byte counter stays 0, no byte events.
 module dcqcn #(
   parameter int QPS = rnic_pkg::QPS
 ) (
@@ -51,6 +68,9 @@ module dcqcn #(
   input  logic [31:0]            cfg_r_min,
   input  logic [31:0]            cfg_r_max,
   input  logic [10:0]            cfg_alpha_init,
+  input  logic [5:0]             cfg_mode,
+  input  logic [23:0]            cfg_mon,
+  input  logic [23:0]            cfg_alpha_t,
   output logic [32*QPS-1:0]      rc,
   output logic [32*QPS-1:0]      rt,
   output logic [11*QPS-1:0]      alpha,
@@ -80,21 +100,45 @@ module dcqcn #(
   logic [8*QPS-1:0]  bc_q, bc_d;
   logic [QPS-1:0]    apend_q, apend_d;
   logic [QPS-1:0]    ipend_q, ipend_d;
+  logic [QPS-1:0]    dmark_q, dmark_d;
+  logic [QPS-1:0]    dpend_q, dpend_d;
+  logic [QPS-1:0]    amark_q, amark_d;
+  logic [QPS-1:0]    aup_q, aup_d;
+  logic [QPS-1:0]    start_q, start_d;
+  logic [23:0]       mon_q, mon_d;
+  logic [23:0]       atk_q, atk_d;
   logic [QPW-1:0]    rr_q, rr_d;
   logic [31:0]       cnt_cnp_q, cnt_cut_q, cnt_fr_q, cnt_ai_q, cnt_hai_q, cnt_alpha_q;
 
   // ------------------------------------------------------------------
   // Who uses the datapath: a CNP, else the round robin
   // ------------------------------------------------------------------
-  logic           cut, serve, pick_valid;
+  logic           m_mon, m_at, m_first, m_clamp_off, m_dep, m_byte_off;
+  logic           mon_tick, at_tick;
+  logic           cnp_en, cut_now, cut, serve, pick_valid;
   logic [QPW-1:0] pick, s;
-  logic [QPS-1:0] bpend, want;
+  logic [QPS-1:0] cnp_here, held, running, bpend, want;
 
   always_comb begin
-    cut = cnp_valid && cc_en[cnp_qp];
+    m_mon       = cfg_mode[0];
+    m_at        = cfg_mode[1];
+    m_first     = cfg_mode[2];
+    m_clamp_off = cfg_mode[3];
+    m_dep       = cfg_mode[4];
+    m_byte_off  = cfg_mode[5];
+    // Shared free-running period counters (a period of 0 acts as 1).
+    mon_tick    = 25'(mon_q) + 25'd1 >= 25'(cfg_mon);
+    at_tick     = 25'(atk_q) + 25'd1 >= 25'(cfg_alpha_t);
+    mon_d       = mon_tick ? 24'd0 : mon_q + 24'd1;
+    atk_d       = at_tick ? 24'd0 : atk_q + 24'd1;
+    cnp_en      = cnp_valid && cc_en[cnp_qp];
+    cut_now     = cnp_en && !m_mon;
     for (int q = 0; q < QPS; q++) begin
-      bpend[q] = bcnt_q[32*q +: 32] >= cfg_b;
-      want[q]  = cc_en[q] && (apend_q[q] || ipend_q[q] || bpend[q]);
+      cnp_here[q] = cnp_en && cnp_qp == QPW'(q);
+      held[q]     = !cc_en[q] || (m_first && !start_q[q] && !cnp_here[q]);
+      running[q]  = cc_en[q] && (!m_first || start_q[q]);
+      bpend[q]    = !m_byte_off && bcnt_q[32*q +: 32] >= cfg_b;
+      want[q]     = running[q] && (dpend_q[q] || apend_q[q] || ipend_q[q] || bpend[q]);
     end
   end
 
@@ -109,14 +153,16 @@ module dcqcn #(
     end
   end
 
-  logic do_alpha, inc_t, inc_b;
+  logic do_cut, do_alpha, inc_t, inc_b;
 
   always_comb begin
-    serve    = !cut && pick_valid;
-    s        = cut ? cnp_qp : pick;
-    do_alpha = serve && apend_q[pick];
-    inc_t    = serve && ipend_q[pick];
-    inc_b    = serve && !ipend_q[pick] && bpend[pick];
+    serve    = !cut_now && pick_valid;
+    s        = cut_now ? cnp_qp : pick;
+    do_cut   = serve && dpend_q[pick];
+    do_alpha = serve && !do_cut && apend_q[pick];
+    inc_t    = serve && !do_cut && ipend_q[pick];
+    inc_b    = serve && !do_cut && !ipend_q[pick] && bpend[pick];
+    cut      = cut_now || do_cut;
     rr_d     = serve ? pick + QPW'(1) : rr_q;
   end
 
@@ -149,20 +195,26 @@ module dcqcn #(
   // The cut: alpha < 2^21, so rc * alpha >> 21 is below rc (no underflow).
   // The CNP's alpha: a_keep + 2^20 >> g stays <= 2^20 when alpha <= 2^20,
   // and below alpha when alpha > 2^20 (alpha_init above 1.0): no overflow.
+  // Clamp off: rt follows rc only after an increase since the last cut
+  // (t and bc are 0 until one). ALPHA_T: the cut leaves alpha.
   logic [52:0] cut_prod;
-  logic [31:0] cut_rc;
-  logic [20:0] cut_alpha;
+  logic [31:0] cut_rc, cut_rt;
+  logic [20:0] cut_alpha, a_plus_g, dec_alpha;
 
   always_comb begin
     cut_prod  = 53'(s_rc) * 53'(s_alpha);
     cut_rc    = s_rc - 32'(cut_prod >> 21);
     if (cut_rc < cfg_r_min) cut_rc = cfg_r_min;
-    cut_alpha = a_keep + (21'h10_0000 >> cfg_g_shift);
+    cut_rt    = (m_clamp_off && s_t == 8'd0 && s_bc == 8'd0) ? s_rt : s_rc;
+    a_plus_g  = a_keep + (21'h10_0000 >> cfg_g_shift);
+    cut_alpha = m_at ? s_alpha : a_plus_g;
+    // The served alpha update: + g only for an ALPHA_T period with a CNP.
+    dec_alpha = (m_at && aup_q[pick]) ? a_plus_g : a_keep;
   end
 
   // The increase event, with the incremented stage counters.
   logic [7:0]  inc_t_n, inc_bc_n, hi, lo, lo_f;
-  logic        fr, ai, hai;
+  logic        is_fr, is_hai, fr, ai, hai;
   logic [39:0] hai_prod;
   logic [40:0] rt_sum;
   logic [31:0] inc_rt;
@@ -170,14 +222,23 @@ module dcqcn #(
   logic [31:0] inc_rc;
 
   always_comb begin
-    inc_t_n  = (inc_t && s_t != 8'hFF) ? s_t + 8'd1 : s_t;
-    inc_bc_n = (inc_b && s_bc != 8'hFF) ? s_bc + 8'd1 : s_bc;
+    // DEP_INC: every event counts in t, the stage is t before it.
+    inc_t_n  = ((inc_t || (inc_b && m_dep)) && s_t != 8'hFF) ? s_t + 8'd1 : s_t;
+    inc_bc_n = (inc_b && !m_dep && s_bc != 8'hFF) ? s_bc + 8'd1 : s_bc;
     hi       = (inc_t_n > inc_bc_n) ? inc_t_n : inc_bc_n;
     lo       = (inc_t_n > inc_bc_n) ? inc_bc_n : inc_t_n;
-    fr       = (inc_t || inc_b) && hi < cfg_f;
-    hai      = (inc_t || inc_b) && !(hi < cfg_f) && lo > cfg_f;
-    ai       = (inc_t || inc_b) && !(hi < cfg_f) && !(lo > cfg_f);
-    lo_f     = lo - cfg_f;
+    if (m_dep) begin
+      is_fr  = s_t < cfg_f;
+      is_hai = s_t > cfg_f;
+      lo_f   = 8'd1;
+    end else begin
+      is_fr  = hi < cfg_f;
+      is_hai = !(hi < cfg_f) && lo > cfg_f;
+      lo_f   = lo - cfg_f;
+    end
+    fr       = (inc_t || inc_b) && is_fr;
+    hai      = (inc_t || inc_b) && !is_fr && is_hai;
+    ai       = (inc_t || inc_b) && !is_fr && !is_hai;
     hai_prod = 40'(cfg_r_hai) * 40'(lo_f);
     if (hai) rt_sum = 41'(s_rt) + 41'(hai_prod);
     else if (ai) rt_sum = 41'(s_rt) + 41'(cfg_r_ai);
@@ -191,15 +252,26 @@ module dcqcn #(
   // ------------------------------------------------------------------
   // Every QP's next state
   // ------------------------------------------------------------------
-  logic [QPS-1:0] apend_s, ipend_s, aexp, iexp;
+  logic [QPS-1:0] cq, served, apend_s, ipend_s, aexp, iexp, amark_set;
+  logic           release_p;
+
+  // FIRST_CNP: an increase that brings the served QP back to r_max
+  // releases it, unless a CNP of the period is marked or arrives now.
+  always_comb begin
+    release_p = m_first && serve && (inc_t || inc_b) && inc_rt == cfg_r_max
+             && 33'(inc_rc) + 33'd1 >= 33'(cfg_r_max) && !dmark_q[pick] && !cnp_here[pick];
+  end
 
   // Flags as this cycle's service leaves them, and timer expiries.
   always_comb begin
     for (int q = 0; q < QPS; q++) begin
-      apend_s[q] = apend_q[q] && !(serve && pick == QPW'(q));
-      ipend_s[q] = ipend_q[q] && !(inc_t && pick == QPW'(q));
-      aexp[q]    = 25'(atmr_q[24*q +: 24]) + 25'd1 >= 25'(cfg_k);
-      iexp[q]    = 25'(itmr_q[24*q +: 24]) + 25'd1 >= 25'(cfg_t_inc);
+      served[q]    = serve && pick == QPW'(q);
+      cq[q]        = cut && s == QPW'(q);
+      apend_s[q]   = apend_q[q] && !(served[q] && (m_at ? do_alpha : 1'b1));
+      ipend_s[q]   = ipend_q[q] && !(inc_t && pick == QPW'(q));
+      aexp[q]      = 25'(atmr_q[24*q +: 24]) + 25'd1 >= 25'(cfg_k);
+      iexp[q]      = 25'(itmr_q[24*q +: 24]) + 25'd1 >= 25'(cfg_t_inc);
+      amark_set[q] = m_at && cnp_here[q] && !(m_first && !start_q[q]);
     end
   end
 
@@ -226,8 +298,13 @@ module dcqcn #(
     bcnt_d  = bcnt_q;
     apend_d = apend_q;
     ipend_d = ipend_q;
+    dmark_d = dmark_q;
+    dpend_d = dpend_q;
+    amark_d = amark_q;
+    aup_d   = aup_q;
+    start_d = start_q;
     for (int q = 0; q < QPS; q++) begin
-      if (!cc_en[q]) begin
+      if (held[q]) begin
         rc_d[32*q +: 32]    = cfg_r_max;
         rt_d[32*q +: 32]    = cfg_r_max;
         alpha_d[21*q +: 21] = {cfg_alpha_init, 10'd0};
@@ -238,43 +315,85 @@ module dcqcn #(
         bc_d[8*q +: 8]      = '0;
         apend_d[q]          = 1'b0;
         ipend_d[q]          = 1'b0;
-      end else if (cut && cnp_qp == QPW'(q)) begin
-        rc_d[32*q +: 32]    = cut_rc;
-        rt_d[32*q +: 32]    = s_rc;
-        alpha_d[21*q +: 21] = cut_alpha;
-        atmr_d[24*q +: 24]  = '0;
-        itmr_d[24*q +: 24]  = '0;
-        bcnt_d[32*q +: 32]  = '0;
-        t_d[8*q +: 8]       = '0;
-        bc_d[8*q +: 8]      = '0;
-        apend_d[q]          = 1'b0;
-        ipend_d[q]          = 1'b0;
+        dmark_d[q]          = 1'b0;
+        dpend_d[q]          = 1'b0;
+        amark_d[q]          = 1'b0;
+        aup_d[q]            = 1'b0;
+        start_d[q]          = 1'b0;
       end else begin
-        if (serve && pick == QPW'(q)) begin
+        // The datapath's result for the QP it handled.
+        if (cq[q]) begin
+          rc_d[32*q +: 32]    = cut_rc;
+          rt_d[32*q +: 32]    = cut_rt;
+          alpha_d[21*q +: 21] = cut_alpha;
+          t_d[8*q +: 8]       = '0;
+          bc_d[8*q +: 8]      = '0;
+        end else if (served[q]) begin
           if (inc_t || inc_b) begin
             rc_d[32*q +: 32] = inc_rc;
             rt_d[32*q +: 32] = inc_rt;
           end
-          if (do_alpha) alpha_d[21*q +: 21] = a_keep;
+          if (do_alpha) alpha_d[21*q +: 21] = dec_alpha;
           t_d[8*q +: 8]  = inc_t_n;
           bc_d[8*q +: 8] = inc_bc_n;
         end
-        // Timers: restart and flag on expiry, or wait while still flagged.
-        if (!aexp[q]) begin
-          atmr_d[24*q +: 24] = atmr_q[24*q +: 24] + 24'd1;
-          apend_d[q]         = apend_s[q];
+        // Alpha: the shared period (ALPHA_T) or the QP's own timer.
+        if (m_at) begin
+          atmr_d[24*q +: 24] = '0;
+          if (at_tick) begin
+            apend_d[q] = 1'b1;
+            aup_d[q]   = (aup_q[q] && !(served[q] && do_alpha)) || amark_q[q] || amark_set[q];
+            amark_d[q] = 1'b0;
+          end else begin
+            apend_d[q] = apend_s[q];
+            aup_d[q]   = aup_q[q] && !(served[q] && do_alpha);
+            amark_d[q] = amark_q[q] || amark_set[q];
+          end
         end else begin
-          atmr_d[24*q +: 24] = apend_s[q] ? atmr_q[24*q +: 24] : 24'd0;
-          apend_d[q]         = 1'b1;
+          amark_d[q] = 1'b0;
+          aup_d[q]   = 1'b0;
+          if (cq[q]) begin
+            atmr_d[24*q +: 24] = '0;
+            apend_d[q]         = 1'b0;
+          end else if (!aexp[q]) begin
+            // Timers: restart and flag on expiry, or wait while still flagged.
+            atmr_d[24*q +: 24] = atmr_q[24*q +: 24] + 24'd1;
+            apend_d[q]         = apend_s[q];
+          end else begin
+            atmr_d[24*q +: 24] = apend_s[q] ? atmr_q[24*q +: 24] : 24'd0;
+            apend_d[q]         = 1'b1;
+          end
         end
-        if (!iexp[q]) begin
-          itmr_d[24*q +: 24] = itmr_q[24*q +: 24] + 24'd1;
-          ipend_d[q]         = ipend_s[q];
+        // Increase timer and byte counter; a cut restarts them.
+        if (cq[q]) begin
+          itmr_d[24*q +: 24] = '0;
+          ipend_d[q]         = 1'b0;
+          bcnt_d[32*q +: 32] = '0;
         end else begin
-          itmr_d[24*q +: 24] = ipend_s[q] ? itmr_q[24*q +: 24] : 24'd0;
-          ipend_d[q]         = 1'b1;
+          if (!iexp[q]) begin
+            itmr_d[24*q +: 24] = itmr_q[24*q +: 24] + 24'd1;
+            ipend_d[q]         = ipend_s[q];
+          end else begin
+            itmr_d[24*q +: 24] = ipend_s[q] ? itmr_q[24*q +: 24] : 24'd0;
+            ipend_d[q]         = 1'b1;
+          end
+          if (m_byte_off) bcnt_d[32*q +: 32] = '0;
+          else bcnt_d[32*q +: 32] = bcnt_sum[33*q + 32] ? 32'hFFFF_FFFF : bcnt_sum[33*q +: 32];
         end
-        bcnt_d[32*q +: 32] = bcnt_sum[33*q + 32] ? 32'hFFFF_FFFF : bcnt_sum[33*q +: 32];
+        // MON_CUT: the period's mark becomes a due cut when it ends.
+        if (m_mon) begin
+          if (mon_tick) begin
+            dpend_d[q] = (dpend_q[q] && !(served[q] && do_cut)) || dmark_q[q] || cnp_here[q];
+            dmark_d[q] = 1'b0;
+          end else begin
+            dpend_d[q] = dpend_q[q] && !(served[q] && do_cut);
+            dmark_d[q] = dmark_q[q] || cnp_here[q];
+          end
+        end else begin
+          dmark_d[q] = 1'b0;
+          dpend_d[q] = 1'b0;
+        end
+        start_d[q] = (start_q[q] && !(served[q] && release_p)) || cnp_here[q];
       end
     end
   end
@@ -291,6 +410,13 @@ module dcqcn #(
       bc_q        <= '0;
       apend_q     <= '0;
       ipend_q     <= '0;
+      dmark_q     <= '0;
+      dpend_q     <= '0;
+      amark_q     <= '0;
+      aup_q       <= '0;
+      start_q     <= '0;
+      mon_q       <= '0;
+      atk_q       <= '0;
       rr_q        <= '0;
       cnt_cnp_q   <= '0;
       cnt_cut_q   <= '0;
@@ -309,6 +435,13 @@ module dcqcn #(
       bc_q        <= bc_d;
       apend_q     <= apend_d;
       ipend_q     <= ipend_d;
+      dmark_q     <= dmark_d;
+      dpend_q     <= dpend_d;
+      amark_q     <= amark_d;
+      aup_q       <= aup_d;
+      start_q     <= start_d;
+      mon_q       <= mon_d;
+      atk_q       <= atk_d;
       rr_q        <= rr_d;
       cnt_cnp_q   <= cnt_cnp_q + 32'(cnp_valid);
       cnt_cut_q   <= cnt_cut_q + 32'(cut);

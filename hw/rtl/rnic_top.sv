@@ -226,6 +226,8 @@ module rnic_top #(
   logic [23:0]  cfg_k, cfg_t_inc, cfg_rl_burst, cfg_cnp_interval;
   logic [31:0]  cfg_b, cfg_r_ai, cfg_r_hai, cfg_r_min, cfg_r_max;
   logic [10:0]  cfg_alpha_init;
+  logic [5:0]   cfg_mode;
+  logic [23:0]  cfg_mon, cfg_alpha_t;
   logic [5:0]   cfg_cnp_dscp;
   logic [2:0]   cfg_cnp_pcp;
   logic         cfg_cnp_becn;
@@ -476,7 +478,8 @@ module rnic_top #(
     .dma_cpl_malformed(cnt_cpl_malformed),
     .dma_cpl_timeout(cnt_cpl_timeout),
     .cfg_g_shift, .cfg_f, .cfg_k, .cfg_t_inc, .cfg_b, .cfg_r_ai, .cfg_r_hai,
-    .cfg_r_min, .cfg_r_max, .cfg_alpha_init, .cfg_rl_burst, .cfg_cnp_dscp,
+    .cfg_r_min, .cfg_r_max, .cfg_alpha_init, .cfg_mode, .cfg_mon, .cfg_alpha_t,
+    .cfg_rl_burst, .cfg_cnp_dscp,
     .cfg_cnp_pcp, .cfg_cnp_becn, .cfg_cnp_interval, .cfg_stat_qp,
     .cfg_pfcg_en, .cfg_pfcg_xoff, .cfg_pfcg_xon, .cfg_pfcg_time, .cfg_pfcg_refresh,
     .cfg_pfcg_src_mac,
@@ -720,7 +723,7 @@ module rnic_top #(
     .tx_valid(charge_valid), .tx_qp(desc_qp), .tx_len(desc_wire_len),
     .cc_en(qp_cc_en_all),
     .cfg_g_shift, .cfg_k, .cfg_t_inc, .cfg_b, .cfg_f, .cfg_r_ai, .cfg_r_hai,
-    .cfg_r_min, .cfg_r_max, .cfg_alpha_init,
+    .cfg_r_min, .cfg_r_max, .cfg_alpha_init, .cfg_mode, .cfg_mon, .cfg_alpha_t,
     .rc(dc_rc), .rt(dc_rt), .alpha(dc_alpha),
     .cnt_cnp(dc_cnt_cnp), .cnt_cut(dc_cnt_cut), .cnt_fr(dc_cnt_fr), .cnt_ai(dc_cnt_ai),
     .cnt_hai(dc_cnt_hai), .cnt_alpha(dc_cnt_alpha)

@@ -221,6 +221,9 @@ ports! {
         pub cfg_r_min: u32 = 32,
         pub cfg_r_max: u32 = 32,
         pub cfg_alpha_init: u16 = 11,
+        pub cfg_mode: u8 = 6,
+        pub cfg_mon: u32 = 24,
+        pub cfg_alpha_t: u32 = 24,
         pub cfg_rl_burst: u32 = 24,
         pub cfg_cnp_dscp: u8 = 6,
         pub cfg_cnp_pcp: u8 = 3,
@@ -654,6 +657,9 @@ impl Csr {
             cfg_r_min: self.cc_q[6],
             cfg_r_max: self.cc_q[7],
             cfg_alpha_init: field(self.cc_q[8], map::CC_DCQCN_ALPHA_INIT_LSB, 11) as u16,
+            cfg_mode: field(self.cc_q[13], 0, 6) as u8,
+            cfg_mon: field(self.cc_q[14], map::CC_DCQCN_MON_CYCLES_LSB, 24),
+            cfg_alpha_t: field(self.cc_q[15], map::CC_DCQCN_ALPHA_T_CYCLES_LSB, 24),
             cfg_rl_burst: field(self.cc_q[9], map::CC_RL_BURST_BYTES_LSB, 24),
             cfg_cnp_dscp: field(self.cc_q[10], map::CC_CNP_CFG_DSCP_LSB, 6) as u8,
             cfg_cnp_pcp: field(self.cc_q[10], map::CC_CNP_CFG_PCP_LSB, 3) as u8,
@@ -1351,7 +1357,8 @@ mod tests {
         );
         assert!(!o.mmio_rd_resp_valid && !o.db_valid);
         assert_eq!(read(&mut c, 0x0000), 0x524E_4943);
-        assert_eq!(read(&mut c, 0x0004), 1);
+        // Map version 2: CC's STAT_* moved for DCQCN_MODE.
+        assert_eq!(read(&mut c, 0x0004), 2);
         assert_eq!(read(&mut c, 0x0008), 0x0100_0012);
         assert_eq!(read(&mut c, 0x000C), 50000);
         assert_eq!(read(&mut c, 0x0014), 0x0004_1010);
@@ -1602,11 +1609,12 @@ mod tests {
         // 55 us = 13,750 cycles, 300 us = 75,000, 5 Mb/s = 5 * 2^20 / 2000
         // = 2621.44 -> 2621 units, 100 Gb/s = 50 B/cycle = 50 * 2^20.
         let o = c.outputs();
-        assert_eq!((o.cfg_g_shift, o.cfg_f), (8, 5));
+        assert_eq!((o.cfg_g_shift, o.cfg_f), (8, 1));
         assert_eq!((o.cfg_k, o.cfg_t_inc), (13_750, 75_000));
         assert_eq!((o.cfg_r_ai, o.cfg_r_hai, o.cfg_r_min), (2621, 26_214, 524));
         assert_eq!(o.cfg_r_max, 50 << 20);
-        assert_eq!((o.cfg_alpha_init, o.cfg_b), (1024, 10 << 20));
+        assert_eq!((o.cfg_alpha_init, o.cfg_b), (1023, 32767));
+        assert_eq!((o.cfg_mode, o.cfg_mon, o.cfg_alpha_t), (0x1F, 1000, 250));
         assert_eq!(
             (o.cfg_cnp_dscp, o.cfg_cnp_pcp, o.cfg_cnp_becn),
             (48, 6, true)
@@ -1625,7 +1633,7 @@ mod tests {
         // STAT_* and dcqcn's counters read the inputs as they are.
         let mut i = CsrIn {
             mmio_rd_valid: true,
-            mmio_rd_addr: 0x0234,
+            mmio_rd_addr: 0x0240,
             stat_rc: 0xDEAD_BEEF,
             stat_alpha: 0x7FF,
             dcqcn_cnt_hai: 77,
@@ -1633,12 +1641,16 @@ mod tests {
         };
         c.tick(&i);
         assert_eq!(c.outputs().mmio_rd_resp_data, 0xDEAD_BEEF);
-        i.mmio_rd_addr = 0x023C;
+        i.mmio_rd_addr = 0x0248;
         c.tick(&i);
         assert_eq!(c.outputs().mmio_rd_resp_data, 0x7FF);
         i.mmio_rd_addr = 0x018C; // CNT_DCQCN_HAI
         c.tick(&i);
         assert_eq!(c.outputs().mmio_rd_resp_data, 77);
+        // DCQCN_MODE keeps its 6 bits.
+        c.tick(&wr(0x0234, 0xFFFF_FFFF));
+        assert_eq!(read(&mut c, 0x0234), 0x3F);
+        assert_eq!(c.outputs().cfg_mode, 0x3F);
     }
 
     #[test]

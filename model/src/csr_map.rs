@@ -11,7 +11,7 @@
 //! | address | register | access | fields (bits name reset) |
 //! |---|---|---|---|
 //! | 0x0000 | GLOBAL_ID | CONST | [31:0] VALUE 0x524E4943 |
-//! | 0x0004 | GLOBAL_VERSION | CONST | [31:0] VALUE 1 |
+//! | 0x0004 | GLOBAL_VERSION | CONST | [31:0] VALUE 2 |
 //! | 0x0008 | GLOBAL_PCIE_CFG | RW | [2:0] MRRS 2, [6:4] MPS 1, [31:16] REQ_ID 0x0100 |
 //! | 0x000C | GLOBAL_CPL_TIMEOUT | RW | [23:0] CYCLES 50000 |
 //! | 0x0010 | GLOBAL_DOORBELL | WO | [15:0] PI 0, [23:16] QP 0 |
@@ -81,22 +81,25 @@
 //! | 0x01F4 | CNT_RDR_DUP | RO | [31:0] VALUE 0 |
 //! | 0x01F8 | CNT_RDR_SEQ | RO | [31:0] VALUE 0 |
 //! | 0x01FC | CNT_RDR_BAD | RO | [31:0] VALUE 0 |
-//! | 0x0200 | CC_DCQCN_G | RW | [3:0] G_SHIFT 8, [15:8] F 5 |
+//! | 0x0200 | CC_DCQCN_G | RW | [3:0] G_SHIFT 8, [15:8] F 1 |
 //! | 0x0204 | CC_DCQCN_K | RW | [23:0] CYCLES 13750 |
 //! | 0x0208 | CC_DCQCN_T_INC | RW | [23:0] CYCLES 75000 |
-//! | 0x020C | CC_DCQCN_B | RW | [31:0] BYTES 10485760 |
+//! | 0x020C | CC_DCQCN_B | RW | [31:0] BYTES 32767 |
 //! | 0x0210 | CC_DCQCN_R_AI | RW | [31:0] RATE 2621 |
 //! | 0x0214 | CC_DCQCN_R_HAI | RW | [31:0] RATE 26214 |
 //! | 0x0218 | CC_DCQCN_R_MIN | RW | [31:0] RATE 524 |
 //! | 0x021C | CC_DCQCN_R_MAX | RW | [31:0] RATE 52428800 |
-//! | 0x0220 | CC_DCQCN_ALPHA | RW | [10:0] INIT 1024 |
+//! | 0x0220 | CC_DCQCN_ALPHA | RW | [10:0] INIT 1023 |
 //! | 0x0224 | CC_RL_BURST | RW | [23:0] BYTES 16384 |
 //! | 0x0228 | CC_CNP_CFG | RW | [5:0] DSCP 48, [10:8] PCP 6, [16] BECN 1 |
 //! | 0x022C | CC_CNP_INTERVAL | RW | [23:0] CYCLES 1000 |
 //! | 0x0230 | CC_STAT_QP | RW | [7:0] QP 0 |
-//! | 0x0234 | CC_STAT_RC | RO | [31:0] RATE 0 |
-//! | 0x0238 | CC_STAT_RT | RO | [31:0] RATE 0 |
-//! | 0x023C | CC_STAT_ALPHA | RO | [10:0] VALUE 0 |
+//! | 0x0234 | CC_DCQCN_MODE | RW | [0] MON_CUT 1, [1] ALPHA_T 1, [2] FIRST_CNP 1, [3] CLAMP_OFF 1, [4] DEP_INC 1, [5] BYTE_OFF 0 |
+//! | 0x0238 | CC_DCQCN_MON | RW | [23:0] CYCLES 1000 |
+//! | 0x023C | CC_DCQCN_ALPHA_T | RW | [23:0] CYCLES 250 |
+//! | 0x0240 | CC_STAT_RC | RO | [31:0] RATE 0 |
+//! | 0x0244 | CC_STAT_RT | RO | [31:0] RATE 0 |
+//! | 0x0248 | CC_STAT_ALPHA | RO | [10:0] VALUE 0 |
 //! | 0x0280 | PFCG_EN | RW | [7:0] MASK 0 |
 //! | 0x0284 | PFCG_XOFF | RW | [9:0] LINES 160 |
 //! | 0x0288 | PFCG_XON | RW | [9:0] LINES 128 |
@@ -154,7 +157,7 @@ pub const GLOBAL_ID_RESET: u32 = 0x524E4943;
 /// CONST: Register map version
 pub const GLOBAL_VERSION_ADDR: u16 = 0x0004;
 pub const GLOBAL_VERSION_MASK: u32 = 0xFFFFFFFF;
-pub const GLOBAL_VERSION_RESET: u32 = 0x00000001;
+pub const GLOBAL_VERSION_RESET: u32 = 0x00000002;
 /// RW: PCIe requester settings (to dma_rd and dma_wr)
 pub const GLOBAL_PCIE_CFG_ADDR: u16 = 0x0008;
 pub const GLOBAL_PCIE_CFG_MASK: u32 = 0xFFFF0077;
@@ -345,7 +348,7 @@ pub const CNT_CE_SUPPRESSED_RESET: u32 = 0x00000000;
 pub const CNT_DCQCN_CNP_ADDR: u16 = 0x017C;
 pub const CNT_DCQCN_CNP_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DCQCN_CNP_RESET: u32 = 0x00000000;
-/// RO: dcqcn: rate cuts (CNPs on QPs with CC enabled)
+/// RO: dcqcn: rate cuts made (CNPs on QPs with CC enabled; with MON_CUT one per monitor period with CNPs)
 pub const CNT_DCQCN_CUT_ADDR: u16 = 0x0180;
 pub const CNT_DCQCN_CUT_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DCQCN_CUT_RESET: u32 = 0x00000000;
@@ -361,7 +364,7 @@ pub const CNT_DCQCN_AI_RESET: u32 = 0x00000000;
 pub const CNT_DCQCN_HAI_ADDR: u16 = 0x018C;
 pub const CNT_DCQCN_HAI_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DCQCN_HAI_RESET: u32 = 0x00000000;
-/// RO: dcqcn: alpha decay events (alpha timer expired without a CNP)
+/// RO: dcqcn: alpha updates served (decays of the alpha timer K; with ALPHA_T each alpha period's update)
 pub const CNT_DCQCN_ALPHA_ADDR: u16 = 0x0190;
 pub const CNT_DCQCN_ALPHA_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_DCQCN_ALPHA_RESET: u32 = 0x00000000;
@@ -477,9 +480,9 @@ pub const CNT_RDR_BAD_RESET: u32 = 0x00000000;
 // CC registers at 0x0200.
 /// CC's RW registers in address order (the RTL's `cc_q`): register `k` at `CC_RW_ADDR + 4 k`.
 pub const CC_RW_ADDR: u16 = 0x0200;
-pub const CC_RW_N: usize = 13;
+pub const CC_RW_N: usize = 16;
 /// CC's RW registers: mask of register `k`.
-pub const CC_RW_MASKS: [u32; 13] = [
+pub const CC_RW_MASKS: [u32; 16] = [
     0x0000FF0F, // DCQCN_G
     0x00FFFFFF, // DCQCN_K
     0x00FFFFFF, // DCQCN_T_INC
@@ -493,35 +496,41 @@ pub const CC_RW_MASKS: [u32; 13] = [
     0x0001073F, // CNP_CFG
     0x00FFFFFF, // CNP_INTERVAL
     0x000000FF, // STAT_QP
+    0x0000003F, // DCQCN_MODE
+    0x00FFFFFF, // DCQCN_MON
+    0x00FFFFFF, // DCQCN_ALPHA_T
 ];
 /// CC's RW registers: reset of register `k`.
-pub const CC_RW_RESETS: [u32; 13] = [
-    0x00000508, // DCQCN_G
+pub const CC_RW_RESETS: [u32; 16] = [
+    0x00000108, // DCQCN_G
     0x000035B6, // DCQCN_K
     0x000124F8, // DCQCN_T_INC
-    0x00A00000, // DCQCN_B
+    0x00007FFF, // DCQCN_B
     0x00000A3D, // DCQCN_R_AI
     0x00006666, // DCQCN_R_HAI
     0x0000020C, // DCQCN_R_MIN
     0x03200000, // DCQCN_R_MAX
-    0x00000400, // DCQCN_ALPHA
+    0x000003FF, // DCQCN_ALPHA
     0x00004000, // RL_BURST
     0x00010630, // CNP_CFG
     0x000003E8, // CNP_INTERVAL
     0x00000000, // STAT_QP
+    0x0000001F, // DCQCN_MODE
+    0x000003E8, // DCQCN_MON
+    0x000000FA, // DCQCN_ALPHA_T
 ];
 /// RW: DCQCN gain and stage threshold
 pub const CC_DCQCN_G_ADDR: u16 = 0x0200;
 pub const CC_DCQCN_G_MASK: u32 = 0x0000FF0F;
-pub const CC_DCQCN_G_RESET: u32 = 0x00000508;
-/// g = 2^-G_SHIFT (paper: 1/256)
+pub const CC_DCQCN_G_RESET: u32 = 0x00000108;
+/// g = 2^-G_SHIFT (paper and ns-3: 1/256)
 pub const CC_DCQCN_G_G_SHIFT_LSB: u32 = 0;
 pub const CC_DCQCN_G_G_SHIFT_W: u32 = 4;
 pub const CC_DCQCN_G_G_SHIFT_RESET: u32 = 0x8;
-/// Fast-recovery stages F
+/// Fast-recovery stages F (ConnectX rpg_threshold 1; paper: 5)
 pub const CC_DCQCN_G_F_LSB: u32 = 8;
 pub const CC_DCQCN_G_F_W: u32 = 8;
-pub const CC_DCQCN_G_F_RESET: u32 = 0x5;
+pub const CC_DCQCN_G_F_RESET: u32 = 0x1;
 /// RW: Alpha update period K
 pub const CC_DCQCN_K_ADDR: u16 = 0x0204;
 pub const CC_DCQCN_K_MASK: u32 = 0x00FFFFFF;
@@ -541,7 +550,7 @@ pub const CC_DCQCN_T_INC_CYCLES_RESET: u32 = 0x124F8;
 /// RW: Rate increase byte counter period
 pub const CC_DCQCN_B_ADDR: u16 = 0x020C;
 pub const CC_DCQCN_B_MASK: u32 = 0xFFFFFFFF;
-pub const CC_DCQCN_B_RESET: u32 = 0x00A00000;
+pub const CC_DCQCN_B_RESET: u32 = 0x00007FFF;
 /// RW: Additive increase step R_AI
 pub const CC_DCQCN_R_AI_ADDR: u16 = 0x0210;
 pub const CC_DCQCN_R_AI_MASK: u32 = 0xFFFFFFFF;
@@ -561,11 +570,11 @@ pub const CC_DCQCN_R_MAX_RESET: u32 = 0x03200000;
 /// RW: Initial alpha
 pub const CC_DCQCN_ALPHA_ADDR: u16 = 0x0220;
 pub const CC_DCQCN_ALPHA_MASK: u32 = 0x000007FF;
-pub const CC_DCQCN_ALPHA_RESET: u32 = 0x00000400;
-/// Q10 (1024 = 1.0)
+pub const CC_DCQCN_ALPHA_RESET: u32 = 0x000003FF;
+/// Q10 (1024 = 1.0; ConnectX initial_alpha_value 1023)
 pub const CC_DCQCN_ALPHA_INIT_LSB: u32 = 0;
 pub const CC_DCQCN_ALPHA_INIT_W: u32 = 11;
-pub const CC_DCQCN_ALPHA_INIT_RESET: u32 = 0x400;
+pub const CC_DCQCN_ALPHA_INIT_RESET: u32 = 0x3FF;
 /// RW: Rate limiter bucket cap
 pub const CC_RL_BURST_ADDR: u16 = 0x0224;
 pub const CC_RL_BURST_MASK: u32 = 0x00FFFFFF;
@@ -606,16 +615,60 @@ pub const CC_STAT_QP_RESET: u32 = 0x00000000;
 pub const CC_STAT_QP_QP_LSB: u32 = 0;
 pub const CC_STAT_QP_QP_W: u32 = 8;
 pub const CC_STAT_QP_QP_RESET: u32 = 0x0;
+/// RW: DCQCN as deployed: one bit per behaviour, 0 = the paper's reaction point (docs/rx_cc.md)
+pub const CC_DCQCN_MODE_ADDR: u16 = 0x0234;
+pub const CC_DCQCN_MODE_MASK: u32 = 0x0000003F;
+pub const CC_DCQCN_MODE_RESET: u32 = 0x0000001F;
+/// Cut at most once per monitor period (DCQCN_MON), when the period with CNPs ends
+pub const CC_DCQCN_MODE_MON_CUT_LSB: u32 = 0;
+pub const CC_DCQCN_MODE_MON_CUT_W: u32 = 1;
+pub const CC_DCQCN_MODE_MON_CUT_RESET: u32 = 0x1;
+/// Alpha on its own period (DCQCN_ALPHA_T): +g if a CNP came in the period; the CNP leaves alpha, K unused
+pub const CC_DCQCN_MODE_ALPHA_T_LSB: u32 = 1;
+pub const CC_DCQCN_MODE_ALPHA_T_W: u32 = 1;
+pub const CC_DCQCN_MODE_ALPHA_T_RESET: u32 = 0x1;
+/// A QP stays at its initial state (alpha INIT, timers stopped) until its first CNP and after recovering to R_MAX
+pub const CC_DCQCN_MODE_FIRST_CNP_LSB: u32 = 2;
+pub const CC_DCQCN_MODE_FIRST_CNP_W: u32 = 1;
+pub const CC_DCQCN_MODE_FIRST_CNP_RESET: u32 = 0x1;
+/// At a cut Rt := Rc only if a rate increase happened since the last cut
+pub const CC_DCQCN_MODE_CLAMP_OFF_LSB: u32 = 3;
+pub const CC_DCQCN_MODE_CLAMP_OFF_W: u32 = 1;
+pub const CC_DCQCN_MODE_CLAMP_OFF_RESET: u32 = 0x1;
+/// Stages as deployed: one count of increase events before the event, FR below F, AI at F, HAI (+R_HAI) above
+pub const CC_DCQCN_MODE_DEP_INC_LSB: u32 = 4;
+pub const CC_DCQCN_MODE_DEP_INC_W: u32 = 1;
+pub const CC_DCQCN_MODE_DEP_INC_RESET: u32 = 0x1;
+/// No byte counter: increases from the timer alone
+pub const CC_DCQCN_MODE_BYTE_OFF_LSB: u32 = 5;
+pub const CC_DCQCN_MODE_BYTE_OFF_W: u32 = 1;
+pub const CC_DCQCN_MODE_BYTE_OFF_RESET: u32 = 0x0;
+/// RW: Rate-reduce monitor period (MON_CUT)
+pub const CC_DCQCN_MON_ADDR: u16 = 0x0238;
+pub const CC_DCQCN_MON_MASK: u32 = 0x00FFFFFF;
+pub const CC_DCQCN_MON_RESET: u32 = 0x000003E8;
+/// Clock cycles (4 us at 250 MHz, ConnectX rate_reduce_monitor_period)
+pub const CC_DCQCN_MON_CYCLES_LSB: u32 = 0;
+pub const CC_DCQCN_MON_CYCLES_W: u32 = 24;
+pub const CC_DCQCN_MON_CYCLES_RESET: u32 = 0x3E8;
+/// RW: Alpha update period (ALPHA_T)
+pub const CC_DCQCN_ALPHA_T_ADDR: u16 = 0x023C;
+pub const CC_DCQCN_ALPHA_T_MASK: u32 = 0x00FFFFFF;
+pub const CC_DCQCN_ALPHA_T_RESET: u32 = 0x000000FA;
+/// Clock cycles (1 us at 250 MHz, ConnectX dce_tcp_rtt)
+pub const CC_DCQCN_ALPHA_T_CYCLES_LSB: u32 = 0;
+pub const CC_DCQCN_ALPHA_T_CYCLES_W: u32 = 24;
+pub const CC_DCQCN_ALPHA_T_CYCLES_RESET: u32 = 0xFA;
 /// RO: Current rate Rc of the STAT_QP QP
-pub const CC_STAT_RC_ADDR: u16 = 0x0234;
+pub const CC_STAT_RC_ADDR: u16 = 0x0240;
 pub const CC_STAT_RC_MASK: u32 = 0xFFFFFFFF;
 pub const CC_STAT_RC_RESET: u32 = 0x00000000;
 /// RO: Target rate Rt of the STAT_QP QP
-pub const CC_STAT_RT_ADDR: u16 = 0x0238;
+pub const CC_STAT_RT_ADDR: u16 = 0x0244;
 pub const CC_STAT_RT_MASK: u32 = 0xFFFFFFFF;
 pub const CC_STAT_RT_RESET: u32 = 0x00000000;
 /// RO: alpha of the STAT_QP QP
-pub const CC_STAT_ALPHA_ADDR: u16 = 0x023C;
+pub const CC_STAT_ALPHA_ADDR: u16 = 0x0248;
 pub const CC_STAT_ALPHA_MASK: u32 = 0x000007FF;
 pub const CC_STAT_ALPHA_RESET: u32 = 0x00000000;
 /// Q10

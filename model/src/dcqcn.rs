@@ -37,9 +37,18 @@
 //!    cfg_alpha_init << 10`, everything else 0 (reset leaves all registers
 //!    0 for the first cycle; the held values appear one cycle after reset).
 //!
-//! Counters (32 bits, wrapping): `cnt_cnp` every CNP, `cnt_cut` the CNPs
-//! applied, `cnt_fr`/`cnt_ai`/`cnt_hai` increase events by kind, `cnt_alpha`
-//! alpha decays.
+//! Counters (32 bits, wrapping): `cnt_cnp` every CNP, `cnt_cut` the cuts
+//! made, `cnt_fr`/`cnt_ai`/`cnt_hai` increase events by kind, `cnt_alpha`
+//! alpha updates served.
+//!
+//! `cfg_mode` selects the behaviours of DCQCN as deployed (docs/rx_cc.md,
+//! "DCQCN as deployed"; [`MODE_MON_CUT`] .. [`MODE_BYTE_OFF`]), each on its
+//! own; 0 is the above. Their state: per QP `dmark`/`dpend` (a CNP in this
+//! monitor period / a cut due), `amark`/`aup` (a CNP in this alpha period /
+//! the due alpha update adds g), `start` (the QP has seen its first CNP),
+//! and the shared period counters `mon_q` and `atk_q`. A due cut is served
+//! by the round robin alone; a QP held by MODE_FIRST_CNP is treated as a
+//! disabled one.
 
 use crate::dut::Dut;
 use crate::ports;
@@ -72,8 +81,39 @@ ports! {
         pub cfg_r_min: u32 = 32,
         pub cfg_r_max: u32 = 32,
         pub cfg_alpha_init: u16 = 11,
+        /// Deployed-DCQCN mode bits ([`MODE_MON_CUT`] ..); 0 = the paper's
+        /// reaction point.
+        pub cfg_mode: u8 = 6,
+        /// Rate-reduce monitor period (cycles), with [`MODE_MON_CUT`].
+        pub cfg_mon: u32 = 24,
+        /// Alpha update period (cycles), with [`MODE_ALPHA_T`].
+        pub cfg_alpha_t: u32 = 24,
     }
 }
+
+/// Mode bit 0: a CNP only marks the QP; the cut is made once, after the
+/// shared monitor period (`cfg_mon`) in which CNPs arrived ends.
+pub const MODE_MON_CUT: u8 = 1 << 0;
+/// Mode bit 1: alpha is updated on its own shared period (`cfg_alpha_t`):
+/// `(1 - g) alpha + g` if a CNP arrived in the period, else `(1 - g) alpha`;
+/// the CNP itself leaves alpha alone and `cfg_k` is unused.
+pub const MODE_ALPHA_T: u8 = 1 << 1;
+/// Mode bit 2: a QP is held at its initial state (alpha = `cfg_alpha_init`,
+/// timers stopped) until its first CNP, and again once increases have
+/// brought it back to `r_max`.
+pub const MODE_FIRST_CNP: u8 = 1 << 2;
+/// Mode bit 3: target-rate clamp off: at a cut `rt := rc` only if an
+/// increase event happened since the last cut.
+pub const MODE_CLAMP_OFF: u8 = 1 << 3;
+/// Mode bit 4: deployed increase stages: one stage count (timer and byte
+/// events alike) taken before the event: FR below F, AI at F, HAI (one
+/// `r_hai`) above.
+pub const MODE_DEP_INC: u8 = 1 << 4;
+/// Mode bit 5: no byte counter (increases from the timer alone).
+pub const MODE_BYTE_OFF: u8 = 1 << 5;
+/// The deployed default (the CSR's reset value): every behaviour of bits
+/// 0..4, the byte counter on.
+pub const MODE_DEPLOYED: u8 = 0x1F;
 
 ports! {
     /// Outputs of `dcqcn`, all registered.
@@ -163,6 +203,18 @@ pub struct Dcqcn {
     bc_q: [u8; QPS],
     apend_q: [bool; QPS],
     ipend_q: [bool; QPS],
+    /// A CNP arrived in the current monitor period / a cut is due.
+    dmark_q: [bool; QPS],
+    dpend_q: [bool; QPS],
+    /// A CNP arrived in the current alpha period / the due alpha update
+    /// adds g.
+    amark_q: [bool; QPS],
+    aup_q: [bool; QPS],
+    /// The QP has seen a CNP since it was enabled or released.
+    start_q: [bool; QPS],
+    /// Shared free-running period counters: monitor, alpha.
+    mon_q: u32,
+    atk_q: u32,
     rr_q: u8,
     cnt_cnp_q: u32,
     cnt_cut_q: u32,
@@ -215,6 +267,20 @@ fn timer_step(tmr: u32, pend: bool, period: u32) -> (u32, bool) {
     }
 }
 
+/// A shared free-running period counter after `n` ticks: it restarts from 0
+/// the tick whose next value reaches `period` (0 acts as 1).
+fn free_step(c: u32, period: u32, n: u64) -> u32 {
+    if n == 0 {
+        return c;
+    }
+    let p = period.max(1) as u64;
+    if c as u64 + 1 >= p {
+        ((n - 1) % p) as u32
+    } else {
+        ((c as u64 + n) % p) as u32
+    }
+}
+
 impl Dut for Dcqcn {
     type In = DcqcnIn;
     type Out = DcqcnOut;
@@ -235,24 +301,47 @@ impl Dut for Dcqcn {
         let cnp_qp = i.cnp_qp as usize % QPS;
         let tx_qp = i.tx_qp as usize % QPS;
         let en = |q: usize| i.cc_en >> q & 1 != 0;
+        let m = i.cfg_mode & 0x3F;
+        let m_mon = m & MODE_MON_CUT != 0;
+        let m_at = m & MODE_ALPHA_T != 0;
+        let m_first = m & MODE_FIRST_CNP != 0;
+        let m_clamp_off = m & MODE_CLAMP_OFF != 0;
+        let m_dep = m & MODE_DEP_INC != 0;
+        let m_byte_off = m & MODE_BYTE_OFF != 0;
 
-        // The CNP, if its QP uses CC, takes the datapath.
-        let cut = i.cnp_valid && en(cnp_qp);
+        // Shared period ticks.
+        let mon_tick = self.mon_q + 1 >= (i.cfg_mon & 0xFF_FFFF);
+        let at_tick = self.atk_q + 1 >= (i.cfg_alpha_t & 0xFF_FFFF);
+
+        // A CNP of an enabled QP; with MODE_MON_CUT it only marks, else it
+        // takes the datapath and cuts at once.
+        let cnp_en = i.cnp_valid && en(cnp_qp);
+        let cut_now = cnp_en && !m_mon;
+        let cnp_here = |q: usize| cnp_en && q == cnp_qp;
+        // Held at the initial state: disabled, or (MODE_FIRST_CNP) waiting
+        // for its first CNP.
+        let held = |q: usize| !en(q) || (m_first && !self.start_q[q] && !cnp_here(q));
+        let running = |q: usize| en(q) && (!m_first || self.start_q[q]);
 
         // Otherwise the round robin over QPs with something pending.
-        let bpend = |q: usize| self.bcnt_q[q] >= i.cfg_b;
-        let want = |q: usize| en(q) && (self.apend_q[q] || self.ipend_q[q] || bpend(q));
+        let bpend = |q: usize| !m_byte_off && self.bcnt_q[q] >= i.cfg_b;
+        let want = |q: usize| {
+            running(q) && (self.dpend_q[q] || self.apend_q[q] || self.ipend_q[q] || bpend(q))
+        };
         let pick = (0..QPS)
             .map(|k| (self.rr_q as usize + k) % QPS)
             .find(|&q| want(q));
-        let serve = !cut && pick.is_some();
+        let serve = !cut_now && pick.is_some();
         let p = pick.unwrap_or(0);
-        let s = if cut { cnp_qp } else { p };
+        let s = if cut_now { cnp_qp } else { p };
 
-        // What the served QP gets.
-        let do_alpha = serve && self.apend_q[p];
-        let inc_t = serve && self.ipend_q[p];
-        let inc_b = serve && !self.ipend_q[p] && bpend(p);
+        // What the served QP gets: a due cut alone, else the alpha update
+        // and one increase event.
+        let do_cut = serve && self.dpend_q[p];
+        let do_alpha = serve && !do_cut && self.apend_q[p];
+        let inc_t = serve && !do_cut && self.ipend_q[p];
+        let inc_b = serve && !do_cut && !self.ipend_q[p] && bpend(p);
+        let cut = cut_now || do_cut;
 
         // The shared datapath, on QP s.
         let rc = self.rc_q[s];
@@ -266,36 +355,55 @@ impl Dut for Dcqcn {
             bc: self.bc_q[s],
         };
         let (mut fr, mut ai, mut hai) = (false, false, false);
+        let keep = alpha_keep(alpha, g);
+        let g_add = (1u32 << 20) >> g;
         if cut {
             // alpha < 2^21, so the cut is below rc: no underflow.
             let dec = ((rc as u64 * alpha as u64) >> 21) as u32;
             up.rc = (rc - dec).max(i.cfg_r_min);
-            up.rt = rc;
-            // <= 2^20 when alpha <= 2^20; below alpha when alpha is above
-            // (an alpha_init above 1.0): stays within 21 bits.
-            up.alpha = alpha_keep(alpha, g) + ((1 << 20) >> g);
+            // Clamp off: rt follows rc only after an increase since the
+            // last cut (the stage counters are 0 until one).
+            let increased = up.t != 0 || up.bc != 0;
+            up.rt = if m_clamp_off && !increased { rt } else { rc };
+            if !m_at {
+                // <= 2^20 when alpha <= 2^20; below alpha when alpha is
+                // above (an alpha_init above 1.0): stays within 21 bits.
+                up.alpha = keep + g_add;
+            }
             up.t = 0;
             up.bc = 0;
         } else {
             if do_alpha {
-                up.alpha = alpha_keep(alpha, g);
+                up.alpha = keep + if m_at && self.aup_q[p] { g_add } else { 0 };
             }
-            if inc_t {
+            let stage = up.t;
+            if inc_t || (inc_b && m_dep) {
                 up.t = up.t.saturating_add(1);
             }
-            if inc_b {
+            if inc_b && !m_dep {
                 up.bc = up.bc.saturating_add(1);
             }
             if inc_t || inc_b {
-                let hi = up.t.max(up.bc);
-                let lo = up.t.min(up.bc);
                 let r_max = i.cfg_r_max as u64;
-                let rt_n = if hi < i.cfg_f {
+                // Paper: the incremented counters, max / min of T and BC;
+                // deployed: the one stage count before the event.
+                let (is_fr, is_hai, mul) = if m_dep {
+                    (stage < i.cfg_f, stage > i.cfg_f, 1u64)
+                } else {
+                    let hi = up.t.max(up.bc);
+                    let lo = up.t.min(up.bc);
+                    (
+                        hi < i.cfg_f,
+                        hi >= i.cfg_f && lo > i.cfg_f,
+                        lo.wrapping_sub(i.cfg_f) as u64,
+                    )
+                };
+                let rt_n = if is_fr {
                     fr = true;
                     rt as u64
-                } else if lo > i.cfg_f {
+                } else if is_hai {
                     hai = true;
-                    (rt as u64 + i.cfg_r_hai as u64 * (lo - i.cfg_f) as u64).min(r_max)
+                    (rt as u64 + i.cfg_r_hai as u64 * mul).min(r_max)
                 } else {
                     ai = true;
                     (rt as u64 + i.cfg_r_ai as u64).min(r_max)
@@ -304,10 +412,21 @@ impl Dut for Dcqcn {
                 up.rc = ((rt_n + rc as u64) >> 1) as u32;
             }
         }
+        // MODE_FIRST_CNP: an increase that brings the QP back to r_max
+        // (rt = r_max, rc at least r_max - 1) releases it, unless a CNP of
+        // the period is marked or arrives now.
+        let release = m_first
+            && serve
+            && (inc_t || inc_b)
+            && up.rt == i.cfg_r_max
+            && up.rc as u64 + 1 >= i.cfg_r_max as u64
+            && !self.dmark_q[p]
+            && !cnp_here(p);
 
         // Every QP's next state.
-        for q in 0..QPS {
-            if !en(q) {
+        let held: [bool; QPS] = std::array::from_fn(held);
+        for (q, &held) in held.iter().enumerate() {
+            if held {
                 self.rc_q[q] = i.cfg_r_max;
                 self.rt_q[q] = i.cfg_r_max;
                 self.alpha_q[q] = alpha_init;
@@ -318,43 +437,85 @@ impl Dut for Dcqcn {
                 self.bc_q[q] = 0;
                 self.apend_q[q] = false;
                 self.ipend_q[q] = false;
-                continue;
-            }
-            if cut && q == cnp_qp {
-                self.rc_q[q] = up.rc;
-                self.rt_q[q] = up.rt;
-                self.alpha_q[q] = up.alpha;
-                self.atmr_q[q] = 0;
-                self.itmr_q[q] = 0;
-                self.bcnt_q[q] = 0;
-                self.t_q[q] = 0;
-                self.bc_q[q] = 0;
-                self.apend_q[q] = false;
-                self.ipend_q[q] = false;
+                self.dmark_q[q] = false;
+                self.dpend_q[q] = false;
+                self.amark_q[q] = false;
+                self.aup_q[q] = false;
+                self.start_q[q] = false;
                 continue;
             }
             let served = serve && q == p;
-            if served {
+            let cq = cut && q == s;
+            if served || cq {
                 self.rc_q[q] = up.rc;
                 self.rt_q[q] = up.rt;
                 self.alpha_q[q] = up.alpha;
                 self.t_q[q] = up.t;
                 self.bc_q[q] = up.bc;
             }
-            let apend = self.apend_q[q] && !served;
-            (self.atmr_q[q], self.apend_q[q]) = timer_step(self.atmr_q[q], apend, k);
-            let ipend = self.ipend_q[q] && !(served && inc_t);
-            (self.itmr_q[q], self.ipend_q[q]) = timer_step(self.itmr_q[q], ipend, t_inc);
-            let mut b = self.bcnt_q[q];
-            if served && inc_b {
-                b -= i.cfg_b;
+            // This CNP counts in the alpha period unless it is the QP's
+            // first under MODE_FIRST_CNP (which only sets the start).
+            let amark_set = m_at && cnp_here(q) && (!m_first || self.start_q[q]);
+            if m_at {
+                let apend = self.apend_q[q] && !(served && do_alpha);
+                let aup = self.aup_q[q] && !(served && do_alpha);
+                let amark = self.amark_q[q] || amark_set;
+                self.atmr_q[q] = 0;
+                if at_tick {
+                    self.apend_q[q] = true;
+                    self.aup_q[q] = aup || amark;
+                    self.amark_q[q] = false;
+                } else {
+                    self.apend_q[q] = apend;
+                    self.aup_q[q] = aup;
+                    self.amark_q[q] = amark;
+                }
+            } else {
+                self.amark_q[q] = false;
+                self.aup_q[q] = false;
+                if cq {
+                    self.atmr_q[q] = 0;
+                    self.apend_q[q] = false;
+                } else {
+                    let apend = self.apend_q[q] && !served;
+                    (self.atmr_q[q], self.apend_q[q]) = timer_step(self.atmr_q[q], apend, k);
+                }
             }
-            if i.tx_valid && q == tx_qp {
-                b = b.saturating_add(tx_len);
+            if cq {
+                self.itmr_q[q] = 0;
+                self.ipend_q[q] = false;
+                self.bcnt_q[q] = 0;
+            } else {
+                let ipend = self.ipend_q[q] && !(served && inc_t);
+                (self.itmr_q[q], self.ipend_q[q]) = timer_step(self.itmr_q[q], ipend, t_inc);
+                let mut b = self.bcnt_q[q];
+                if served && inc_b {
+                    b -= i.cfg_b;
+                }
+                if i.tx_valid && q == tx_qp {
+                    b = b.saturating_add(tx_len);
+                }
+                self.bcnt_q[q] = if m_byte_off { 0 } else { b };
             }
-            self.bcnt_q[q] = b;
+            if m_mon {
+                let dmark = self.dmark_q[q] || cnp_here(q);
+                let dpend = self.dpend_q[q] && !(served && do_cut);
+                if mon_tick {
+                    self.dpend_q[q] = dpend || dmark;
+                    self.dmark_q[q] = false;
+                } else {
+                    self.dpend_q[q] = dpend;
+                    self.dmark_q[q] = dmark;
+                }
+            } else {
+                self.dmark_q[q] = false;
+                self.dpend_q[q] = false;
+            }
+            self.start_q[q] = (self.start_q[q] && !(served && release)) || cnp_here(q);
         }
 
+        self.mon_q = if mon_tick { 0 } else { self.mon_q + 1 };
+        self.atk_q = if at_tick { 0 } else { self.atk_q + 1 };
         if serve {
             self.rr_q = (p as u8 + 1) % QPS as u8;
         }
@@ -370,42 +531,68 @@ impl Dut for Dcqcn {
 
 impl Dcqcn {
     /// Ticks with inputs `i` for which nothing but the timers moves: no
-    /// CNP, no frame, no QP with service pending, and every enabled QP's
-    /// timers short of their period. 0 otherwise.
+    /// CNP, no frame, no QP with service pending, every running QP's
+    /// timers short of their period, and no shared period tick that would
+    /// flag a QP. 0 otherwise.
     pub fn idle_horizon(&self, i: &DcqcnIn) -> u64 {
         if i.cnp_valid || i.tx_valid {
             return 0;
         }
         let k = i.cfg_k & 0xFF_FFFF;
         let t_inc = i.cfg_t_inc & 0xFF_FFFF;
+        let m = i.cfg_mode & 0x3F;
+        let m_at = m & MODE_ALPHA_T != 0;
+        let m_first = m & MODE_FIRST_CNP != 0;
+        // Ticks before a shared counter's next tick (its tick is the one
+        // whose next value reaches the period).
+        let until = |c: u32, period: u32| (period as u64).saturating_sub(c as u64 + 1);
+        let mon_left = until(self.mon_q, i.cfg_mon & 0xFF_FFFF);
+        let at_left = until(self.atk_q, i.cfg_alpha_t & 0xFF_FFFF);
         let mut h = u64::MAX;
         for q in 0..QPS {
-            if i.cc_en >> q & 1 == 0 {
+            if i.cc_en >> q & 1 == 0 || (m_first && !self.start_q[q]) {
                 continue;
             }
-            if self.apend_q[q] || self.ipend_q[q] || self.bcnt_q[q] >= i.cfg_b {
+            let bpend = m & MODE_BYTE_OFF == 0 && self.bcnt_q[q] >= i.cfg_b;
+            if self.apend_q[q] || self.ipend_q[q] || self.dpend_q[q] || bpend {
                 return 0;
             }
+            if self.dmark_q[q] {
+                h = h.min(mon_left);
+            }
             // timer_step fires at the tick whose tmr + 1 reaches the period.
-            for (tmr, period) in [(self.atmr_q[q], k), (self.itmr_q[q], t_inc)] {
-                h = h.min((period as u64).saturating_sub(tmr as u64 + 1));
+            h = h.min(until(self.itmr_q[q], t_inc));
+            if m_at {
+                h = h.min(at_left);
+            } else {
+                h = h.min(until(self.atmr_q[q], k));
             }
         }
         h
     }
 
     /// `n` ticks with inputs `i` at once (`n` within the horizon): the
-    /// enabled QPs' timers advance, the disabled QPs hold their reset
-    /// values, nothing else changes.
+    /// running QPs' timers and the shared counters advance, the held QPs
+    /// keep their initial values, nothing else changes.
     pub fn skip(&mut self, i: &DcqcnIn, n: u64) {
         if n == 0 {
             return;
         }
         let alpha_init = ((i.cfg_alpha_init & 0x7FF) as u32) << 10;
+        let m = i.cfg_mode & 0x3F;
+        let m_at = m & MODE_ALPHA_T != 0;
+        let m_first = m & MODE_FIRST_CNP != 0;
+        self.mon_q = free_step(self.mon_q, i.cfg_mon & 0xFF_FFFF, n);
+        self.atk_q = free_step(self.atk_q, i.cfg_alpha_t & 0xFF_FFFF, n);
         for q in 0..QPS {
-            if i.cc_en >> q & 1 != 0 {
-                self.atmr_q[q] += n as u32;
+            if i.cc_en >> q & 1 != 0 && (!m_first || self.start_q[q]) {
+                if !m_at {
+                    self.atmr_q[q] += n as u32;
+                }
                 self.itmr_q[q] += n as u32;
+                if m & MODE_BYTE_OFF != 0 {
+                    self.bcnt_q[q] = 0;
+                }
             } else {
                 self.rc_q[q] = i.cfg_r_max;
                 self.rt_q[q] = i.cfg_r_max;
@@ -417,6 +604,11 @@ impl Dcqcn {
                 self.bc_q[q] = 0;
                 self.apend_q[q] = false;
                 self.ipend_q[q] = false;
+                self.dmark_q[q] = false;
+                self.dpend_q[q] = false;
+                self.amark_q[q] = false;
+                self.aup_q[q] = false;
+                self.start_q[q] = false;
             }
         }
     }
@@ -434,6 +626,13 @@ impl Trace for Dcqcn {
         t.reg("bc_q", 128, &self.bc_q);
         t.reg("apend_q", 16, &self.apend_q);
         t.reg("ipend_q", 16, &self.ipend_q);
+        t.reg("dmark_q", 16, &self.dmark_q);
+        t.reg("dpend_q", 16, &self.dpend_q);
+        t.reg("amark_q", 16, &self.amark_q);
+        t.reg("aup_q", 16, &self.aup_q);
+        t.reg("start_q", 16, &self.start_q);
+        t.reg("mon_q", 24, &self.mon_q);
+        t.reg("atk_q", 24, &self.atk_q);
         t.reg("rr_q", 4, &self.rr_q);
         t.reg("cnt_cnp_q", 32, &self.cnt_cnp_q);
         t.reg("cnt_cut_q", 32, &self.cnt_cut_q);

@@ -975,6 +975,9 @@ impl RnicTop {
             cfg_r_min: c.cfg_r_min,
             cfg_r_max: c.cfg_r_max,
             cfg_alpha_init: c.cfg_alpha_init,
+            cfg_mode: c.cfg_mode,
+            cfg_mon: c.cfg_mon,
+            cfg_alpha_t: c.cfg_alpha_t,
         };
         let rl_in = RateLimiterIn {
             rate: dc.rc,

@@ -750,3 +750,282 @@ fn float_tracks_long_decay() {
     );
     assert_stated_bounds(&tr);
 }
+
+// ---------------------------------------------------------------------
+// DCQCN as deployed (docs/rx_cc.md): one test per mode bit, each worked
+// out by hand against the paper's behaviour (mode 0) where they differ.
+// ---------------------------------------------------------------------
+
+impl H {
+    /// Ticks until the shared monitor counter reads `v` (the next tick is
+    /// the one that sees it).
+    fn align_mon(&mut self, v: u32) {
+        while self.d.mon_q != v {
+            self.tick();
+        }
+    }
+    fn align_atk(&mut self, v: u32) {
+        while self.d.atk_q != v {
+            self.tick();
+        }
+    }
+    fn cnp_tick(&mut self, q: u8) {
+        self.i.cnp_valid = true;
+        self.i.cnp_qp = q;
+        self.tick();
+    }
+}
+
+fn mode(c: DcqcnIn, m: u8) -> DcqcnIn {
+    DcqcnIn {
+        cfg_mode: m,
+        cfg_mon: 10,
+        cfg_alpha_t: 10,
+        ..c
+    }
+}
+
+#[test]
+fn mon_cut_marks_and_cuts_once_when_the_period_ends() {
+    let mut h = H::new(mode(small(), MODE_MON_CUT), 1);
+    h.align_mon(2);
+    // Three CNPs (mon 2, 3, 4): counted, nothing cut yet.
+    for _ in 0..3 {
+        h.cnp_tick(0);
+        assert_eq!(h.rates(0), (1000, 1000));
+    }
+    assert_eq!(h.counts(), [3, 0, 0, 0, 0, 0]);
+    // Ticks at mon 5..8: nothing; the tick at mon 9 ends the period (the
+    // cut is due); the next serves it: 1000 - (1000 * 2^20 >> 21) = 500.
+    for _ in 5..=9 {
+        h.tick();
+        assert_eq!(h.rates(0), (1000, 1000));
+    }
+    h.tick();
+    assert_eq!(h.rates(0), (500, 1000));
+    assert_eq!(h.counts(), [3, 1, 0, 0, 0, 0]);
+    // A CNP every cycle for three whole periods: three cuts, one a period
+    // (alpha stays 1.0: rc halves, rt takes the rate before each cut).
+    h.align_mon(0);
+    for _ in 0..30 {
+        h.cnp_tick(0);
+    }
+    h.tick();
+    assert_eq!(h.counts()[..2], [33, 4]);
+    // 125 - (125 * 2^20 >> 21) = 125 - 62.
+    assert_eq!(h.rates(0), (63, 125));
+}
+
+#[test]
+fn alpha_t_updates_alpha_on_its_own_period_not_at_the_cut() {
+    // alpha_init 0.5 so that the CNP's update would show: the paper's CNP
+    // makes it floor(0.5 (1 - 1/256) 2^20) + 2^12 = 522,240 + 4,096.
+    let c = DcqcnIn {
+        cfg_alpha_init: 512,
+        ..defaults()
+    };
+    let mut paper = H::new(mode(c, 0), 1);
+    paper.cnp(0);
+    assert_eq!(paper.a20(0), 526_336);
+
+    // H::new's tick (QP disabled) leaves the alpha counter at 1.
+    let mut h = H::new(mode(c, MODE_ALPHA_T), 1);
+    assert_eq!(h.d.atk_q, 1);
+    // Cut with alpha 0.5 (a quarter off), alpha unchanged.
+    h.cnp_tick(0);
+    assert_eq!(h.rates(0), (39_321_600, 52_428_800));
+    assert_eq!(h.a20(0), 524_288);
+    // atk 2..9: the tick at 9 ends the period (with a CNP); served next:
+    // 524,288 - 2,048 + 4,096.
+    for _ in 2..=9 {
+        h.tick();
+    }
+    assert_eq!(h.a20(0), 524_288);
+    h.tick();
+    assert_eq!(h.a20(0), 526_336);
+    assert_eq!(h.counts()[5], 1);
+    // A period without a CNP: 526,336 - 526,336 / 256 = 524,280.
+    for _ in 0..10 {
+        h.tick();
+    }
+    assert_eq!(h.a20(0), 524_280);
+    assert_eq!(h.counts()[5], 2);
+    // cfg_k is unused: a K of 1 changes nothing within the period.
+    h.i.cfg_k = 1;
+    for _ in 1..=8 {
+        h.tick();
+    }
+    assert_eq!((h.a20(0), h.counts()[5]), (524_280, 2));
+}
+
+#[test]
+fn first_cnp_holds_alpha_and_timers_until_it_and_releases_at_r_max() {
+    let c = DcqcnIn {
+        cfg_k: 10,
+        ..small()
+    };
+    // Paper: 100 idle cycles decay alpha (9 decays, K = 10, each served
+    // the cycle after its expiry).
+    let mut paper = H::new(mode(c, 0), 1);
+    for _ in 0..100 {
+        paper.tick();
+    }
+    assert!(paper.a20(0) < 1 << 20);
+    assert_eq!(paper.counts()[5], 9);
+    // Deployed: held at alpha_init, no event.
+    let mut h = H::new(mode(c, MODE_FIRST_CNP), 1);
+    for _ in 0..100 {
+        h.tick();
+    }
+    assert_eq!((h.a20(0), h.counts()), (1 << 20, [0; 6]));
+    // The first CNP cuts from the initial state: alpha 1.0, rc halves.
+    h.cnp_tick(0);
+    assert_eq!(h.rates(0), (500, 1000));
+    h.i.cfg_k = NEVER;
+    // Timer events (F = 2): FR, then AI (rt stays at r_max 1000), each
+    // rc := (1000 + rc) >> 1: 750, 875, 937, 968, 984, 992, 996, 998, 999.
+    let want = [750, 875, 937, 968, 984, 992, 996, 998, 999];
+    for (k, &rc) in want.iter().enumerate() {
+        h.t_event();
+        assert_eq!(h.rates(0), (rc, 1000), "event {k}");
+    }
+    // rc = r_max - 1 with rt = r_max: released, held at the initial state
+    // from the next cycle on.
+    assert!(!h.d.start_q[0]);
+    h.tick();
+    assert_eq!(h.rates(0), (1000, 1000));
+    // The next CNP is a first CNP again.
+    h.cnp_tick(0);
+    assert_eq!(h.rates(0), (500, 1000));
+    assert!(h.d.start_q[0]);
+}
+
+#[test]
+fn first_cnp_does_not_count_in_its_alpha_period() {
+    let c = DcqcnIn {
+        cfg_alpha_init: 512,
+        ..defaults()
+    };
+    let mut h = H::new(mode(c, MODE_FIRST_CNP | MODE_ALPHA_T), 1);
+    h.align_atk(0);
+    h.cnp_tick(0);
+    // The period's update is a decay: 524,288 - 2,048.
+    for _ in 1..=10 {
+        h.tick();
+    }
+    assert_eq!(h.a20(0), 522_240);
+    // A second CNP counts: 522,240 - 2,040 + 4,096.
+    h.cnp_tick(0);
+    for _ in 2..=10 {
+        h.tick();
+    }
+    assert_eq!(h.a20(0), 524_296);
+}
+
+#[test]
+fn clamp_off_keeps_rt_unless_an_increase_came_since_the_last_cut() {
+    let mut h = H::new(mode(small(), MODE_CLAMP_OFF), 1);
+    h.cnp(0);
+    assert_eq!(h.rates(0), (500, 1000));
+    h.cnp(0);
+    // Paper would make rt 500.
+    assert_eq!(h.rates(0), (250, 1000));
+    // FR (t = 1 < F = 2): rc = (1000 + 250) >> 1.
+    h.t_event();
+    assert_eq!(h.rates(0), (625, 1000));
+    // An increase came: rt := rc; rc = 625 - (625 * 2^20 >> 21) = 313.
+    h.cnp(0);
+    assert_eq!(h.rates(0), (313, 625));
+    h.cnp(0);
+    assert_eq!(h.rates(0), (157, 625));
+}
+
+#[test]
+fn dep_inc_counts_every_event_in_one_stage_before_it() {
+    let mut h = H::new(mode(small(), MODE_DEP_INC), 1);
+    for _ in 0..3 {
+        h.cnp(0);
+    }
+    assert_eq!(h.rates(0), (125, 250));
+    // Stages 0, 1 < F = 2: FR; 2: AI (+10); 3, 4: HAI (+100 each, not
+    // 100 * (stage - F)); then a byte event is stage 5: HAI again.
+    let want = [(187, 250), (218, 250), (239, 260), (299, 360), (379, 460)];
+    for (k, &r) in want.iter().enumerate() {
+        h.t_event();
+        assert_eq!(h.rates(0), r, "event {k}");
+    }
+    h.b_event(0);
+    assert_eq!(h.rates(0), (469, 560));
+    assert_eq!((h.d.t_q[0], h.d.bc_q[0]), (6, 0));
+    assert_eq!(h.counts()[2..5], [2, 1, 3]);
+    // The paper on the same timer events: T = 1 FR, then AI for ever (BC
+    // stays 0, so never hyper).
+    let mut p = H::new(mode(small(), 0), 1);
+    for _ in 0..3 {
+        p.cnp(0);
+    }
+    for _ in 0..5 {
+        p.t_event();
+    }
+    assert_eq!(p.counts()[2..5], [1, 4, 0]);
+}
+
+#[test]
+fn byte_off_stops_the_byte_counter() {
+    // B = 0: the paper has a byte event pending at every turn.
+    let c = DcqcnIn {
+        cfg_b: 0,
+        ..small()
+    };
+    let mut p = H::new(mode(c, 0), 1);
+    p.cnp(0);
+    p.tick();
+    assert!(p.counts()[2] > 0);
+    let mut h = H::new(mode(c, MODE_BYTE_OFF), 1);
+    h.cnp(0);
+    h.i.tx_valid = true;
+    h.i.tx_qp = 0;
+    h.i.tx_len = 1500;
+    for _ in 0..20 {
+        h.tick();
+        h.i.tx_valid = true;
+    }
+    assert_eq!(h.counts(), [1, 1, 0, 0, 0, 0]);
+    assert_eq!(h.d.bcnt_q[0], 0);
+}
+
+#[test]
+fn deployed_idle_skip_equals_ticks() {
+    // A storm then a long quiet stretch, all modes on: skipping within
+    // the horizon lands on the state ticking does.
+    let c = DcqcnIn {
+        cfg_t_inc: 700,
+        cfg_mon: 100,
+        cfg_alpha_t: 37,
+        ..mode(defaults(), MODE_DEPLOYED | MODE_BYTE_OFF)
+    };
+    let mut a = H::new(c, 0b101);
+    for k in 0..500u32 {
+        a.i.cnp_valid = k.is_multiple_of(50);
+        a.i.cnp_qp = (k % 3) as u8;
+        a.tick();
+    }
+    let mut b = a.d.clone();
+    let mut skips = 0;
+    for _ in 0..4_000 {
+        // All QPs released: the horizon is unbounded.
+        let n = b.idle_horizon(&a.i).min(5_000);
+        if n > 1 {
+            for _ in 0..n {
+                a.tick();
+            }
+            b.skip(&a.i, n);
+            skips += 1;
+        } else {
+            a.tick();
+            b.tick(&a.i);
+        }
+        assert_eq!(format!("{:?}", a.d), format!("{b:?}"));
+    }
+    assert!(skips > 10, "{skips}");
+}

@@ -192,26 +192,36 @@ pub struct CcSpec {
     pub cnp_pcp: u8,
     pub cnp_becn: bool,
     pub cnp_interval_cycles: u32,
+    /// DCQCN_MODE (docs/rx_cc.md, "DCQCN as deployed"): 0 = the paper's
+    /// reaction point.
+    pub dcqcn_mode: u8,
+    /// DCQCN_MON: the rate-reduce monitor period.
+    pub mon_cycles: u32,
+    /// DCQCN_ALPHA_T: the alpha update period.
+    pub alpha_t_cycles: u32,
 }
 
 impl Default for CcSpec {
     fn default() -> Self {
         CcSpec {
             g_shift: 8,
-            f: 5,
+            f: 1,
             k_cycles: 13_750,
             t_inc_cycles: 75_000,
-            b_bytes: 10 << 20,
+            b_bytes: 32_767,
             r_ai_mbps: 5.0,
             r_hai_mbps: 50.0,
             r_min_mbps: 1.0,
             r_max_mbps: 100_000.0,
-            alpha_init: 1024,
+            alpha_init: 1023,
             burst_bytes: 16384,
             cnp_dscp: 48,
             cnp_pcp: 6,
             cnp_becn: true,
             cnp_interval_cycles: 1000,
+            dcqcn_mode: 0x1F,
+            mon_cycles: 1000,
+            alpha_t_cycles: 250,
         }
     }
 }
@@ -622,11 +632,14 @@ impl super::Vector {
             );
         }
         let c = &self.cc;
-        let checks: [(&str, u64, u64); 8] = [
+        let checks: [(&str, u64, u64); 11] = [
             ("cc.g_shift", c.g_shift as u64, 10),
             ("cc.k_cycles", c.k_cycles as u64, (1 << 24) - 1),
             ("cc.t_inc_cycles", c.t_inc_cycles as u64, (1 << 24) - 1),
             ("cc.alpha_init", c.alpha_init as u64, 1024),
+            ("cc.dcqcn_mode", c.dcqcn_mode as u64, 0x3F),
+            ("cc.mon_cycles", c.mon_cycles as u64, (1 << 24) - 1),
+            ("cc.alpha_t_cycles", c.alpha_t_cycles as u64, (1 << 24) - 1),
             ("cc.burst_bytes", c.burst_bytes as u64, (1 << 24) - 1),
             ("cc.cnp_dscp", c.cnp_dscp as u64, 63),
             ("cc.cnp_pcp", c.cnp_pcp as u64, 7),

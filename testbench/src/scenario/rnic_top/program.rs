@@ -200,6 +200,9 @@ fn cc_writes(c: &crate::vector::CcSpec) -> Vec<(u16, u32)> {
         (CC_DCQCN_R_MIN_ADDR, rate_units(c.r_min_mbps)),
         (CC_DCQCN_R_MAX_ADDR, rate_units(c.r_max_mbps)),
         (CC_DCQCN_ALPHA_ADDR, c.alpha_init as u32),
+        (CC_DCQCN_MODE_ADDR, c.dcqcn_mode as u32),
+        (CC_DCQCN_MON_ADDR, c.mon_cycles),
+        (CC_DCQCN_ALPHA_T_ADDR, c.alpha_t_cycles),
         (CC_RL_BURST_ADDR, c.burst_bytes),
         (
             CC_CNP_CFG_ADDR,
