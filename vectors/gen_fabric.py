@@ -45,9 +45,14 @@ CHECK = ("every NIC's model, and the RTL of the hosts in `rtl`, in lockstep; eac
          "with PFC on, pauses sent equal to pauses received; switch conservation every step; "
          "DCQCN's counters against the CNPs each NIC received; every TLP against the PCIe rules")
 
-# DCQCN fast enough to act within a run of a few hundred microseconds.
-FAST_CC = {"k_cycles": 1000, "t_inc_cycles": 2000, "b_bytes": 65536,
-           "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0, "cnp_interval_cycles": 400}
+# DCQCN, a sender's `cc`: None (off), PAPER (the paper's reaction point,
+# DCQCN_MODE 0 with F 5 and alpha 1, its timers sped up to act within a
+# run of a few hundred microseconds) or DEPLOYED ({}: the reset values,
+# the deployed modes with the vendor's default parameters; docs/rx_cc.md).
+PAPER = {"dcqcn_mode": 0, "f": 5, "alpha_init": 1024,
+         "k_cycles": 1000, "t_inc_cycles": 2000, "b_bytes": 65536,
+         "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0, "cnp_interval_cycles": 400}
+DEPLOYED = {}
 
 
 def qp(h, n, peer, peer_qp, psn, epsn, cc):
@@ -64,12 +69,12 @@ def qp(h, n, peer, peer_qp, psn, epsn, cc):
          "rq_cq": 1,
          "remote_access": ["remote_write", "remote_read"],
          "vlan": {"vid": VID, "pcp": PCP}}
-    if cc:
+    if cc is not None:
         q["cc"] = True
     return q
 
 
-def allreduce(name, desc, ranks, size, topology, cc=False, rtl=(), incast_hosts=(),
+def allreduce(name, desc, ranks, size, topology, cc=None, rtl=(), incast_hosts=(),
               max_cycles=4_000_000):
     """Ring AllReduce of `size` bytes over the hosts `ranks` (rank r is host
     ranks[r], its successor rank r+1 mod n): 2(n-1) steps, each a WRITE with
@@ -90,7 +95,7 @@ def allreduce(name, desc, ranks, size, topology, cc=False, rtl=(), incast_hosts=
     for r, me in enumerate(ranks):
         succ, pred = ranks[(r + 1) % n], ranks[(r - 1) % n]
         q0 = qp(me, 0, succ, 1, 100 * me + 7, 3000 + succ, cc)
-        q1 = qp(me, 1, pred, 0, 3000 + me, 100 * pred + 7, False)
+        q1 = qp(me, 1, pred, 0, 3000 + me, 100 * pred + 7, None)
         # rq_fetch holds two RECVs per QP: a third chunk arriving before
         # the next RECV is fetched gets an RNR NAK; retry after 0.01 ms,
         # not the 655 ms of timer code 0.
@@ -112,7 +117,7 @@ def allreduce(name, desc, ranks, size, topology, cc=False, rtl=(), incast_hosts=
         qps = [q0, q1]
         if r == 0:
             # Sender j uses its QP 2 + j: every DestQP at rank 0 distinct.
-            qps += [qp(me, 2 + j, s, 2 + j, 6000 + j, 100 * s, False)
+            qps += [qp(me, 2 + j, s, 2 + j, 6000 + j, 100 * s, None)
                     for j, s in enumerate(incast_hosts)]
         mine = len1 if r == 0 else 0x80_0000
         h = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 30 + me},
@@ -124,7 +129,7 @@ def allreduce(name, desc, ranks, size, topology, cc=False, rtl=(), incast_hosts=
              "cqs": [gen_tx.cq(0), gen_tx.cq(1)],
              "wqes": wqes, "recvs": recvs, "program": program}
         if cc:
-            h["cc"] = FAST_CC
+            h["cc"] = cc
         hosts[me] = h
     for j, s in enumerate(incast_hosts):
         w = {"qp": 2 + j, "opcode": "write", "wr_id": hex(0x5E10_0000 + s), "len": 1 << 20,
@@ -136,7 +141,7 @@ def allreduce(name, desc, ranks, size, topology, cc=False, rtl=(), incast_hosts=
              "program": [{"wait_until": {"cycle": START}},
                          {"post_send": {"qp": 2 + j, "wqes": 1}}]}
         if cc:
-            h["cc"] = FAST_CC
+            h["cc"] = cc
         hosts[s] = h
     v = {"format": 1, "kind": "fabric", "name": name, "description": desc,
          "checked_against": CHECK, "topology": topology,
@@ -154,7 +159,7 @@ def incast(name, desc, n, size, cc, switch=None, rtl=(), max_cycles=4_000_000):
 def incast_vector(name, desc, n, size, cc, switch, rtl, max_cycles):
     recv = {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 1},
                        {"addr": hex(PHYS1), "len": LEN1, "seed": 2}],
-            "qps": [qp(0, s - 1, s, s - 1, 5000 + s, 100 * s, False) for s in range(1, n + 1)],
+            "qps": [qp(0, s - 1, s, s - 1, 5000 + s, 100 * s, None) for s in range(1, n + 1)],
             "mrs": [gen_tx.mr(),
                     gen_tx.mr(index=1, key=KEY1, va=VA1, length=LEN1, pbase=PHYS1,
                               access=["local_write", "remote_write"])],
@@ -172,7 +177,7 @@ def incast_vector(name, desc, n, size, cc, switch, rtl, max_cycles):
              "wqes": [w],
              "program": [{"wait_until": {"cycle": START}}, {"post_send": {"qp": s - 1, "wqes": 1}}]}
         if cc:
-            h["cc"] = FAST_CC
+            h["cc"] = cc
         hosts.append(h)
     v = {"format": 1, "kind": "fabric", "name": name, "description": desc,
          "checked_against": CHECK, "topology": {"kind": "star"},
@@ -200,7 +205,7 @@ def hol(name, desc, n, size, victim_size, cc, rtl=(), max_cycles=4_000_000):
     h1["program"].append({"post_send": {"qp": n, "wqes": 1}})
     hosts.append({"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 3},
                              {"addr": hex(PHYS1), "len": 0x20_0000, "seed": 4}],
-                  "qps": [qp(victim, n, 1, n, 8000, 7000, False)],
+                  "qps": [qp(victim, n, 1, n, 8000, 7000, None)],
                   "mrs": [gen_tx.mr(),
                           gen_tx.mr(index=1, key=KEY1, va=VA1, length=0x20_0000, pbase=PHYS1,
                                     access=["local_write", "remote_write"])],
@@ -223,31 +228,34 @@ def main():
            "Incast 4->1 of 64 KiB RC WRITEs through one switch (star, links of 100 cycles, "
            "100 Gb/s): four senders at line rate into one 100 Gb/s port; the switch queues, "
            "marks CE past Kmin and pauses upstream past XOFF; DCQCN cuts each sender on the "
-           "CNPs the receiver returns; every WRITE lands and completes. All five NICs run RTL "
-           "and model in lockstep.",
-           4, 64 * 1024, True, rtl=range(5))
+           "CNPs the receiver returns (deployed modes, default parameters); every WRITE lands "
+           "and completes. All five NICs run RTL and model in lockstep.",
+           4, 64 * 1024, DEPLOYED, rtl=range(5))
     for n in (8, 16):
         incast("incast_%dto1_1m_pfc" % n,
                "Incast %d->1 of 1 MiB RC WRITEs, PFC on, ECN marking off, DCQCN off: the "
                "receiver's port queue grows to XOFF, the switch pauses the senders' ports and "
                "nothing is dropped; every WRITE lands and completes. Models only, the "
                "receiver's RTL in lockstep." % n,
-               n, 1 << 20, False, switch={"ecn": False}, rtl=[0])
-        incast("incast_%dto1_1m_dcqcn" % n,
-               "Incast %d->1 of 1 MiB RC WRITEs, PFC on, RED/ECN marking (5 KB..200 KB, 1 %%), "
-               "DCQCN on every sender: CNPs cut the senders and the queue stays shorter than "
-               "with PFC alone; every WRITE lands and completes. Models only, the receiver's "
-               "RTL in lockstep." % n,
-               n, 1 << 20, True, rtl=[0])
-    for cc, what in ((False, "pfc"), (True, "dcqcn")):
+               n, 1 << 20, None, switch={"ecn": False}, rtl=[0])
+        for cc, what, how in ((PAPER, "paper", "the paper's reaction point (timers sped up)"),
+                              (DEPLOYED, "deployed",
+                               "the deployed modes with their default parameters")):
+            incast("incast_%dto1_1m_%s" % (n, what),
+                   "Incast %d->1 of 1 MiB RC WRITEs, PFC on, RED/ECN marking (5 KB..200 KB, "
+                   "1 %%), DCQCN on every sender, %s: CNPs cut the senders and the queue stays "
+                   "shorter than with PFC alone; every WRITE lands and completes. Models only, "
+                   "the receiver's RTL in lockstep." % (n, how),
+                   n, 1 << 20, cc, rtl=[0])
+    for cc, what in ((None, "pfc"), (DEPLOYED, "dcqcn")):
         hol("hol_victim_%s" % what,
             "PFC head-of-line blocking: 4 senders WRITE 1 MiB each into host 0 (a 4->1 incast) "
             "while sender 1 also WRITEs 1 MiB on a second QP to host 5, whose path is not "
             "congested. XOFF on host 1's port pauses priority 3, so both of its QPs stop: the "
             "victim flow slows to the incast's share. %s. Host 1's RTL in lockstep."
-            % ("PFC alone" if not cc else
-               "DCQCN on: CNPs cut host 1's incast QP alone and the pauses mostly stop, so the "
-               "victim gets the rest of host 1's link"),
+            % ("PFC alone" if cc is None else
+               "DCQCN on (deployed modes, default parameters): CNPs cut host 1's incast QP "
+               "alone and the pauses mostly stop, so the victim gets the rest of host 1's link"),
             4, 1 << 20, 1 << 20, cc, rtl=[1])
     allreduce("allreduce_8_leafspine",
               "Ring AllReduce of 2 MiB over 8 hosts on a leaf-spine (2 leaves of 4 hosts, 2 "
