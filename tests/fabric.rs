@@ -10,51 +10,10 @@
 
 mod common;
 
-use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
-use rnic_model::trace::{Trace, Tracer};
-use rnic_model::Dut;
+use common::pair_nic::Broken;
 use rnic_testbench::scenario::{fabric, Mode, RunOpts};
 
-/// The real model, but host `broken`'s first beat on `tx_*` has byte 20
-/// (in the IPv4 header) flipped.
-struct Broken {
-    inner: RnicTop,
-    broken: bool,
-    done: bool,
-}
-
-impl Dut for Broken {
-    type In = RnicTopIn;
-    type Out = RnicTopOut;
-    const NAME: &'static str = "rnic_top";
-    fn reset(&mut self) -> RnicTopOut {
-        self.inner.reset()
-    }
-    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
-        let mut o = self.inner.tick(i);
-        if self.broken && !self.done && o.tx_tvalid {
-            o.tx_tdata[20] ^= 0x01;
-            self.done = true;
-        }
-        o
-    }
-}
-
-impl Trace for Broken {
-    fn trace(&self, t: &mut dyn Tracer) {
-        self.inner.trace(t)
-    }
-}
-
 const VECTOR: &str = "vectors/fabric/incast_4to1_64k_rtl.json";
-
-fn broken(host: usize) -> impl Fn(usize) -> Broken {
-    move |i| Broken {
-        inner: RnicTop::new(),
-        broken: i == host,
-        done: false,
-    }
-}
 
 #[test]
 fn a_divergence_names_the_host() {
@@ -67,7 +26,7 @@ fn a_divergence_names_the_host() {
         .position(|c| c == "h2 to switch")
         .expect("h2 sends");
     let first = good.report.tx_frames[k].0;
-    let r = fabric::run_with(&v, Mode::Lockstep, &RunOpts::default(), broken(2)).unwrap();
+    let r = fabric::run_with(&v, Mode::Lockstep, &RunOpts::default(), Broken::maker(2)).unwrap();
     let d = r.report.divergence.expect("diverged");
     assert_eq!(d.block, "host h2 (rnic_top)");
     assert_eq!(d.diff.port, "tx_tdata");
@@ -78,7 +37,7 @@ fn a_divergence_names_the_host() {
 fn a_model_only_host_is_still_checked() {
     let mut v = common::pair_nic::load_fabric(VECTOR);
     v.rtl = vec![0];
-    let r = fabric::run_with(&v, Mode::Lockstep, &RunOpts::default(), broken(2)).unwrap();
+    let r = fabric::run_with(&v, Mode::Lockstep, &RunOpts::default(), Broken::maker(2)).unwrap();
     assert!(r.report.divergence.is_none());
     let f = &r.report.failures;
     assert!(

@@ -6,40 +6,9 @@
 
 mod common;
 
-use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
-use rnic_model::trace::{Trace, Tracer};
-use rnic_model::Dut;
+use common::pair_nic::Broken;
 use rnic_testbench::scenario::{pair, Mode, RunOpts};
 use rnic_testbench::vector::SystemVector;
-
-struct Broken {
-    inner: RnicTop,
-    broken: bool,
-    done: bool,
-}
-
-impl Dut for Broken {
-    type In = RnicTopIn;
-    type Out = RnicTopOut;
-    const NAME: &'static str = "rnic_top";
-    fn reset(&mut self) -> RnicTopOut {
-        self.inner.reset()
-    }
-    fn tick(&mut self, i: &RnicTopIn) -> RnicTopOut {
-        let mut o = self.inner.tick(i);
-        if self.broken && !self.done && o.tx_tvalid {
-            o.tx_tdata[20] ^= 0x01;
-            self.done = true;
-        }
-        o
-    }
-}
-
-impl Trace for Broken {
-    fn trace(&self, t: &mut dyn Tracer) {
-        self.inner.trace(t)
-    }
-}
 
 fn vector() -> SystemVector {
     common::pair_nic::load_system("vectors/pair/uc_both_ways.json")
@@ -63,12 +32,7 @@ fn a_divergence_names_the_nic() {
         vcd_window: Some(100),
         ..RunOpts::default()
     };
-    let r = pair::run_with(&v, Mode::Lockstep, &opts, |n| Broken {
-        inner: RnicTop::new(),
-        broken: n == 1,
-        done: false,
-    })
-    .unwrap();
+    let r = pair::run_with(&v, Mode::Lockstep, &opts, Broken::maker(1)).unwrap();
     let d = r.report.divergence.expect("diverged");
     assert_eq!(d.block, "NIC B (rnic_top)");
     assert_eq!(d.diff.port, "tx_tdata");

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use crate::plot::COLORS;
 use crate::scenario::fabric::{FabricReport, LOSSLESS};
 
 /// What the plot shows, in microseconds and KiB.
@@ -93,17 +94,6 @@ impl FabricTrace {
         }
     }
 }
-
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(255, 127, 14),
-    RGBColor(23, 190, 207),
-    RGBColor(140, 86, 75),
-    RGBColor(127, 127, 127),
-];
 
 /// Two panels: the queues with the RED thresholds, one legend; the
 /// pauses as bars per host.

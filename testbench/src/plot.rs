@@ -23,13 +23,16 @@ pub struct CcTrace {
     pub clock_mhz: f64,
 }
 
-const COLORS: [RGBColor; 6] = [
+/// The series colours of every plot, in order.
+pub const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
     RGBColor(255, 127, 14),
     RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(127, 127, 127),
 ];
 
 /// Draws `t` as three stacked panels (rates, alpha, pause) into an SVG file.

@@ -64,3 +64,48 @@ impl<F: FnMut(&mut RnicTopIn)> Trace for Tampered<F> {
         self.top.trace(t)
     }
 }
+
+/// The real `rnic_top` model, broken on purpose in one NIC of a run: its
+/// first beat on `tx_*` has byte 20 (in the IPv4 header) flipped. The
+/// divergence self-tests find it named.
+#[allow(dead_code)]
+pub struct Broken {
+    pub inner: RnicTop,
+    pub broken: bool,
+    pub done: bool,
+}
+
+#[allow(dead_code)]
+impl Broken {
+    /// A maker of models for a run's NICs: NIC `which` broken.
+    pub fn maker(which: usize) -> impl Fn(usize) -> Broken {
+        move |n| Broken {
+            inner: RnicTop::new(),
+            broken: n == which,
+            done: false,
+        }
+    }
+}
+
+impl Dut for Broken {
+    type In = RnicTopIn;
+    type Out = RnicTopOut;
+    const NAME: &'static str = "rnic_top";
+    fn reset(&mut self) -> Self::Out {
+        self.inner.reset()
+    }
+    fn tick(&mut self, i: &RnicTopIn) -> Self::Out {
+        let mut o = self.inner.tick(i);
+        if self.broken && !self.done && o.tx_tvalid {
+            o.tx_tdata[20] ^= 0x01;
+            self.done = true;
+        }
+        o
+    }
+}
+
+impl Trace for Broken {
+    fn trace(&self, t: &mut dyn Tracer) {
+        self.inner.trace(t)
+    }
+}

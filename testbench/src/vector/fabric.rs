@@ -12,8 +12,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::system::{host_vector, HostAbout, MAX_DELAY};
-use super::{field_err, limits, valid_name, Expect, Vector, VectorError, FORMAT};
+use super::system::{check_head, deserialize, host_vector, HostAbout, MAX_DELAY};
+use super::{field_err, Expect, Vector, VectorError, FORMAT};
 
 /// The value of `kind` that makes a vector a fabric vector.
 pub const KIND: &str = "fabric";
@@ -146,43 +146,9 @@ pub fn is_fabric(json: &Value) -> bool {
 
 impl FabricVector {
     pub fn from_json(file: &Path, json: Value) -> Result<FabricVector, VectorError> {
-        let f: FabricFile = serde_path_to_error::deserialize(&json).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." {
-                "(top level)".to_string()
-            } else {
-                path
-            };
-            field_err(file, path, e.into_inner().to_string())
-        })?;
+        let f: FabricFile = deserialize(file, &json)?;
+        check_head(file, f.format, &f.kind, KIND, &f.name, f.max_cycles)?;
         let e = |p: &str, r: String| Err(field_err(file, p, r));
-        if f.format != FORMAT {
-            return e(
-                "format",
-                format!(
-                    "{} is not a known format (this tool reads {FORMAT})",
-                    f.format
-                ),
-            );
-        }
-        if f.kind != KIND {
-            return e("kind", format!("{:?} is not \"{KIND}\"", f.kind));
-        }
-        if !valid_name(&f.name) {
-            return e(
-                "name",
-                format!(
-                    "{:?} is not a name: 1 to 100 of A-Z a-z 0-9 _ . -, not starting with a dot",
-                    f.name
-                ),
-            );
-        }
-        if !(1..=limits::MAX_CYCLES).contains(&f.max_cycles) {
-            return e(
-                "max_cycles",
-                format!("{} is not in 1..={}", f.max_cycles, limits::MAX_CYCLES),
-            );
-        }
         if f.link.delay > MAX_DELAY {
             return e(
                 "link.delay",

@@ -139,46 +139,9 @@ impl SystemVector {
     /// used in errors.
     pub fn from_json(file: &Path, json: Value) -> Result<SystemVector, VectorError> {
         link_fault::check_shape(json.get("link")).map_err(|(p, r)| field_err(file, p, r))?;
-        let f: SystemFile = serde_path_to_error::deserialize(&json).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." {
-                "(top level)".to_string()
-            } else {
-                path
-            };
-            field_err(file, path, e.into_inner().to_string())
-        })?;
+        let f: SystemFile = deserialize(file, &json)?;
+        check_head(file, f.format, &f.kind, KIND, &f.name, f.max_cycles)?;
         let e = |p: &str, r: String| Err(field_err(file, p, r));
-        if f.format != FORMAT {
-            return e(
-                "format",
-                format!(
-                    "{} is not a known format (this tool reads {FORMAT})",
-                    f.format
-                ),
-            );
-        }
-        if f.kind != KIND {
-            return e(
-                "kind",
-                format!("{:?} is not a vector kind (\"system\")", f.kind),
-            );
-        }
-        if !valid_name(&f.name) {
-            return e(
-                "name",
-                format!(
-                    "{:?} is not a name: 1 to 100 of A-Z a-z 0-9 _ . -, not starting with a dot",
-                    f.name
-                ),
-            );
-        }
-        if !(1..=limits::MAX_CYCLES).contains(&f.max_cycles) {
-            return e(
-                "max_cycles",
-                format!("{} is not in 1..={}", f.max_cycles, limits::MAX_CYCLES),
-            );
-        }
         for (dir, d) in [("a_to_b", &f.link.a_to_b), ("b_to_a", &f.link.b_to_a)] {
             if d.delay > MAX_DELAY {
                 return e(
@@ -232,6 +195,61 @@ impl SystemVector {
         s.push('\n');
         s
     }
+}
+
+/// A multi-NIC vector file's fields, errors naming the field's path.
+pub(super) fn deserialize<T: serde::de::DeserializeOwned>(
+    file: &Path,
+    json: &Value,
+) -> Result<T, VectorError> {
+    serde_path_to_error::deserialize(json).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." {
+            "(top level)".to_string()
+        } else {
+            path
+        };
+        field_err(file, path, e.into_inner().to_string())
+    })
+}
+
+/// The fields every multi-NIC vector kind checks the same way.
+pub(super) fn check_head(
+    file: &Path,
+    format: u32,
+    kind: &str,
+    want: &str,
+    name: &str,
+    max_cycles: u64,
+) -> Result<(), VectorError> {
+    let e = |p: &str, r: String| Err(field_err(file, p, r));
+    if format != FORMAT {
+        return e(
+            "format",
+            format!("{format} is not a known format (this tool reads {FORMAT})"),
+        );
+    }
+    if kind != want {
+        return e(
+            "kind",
+            format!("{kind:?} is not a vector kind (\"{want}\")"),
+        );
+    }
+    if !valid_name(name) {
+        return e(
+            "name",
+            format!(
+                "{name:?} is not a name: 1 to 100 of A-Z a-z 0-9 _ . -, not starting with a dot"
+            ),
+        );
+    }
+    if !(1..=limits::MAX_CYCLES).contains(&max_cycles) {
+        return e(
+            "max_cycles",
+            format!("{max_cycles} is not in 1..={}", limits::MAX_CYCLES),
+        );
+    }
+    Ok(())
 }
 
 /// What a host inherits from the vector it is part of.
