@@ -8,6 +8,7 @@ use plotters::prelude::*;
 
 use crate::plot::COLORS;
 use crate::scenario::fabric::{FabricReport, LOSSLESS};
+use crate::wire::pfc;
 
 /// What the plot shows, in microseconds and KiB.
 #[derive(Debug, Clone, Default)]
@@ -21,25 +22,6 @@ pub struct FabricTrace {
     /// Per host paused at least once: (host, [start, end) intervals in us)
     /// of the lossless priority's pause toward it.
     pub pauses: Vec<(usize, Vec<(f64, f64)>)>,
-}
-
-/// The parts of a PFC frame: (class-enable vector, eight pause times).
-fn pfc_fields(f: &[u8]) -> Option<(u16, [u16; 8])> {
-    let at = if f.get(12..14)? == [0x81, 0x00] {
-        16
-    } else {
-        12
-    };
-    if f.get(at..at + 4)? != [0x88, 0x08, 0x01, 0x01] {
-        return None;
-    }
-    let w = |i: usize| Some(u16::from_be_bytes([*f.get(i)?, *f.get(i + 1)?]));
-    let en = w(at + 4)?;
-    let mut q = [0u16; 8];
-    for (p, x) in q.iter_mut().enumerate() {
-        *x = w(at + 6 + 2 * p)?;
-    }
-    Some((en, q))
 }
 
 impl FabricTrace {
@@ -66,19 +48,20 @@ impl FabricTrace {
         let mut pauses: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
         for h in 0..hosts {
             let mut iv: Vec<(u64, u64)> = Vec::new();
-            for (at, (en, q)) in r
+            for (at, f) in r
                 .pauses
                 .iter()
                 .filter(|p| p.0 == h)
-                .filter_map(|p| Some((p.1, pfc_fields(&p.2)?)))
+                .filter_map(|p| Some((p.1, pfc::Repr::parse_bytes(&p.2).ok()?)))
             {
-                if en >> LOSSLESS & 1 == 0 {
+                if f.enable >> LOSSLESS & 1 == 0 {
                     continue;
                 }
-                let end = at + (q[LOSSLESS] as u64 * 512).div_ceil(bits_per_cycle as u64);
+                let q = f.times[LOSSLESS];
+                let end = at + (q as u64 * 512).div_ceil(bits_per_cycle as u64);
                 match iv.last_mut() {
                     Some(l) if l.1 > at => l.1 = end.max(at),
-                    _ if q[LOSSLESS] > 0 => iv.push((at, end)),
+                    _ if q > 0 => iv.push((at, end)),
                     _ => {}
                 }
             }
@@ -181,26 +164,4 @@ pub fn draw_svg(t: &FabricTrace, title: &str, path: &Path) -> Result<(), String>
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pfc_fields_reads_enable_and_times_tagged_or_not() {
-        let mut f = vec![0u8; 60];
-        f[12..16].copy_from_slice(&[0x88, 0x08, 0x01, 0x01]);
-        f[16..18].copy_from_slice(&0x0008u16.to_be_bytes());
-        f[18 + 6..18 + 8].copy_from_slice(&0xFFFFu16.to_be_bytes());
-        let (en, q) = pfc_fields(&f).unwrap();
-        assert_eq!(en, 8);
-        assert_eq!(q[3], 0xFFFF);
-        assert_eq!(q[2], 0);
-        let mut t = vec![0u8; 64];
-        t[12..14].copy_from_slice(&[0x81, 0x00]);
-        t[16..].copy_from_slice(&f[12..60]);
-        assert_eq!(pfc_fields(&t), Some((en, q)));
-        assert_eq!(pfc_fields(&[0u8; 60]), None);
-    }
 }

@@ -30,9 +30,8 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
-use rnic_testbench::plot::CcTrace;
 use rnic_testbench::scenario::{self, Mode, Report, RunOpts};
-use rnic_testbench::vector::{self, AnyVector};
+use rnic_testbench::vector::{self, AnyVector, FabricVector};
 
 #[derive(Parser)]
 #[command(
@@ -479,78 +478,45 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
     };
     // A fabric run's plot, drawn from its report below.
     let mut fabric_trace = None;
-    // (report, verdict inputs, the vector with its new `expect` for bless)
-    let (report, mismatches, with_expect) = match &any {
-        AnyVector::Single(v) => match scenario::run(v, mode, &opts) {
-            Ok(r) => {
-                let m = scenario::mismatches(v, &r);
-                let mut nv = (**v).clone();
-                nv.expect = Some(r.to_expect());
-                (r, m, nv.to_json())
+    // (report, verdict inputs, the vector with its new `expect` for bless),
+    // or why the vector could not run.
+    let ran: Result<(Report, Vec<String>, String), String> = match &any {
+        AnyVector::Single(v) => scenario::run(v, mode, &opts).map(|r| {
+            let m = scenario::mismatches(v, &r);
+            let mut nv = (**v).clone();
+            nv.expect = Some(r.to_expect());
+            (r, m, nv.to_json())
+        }),
+        AnyVector::System(v) => scenario::pair::run(v, mode, &opts).map(|r| {
+            let m = scenario::pair::mismatches(v, &r);
+            let mut nv = (**v).clone();
+            nv.expect = Some(r.to_expect());
+            (r.report, m, nv.to_json())
+        }),
+        AnyVector::Fabric(v) => fabric_run(p, args, v, mode, &opts).map(|r| {
+            if p.plot.is_some() {
+                let red = scenario::fabric::red_thresholds(v);
+                fabric_trace = Some(rnic_testbench::fabric_plot::FabricTrace::new(
+                    &r,
+                    red,
+                    v.link.bits_per_cycle,
+                    vector::rx::CLOCK_MHZ,
+                ));
             }
-            Err(msg) => {
-                return Ok(Outcome::Error {
-                    msg,
-                    top: top.into(),
-                })
-            }
-        },
-        AnyVector::Fabric(v) => {
-            let mut run = (**v).clone();
-            let mut fmode = mode;
-            if let Some(Hosts(h)) = &args.rtl {
-                if let Some(bad) = h.iter().find(|&&i| i >= v.hosts.len()) {
-                    return Ok(Outcome::Error {
-                        msg: format!(
-                            "{}: --rtl: host {bad} does not exist ({} hosts)",
-                            p.file.display(),
-                            v.hosts.len()
-                        ),
-                        top: top.into(),
-                    });
-                }
-                run.rtl = h.clone();
-                fmode = Mode::Lockstep;
-            }
-            match scenario::fabric::run(&run, fmode, &opts) {
-                Ok(r) => {
-                    if p.plot.is_some() {
-                        let red = scenario::fabric::red_thresholds(v);
-                        let mhz = 1e6 / rnic_testbench::rtl::CLOCK_PERIOD_PS as f64;
-                        fabric_trace = Some(rnic_testbench::fabric_plot::FabricTrace::new(
-                            &r,
-                            red,
-                            v.link.bits_per_cycle,
-                            mhz,
-                        ));
-                    }
-                    let m = scenario::fabric::mismatches(v, &r);
-                    let mut nv = (**v).clone();
-                    nv.expect = Some(r.to_expect());
-                    (r.report, m, nv.to_json())
-                }
-                Err(msg) => {
-                    return Ok(Outcome::Error {
-                        msg,
-                        top: top.into(),
-                    })
-                }
-            }
+            let m = scenario::fabric::mismatches(v, &r);
+            let mut nv = (**v).clone();
+            nv.expect = Some(r.to_expect());
+            (r.report, m, nv.to_json())
+        }),
+    };
+    let (report, mismatches, with_expect) = match ran {
+        Ok(x) => x,
+        Err(msg) => {
+            return Ok(Outcome::Error {
+                msg,
+                top: top.into(),
+            })
         }
-        AnyVector::System(v) => match scenario::pair::run(v, mode, &opts) {
-            Ok(r) => {
-                let m = scenario::pair::mismatches(v, &r);
-                let mut nv = (**v).clone();
-                nv.expect = Some(r.to_expect());
-                (r.report, m, nv.to_json())
-            }
-            Err(msg) => {
-                return Ok(Outcome::Error {
-                    msg,
-                    top: top.into(),
-                })
-            }
-        },
     };
     let mut unwritten: Vec<String> = report.vcd_error.iter().cloned().collect();
     if let Some(path) = &p.pcap {
@@ -561,9 +527,8 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         unwritten.extend(w.err());
     }
     if let (Some(path), Some(t)) = (&p.plot, &fabric_trace) {
-        let w = write_output(path, |f| std::fs::File::create(f).map(drop))
-            .and_then(|_| rnic_testbench::fabric_plot::draw_svg(t, any.name(), path));
-        unwritten.extend(w.err());
+        let draw = |f: &Path| rnic_testbench::fabric_plot::draw_svg(t, any.name(), f);
+        unwritten.extend(draw_plot(path, draw).err());
     } else if let Some(path) = &p.plot {
         let AnyVector::Single(v) = &any else {
             anyhow::bail!(
@@ -573,7 +538,8 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
             );
         };
         let trace = scenario::cc_trace(v).map_err(anyhow::Error::msg)?;
-        unwritten.extend(draw_plot(path, &trace, &v.name).err());
+        let draw = |f: &Path| rnic_testbench::plot::draw_svg(&trace, &v.name, f);
+        unwritten.extend(draw_plot(path, draw).err());
     }
     let (mut verdict, mut notes) = judge(any.max_cycles(), &report, bless, mismatches);
     if !unwritten.is_empty() {
@@ -693,11 +659,36 @@ fn write_output(
         .map_err(|e| cannot_write(path, e))
 }
 
-fn draw_plot(path: &Path, trace: &CcTrace, title: &str) -> Result<(), String> {
+fn draw_plot(path: &Path, draw: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
     // Creating the file first gets the OS's reason when it cannot be
     // written; the plotting library's own errors are vaguer.
     write_output(path, |f| std::fs::File::create(f).map(drop))?;
-    rnic_testbench::plot::draw_svg(trace, title, path)
+    draw(path)
+}
+
+/// Runs a fabric vector: with `--rtl`, the RTL of the hosts named (and
+/// only those) in lockstep whatever the command; otherwise the vector's
+/// list in every mode but `run`'s model-only one.
+fn fabric_run(
+    p: &Plan,
+    args: &RunArgs,
+    v: &FabricVector,
+    mode: Mode,
+    opts: &RunOpts,
+) -> Result<scenario::fabric::FabricReport, String> {
+    let Some(Hosts(h)) = &args.rtl else {
+        return scenario::fabric::run(v, mode, opts);
+    };
+    if let Some(bad) = h.iter().find(|&&i| i >= v.hosts.len()) {
+        return Err(format!(
+            "{}: --rtl: host {bad} does not exist ({} hosts)",
+            p.file.display(),
+            v.hosts.len()
+        ));
+    }
+    let mut run = v.clone();
+    run.rtl = h.clone();
+    scenario::fabric::run(&run, Mode::Lockstep, opts)
 }
 
 /// Verdict and the reasons behind it; `mismatches` are the differences

@@ -12,25 +12,17 @@ use std::net::IpAddr;
 use rnic_switch::{Departure, Switch};
 
 use super::super::pair::{mac_pad, mark_ce};
+use super::super::rnic_top::is_pfc;
 use super::super::rnic_top::resp_predict::decodes_delivered;
 use crate::scenario::RnicTopEnv;
 use crate::vector::IpPair;
-
-/// EtherType of MAC control (PFC) frames.
-const ETH_MAC_CONTROL: u16 = 0x8808;
-
-/// Whether `f` is a MAC control (PFC) frame.
-pub fn is_pause(f: &[u8]) -> bool {
-    ethertype(f).is_some_and(|(t, _)| t == ETH_MAC_CONTROL)
-}
+use crate::wire::roce::ethernet;
 
 /// The EtherType past any 802.1Q tag, and where the payload starts.
 fn ethertype(f: &[u8]) -> Option<(u16, usize)> {
-    let at = |i: usize| Some(u16::from_be_bytes([*f.get(i)?, *f.get(i + 1)?]));
-    match at(12)? {
-        0x8100 => Some((at(16)?, 18)),
-        t => Some((t, 14)),
-    }
+    let h = ethernet::Header::new_checked(f).ok()?;
+    let at = h.header_len();
+    (f.len() >= at).then(|| (h.ethertype(), at))
 }
 
 /// `f` with the fields a CE mark may change zeroed: the IP ECN bits and
@@ -39,12 +31,12 @@ fn ethertype(f: &[u8]) -> Option<(u16, usize)> {
 fn ecn_blind(f: &[u8]) -> Vec<u8> {
     let mut b = f.to_vec();
     match ethertype(f) {
-        Some((0x0800, ip)) if b.len() >= ip + 20 => {
+        Some((ethernet::ETHERTYPE_IPV4, ip)) if b.len() >= ip + 20 => {
             b[ip + 1] &= !0x03;
             b[ip + 10] = 0;
             b[ip + 11] = 0;
         }
-        Some((0x86DD, ip)) if b.len() >= ip + 40 => b[ip + 1] &= !0x30,
+        Some((ethernet::ETHERTYPE_IPV6, ip)) if b.len() >= ip + 40 => b[ip + 1] &= !0x30,
         _ => {}
     }
     b
@@ -53,11 +45,11 @@ fn ecn_blind(f: &[u8]) -> Vec<u8> {
 /// The IP destination of a frame, if it has one.
 fn ip_dst(f: &[u8]) -> Option<IpAddr> {
     match ethertype(f)? {
-        (0x0800, ip) => {
+        (ethernet::ETHERTYPE_IPV4, ip) => {
             let d: [u8; 4] = f.get(ip + 16..ip + 20)?.try_into().ok()?;
             Some(IpAddr::from(d))
         }
-        (0x86DD, ip) => {
+        (ethernet::ETHERTYPE_IPV6, ip) => {
             let d: [u8; 16] = f.get(ip + 24..ip + 40)?.try_into().ok()?;
             Some(IpAddr::from(d))
         }
@@ -113,7 +105,7 @@ pub fn check_frames(
     let mut data_sent = 0u64;
     for (h, frames) in sent.iter().enumerate() {
         for (k, f) in frames.iter().enumerate() {
-            if is_pause(f) {
+            if is_pfc(f) {
                 pauses_sent[h] += 1;
                 continue;
             }
@@ -124,7 +116,7 @@ pub fn check_frames(
     }
     let mut d = Delivery::default();
     for o in out {
-        if is_pause(&o.frame) {
+        if is_pfc(&o.frame) {
             d.pauses_from_switch += 1;
             continue;
         }
@@ -333,6 +325,6 @@ mod tests {
         f[16..18].copy_from_slice(&[0x08, 0x00]);
         f[18 + 16..18 + 20].copy_from_slice(&[10, 0, 3, 1]);
         assert_eq!(ip_dst(&f), Some(IpAddr::from([10, 0, 3, 1])));
-        assert!(!is_pause(&f));
+        assert!(!is_pfc(&f));
     }
 }

@@ -185,10 +185,10 @@ impl FabricEnv {
         let quiet = self.wires.is_empty()
             && self.switches.iter().all(|s| s.buffer_used() == 0)
             && self.nic.iter().all(|e| e.rx.idle());
-        let senders = self.nic.iter().filter(|e| e.may_send(cycle)).count();
-        for e in self.nic.iter_mut() {
-            let others = senders - usize::from(e.may_send(cycle));
-            e.hold = !quiet || others > 0;
+        let sending: Vec<bool> = self.nic.iter().map(|e| e.may_send(cycle)).collect();
+        let senders = sending.iter().filter(|&&x| x).count();
+        for (e, me) in self.nic.iter_mut().zip(sending) {
+            e.hold = !quiet || senders > usize::from(me);
         }
         ins
     }
@@ -418,7 +418,7 @@ pub fn run_with<M: NicModel>(
     let pauses = env
         .out
         .iter()
-        .filter(|d| checks::is_pause(&d.frame))
+        .filter(|d| super::rnic_top::is_pfc(&d.frame))
         .map(|d| (d.port, d.last + 1 + v.link.delay, d.frame.to_vec()))
         .collect();
     let report = Report {
