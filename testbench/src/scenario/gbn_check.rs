@@ -149,6 +149,10 @@ pub struct QpTrace {
     /// left unserved at its end is a violation. A single NIC's run with a
     /// scripted peer does not wait for RNR times.
     pub settles: bool,
+    /// Cycles (first, last) the QP's priority was paused by PFC frames
+    /// that reached the NIC, in time order: a packet held by a pause may
+    /// have been committed, and its timer started, long before it left.
+    pub paused: Vec<(u64, u64)>,
 }
 
 /// `to` is this many PSNs after `from`, modulo 2^24.
@@ -381,10 +385,19 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
                 let start = t.skips.iter().find(|s| s.1 == f.psn).map_or(f.psn, |s| s.0);
                 w.una = Some(start);
                 w.nxt = end;
-                w.since = f.first;
+                // Held by a pause, the first packet's timer may have
+                // started at any time before (`since` stays 0).
+                if !t.paused.iter().any(|&(a, _)| a < f.first) {
+                    w.since = f.first;
+                }
             }
             Some(u) => {
-                if !w.busy() && end != u && dist(u, f.psn) < 1 << 23 {
+                // The NIC's timer starts when a packet is committed into an
+                // empty window, a little before its first beat, unless a
+                // pause held it: then it may have started at any time
+                // since the window emptied (`since` stays that progress).
+                let held = t.paused.iter().any(|&(a, b)| b >= w.since && a < f.first);
+                if !w.busy() && end != u && dist(u, f.psn) < 1 << 23 && !held {
                     w.since = f.first;
                 }
                 if dist(u, end) > dist(u, w.nxt) && dist(u, end) < 1 << 23 {
@@ -563,6 +576,7 @@ mod tests {
             exhausted_at: None,
             ends_in_error: false,
             settles: true,
+            paused: Vec::new(),
         }
     }
 
@@ -675,6 +689,39 @@ mod tests {
         assert_eq!(check(&t), Vec::<String>::new());
         // The timer is off by default: never a cause.
         let t = trace(&[10, 11, 10], &[]);
+        assert_eq!(check(&t).len(), 1);
+    }
+
+    #[test]
+    fn a_pause_lets_the_timer_start_before_the_first_beat() {
+        // 10 sent at 1000, acknowledged at 2000: the window is empty. 11
+        // leaves at 7000 and is rewound to at 7100, 5,100 cycles after the
+        // progress but 100 after its first beat: code 2's 4,096 cycles
+        // have run only if 11 was committed, and its timer started, long
+        // before it left, which a pause toward the NIC allows and nothing
+        // else does.
+        let mut t = trace(&[10, 11, 11], &[(2000, 10, AckKind::Ack)]);
+        t.retry.timeout = 2;
+        t.sent[1].first = 7000;
+        t.sent[2].first = 7100;
+        let v = check(&t);
+        assert!(
+            v.len() == 1 && v[0].contains("timer since cycle 7000"),
+            "{v:?}"
+        );
+        // Paused 2500..=6999: the timer may have started at 2000.
+        t.paused = vec![(2500, 6999)];
+        assert_eq!(check(&t), Vec::<String>::new());
+        // 5,100 cycles is past the period from the progress, but 4,000
+        // would not be: the pause does not excuse an early rewind.
+        t.sent[2].first = 2000 + 4096 - TIMER_SLACK - 1;
+        t.sent[1].first = t.sent[2].first - 100;
+        t.paused = vec![(2500, t.sent[1].first - 1)];
+        assert_eq!(check(&t).len(), 1);
+        // A pause over before the window emptied excuses nothing.
+        t.sent[1].first = 7000;
+        t.sent[2].first = 7100;
+        t.paused = vec![(1200, 1900)];
         assert_eq!(check(&t).len(), 1);
     }
 

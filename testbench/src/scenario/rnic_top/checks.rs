@@ -389,6 +389,7 @@ impl RnicTopEnv {
     /// their bytes), and the QP's retry attributes from `retry` (by QP
     /// index; missing: timer off).
     pub fn gbn_traces(&self, retry: &[RetryCfg]) -> Vec<QpTrace> {
+        let pauses = self.pause_windows();
         let mut out: Vec<QpTrace> = self
             .vector
             .qps
@@ -399,6 +400,7 @@ impl RnicTopEnv {
                 exhausted_at: self.exhausted_at[q.qp as usize],
                 ends_in_error: self.expected.nak_errors.contains(&q.qp),
                 settles: self.in_pair,
+                paused: pauses[q.vlan.map_or(0, |v| v.pcp) as usize & 7].clone(),
                 ..QpTrace::default()
             })
             .collect();
@@ -592,27 +594,7 @@ impl RnicTopEnv {
     /// frame replaces the window from its own n + 4). A frame's priority is
     /// its VLAN PCP, 0 untagged.
     fn check_pause(&mut self, cycle: u64) {
-        let mut windows: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 8];
-        let live = rx_reference::live_qps(&self.vector);
-        for s in &self.rx.sent {
-            let RxEvent::Pfc { enable, quanta } = rx_reference::classify(&s.bytes, s.fcs, &live)
-            else {
-                continue;
-            };
-            let from = s.last + 4;
-            for p in (0..8).filter(|p| enable >> p & 1 == 1) {
-                let w = &mut windows[p];
-                // The new frame replaces the running pause: only the last
-                // window can still be open (they are pushed in time order).
-                if let Some(x) = w.last_mut() {
-                    x.1 = x.1.min(from - 1);
-                }
-                let d = (quanta[p] as u64 * 512).div_ceil(PFC_BITS_PER_CYCLE);
-                if d > 0 {
-                    w.push((from, from + d - 1));
-                }
-            }
-        }
+        let windows = self.pause_windows();
         let mut bad = Vec::new();
         for (start, f) in &self.frames {
             // CNPs and PFC frames (MAC control) are never paused.
@@ -638,6 +620,34 @@ impl RnicTopEnv {
         for b in bad {
             self.common.fail(cycle, b);
         }
+    }
+
+    /// Per priority, the cycles (first, last) its frame starts are paused
+    /// by the PFC frames that arrived, disjoint and in time order
+    /// ([`Self::check_pause`]'s rule).
+    pub(super) fn pause_windows(&self) -> Vec<Vec<(u64, u64)>> {
+        let mut windows: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 8];
+        let live = rx_reference::live_qps(&self.vector);
+        for s in &self.rx.sent {
+            let RxEvent::Pfc { enable, quanta } = rx_reference::classify(&s.bytes, s.fcs, &live)
+            else {
+                continue;
+            };
+            let from = s.last + 4;
+            for p in (0..8).filter(|p| enable >> p & 1 == 1) {
+                let w = &mut windows[p];
+                // The new frame replaces the running pause: only the last
+                // window can still be open (they are pushed in time order).
+                if let Some(x) = w.last_mut() {
+                    x.1 = x.1.min(from - 1);
+                }
+                let d = (quanta[p] as u64 * 512).div_ceil(PFC_BITS_PER_CYCLE);
+                if d > 0 {
+                    w.push((from, from + d - 1));
+                }
+            }
+        }
+        windows
     }
 
     /// Every RX counter read back is what the frames sent call for.
