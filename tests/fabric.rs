@@ -6,12 +6,17 @@
 //!   the models alone);
 //! - a host that runs its model only is still judged by the testbench's
 //!   references: the same broken model there is no divergence, but its
-//!   frames fail the host's own checks and the fabric's delivery check.
+//!   frames fail the host's own checks and the fabric's delivery check;
+//! - a `deadlock` vector passes only when the run ends stuck: the shipped
+//!   stuck ring fails as an ordinary vector, and fails its deadlock checks
+//!   when asked to stand still for longer than it did; the watchdog ring
+//!   declared a deadlock fails, as it completes.
 
 mod common;
 
 use common::pair_nic::Broken;
 use rnic_testbench::scenario::{fabric, Mode, RunOpts};
+use rnic_testbench::vector::fabric::DeadlockSpec;
 
 const VECTOR: &str = "vectors/fabric/incast_4to1_64k_rtl.json";
 
@@ -48,5 +53,51 @@ fn a_model_only_host_is_still_checked() {
         f.iter()
             .any(|m| m.starts_with("fabric: ") && m.contains("h2's frame 0")),
         "the delivery check: {f:?}"
+    );
+}
+
+#[test]
+fn a_deadlock_is_judged_by_how_the_run_ends() {
+    let stuck = common::pair_nic::load_fabric("vectors/fabric/deadlock_ring3_stuck.json");
+    let r = fabric::run(&stuck, Mode::Model, &RunOpts::default()).unwrap();
+    assert!(r.report.clean(), "{:?}", r.report.failures);
+    assert_eq!(r.stall.cycle, ["ring0", "ring1", "ring2"]);
+    let since = r.stall.last_data_out.expect("data moved at first") + 1;
+
+    // Without its declaration the same run is a failure: nothing settles.
+    let mut plain = stuck.clone();
+    plain.deadlock = None;
+    let r = fabric::run(&plain, Mode::Model, &RunOpts::default()).unwrap();
+    assert!(!r.report.completed);
+    assert!(
+        r.report.failures.iter().any(|f| f.contains("still hold")),
+        "{:?}",
+        r.report.failures
+    );
+
+    // Still for less than asked: the window check fails.
+    let mut longer = stuck.clone();
+    longer.deadlock = Some(DeadlockSpec {
+        still_cycles: stuck.max_cycles - since + 1,
+    });
+    let r = fabric::run(&longer, Mode::Model, &RunOpts::default()).unwrap();
+    let f = &r.report.failures;
+    assert!(
+        f.len() == 1 && f[0].contains("the fabric was not still"),
+        "{f:?}"
+    );
+
+    // The watchdog's ring completes: declared a deadlock, it fails.
+    let mut wd = common::pair_nic::load_fabric("vectors/fabric/deadlock_ring3_watchdog.json");
+    wd.deadlock = Some(DeadlockSpec { still_cycles: 1000 });
+    let r = fabric::run(&wd, Mode::Model, &RunOpts::default()).unwrap();
+    assert!(!r.report.completed);
+    assert!(
+        r.report
+            .failures
+            .iter()
+            .any(|f| f.contains("did not deadlock")),
+        "{:?}",
+        r.report.failures
     );
 }

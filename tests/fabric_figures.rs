@@ -206,6 +206,9 @@ fn allreduce(name: &str) {
             format!("leaf-spine {leaves} x {spines}")
         }
         rnic_testbench::vector::fabric::Topology::FatTree { k } => format!("fat-tree k = {k}"),
+        rnic_testbench::vector::fabric::Topology::Ring { switches } => {
+            format!("ring of {switches}")
+        }
     };
     figures::row(
         "fabric_allreduce",
@@ -335,4 +338,93 @@ fn incast_8to1_1m() {
 #[test]
 fn incast_16to1_1m() {
     pfc_then_dcqcn(16);
+}
+
+/// PFC deadlock (docs/fabric.md, "Deadlock"): the ring of three switches
+/// whose routes all go one way round, without and with the PFC watchdog.
+/// Without, the run ends stuck: a cycle of paused links holding frames, no
+/// data moving, the WRITEs incomplete (asserted by the vector's checks).
+/// With, the watchdog drops what the paused queues hold, go-back-N resends
+/// it, and every WRITE lands: bytes delivered exactly once (the hosts'
+/// checks) at the price of the drops and the time shown.
+#[test]
+fn deadlock_ring3() {
+    for (name, watchdog) in [
+        ("deadlock_ring3_stuck", false),
+        ("deadlock_ring3_watchdog", true),
+    ] {
+        let v = load(name);
+        assert_eq!(v.switch.watchdog_cycles.is_some(), watchdog);
+        let r = fabric::run(&v, Mode::Model, &RunOpts::default()).unwrap();
+        let rep = &r.report;
+        assert!(rep.clean(), "{name}: {}", rep.failures.join("\n"));
+        let sum = |suffix: &str| -> u64 {
+            r.switch
+                .iter()
+                .filter(|(k, _)| k.ends_with(suffix))
+                .map(|(_, v)| v)
+                .sum()
+        };
+        let drops = sum(".watchdog_drops");
+        let bytes: u64 = v
+            .hosts
+            .iter()
+            .flat_map(|h| h.wqes.iter())
+            .map(|w| w.len as u64)
+            .sum();
+        let cqes: usize = r.cqes.iter().map(Vec::len).sum();
+        let wqes: usize = v.hosts.iter().map(|h| h.wqes.len()).sum();
+        let end = if watchdog {
+            let last = r.spans.iter().filter_map(|s| s.1).max().unwrap();
+            format!("all {wqes} WRITEs complete at cycle {last}")
+        } else {
+            format!(
+                "stuck from cycle {} to the end ({}), {cqes} of {wqes} WRITEs complete",
+                r.stall.last_data_out.unwrap() + 1,
+                rep.cycles
+            )
+        };
+        let cycle = if r.stall.cycle.is_empty() {
+            "none".to_string()
+        } else {
+            let mut c = r.stall.cycle.clone();
+            c.push(c[0].clone());
+            c.join(" > ")
+        };
+        figures::row(
+            "fabric_deadlock",
+            &[
+                "vector",
+                "watchdog",
+                "outcome",
+                "WRITE data (MiB)",
+                "watchdog drops",
+                "pause frames to hosts",
+                "KiB held at the end",
+                "paused cycle at the end",
+            ],
+            name,
+            &[
+                format!("`{name}`"),
+                v.switch
+                    .watchdog_cycles
+                    .map_or("off".into(), |w| format!("{w} cycles")),
+                end,
+                format!("{:.2}", bytes as f64 / (1 << 20) as f64),
+                drops.to_string(),
+                r.delivery.pauses_from_switch.to_string(),
+                (r.stall.held_bytes / 1024).to_string(),
+                cycle,
+            ],
+        );
+        if watchdog {
+            assert!(drops > 0, "{name}: the watchdog never fired");
+            assert_eq!(cqes, wqes, "{name}");
+            assert!(r.stall.cycle.is_empty() && r.stall.held_bytes == 0);
+        } else {
+            assert_eq!(drops, 0);
+            assert!(cqes < wqes, "{name}: {cqes} of {wqes} complete");
+            assert_eq!(r.stall.cycle, ["ring0", "ring1", "ring2"]);
+        }
+    }
 }

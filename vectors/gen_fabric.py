@@ -45,6 +45,13 @@ CHECK = ("every NIC's model, and the RTL of the hosts in `rtl`, in lockstep; eac
          "with PFC on, pauses sent equal to pauses received; switch conservation every step; "
          "DCQCN's counters against the CNPs each NIC received; every TLP against the PCIe rules")
 
+CHECK_STUCK = ("every NIC's model; the run must not complete: no frame of data leaves any switch "
+               "for the last `deadlock.still_cycles` and the switch-to-switch links whose queues "
+               "hold frames their downstream switch pauses form a cycle; every frame delivered "
+               "before matched to a frame some host sent, unaltered, to the host its IP "
+               "destination names, decoded and ICRC-checked; no drop; switch conservation every "
+               "step; every TLP against the PCIe rules")
+
 # DCQCN, a sender's `cc`: None (off), PAPER (the paper's reaction point,
 # DCQCN_MODE 0 with F 5 and alpha 1, its timers sped up to act within a
 # run of a few hundred microseconds) or DEPLOYED ({}: the reset values,
@@ -213,6 +220,54 @@ def hol(name, desc, n, size, victim_size, cc, rtl=(), max_cycles=4_000_000):
     write(name, v)
 
 
+# The deadlock vectors' local ACK timeout, code 6: 65,536 cycles (262 us),
+# longer than the watchdog's 10,000 so a QP held by pauses does not time
+# out while the watchdog has yet to act; and each WRITE's size.
+TIMEOUT = 6
+SIZE = 128 << 10
+WATCHDOG = 10_000
+
+
+def deadlock(name, desc, switch, max_cycles, still_cycles=None):
+    """PFC deadlock on a ring of three switches, one host each, every route
+    one way round: host h WRITEs 4 x SIZE over its QP 0 to host h+2's
+    QP 1, two hops, through ring h+1. Each ring link carries two flows (one
+    starting, one passing through) at line rate, so every switch's queue
+    toward the next one fills and pauses the previous switch, whose queue
+    toward it holds the frames passing through: a cycle of pauses. The QPs
+    resend on a local ACK timeout (code TIMEOUT), retry_cnt 7.
+    still_cycles: the run must end stuck (a `deadlock` vector)."""
+    n = 3
+    hosts = []
+    for me in range(n):
+        dst, src = (me + 2) % n, (me + 1) % n
+        q0 = qp(me, 0, dst, 1, 100 * me + 7, 3000 + dst, None)
+        q0["timeout"] = TIMEOUT
+        q0["retry_cnt"] = 7
+        q1 = qp(me, 1, src, 0, 3000 + me, 100 * src + 7, None)
+        wqes = [{"qp": 0, "opcode": "write", "wr_id": hex(0x5E30_0000 + 16 * me + k),
+                 "len": SIZE, "laddr": hex(gen_tx.VA + k * SIZE),
+                 "lkey": hex(gen_tx.KEY0), "raddr": hex(VA1 + k * SIZE),
+                 "rkey": hex(KEY1), "imm": "0x0"} for k in range(4)]
+        hosts.append({"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": 40 + me},
+                                 {"addr": hex(PHYS1), "len": 1 << 20, "seed": 50 + me}],
+                      "qps": [q0, q1],
+                      "mrs": [gen_tx.mr(),
+                              gen_tx.mr(index=1, key=KEY1, va=VA1, length=1 << 20, pbase=PHYS1,
+                                        access=["local_write", "remote_write"])],
+                      "cqs": [gen_tx.cq(0), gen_tx.cq(1)], "wqes": wqes,
+                      "program": [{"wait_until": {"cycle": START}},
+                                  {"post_send": {"qp": 0, "wqes": 4}}]})
+    v = {"format": 1, "kind": "fabric", "name": name, "description": desc,
+         "checked_against": CHECK if still_cycles is None else CHECK_STUCK,
+         "topology": {"kind": "ring", "switches": n},
+         "link": {"delay": 100, "bits_per_cycle": 400},
+         "switch": switch, "hosts": hosts, "max_cycles": max_cycles}
+    if still_cycles is not None:
+        v["deadlock"] = {"still_cycles": still_cycles}
+    write(name, v)
+
+
 def write(name, v):
     path = os.path.join(HERE, name + ".json")
     if os.path.exists(path):
@@ -270,6 +325,23 @@ def main():
               "chunk; ring hops inside an edge switch, across a pod and across the core. Rank "
               "0's RTL in lockstep.",
               list(range(16)), 4 << 20, {"kind": "fat_tree", "k": 4}, rtl=[0])
+    deadlock("deadlock_ring3_stuck",
+             "PFC deadlock: three switches in a ring, one host each, every route one way round "
+             "(a routing that breaks up-down order). Each host WRITEs 1 MiB to the host two "
+             "switches on (4 x 128 KiB WRITEs); each ring link carries a starting and a passing "
+             "flow at line rate, the queues toward the next switch fill and pause the previous "
+             "switch, and the pauses close a cycle: every flow stops for good; the local ACK "
+             "timers (code 6, 65,536 cycles) fire and nothing moves. The run ends stuck at "
+             "max_cycles. Models only.",
+             {"ecn": False}, 150_000, still_cycles=100_000)
+    deadlock("deadlock_ring3_watchdog",
+             "The deadlock of deadlock_ring3_stuck with the PFC watchdog on (10,000 cycles, "
+             "40 us): a queue paused that long stops honouring the pause and drops what it "
+             "holds and what arrives for it while the pauses last; the cycle breaks, the "
+             "receivers NAK the gaps (or the senders time out) and go-back-N resends, the "
+             "cycle forms again while the flows last and is broken again; every WRITE lands "
+             "and completes. Models only.",
+             {"ecn": False, "watchdog_cycles": WATCHDOG}, 2_000_000)
 
 if __name__ == "__main__":
     main()

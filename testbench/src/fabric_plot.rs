@@ -1,6 +1,7 @@
 //! `rnic run FABRIC_VECTOR --plot FILE.svg`: the lossless queue of every
-//! switch port facing a host, against the RED thresholds, and the pauses
-//! the switches sent each host, drawn as intervals.
+//! switch port facing a host (and of the busiest switch-to-switch links),
+//! against the RED thresholds, and the pauses the switches sent each host,
+//! drawn as intervals.
 
 use std::path::Path;
 
@@ -10,13 +11,18 @@ use crate::plot::COLORS;
 use crate::scenario::fabric::{FabricReport, LOSSLESS};
 use crate::wire::pfc;
 
+/// Switch-to-switch links drawn at most: a fat-tree has dozens.
+pub const MAX_LINKS: usize = 6;
+
 /// What the plot shows, in microseconds and KiB.
 #[derive(Debug, Clone, Default)]
 pub struct FabricTrace {
     /// Sample times.
     pub us: Vec<f64>,
-    /// Per host with a queue ever non-empty: (host, KiB per sample).
-    pub queues: Vec<(usize, Vec<f64>)>,
+    /// Per port with a queue ever non-empty: (`port to h3` or
+    /// `ring0>ring1`, KiB per sample); the links at most
+    /// [`MAX_LINKS`], the highest peaks first.
+    pub queues: Vec<(String, Vec<f64>)>,
     /// RED's Kmin and Kmax on the lossless priority, KiB (none when off).
     pub red: Option<(f64, f64)>,
     /// Per host paused at least once: (host, [start, end) intervals in us)
@@ -35,13 +41,24 @@ impl FabricTrace {
     ) -> Self {
         let us = |c: u64| c as f64 / clock_mhz;
         let hosts = r.hosts.len();
-        let queues = (0..hosts)
+        let kib = |v: u64| v as f64 / 1024.0;
+        let mut queues: Vec<(String, Vec<f64>)> = (0..hosts)
             .filter(|&h| r.samples.iter().any(|s| s.lossless[h] > 0))
             .map(|h| {
-                let q = r.samples.iter().map(|s| s.lossless[h] as f64 / 1024.0);
-                (h, q.collect())
+                let q = r.samples.iter().map(|s| kib(s.lossless[h]));
+                (format!("port to h{h}"), q.collect())
             })
             .collect();
+        let peak = |l: usize| r.samples.iter().map(|s| s.links[l]).max().unwrap_or(0);
+        let mut links: Vec<usize> = (0..r.links.len()).filter(|&l| peak(l) > 0).collect();
+        // Highest peak first; ties in link order.
+        links.sort_by_key(|&l| std::cmp::Reverse(peak(l)));
+        links.truncate(MAX_LINKS);
+        links.sort_unstable();
+        for l in links {
+            let q = r.samples.iter().map(|s| kib(s.links[l]));
+            queues.push((r.links[l].clone(), q.collect()));
+        }
         // A pause of Q quanta from the cycle after the frame's last beat
         // lasts ceil(Q * 512 / B) cycles; another frame replaces it, and
         // Q = 0 ends it.
@@ -103,16 +120,16 @@ pub fn draw_svg(t: &FabricTrace, title: &str, path: &Path) -> Result<(), String>
         .build_cartesian_2d(0.0..x_max, 0.0..q_max)
         .map_err(|e| err(&e))?;
     q.configure_mesh()
-        .y_desc("lossless queue toward host (KiB)")
+        .y_desc("lossless queue (KiB)")
         .x_desc("time (us)")
         .draw()
         .map_err(|e| err(&e))?;
-    for (k, (h, v)) in t.queues.iter().enumerate() {
+    for (k, (name, v)) in t.queues.iter().enumerate() {
         let c = COLORS[k % COLORS.len()];
         let pts: Vec<(f64, f64)> = t.us.iter().copied().zip(v.iter().copied()).collect();
         q.draw_series(LineSeries::new(pts, c.stroke_width(2)))
             .map_err(|e| err(&e))?
-            .label(format!("port to h{h}"))
+            .label(name.clone())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], c.stroke_width(2)));
     }
     if let Some((kmin, kmax)) = t.red {

@@ -354,11 +354,7 @@ impl PairEnv {
             return;
         }
         for (n, e) in self.nic.iter_mut().enumerate() {
-            if e.rx.sent.len() != self.rx_seen[n] {
-                self.rx_seen[n] = e.rx.sent.len();
-                let acks = arrived_acks(e);
-                e.expected = super::tx_reference::expected_with(&e.vector, &acks, &[]);
-            }
+            follow_acks(e, &mut self.rx_seen[n]);
         }
     }
 
@@ -662,6 +658,17 @@ pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
         };
     }
     out
+}
+
+/// Renews a NIC's expectation from the ACKs that reached it when a frame
+/// has arrived since `seen` (frames of its `rx_*` already looked at): on a
+/// link or fabric that may lose frames (`PairEnv::follow_acks`).
+pub(super) fn follow_acks(e: &mut RnicTopEnv, seen: &mut usize) {
+    if e.rx.sent.len() != *seen {
+        *seen = e.rx.sent.len();
+        let acks = arrived_acks(e);
+        e.expected = super::tx_reference::expected_with(&e.vector, &acks, &[]);
+    }
 }
 
 /// The ACKs and NAKs that arrived on the NIC's `rx_*`, classified by

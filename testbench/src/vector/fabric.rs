@@ -33,6 +33,26 @@ pub enum Topology {
     /// The k-ary fat-tree: k pods of k/2 edge and k/2 aggregation
     /// switches, (k/2)^2 core switches, k^3/4 hosts.
     FatTree { k: usize },
+    /// `switches` switches in a ring, hosts / switches hosts on each;
+    /// every route goes one way round (switch i to i+1), so the links'
+    /// buffers depend on each other in a cycle: the shape of a PFC
+    /// deadlock.
+    Ring { switches: usize },
+}
+
+/// Switches a ring may have: three make the smallest cycle of
+/// switch-to-switch links.
+pub const RING_SWITCHES: std::ops::RangeInclusive<usize> = 3..=16;
+
+/// A vector that shows a fabric stopping for good (docs/fabric.md,
+/// "Deadlock"): it does not complete; the run goes to `max_cycles` and must
+/// end with no frame of data leaving any switch for the last
+/// `still_cycles`, and a cycle of switch-to-switch links each holding
+/// lossless frames its downstream switch pauses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeadlockSpec {
+    pub still_cycles: u64,
 }
 
 /// Every link of the fabric: the same delay and rate.
@@ -117,6 +137,8 @@ struct FabricFile {
     rtl: Vec<usize>,
     max_cycles: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    deadlock: Option<DeadlockSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     expect: Option<FabricExpect>,
 }
 
@@ -135,6 +157,8 @@ pub struct FabricVector {
     /// Hosts whose RTL runs in lockstep with their model.
     pub rtl: Vec<usize>,
     pub max_cycles: u64,
+    /// The run is expected to stop for good rather than complete.
+    pub deadlock: Option<DeadlockSpec>,
     pub expect: Option<FabricExpect>,
     raw: Vec<serde_json::Map<String, Value>>,
 }
@@ -186,6 +210,17 @@ impl FabricVector {
                 return e(&format!("rtl[{k}]"), format!("host {h} is named twice"));
             }
         }
+        if let Some(d) = f.deadlock {
+            if !(1..f.max_cycles).contains(&d.still_cycles) {
+                return e(
+                    "deadlock.still_cycles",
+                    format!(
+                        "{} is not in 1..{} (max_cycles)",
+                        d.still_cycles, f.max_cycles
+                    ),
+                );
+            }
+        }
         let about = HostAbout {
             name: &f.name,
             description: &f.description,
@@ -212,6 +247,7 @@ impl FabricVector {
             hosts,
             rtl: f.rtl,
             max_cycles: f.max_cycles,
+            deadlock: f.deadlock,
             expect: f.expect,
             raw: f.hosts,
         })
@@ -232,6 +268,7 @@ impl FabricVector {
             hosts: self.raw.clone(),
             rtl: self.rtl.clone(),
             max_cycles: self.max_cycles,
+            deadlock: self.deadlock,
             expect: self.expect.clone(),
         };
         let mut s = serde_json::to_string_pretty(&f).expect("vector serializes");
@@ -279,6 +316,25 @@ fn check_topology(t: &Topology, hosts: usize) -> Result<(), (String, String)> {
                         "a fat-tree of k = {k} has {} hosts, not {hosts}",
                         k * k * k / 4
                     ),
+                ));
+            }
+            Ok(())
+        }
+        Topology::Ring { switches } => {
+            if !RING_SWITCHES.contains(&switches) {
+                return Err((
+                    "switches".into(),
+                    format!(
+                        "{switches} is not in {}..={}",
+                        RING_SWITCHES.start(),
+                        RING_SWITCHES.end()
+                    ),
+                ));
+            }
+            if !hosts.is_multiple_of(switches) {
+                return Err((
+                    "switches".into(),
+                    format!("{hosts} hosts do not spread evenly over {switches} switches"),
                 ));
             }
             Ok(())
@@ -386,11 +442,24 @@ mod tests {
         assert_eq!(err(&t), "v.json: rtl[0]: host 2 does not exist (2 hosts)");
         let t = text(r#","rtl":[1,1]"#, &two);
         assert_eq!(err(&t), "v.json: rtl[1]: host 1 is named twice");
-        let t = text("", &two).replace(r#""star""#, r#""ring""#);
+        let t = text("", &two).replace(r#""star""#, r#""torus""#);
         assert!(
-            err(&t).starts_with("v.json: topology.kind: unknown variant `ring`"),
+            err(&t).starts_with("v.json: topology.kind: unknown variant `torus`"),
             "{}",
             err(&t)
+        );
+        let t = text("", &two).replace(r#""star""#, r#""ring","switches":2"#);
+        assert_eq!(err(&t), "v.json: topology.switches: 2 is not in 3..=16");
+        let t = text("", &[host(0), host(1), host(2), host(3)])
+            .replace(r#""star""#, r#""ring","switches":3"#);
+        assert_eq!(
+            err(&t),
+            "v.json: topology.switches: 4 hosts do not spread evenly over 3 switches"
+        );
+        let t = text(r#","deadlock":{"still_cycles":1000}"#, &two);
+        assert_eq!(
+            err(&t),
+            "v.json: deadlock.still_cycles: 1000 is not in 1..1000 (max_cycles)"
         );
         let t = text("", &two).replace(r#""star""#, r#""fat_tree","k":4"#);
         assert_eq!(

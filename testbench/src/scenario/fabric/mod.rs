@@ -11,6 +11,7 @@
 //! bytes sent ([`checks`]) and the switch's conservation after every step.
 
 pub mod checks;
+pub mod deadlock;
 pub mod mac;
 pub mod topology;
 
@@ -37,12 +38,14 @@ pub const SAMPLE_EVERY: u64 = 500;
 
 /// One sample of the fabric: (cycle, bytes in all switches' buffers,
 /// bytes queued on the lossless priority of the switch port facing each
-/// host).
+/// host, and of each switch port facing another switch, in the order of
+/// [`FabricReport::links`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
     pub cycle: u64,
     pub buffer: u64,
     pub lossless: Vec<u64>,
+    pub links: Vec<u64>,
 }
 
 /// A frame on a wire into a switch, ordered by the cycle it has fully
@@ -74,11 +77,33 @@ pub struct FabricEnv {
     /// The first few times a switch did not conserve frames.
     pub conservation: Vec<String>,
     pub samples: Vec<Sample>,
+    /// Some switch may drop (a watchdog, or PFC off): each NIC's
+    /// expectation follows the ACKs that reached it, as on a faulty link
+    /// of a pair.
+    may_drop: bool,
+    /// Per host: frames of its `rx_*` its expectation has seen.
+    rx_seen: Vec<usize>,
+    /// The last cycle a frame of data (not a pause) left any switch.
+    pub last_data_out: Option<u64>,
+    /// Every switch port wired to another switch: (switch, port).
+    links: Vec<(usize, usize)>,
 }
 
 impl FabricEnv {
     pub fn new(v: &FabricVector) -> Result<Self, String> {
         let topo = topology::build(v)?;
+        let topo_links = |t: &Topology| {
+            let mut l = Vec::new();
+            for (s, w) in t.wires.iter().enumerate() {
+                for (p, e) in w.iter().enumerate() {
+                    if matches!(e, End::Switch(..)) {
+                        l.push((s, p));
+                    }
+                }
+            }
+            l
+        };
+        let links = topo_links(&topo);
         let switches = topo
             .switches
             .iter()
@@ -105,6 +130,10 @@ impl FabricEnv {
             out: Vec::new(),
             conservation: Vec::new(),
             samples: Vec::new(),
+            may_drop: v.switch.watchdog_cycles.is_some() || v.switch.pfc == Some(false),
+            rx_seen: vec![0; v.hosts.len()],
+            last_data_out: None,
+            links,
         })
     }
 
@@ -121,6 +150,11 @@ impl FabricEnv {
 
     /// Inputs of every NIC for `cycle`, given their outputs in it.
     pub fn step(&mut self, cycle: u64, outs: &[&RnicTopOut]) -> Vec<RnicTopIn> {
+        if self.may_drop {
+            for (e, seen) in self.nic.iter_mut().zip(&mut self.rx_seen) {
+                pair::follow_acks(e, seen);
+            }
+        }
         let ins: Vec<RnicTopIn> = self
             .nic
             .iter_mut()
@@ -150,6 +184,9 @@ impl FabricEnv {
                 continue;
             }
             for mut d in self.switches[s].advance(cycle) {
+                if !super::rnic_top::is_pfc(&d.frame) {
+                    self.last_data_out = Some(d.first);
+                }
                 let at = d.last + 1 + self.delay;
                 match self.topo.wires[s][d.port] {
                     End::Host(h) => {
@@ -178,6 +215,11 @@ impl FabricEnv {
                     .iter()
                     .map(|&(s, p)| self.switches[s].queue_depth(p, LOSSLESS))
                     .collect(),
+                links: self
+                    .links
+                    .iter()
+                    .map(|&(s, p)| self.switches[s].queue_depth(p, LOSSLESS))
+                    .collect(),
             });
         }
         // A NIC's counters are read only once nothing more can reach it:
@@ -198,8 +240,37 @@ impl FabricEnv {
     }
 
     /// Every host's own checks and go-back-N, DCQCN's counters against the
-    /// CNPs each received, the delivery checks and conservation.
+    /// CNPs each received, the delivery checks and conservation. A
+    /// deadlock vector's hosts never settle: only the checks that hold
+    /// mid-run (PCIe rules, delivery) apply, and the deadlock's own.
     fn finish_checks(&mut self, v: &FabricVector, cycle: u64) -> (checks::Delivery, Vec<String>) {
+        if let Some(d) = &v.deadlock {
+            let mut out = Vec::new();
+            for (i, e) in self.nic.iter().enumerate() {
+                out.extend(e.common.failures.iter().map(|f| format!("h{i}: {f}")));
+            }
+            let (dl, p) = checks::check(
+                &self.nic,
+                &self.out,
+                &self.switches,
+                &self.topo.host_at,
+                &[LOSSLESS],
+                true,
+            );
+            out.extend(p.into_iter().map(|m| format!("fabric: {m}")));
+            out.extend(
+                self.conservation
+                    .iter()
+                    .map(|m| format!("switch conservation: {m}")),
+            );
+            let s = self.stall();
+            out.extend(
+                deadlock::check(d, &s, cycle, self.finished())
+                    .into_iter()
+                    .map(|m| format!("deadlock: {m}")),
+            );
+            return (dl, out);
+        }
         let mut out = Vec::new();
         for (i, e) in self.nic.iter_mut().enumerate() {
             let retry = pair::retry_config(&v.hosts[i]);
@@ -226,6 +297,7 @@ impl FabricEnv {
             &self.switches,
             &self.topo.host_at,
             &[LOSSLESS],
+            false,
         );
         out.extend(p.into_iter().map(|m| format!("fabric: {m}")));
         out.extend(
@@ -234,6 +306,23 @@ impl FabricEnv {
                 .map(|m| format!("switch conservation: {m}")),
         );
         (d, out)
+    }
+
+    /// Names of the switch-to-switch links, `ring0>ring1`, in the order
+    /// of [`Sample::links`].
+    pub fn link_names(&self) -> Vec<String> {
+        self.links
+            .iter()
+            .map(|&(s, p)| match self.topo.wires[s][p] {
+                End::Switch(n, _) => format!("{}>{}", self.topo.names[s], self.topo.names[n]),
+                End::Host(h) => format!("{}>h{h}", self.topo.names[s]),
+            })
+            .collect()
+    }
+
+    /// The fabric's state of standing still now.
+    pub fn stall(&self) -> deadlock::Stall {
+        deadlock::stall(&self.switches, &self.topo, self.last_data_out)
     }
 
     /// Every switch's non-zero counters, named `<switch>.<counter>`.
@@ -268,6 +357,11 @@ pub struct FabricReport {
     /// Every pause frame a switch sent a host: (host, the cycle it takes
     /// effect there, i.e. after its last bit and the link, the frame).
     pub pauses: Vec<(usize, u64, Vec<u8>)>,
+    /// How the fabric stood at the end of the run (the cycle of paused
+    /// links, if any, and the last frame of data out).
+    pub stall: deadlock::Stall,
+    /// The switch-to-switch links, `from>to`, as [`Sample::links`] has them.
+    pub links: Vec<String>,
 }
 
 impl FabricReport {
@@ -421,10 +515,20 @@ pub fn run_with<M: NicModel>(
         .filter(|d| super::rnic_top::is_pfc(&d.frame))
         .map(|d| (d.port, d.last + 1 + v.link.delay, d.frame.to_vec()))
         .collect();
+    let stall = env.stall();
+    let links = env.link_names();
+    // A deadlock vector is complete when it ran to its end without
+    // finishing, the way it is meant to (its checks say whether it stood
+    // still); one that finished fails those checks.
+    let completed = if v.deadlock.is_some() {
+        div.is_none() && fin.cycles >= v.max_cycles
+    } else {
+        fin.completed
+    };
     let report = Report {
         name: v.name.clone(),
         cycles: fin.cycles,
-        completed: fin.completed,
+        completed,
         reads: Vec::new(),
         writes: Vec::new(),
         frames: Vec::new(),
@@ -448,6 +552,8 @@ pub fn run_with<M: NicModel>(
         doorbells,
         cqes,
         pauses,
+        stall,
+        links,
     })
 }
 

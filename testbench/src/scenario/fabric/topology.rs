@@ -5,7 +5,8 @@
 //! Every switch gets the vector's switch settings. Routes are host routes
 //! (one per address a host's QPs send from): down toward the host where
 //! the switch is above it, otherwise an ECMP group of every uplink, so a
-//! flow (its UDP source port) takes one path and flows spread.
+//! flow (its UDP source port) takes one path and flows spread. A ring has
+//! no up and down: its routes all go the same way round.
 
 use std::net::IpAddr;
 
@@ -209,6 +210,24 @@ pub fn build(v: &FabricVector) -> Result<Topology, String> {
                 }
             }
         }
+        Spec::Ring { switches } => {
+            // Ports 0..per face hosts, port `per` the next switch, port
+            // `per + 1` the previous one.
+            let per = n / switches;
+            let ring: Vec<usize> = (0..switches)
+                .map(|r| b.switch(format!("ring{r}"), per + 2))
+                .collect();
+            for r in 0..switches {
+                b.cable((ring[r], per), (ring[(r + 1) % switches], per + 1));
+            }
+            for h in 0..n {
+                let (r, j) = (h / per, h % per);
+                b.host(h, ring[r], j);
+                for (x, &sw) in ring.iter().enumerate() {
+                    b.route(sw, h, if x == r { vec![j] } else { vec![per] });
+                }
+            }
+        }
     }
     for (s, w) in b.t.wires.iter().enumerate() {
         if let Some(p) = w
@@ -299,6 +318,22 @@ mod tests {
         assert_eq!(t.wires[4][1], End::Switch(1, 6));
         assert_eq!(path(&t, &v, 0, 3), ["leaf0"]);
         assert_eq!(path(&t, &v, 0, 7), ["leaf0", "spine0", "leaf1"]);
+    }
+
+    #[test]
+    fn a_ring_routes_one_way_round() {
+        let v = vector(r#"{"kind":"ring","switches":3}"#, 6);
+        let t = build(&v).unwrap();
+        assert_eq!(t.switches.len(), 3);
+        // Two hosts a switch, then next (port 2) and previous (port 3).
+        assert_eq!(t.host_at[3], (1, 1));
+        assert_eq!(t.wires[0][2], End::Switch(1, 3));
+        assert_eq!(t.wires[2][2], End::Switch(0, 3));
+        // Clockwise even where counter-clockwise is shorter.
+        assert_eq!(path(&t, &v, 0, 2), ["ring0", "ring1"]);
+        assert_eq!(path(&t, &v, 0, 4), ["ring0", "ring1", "ring2"]);
+        assert_eq!(path(&t, &v, 4, 2), ["ring2", "ring0", "ring1"]);
+        assert_eq!(path(&t, &v, 5, 4), ["ring2"]);
     }
 
     #[test]
