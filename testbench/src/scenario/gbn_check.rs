@@ -18,6 +18,9 @@
 //! After a cause (a NAK, an RNR NAK, an expired timeout) the NIC may still
 //! send up to `window` frames of the old sequence (committed before the
 //! cause reached it); the next one must be the rewind to the cause's PSN.
+//! When the old sequence reaches that PSN on its own (a replay from an
+//! earlier rewind passing it), the cause is served, and a rewind to the
+//! same PSN within the window after is a legal duplicate resend.
 //!
 //! The responder side ([`check_responder`]): a responder sends one
 //! sequence-error NAK per episode; the next one only after the PSN the
@@ -268,6 +271,10 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
         halted: false,
     };
     let mut pending: Option<Pending> = None;
+    // A cause whose PSN the running sequence reached on its own (a replay
+    // from an earlier rewind passing it), with the frames sent since: the
+    // NIC may still rewind to it within the window, a legal resend.
+    let mut reached: Option<(u32, usize)> = None;
     let mut prev: Option<SentPkt> = None;
     let mut ei = 0;
     // An expired local ACK timer before cycle `now` becomes the pending
@@ -309,10 +316,16 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             let end = add(p.psn, p.span);
             f.psn == end || t.skips.contains(&(end, f.psn))
         });
+        if let Some((_, n)) = reached.as_mut() {
+            *n += 1;
+        }
         match pending {
             // (A target the reference expects missing, e.g. a WQE whose
             // payload read fails again, is passed over as in order.)
             Some(pd) if f.psn == pd.target || t.skips.contains(&(pd.target, f.psn)) => {
+                if cont {
+                    reached = Some((pd.target, 0));
+                }
                 if let CauseKind::Rnr { not_before } = pd.kind {
                     if f.first < not_before {
                         out.push(format!(
@@ -360,7 +373,8 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
                     // The timer reloads when it expires (nominally here).
                     w.since += p;
                 }
-                if why.is_none() {
+                let again = reached.is_some_and(|(r, n)| r == f.psn && n <= window);
+                if why.is_none() && !again {
                     let p = prev.expect("not the first");
                     out.push(format!(
                         "{at}: rewind from PSN {} (request {}, cycle {}) with no cause: no NAK, \
@@ -723,6 +737,30 @@ mod tests {
         t.sent[2].first = 7100;
         t.paused = vec![(1200, 1900)];
         assert_eq!(check(&t).len(), 1);
+    }
+
+    #[test]
+    fn a_nak_reached_by_a_replay_may_still_be_served_by_its_rewind() {
+        // 10..=13 leave at 1000..1300; a sequence NAK of 10 at 1350 calls
+        // for the replay from 10 at 1400. A NAK of 12 arrives at 1550,
+        // while the replay runs; it reaches 12 at 1600 on its own, and the
+        // NIC, which decided the second NAK's rewind meanwhile, resends
+        // from 12 again after 13: a legal duplicate.
+        let nak = |c, p| (c, p, AckKind::SeqNak);
+        let acks = [nak(1350, 10), nak(1550, 12)];
+        let t = trace(&[10, 11, 12, 13, 10, 11, 12, 13, 12], &acks);
+        assert_eq!(check(&t), Vec::<String>::new());
+        // To another PSN it is still a rewind with no cause.
+        let t = trace(&[10, 11, 12, 13, 10, 11, 12, 13, 11], &acks);
+        let v = check(&t);
+        assert!(v.len() == 1 && v[0].contains("no cause"), "{v:?}");
+        // And only within the reaction window after the PSN was reached.
+        let mut psns = vec![10, 11, 12, 13];
+        psns.extend(10..16 + REACTION_FRAMES as u32);
+        psns.push(12);
+        let t = trace(&psns, &acks);
+        let v = check(&t);
+        assert!(v.len() == 1 && v[0].contains("no cause"), "{v:?}");
     }
 
     #[test]
