@@ -669,6 +669,8 @@ impl CsrEnv {
             }
             19 if r.percent(50) => map::PFCG_EN_ADDR + 4 * r.below(10) as u16,
             19 => map::CC_DCQCN_G_ADDR + 4 * r.below(17) as u16,
+            // The RETX counters (their own block) and one past.
+            20 if r.percent(50) => map::RETX_TIMEOUT_ADDR + 4 * r.below(5) as u16,
             17 => {
                 if r.percent(50) {
                     map::GLOBAL_DOORBELL_ADDR
