@@ -229,7 +229,7 @@ const PFCG_REGS: [(u16, u32, u32); 7] = [
 ];
 
 /// Each receive-path counter's address and whether this cycle's inputs count it.
-fn rx_events(i: &CsrIn) -> [(u16, bool); 45] {
+fn rx_events(i: &CsrIn) -> [(u16, bool); 49] {
     let drop = |r: u8| i.ev_drop && i.ev_drop_reason == r;
     [
         (map::CNT_RX_FRAMES_ADDR, i.ev_rx_frame),
@@ -279,6 +279,11 @@ fn rx_events(i: &CsrIn) -> [(u16, bool); 45] {
         // PFC generation's frames (block PFCG, docs/pfc_gen.md).
         (map::PFCG_XOFF_SENT_ADDR, i.ev_pfcg_xoff),
         (map::PFCG_XON_SENT_ADDR, i.ev_pfcg_xon),
+        // retx_ctl's pulses (block RETX, docs/retx_ctl.md).
+        (map::RETX_TIMEOUT_ADDR, i.ev_retx & 1 != 0),
+        (map::RETX_REWIND_ADDR, i.ev_retx & 2 != 0),
+        (map::RETX_RNR_WAIT_ADDR, i.ev_retx & 4 != 0),
+        (map::RETX_EXHAUST_ADDR, i.ev_retx & 8 != 0),
     ]
 }
 
@@ -664,6 +669,8 @@ impl CsrEnv {
             }
             19 if r.percent(50) => map::PFCG_EN_ADDR + 4 * r.below(10) as u16,
             19 => map::CC_DCQCN_G_ADDR + 4 * r.below(17) as u16,
+            // The RETX counters (their own block) and one past.
+            20 if r.percent(50) => map::RETX_TIMEOUT_ADDR + 4 * r.below(5) as u16,
             17 => {
                 if r.percent(50) {
                     map::GLOBAL_DOORBELL_ADDR
@@ -804,6 +811,7 @@ impl CsrEnv {
         i.ev_rqe_n = self.rng.below(16) as u8;
         i.ev_snk = (0..6).fold(0, |v, k| v | (self.rng.percent(10) as u8) << k);
         (i.ev_pfcg_xoff, i.ev_pfcg_xon) = (self.rng.percent(10), self.rng.percent(10));
+        i.ev_retx = (0..4).fold(0, |v, k| v | (self.rng.percent(10) as u8) << k);
         let mut word = || self.rng.next_u64() as u32;
         (i.dcqcn_cnt_cnp, i.dcqcn_cnt_cut, i.dcqcn_cnt_fr) = (word(), word(), word());
         (i.dcqcn_cnt_ai, i.dcqcn_cnt_hai, i.dcqcn_cnt_alpha) = (word(), word(), word());

@@ -244,6 +244,12 @@ package addr_map_pkg;
   localparam logic [15:0] PFCG_XOFF_SENT_ADDR = 16'h029C;
   localparam logic [15:0] PFCG_XON_SENT_ADDR = 16'h02A0;
 
+  // RETX registers at 0x0300
+  localparam logic [15:0] RETX_TIMEOUT_ADDR = 16'h0300;
+  localparam logic [15:0] RETX_REWIND_ADDR = 16'h0304;
+  localparam logic [15:0] RETX_RNR_WAIT_ADDR = 16'h0308;
+  localparam logic [15:0] RETX_EXHAUST_ADDR = 16'h030C;
+
   // QP table: entry i at 0x1000 + i * 0x80, up to 32 entries (QPS)
   localparam logic [15:0] QP_BASE = 16'h1000;
   localparam int QP_STRIDE = 128;

@@ -228,6 +228,10 @@ module csr #(
   // pfc_gen's pulses: an XOFF frame, an XON frame handed to pkt_builder.
   input  logic                   ev_pfcg_xoff,
   input  logic                   ev_pfcg_xon,
+  // retx_ctl's pulses, bit k counted by RETX word k: a local ACK timer
+  // expiry, a rewind taken by tx_engine, an RNR wait started, an
+  // exhaustion taken by ack_tracker.
+  input  logic [3:0]             ev_retx,
   input  logic [3:0]             ev_rqe_n,
   // dcqcn's own counters and the STAT_QP QP's state, read as they are.
   input  logic [31:0]            dcqcn_cnt_cnp,
@@ -365,6 +369,7 @@ module csr #(
   logic [31:0]  cnt_read_full_q;
   logic [31:0]  cnt_snk_q [6];
   logic [31:0]  cnt_pfcg_q [2];
+  logic [31:0]  cnt_retx_q [4];
   logic [63:0]  cnt_rx_wr_bytes_q;
   logic         psn_set_valid_q;
   logic [QPW-1:0] psn_set_qp_q;
@@ -839,6 +844,10 @@ module csr #(
         addr_map_pkg::PFCG_SRC_MAC_HI_ADDR: rd_data = pfcg_q[6];
         addr_map_pkg::PFCG_XOFF_SENT_ADDR: rd_data = cnt_pfcg_q[0];
         addr_map_pkg::PFCG_XON_SENT_ADDR: rd_data = cnt_pfcg_q[1];
+        addr_map_pkg::RETX_TIMEOUT_ADDR: rd_data = cnt_retx_q[0];
+        addr_map_pkg::RETX_REWIND_ADDR: rd_data = cnt_retx_q[1];
+        addr_map_pkg::RETX_RNR_WAIT_ADDR: rd_data = cnt_retx_q[2];
+        addr_map_pkg::RETX_EXHAUST_ADDR: rd_data = cnt_retx_q[3];
         // WO registers (DOORBELL) and unmapped addresses read 0.
         default: rd_data = 32'd0;
       endcase
@@ -963,6 +972,13 @@ module csr #(
       end else if (wr_glob && wr_pfcg_rel == 16'(4 * k)) begin
         pfcg_q[k] <= mmio_wr_data & addr_map_pkg::PFCG_RW_MASKS[32*k +: 32];
       end
+    end
+  end
+
+  for (genvar k = 0; k < 4; k++) begin : g_retx
+    always_ff @(posedge clk) begin
+      if (rst) cnt_retx_q[k] <= '0;
+      else     cnt_retx_q[k] <= cnt_retx_q[k] + {31'd0, ev_retx[k]};
     end
   end
 

@@ -391,10 +391,9 @@ module rnic_top #(
   // rd_sink's ring-full pulse: never in a conforming run (its rr_block
   // stops the QP first; rd_sink asserts it), not counted.
   logic           snk_ev_rr_full_unused;
-  // retx_ctl's event pulses: no counter registers yet.
-  logic           rtx_ev_timeout_unused, rtx_ev_rewind_unused;
-  logic           rtx_ev_rnr_wait_unused, rtx_ev_exhaust_unused;
   /* verilator lint_on UNUSEDSIGNAL */
+  // retx_ctl's event pulses, counted by csr (block RETX).
+  logic           rtx_ev_timeout, rtx_ev_rewind, rtx_ev_rnr_wait, rtx_ev_exhaust;
   // rq_fetch
   logic         rqf_rd_req_valid, rqf_rd_req_ready, rqf_rd_data_ready;
   logic [63:0]  rqf_rd_req_addr;
@@ -498,6 +497,7 @@ module rnic_top #(
     .ev_read_job_full(rdr_ev_job_full),
     .ev_snk({snk_ev_bad, snk_ev_seq, snk_ev_dup, snk_ev_unexp, snk_ev_done, snk_ev_exec}),
     .ev_pfcg_xoff(pg_ev_xoff), .ev_pfcg_xon(pg_ev_xon),
+    .ev_retx({rtx_ev_exhaust, rtx_ev_rnr_wait, rtx_ev_rewind, rtx_ev_timeout}),
     .ev_rqe_n(rqf_ev_rqe_n),
     .dcqcn_cnt_cnp(dc_cnt_cnp), .dcqcn_cnt_cut(dc_cnt_cut), .dcqcn_cnt_fr(dc_cnt_fr),
     .dcqcn_cnt_ai(dc_cnt_ai), .dcqcn_cnt_hai(dc_cnt_hai), .dcqcn_cnt_alpha(dc_cnt_alpha),
@@ -779,8 +779,8 @@ module rnic_top #(
     .rw_valid(rtx_rw_valid), .rw_qp(rtx_rw_qp), .rw_psn(rtx_rw_psn), .rw_ready(te_rw_ready),
     .xerr_valid(rtx_xerr_valid), .xerr_qp(rtx_xerr_qp), .xerr_status(rtx_xerr_status),
     .xerr_ready(at_xerr_ready),
-    .ev_timeout(rtx_ev_timeout_unused), .ev_rewind(rtx_ev_rewind_unused),
-    .ev_rnr_wait(rtx_ev_rnr_wait_unused), .ev_exhaust(rtx_ev_exhaust_unused), .hold(rtx_hold)
+    .ev_timeout(rtx_ev_timeout), .ev_rewind(rtx_ev_rewind),
+    .ev_rnr_wait(rtx_ev_rnr_wait), .ev_exhaust(rtx_ev_exhaust), .hold(rtx_hold)
   );
 
   sq_fetch #(.QPS(QPS)) u_sq_fetch (

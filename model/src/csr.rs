@@ -147,6 +147,10 @@ ports! {
         /// pfc_gen's pulses: an XOFF frame, an XON frame handed to pkt_builder.
         pub ev_pfcg_xoff: bool = 1,
         pub ev_pfcg_xon: bool = 1,
+        /// retx_ctl's pulses, bit k counted by RETX word k: a local ACK
+        /// timer expiry, a rewind taken by tx_engine, an RNR wait started,
+        /// an exhaustion taken by ack_tracker.
+        pub ev_retx: u8 = 4,
         pub ev_rqe_n: u8 = 4,
         pub dcqcn_cnt_cnp: u32 = 32,
         pub dcqcn_cnt_cut: u32 = 32,
@@ -392,6 +396,8 @@ pub struct Csr {
     cnt_snk_q: [u32; 6],
     /// pfc_gen's frames: XOFF_SENT, XON_SENT.
     cnt_pfcg_q: [u32; 2],
+    /// retx_ctl's events: RETX TIMEOUT, REWIND, RNR_WAIT, EXHAUST.
+    cnt_retx_q: [u32; 4],
     psn_set_valid_q: bool,
     psn_set_qp_q: u8,
     psn_set_psn_q: u32,
@@ -490,6 +496,7 @@ impl Default for Csr {
             cnt_read_full_q: 0,
             cnt_snk_q: [0; 6],
             cnt_pfcg_q: [0; 2],
+            cnt_retx_q: [0; 4],
             cnt_rx_wr_bytes_q: 0,
             psn_set_valid_q: false,
             psn_set_qp_q: 0,
@@ -831,6 +838,10 @@ impl Csr {
             map::CNT_RDR_BAD_ADDR => self.cnt_snk_q[5],
             map::PFCG_XOFF_SENT_ADDR => self.cnt_pfcg_q[0],
             map::PFCG_XON_SENT_ADDR => self.cnt_pfcg_q[1],
+            map::RETX_TIMEOUT_ADDR => self.cnt_retx_q[0],
+            map::RETX_REWIND_ADDR => self.cnt_retx_q[1],
+            map::RETX_RNR_WAIT_ADDR => self.cnt_retx_q[2],
+            map::RETX_EXHAUST_ADDR => self.cnt_retx_q[3],
             map::CNT_RX_WR_BYTES_LO_ADDR => self.cnt_rx_wr_bytes_q as u32,
             map::CNT_RX_WR_BYTES_HI_ADDR => (self.cnt_rx_wr_bytes_q >> 32) as u32,
             map::CC_STAT_RC_ADDR => i.stat_rc,
@@ -1081,6 +1092,9 @@ impl Dut for Csr {
         }
         self.cnt_pfcg_q[0] = self.cnt_pfcg_q[0].wrapping_add(i.ev_pfcg_xoff as u32);
         self.cnt_pfcg_q[1] = self.cnt_pfcg_q[1].wrapping_add(i.ev_pfcg_xon as u32);
+        for (k, c) in self.cnt_retx_q.iter_mut().enumerate() {
+            *c = c.wrapping_add((i.ev_retx >> k & 1) as u32);
+        }
         if i.ev_rx_write {
             self.cnt_rx_wr_bytes_q = self
                 .cnt_rx_wr_bytes_q
@@ -1239,6 +1253,7 @@ impl Trace for Csr {
         t.reg("cnt_read_full_q", 32, &self.cnt_read_full_q);
         t.each("cnt_snk_q", 32, &self.cnt_snk_q);
         t.each("cnt_pfcg_q", 32, &self.cnt_pfcg_q);
+        t.each("cnt_retx_q", 32, &self.cnt_retx_q);
         t.reg("cnt_rx_wr_bytes_q", 64, &self.cnt_rx_wr_bytes_q);
         t.reg("psn_set_valid_q", 1, &self.psn_set_valid_q);
         t.reg("psn_set_qp_q", 4, &self.psn_set_qp_q);

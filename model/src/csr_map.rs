@@ -109,6 +109,10 @@
 //! | 0x0298 | PFCG_SRC_MAC_HI | RW | [15:0] MAC 0 |
 //! | 0x029C | PFCG_XOFF_SENT | RO | [31:0] VALUE 0 |
 //! | 0x02A0 | PFCG_XON_SENT | RO | [31:0] VALUE 0 |
+//! | 0x0300 | RETX_TIMEOUT | RO | [31:0] VALUE 0 |
+//! | 0x0304 | RETX_REWIND | RO | [31:0] VALUE 0 |
+//! | 0x0308 | RETX_RNR_WAIT | RO | [31:0] VALUE 0 |
+//! | 0x030C | RETX_EXHAUST | RO | [31:0] VALUE 0 |
 //! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [2:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0, [19:17] MAX_RD 0 |
 //! | 0x1000 + i*0x80 + 0x04 | QP_REMOTE_QPN | RW | [23:0] QPN 0 |
 //! | 0x1000 + i*0x80 + 0x08 | QP_PSN | RWH | [23:0] PSN 0 |
@@ -728,7 +732,7 @@ pub const PFCG_XON_LINES_RESET: u32 = 0x80;
 pub const PFCG_TIME_ADDR: u16 = 0x028C;
 pub const PFCG_TIME_MASK: u32 = 0x0000FFFF;
 pub const PFCG_TIME_RESET: u32 = 0x0000FFFF;
-/// Quanta of 512 bit times (65535 = 83,886 cycles at 400 bits/cycle)
+/// Quanta of 512 bit times (65535 = 83,885 cycles at 400 bits/cycle)
 pub const PFCG_TIME_QUANTA_LSB: u32 = 0;
 pub const PFCG_TIME_QUANTA_W: u32 = 16;
 pub const PFCG_TIME_QUANTA_RESET: u32 = 0xFFFF;
@@ -760,6 +764,24 @@ pub const PFCG_XOFF_SENT_RESET: u32 = 0x00000000;
 pub const PFCG_XON_SENT_ADDR: u16 = 0x02A0;
 pub const PFCG_XON_SENT_MASK: u32 = 0xFFFFFFFF;
 pub const PFCG_XON_SENT_RESET: u32 = 0x00000000;
+
+// RETX registers at 0x0300.
+/// RO: Local ACK timer expiries: a QP's timer ran out with no progress, and it rewinds to its oldest unacknowledged PSN or, with no retry left, fails with status 12 (wraps)
+pub const RETX_TIMEOUT_ADDR: u16 = 0x0300;
+pub const RETX_TIMEOUT_MASK: u32 = 0xFFFFFFFF;
+pub const RETX_TIMEOUT_RESET: u32 = 0x00000000;
+/// RO: Go-back-N rewinds handed to tx_engine, whatever their cause (sequence NAK, local ACK timeout, end of an RNR wait, a READ response gap; causes that merge before the rewind leaves count once) (wraps)
+pub const RETX_REWIND_ADDR: u16 = 0x0304;
+pub const RETX_REWIND_MASK: u32 = 0xFFFFFFFF;
+pub const RETX_REWIND_RESET: u32 = 0x00000000;
+/// RO: RNR waits started: RNR NAKs taken that (re)started the QP's wait rather than failing it with status 13 (wraps)
+pub const RETX_RNR_WAIT_ADDR: u16 = 0x0308;
+pub const RETX_RNR_WAIT_MASK: u32 = 0xFFFFFFFF;
+pub const RETX_RNR_WAIT_RESET: u32 = 0x00000000;
+/// RO: QPs whose retries ran out: exhaustions (status 12 or 13) handed to ack_tracker, one per QP until it is restarted (wraps)
+pub const RETX_EXHAUST_ADDR: u16 = 0x030C;
+pub const RETX_EXHAUST_MASK: u32 = 0xFFFFFFFF;
+pub const RETX_EXHAUST_RESET: u32 = 0x00000000;
 
 /// QP table: entry `i` at `0x1000 + i * 0x80`, up to 32 entries (the design has `QPS`).
 pub const QP_BASE: u16 = 0x1000;

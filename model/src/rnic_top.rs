@@ -525,6 +525,10 @@ impl RnicTop {
             // conforming run); snk.gap_* go to retx_ctl.
             ev_pfcg_xoff: self.o_pg.ev_xoff,
             ev_pfcg_xon: self.o_pg.ev_xon,
+            ev_retx: rtx.ev_timeout as u8
+                | (rtx.ev_rewind as u8) << 1
+                | (rtx.ev_rnr_wait as u8) << 2
+                | (rtx.ev_exhaust as u8) << 3,
             ev_rqe_n: rqf.ev_rqe_n,
             dcqcn_cnt_cnp: dc.cnt_cnp,
             dcqcn_cnt_cut: dc.cnt_cut,

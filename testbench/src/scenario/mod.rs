@@ -12,6 +12,7 @@ pub mod pair;
 pub mod req_reads;
 pub mod resp_cover;
 pub mod resp_reference;
+pub mod retx_counters;
 pub mod rnic_top;
 pub mod rx_reference;
 pub mod rx_wire;

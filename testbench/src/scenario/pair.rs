@@ -638,6 +638,15 @@ pub(super) fn settle_host(
     }
     e.finish_checks(cycle);
     rx_reference::check_ack_counters(e, cycle);
+    // The retransmission counters against the wire and the reference
+    // (retx_counters: exact where the wire decides them, else bounds).
+    let statuses: Vec<(u32, u8)> = e.expected.cqes.iter().map(|c| (c.qp, c.status)).collect();
+    let timer_qps: Vec<u32> = timer.iter().map(|(q, _)| *q).collect();
+    let want = super::retx_counters::predict(&e.gbn_traces(retry), &statuses, &timer_qps, cycle);
+    let got = |n: &str| e.counters.iter().find(|(m, _)| m == n).map(|x| x.1 as u64);
+    for m in super::retx_counters::check(&want, got) {
+        e.common.fail(cycle, m);
+    }
     problems
 }
 

@@ -37,7 +37,7 @@ pub use checks::{CqeWrite, QpSends};
 pub use host::{Host, RecvPost};
 pub use pfc_check::{is_pfc, PfcSent};
 use program::{config_writes, readback_plan, uses_rx, Readback};
-pub use program::{encode_wqe, COUNTERS, RX_COUNTERS};
+pub use program::{encode_wqe, COUNTERS, RETX_COUNTERS, RX_COUNTERS};
 pub use resp_counters::RESP_COUNTERS;
 
 /// Link bits per clock cycle of `rnic_top` as built (100 Gb/s at 250 MHz).
@@ -186,7 +186,7 @@ impl RnicTopEnv {
             frame_ends: Vec::new(),
             irqs: Vec::new(),
             doorbell_cycles: Vec::new(),
-            counter_reads: readback_plan(v, in_pair || uses_rx(v)),
+            counter_reads: readback_plan(v, in_pair || uses_rx(v), in_pair),
             awaiting: VecDeque::new(),
             counters: Vec::new(),
             rx: RxWire::new(v)?,

@@ -64,6 +64,16 @@ pub const PFCG_COUNTERS: &[(&str, u16)] = &[
     ("pfcg_xon_sent", PFCG_XON_SENT_ADDR),
 ];
 
+/// The retransmission controller's counters (block RETX), read back for
+/// a NIC of a pair or a fabric, where the end-of-run checks derive them
+/// from the wire (`super::super::retx_counters`).
+pub const RETX_COUNTERS: &[(&str, u16)] = &[
+    ("retx_timeout", RETX_TIMEOUT_ADDR),
+    ("retx_rewind", RETX_REWIND_ADDR),
+    ("retx_rnr_wait", RETX_RNR_WAIT_ADDR),
+    ("retx_exhaust", RETX_EXHAUST_ADDR),
+];
+
 /// One step of the end-of-run readback: a register read under a name, or a
 /// write (STAT_QP, selecting the QP whose DCQCN state the next reads show).
 #[derive(Debug, Clone)]
@@ -78,8 +88,9 @@ pub(super) fn uses_rx(v: &Vector) -> bool {
     !v.rx.is_empty() || v.qps.iter().any(|q| q.cc) || v.peer.auto_ack || !v.recvs.is_empty()
 }
 
-/// `rx`: read the receive path's counters too (always for a NIC of a pair).
-pub(super) fn readback_plan(v: &Vector, rx: bool) -> VecDeque<Readback> {
+/// `rx`: read the receive path's counters too (always for a NIC of a pair);
+/// `retx`: and the retransmission counters (a NIC of a pair or a fabric).
+pub(super) fn readback_plan(v: &Vector, rx: bool, retx: bool) -> VecDeque<Readback> {
     let mut plan: VecDeque<Readback> = COUNTERS
         .iter()
         .map(|&(n, a)| Readback::Read(n.to_string(), a))
@@ -104,6 +115,13 @@ pub(super) fn readback_plan(v: &Vector, rx: bool) -> VecDeque<Readback> {
                 .chain(super::RESP_COUNTERS)
                 .map(|&(n, a)| Readback::Read(n.to_string(), a)),
         );
+        if retx {
+            plan.extend(
+                RETX_COUNTERS
+                    .iter()
+                    .map(|&(n, a)| Readback::Read(n.to_string(), a)),
+            );
+        }
         for q in v.qps.iter().filter(|q| q.cc) {
             plan.push_back(Readback::Write(CC_STAT_QP_ADDR, q.qp));
             plan.push_back(Readback::Read(format!("qp{}_rc", q.qp), CC_STAT_RC_ADDR));
