@@ -209,6 +209,9 @@ fn allreduce(name: &str) {
         rnic_testbench::vector::fabric::Topology::Ring { switches } => {
             format!("ring of {switches}")
         }
+        rnic_testbench::vector::fabric::Topology::Rail { rails, spines } => {
+            format!("{rails} rails x {spines} spines")
+        }
     };
     figures::row(
         "fabric_allreduce",
@@ -427,4 +430,106 @@ fn deadlock_ring3() {
             assert_eq!(r.stall.cycle, ["ring0", "ring1", "ring2"]);
         }
     }
+}
+
+/// Bytes of an 802.1Q tag: the fabric vectors' QPs tag their frames.
+const VLAN: u64 = 4;
+
+/// Bits host WQEs put on the wire for `len` bytes of WRITE payload: MTU
+/// frames, the first with a RETH, each with headers, tag and wire
+/// overhead.
+fn write_bits(len: u64) -> u64 {
+    let p = len.div_ceil(MTU).max(1);
+    (len + p * (HEADERS + VLAN + WIRE) + RETH) * 8
+}
+
+/// Permutation and all-to-all: from the first doorbell to the last
+/// requester CQE, against the busiest host link's lower bound (the bits
+/// its WRITEs send, or those sent to it, whichever is more, at B bits a
+/// cycle; derived from the vector alone, the destination host by the QP's
+/// IP destination); Jain's index and the range of the flows' throughputs
+/// (each WQE's bytes over its host's first doorbell to its CQE).
+fn traffic(name: &str) {
+    let v = load(name);
+    let r = fabric::run(&v, Mode::Model, &RunOpts::default()).unwrap();
+    let rep = &r.report;
+    assert!(rep.clean(), "{name}: {}", rep.failures.join("\n"));
+    let n = v.hosts.len();
+    let src_of =
+        |h: usize| -> Vec<u128> { v.hosts[h].qps.iter().map(|q| q.ip.to_u128().0).collect() };
+    let (mut out_bits, mut in_bits) = (vec![0u64; n], vec![0u64; n]);
+    let mut flows = Vec::new();
+    for (h, host) in v.hosts.iter().enumerate() {
+        for w in &host.wqes {
+            let q = host.qps.iter().find(|q| q.qp == w.qp).unwrap();
+            let dst = q.ip.to_u128().1;
+            let to = (0..n).find(|&d| src_of(d).contains(&dst)).unwrap();
+            let bits = write_bits(w.len as u64);
+            out_bits[h] += bits;
+            in_bits[to] += bits;
+            let done = r.cqes[h]
+                .iter()
+                .find(|c| c.cqe.wr_id == w.wr_id.0)
+                .expect("every WRITE completes")
+                .cycle;
+            let gbps = w.len as f64 * 8.0 / (done - r.doorbells[h][0]) as f64 * 0.25;
+            flows.push(gbps);
+        }
+    }
+    let busiest = out_bits.iter().chain(&in_bits).max().copied().unwrap();
+    let bound = busiest.div_ceil(v.link.bits_per_cycle as u64);
+    let start = r.doorbells.iter().filter_map(|d| d.first()).min().unwrap();
+    let end = r.spans.iter().filter_map(|s| s.1).max().unwrap();
+    let completion = end - start;
+    let sum: f64 = flows.iter().sum();
+    let sq: f64 = flows.iter().map(|x| x * x).sum();
+    let jain = sum * sum / (flows.len() as f64 * sq);
+    let lo = flows.iter().copied().fold(f64::MAX, f64::min);
+    let hi = flows.iter().copied().fold(0.0, f64::max);
+    let topo = match v.topology {
+        rnic_testbench::vector::fabric::Topology::FatTree { k } => format!("fat-tree k = {k}"),
+        rnic_testbench::vector::fabric::Topology::Rail { rails, spines } => {
+            format!("{rails} rails x {spines} spines")
+        }
+        t => format!("{t:?}"),
+    };
+    figures::row(
+        "fabric_traffic",
+        &[
+            "vector",
+            "topology",
+            "hosts",
+            "flows x size",
+            "completion (cycles)",
+            "busiest link bound",
+            "ratio",
+            "Jain",
+            "flows (Gb/s)",
+            "pause frames",
+        ],
+        name,
+        &[
+            format!("`{name}`"),
+            topo,
+            n.to_string(),
+            format!("{} x {} KiB", flows.len(), v.hosts[0].wqes[0].len >> 10),
+            completion.to_string(),
+            bound.to_string(),
+            format!("{:.3}", completion as f64 / bound as f64),
+            format!("{jain:.3}"),
+            format!("{lo:.1} .. {hi:.1}"),
+            r.delivery.pauses_from_switch.to_string(),
+        ],
+    );
+    assert!(completion >= bound, "{name}: {completion} beats {bound}");
+}
+
+#[test]
+fn permutation_16_fattree() {
+    traffic("permutation_16_fattree");
+}
+
+#[test]
+fn alltoall_8_rail() {
+    traffic("alltoall_8_rail");
 }

@@ -20,6 +20,7 @@ at (s-1) MiB.
 """
 import json
 import os
+import random
 
 import gen_tx
 
@@ -268,6 +269,75 @@ def deadlock(name, desc, switch, max_cycles, still_cycles=None):
     write(name, v)
 
 
+def psn(h, n):
+    """The first PSN of host h's QP n (distinct across the fabric)."""
+    return 4096 * h + 64 * n + 7
+
+
+def traffic_host(me, qps, wqes, recv_len, seed):
+    """A host whose QPs `qps` (index, peer, peer's QP) all WRITE at START:
+    its source is MR 0, its receive region MR 1 of recv_len bytes."""
+    return {"memory": [{"addr": hex(gen_tx.PHYS), "len": gen_tx.MR_LEN, "seed": seed},
+                       {"addr": hex(PHYS1), "len": recv_len, "seed": seed + 1}],
+            "qps": [qp(me, n, peer, pq, psn(me, n), psn(peer, pq), None)
+                    for n, peer, pq in qps],
+            "mrs": [gen_tx.mr(),
+                    gen_tx.mr(index=1, key=KEY1, va=VA1, length=recv_len, pbase=PHYS1,
+                              access=["local_write", "remote_write"])],
+            "cqs": [gen_tx.cq(0), gen_tx.cq(1)], "wqes": wqes,
+            "program": [{"wait_until": {"cycle": START}}]
+            + [{"post_send": {"qp": w["qp"], "wqes": 1}} for w in wqes]}
+
+
+def traffic_vector(name, desc, topology, hosts, rtl, max_cycles):
+    v = {"format": 1, "kind": "fabric", "name": name, "description": desc,
+         "checked_against": CHECK, "topology": topology,
+         "link": {"delay": 100, "bits_per_cycle": 400},
+         "switch": {}, "hosts": hosts, "max_cycles": max_cycles}
+    if rtl:
+        v["rtl"] = list(rtl)
+    write(name, v)
+
+
+def write_wqe(qp_n, wr_id, size, src, dst):
+    return {"qp": qp_n, "opcode": "write", "wr_id": hex(wr_id), "len": size,
+            "laddr": hex(gen_tx.VA + src), "lkey": hex(gen_tx.KEY0),
+            "raddr": hex(VA1 + dst), "rkey": hex(KEY1), "imm": "0x0"}
+
+
+def permutation(name, desc, n, size, topology, seed, rtl=(), max_cycles=4_000_000):
+    """Every host WRITEs `size` bytes to one other host, each host the
+    target of exactly one: a random derangement (Python's random, `seed`).
+    Host h sends on its QP 0 to its target's QP 1."""
+    rng = random.Random(seed)
+    while True:
+        to = list(range(n))
+        rng.shuffle(to)
+        if all(to[h] != h for h in range(n)):
+            break
+    frm = [to.index(h) for h in range(n)]
+    hosts = [traffic_host(h, [(0, to[h], 1), (1, frm[h], 0)],
+                          [write_wqe(0, 0x5E40_0000 + h, size, 0, 0)], size, 70 + h)
+             for h in range(n)]
+    traffic_vector(name, desc, topology, hosts, rtl, max_cycles)
+
+
+def alltoall(name, desc, n, size, topology, rtl=(), max_cycles=4_000_000):
+    """Every host WRITEs `size` bytes to every other host, one RC QP per
+    pair (both ways): host h's QP k (1..n-1) talks to host h+k, whose QP
+    n-k talks back (so the QPs a host names are distinct, as the testbench
+    needs); h's WRITE lands at h x size in the peer's receive region.
+    Each host posts to h+1, h+2, ... in turn (the usual shifted order),
+    all at START."""
+    hosts = []
+    for h in range(n):
+        wqes = [write_wqe(k, 0x5E50_0000 + 256 * h + k, size, 0, h * size)
+                for k in range(1, n)]
+        hosts.append(traffic_host(h, [(k, (h + k) % n, n - k) for k in range(1, n)], wqes,
+                                  n * size, 100 + 2 * h))
+    traffic_vector(name, desc, topology, hosts, rtl, max_cycles)
+
+
 def write(name, v):
     path = os.path.join(HERE, name + ".json")
     if os.path.exists(path):
@@ -325,6 +395,21 @@ def main():
               "chunk; ring hops inside an edge switch, across a pod and across the core. Rank "
               "0's RTL in lockstep.",
               list(range(16)), 4 << 20, {"kind": "fat_tree", "k": 4}, rtl=[0])
+    permutation("permutation_16_fattree",
+                "Permutation traffic on the 16 hosts of a k = 4 fat-tree: every host WRITEs 1 "
+                "MiB over RC to one other host and receives 1 MiB from one (a random "
+                "derangement, seed 1), all at once. Each flow takes one path by the ECMP hash "
+                "of its UDP source port; flows whose paths share an uplink split it, so the "
+                "last flow finishes later than one flow alone would. Host 0's RTL in lockstep.",
+                16, 1 << 20, {"kind": "fat_tree", "k": 4}, 1, rtl=[0])
+    alltoall("alltoall_8_rail",
+             "All-to-all on a rail-optimized fabric: 4 servers of 2 NICs, NIC r of each "
+             "server on rail switch r, each rail's 4 hosts with 4 uplinks, one to each of 4 "
+             "spines (non-blocking). Every host WRITEs 128 KiB "
+             "over RC to each of the 7 others (one QP per pair), all posted at once; the "
+             "NIC's scheduler interleaves its 7 QPs. Traffic to a host on the same rail stays "
+             "on the rail switch, the rest crosses a spine. Host 0's RTL in lockstep.",
+             8, 128 << 10, {"kind": "rail", "rails": 2, "spines": 4}, rtl=[0])
     deadlock("deadlock_ring3_stuck",
              "PFC deadlock: three switches in a ring, one host each, every route one way round "
              "(a routing that breaks up-down order). Each host WRITEs 1 MiB to the host two "

@@ -38,6 +38,10 @@ pub enum Topology {
     /// buffers depend on each other in a cycle: the shape of a PFC
     /// deadlock.
     Ring { switches: usize },
+    /// Rail-optimized: servers of `rails` NICs each (hosts h = server x
+    /// rails + r), NIC r of every server on rail switch r, every rail
+    /// switch wired to each of `spines` spines.
+    Rail { rails: usize, spines: usize },
 }
 
 /// Switches a ring may have: three make the smallest cycle of
@@ -281,6 +285,17 @@ impl FabricVector {
 fn check_topology(t: &Topology, hosts: usize) -> Result<(), (String, String)> {
     match *t {
         Topology::Star => Ok(()),
+        Topology::Rail { rails, spines } => check_topology(
+            &Topology::LeafSpine {
+                leaves: rails,
+                spines,
+            },
+            hosts,
+        )
+        .map_err(|(f, r)| {
+            let f = if f == "leaves" { "rails".into() } else { f };
+            (f, r.replace("leaves", "rails"))
+        }),
         Topology::LeafSpine { leaves, spines } => {
             if !(1..=MAX_HOSTS).contains(&leaves) {
                 return Err((
@@ -455,6 +470,12 @@ mod tests {
         assert_eq!(
             err(&t),
             "v.json: topology.switches: 4 hosts do not spread evenly over 3 switches"
+        );
+        let t = text("", &[host(0), host(1), host(2)])
+            .replace(r#""star""#, r#""rail","rails":2,"spines":1"#);
+        assert_eq!(
+            err(&t),
+            "v.json: topology.rails: 3 hosts do not spread evenly over 2 rails"
         );
         let t = text(r#","deadlock":{"still_cycles":1000}"#, &two);
         assert_eq!(

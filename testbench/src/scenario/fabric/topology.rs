@@ -118,6 +118,41 @@ impl Build {
     }
 }
 
+/// Leaves named `<leaf>0..` with N / leaves host ports, then one uplink to
+/// each spine; host h on leaf `place(h).0`, port `place(h).1`.
+fn leaf_spine(
+    b: &mut Build,
+    n: usize,
+    leaves: usize,
+    spines: usize,
+    leaf_name: &str,
+    place: impl Fn(usize) -> (usize, usize),
+) {
+    let per = n / leaves;
+    let leaf: Vec<usize> = (0..leaves)
+        .map(|l| b.switch(format!("{leaf_name}{l}"), per + spines))
+        .collect();
+    let spine: Vec<usize> = (0..spines)
+        .map(|s| b.switch(format!("spine{s}"), leaves))
+        .collect();
+    for (l, &lf) in leaf.iter().enumerate() {
+        for (s, &sp) in spine.iter().enumerate() {
+            b.cable((lf, per + s), (sp, l));
+        }
+    }
+    let up: Vec<usize> = (per..per + spines).collect();
+    for h in 0..n {
+        let (l, j) = place(h);
+        b.host(h, leaf[l], j);
+        for (m, &sw) in leaf.iter().enumerate() {
+            b.route(sw, h, if m == l { vec![j] } else { up.clone() });
+        }
+        for &sw in &spine {
+            b.route(sw, h, vec![l]);
+        }
+    }
+}
+
 pub fn build(v: &FabricVector) -> Result<Topology, String> {
     let n = v.hosts.len();
     let mut b = Build {
@@ -140,28 +175,11 @@ pub fn build(v: &FabricVector) -> Result<Topology, String> {
         }
         Spec::LeafSpine { leaves, spines } => {
             let per = n / leaves;
-            let leaf: Vec<usize> = (0..leaves)
-                .map(|l| b.switch(format!("leaf{l}"), per + spines))
-                .collect();
-            let spine: Vec<usize> = (0..spines)
-                .map(|s| b.switch(format!("spine{s}"), leaves))
-                .collect();
-            for (l, &lf) in leaf.iter().enumerate() {
-                for (s, &sp) in spine.iter().enumerate() {
-                    b.cable((lf, per + s), (sp, l));
-                }
-            }
-            let up: Vec<usize> = (per..per + spines).collect();
-            for h in 0..n {
-                let (l, j) = (h / per, h % per);
-                b.host(h, leaf[l], j);
-                for (m, &sw) in leaf.iter().enumerate() {
-                    b.route(sw, h, if m == l { vec![j] } else { up.clone() });
-                }
-                for &sw in &spine {
-                    b.route(sw, h, vec![l]);
-                }
-            }
+            leaf_spine(&mut b, n, leaves, spines, "leaf", |h| (h / per, h % per));
+        }
+        Spec::Rail { rails, spines } => {
+            // Host h is NIC h % rails of server h / rails.
+            leaf_spine(&mut b, n, rails, spines, "rail", |h| (h % rails, h / rails));
         }
         Spec::FatTree { k } => {
             let half = k / 2;
@@ -318,6 +336,19 @@ mod tests {
         assert_eq!(t.wires[4][1], End::Switch(1, 6));
         assert_eq!(path(&t, &v, 0, 3), ["leaf0"]);
         assert_eq!(path(&t, &v, 0, 7), ["leaf0", "spine0", "leaf1"]);
+    }
+
+    #[test]
+    fn a_rail_puts_each_servers_nic_r_on_rail_r() {
+        // 3 servers of 2 NICs: hosts 0, 2, 4 on rail0, 1, 3, 5 on rail1.
+        let v = vector(r#"{"kind":"rail","rails":2,"spines":2}"#, 6);
+        let t = build(&v).unwrap();
+        assert_eq!(t.names, ["rail0", "rail1", "spine0", "spine1"]);
+        assert_eq!(t.host_at[4], (0, 2));
+        assert_eq!(t.host_at[3], (1, 1));
+        // Same rail: one switch, across servers. Another rail: up and down.
+        assert_eq!(path(&t, &v, 0, 4), ["rail0"]);
+        assert_eq!(path(&t, &v, 0, 1), ["rail0", "spine0", "rail1"]);
     }
 
     #[test]
