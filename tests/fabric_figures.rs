@@ -533,3 +533,91 @@ fn permutation_16_fattree() {
 fn alltoall_8_rail() {
     traffic("alltoall_8_rail");
 }
+
+/// Two flows on one bottleneck (`fairness_2flows_*`): each flow's rate
+/// into host 0 in windows of `FAIR_WINDOW` cycles, from the frames the
+/// switch sent host 0 (wire bytes: frame, FCS, preamble and gap), told
+/// apart by IP source. From the late flow's first frame to the end of
+/// the first flow's last: from when both stay within 10 % of the fair
+/// share (half the line, 50 Gb/s), how many windows are, and the mean
+/// rates. DCQCN cuts both flows and recovers them together, so the
+/// shares stay fair on average while the sum swings well below the line
+/// (the queue empties between cuts).
+const FAIR_WINDOW: u64 = 12_500;
+
+fn fairness(name: &str) {
+    let v = load(name);
+    let r = fabric::run(&v, Mode::Model, &RunOpts::default()).unwrap();
+    let rep = &r.report;
+    assert!(rep.clean(), "{name}: {}", rep.failures.join("\n"));
+    let comments = rep.tx_comments.as_ref().unwrap();
+    // Per flow (host 1, host 2): (cycle, wire bytes) of its frames to h0.
+    let mut flows: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
+    for ((at, f), c) in rep.tx_frames.iter().zip(comments) {
+        if c != "switch to h0" || f.len() < 18 + 20 || f[12..14] != [0x81, 0x00] {
+            continue;
+        }
+        // 802.1Q tagged IPv4: the source address's third byte is the host.
+        let src_host = f[18 + 12 + 2] as usize;
+        if let 1 | 2 = src_host {
+            flows[src_host - 1].push((*at, f.len() as u64 + WIRE));
+        }
+    }
+    let from = flows[1][0].0;
+    let to = flows[0].last().unwrap().0.min(flows[1].last().unwrap().0);
+    let fair = v.link.bits_per_cycle as f64 / 2.0;
+    let windows = (to - from) / FAIR_WINDOW;
+    let rate = |f: &[(u64, u64)], w: u64| {
+        let (a, b) = (from + w * FAIR_WINDOW, from + (w + 1) * FAIR_WINDOW);
+        let bytes: u64 = f.iter().filter(|x| x.0 >= a && x.0 < b).map(|x| x.1).sum();
+        bytes as f64 * 8.0 / FAIR_WINDOW as f64
+    };
+    let ok: Vec<bool> = (0..windows)
+        .map(|w| {
+            flows
+                .iter()
+                .all(|f| (rate(f, w) - fair).abs() <= 0.1 * fair)
+        })
+        .collect();
+    let us = |w: usize| (w as u64 * FAIR_WINDOW) as f64 / 250.0;
+    let stays = ok
+        .iter()
+        .rposition(|&x| !x)
+        .map_or(Some(0), |k| (k + 1 < ok.len()).then_some(k + 1));
+    let mean: Vec<f64> = flows
+        .iter()
+        .map(|f| (0..windows).map(|w| rate(f, w)).sum::<f64>() / windows as f64 * 0.25)
+        .collect();
+    let show = |x: Option<usize>| x.map_or("not reached".into(), |w| format!("{:.0}", us(w)));
+    figures::row(
+        "fabric_fairness",
+        &[
+            "vector",
+            "both stay within 10 % of 50 Gb/s from (us after the 2nd flow starts)",
+            "50-us windows within",
+            "mean rates while both run (Gb/s)",
+        ],
+        name,
+        &[
+            format!("`{name}`"),
+            show(stays),
+            format!("{} of {}", ok.iter().filter(|&&x| x).count(), ok.len()),
+            format!("{:.1} + {:.1}", mean[0], mean[1]),
+        ],
+    );
+    assert!(
+        windows >= 10,
+        "{name}: only {windows} windows with both flows"
+    );
+    // Fair on average: the two means within 10 % of each other.
+    assert!(
+        (mean[0] - mean[1]).abs() <= 0.1 * mean[0].max(mean[1]),
+        "{name}: {mean:?}"
+    );
+}
+
+#[test]
+fn fairness_2flows() {
+    fairness("fairness_2flows_paper");
+    fairness("fairness_2flows_deployed");
+}

@@ -338,6 +338,27 @@ def alltoall(name, desc, n, size, topology, rtl=(), max_cycles=4_000_000):
     traffic_vector(name, desc, topology, hosts, rtl, max_cycles)
 
 
+# PFC's XOFF above RED's Kmax: the marks, not the pauses, control the
+# queue, as DCQCN is deployed (PFC the backstop).
+FAIR_SWITCH = {"xoff_bytes": 512 << 10, "xon_bytes": 480 << 10}
+
+
+def fairness(name, desc, cc, late, switch, wqes=8, max_cycles=6_000_000):
+    """Two flows on one bottleneck: hosts 1 and 2 each WRITE `wqes` x 1 MiB
+    to host 0 (the incast's layout, 8 MiB apart), host 2 starting `late`
+    cycles after host 1, which has the link to itself by then."""
+    v = incast_vector(name, desc, 2, 1 << 20, cc, switch, (), max_cycles)
+    for s_ in (1, 2):
+        h = v["hosts"][s_]
+        w = h["wqes"][0]
+        h["wqes"] = [dict(w, wr_id=hex(0x5E60_0000 + 16 * s_ + k),
+                          raddr=hex(VA1 + (s_ - 1) * (wqes << 20) + (k << 20)))
+                     for k in range(wqes)]
+        h["program"] = [{"wait_until": {"cycle": START + (late if s_ == 2 else 0)}},
+                        {"post_send": {"qp": s_ - 1, "wqes": wqes}}]
+    write(name, v)
+
+
 def write(name, v):
     path = os.path.join(HERE, name + ".json")
     if os.path.exists(path):
@@ -395,6 +416,15 @@ def main():
               "chunk; ring hops inside an edge switch, across a pod and across the core. Rank "
               "0's RTL in lockstep.",
               list(range(16)), 4 << 20, {"kind": "fat_tree", "k": 4}, rtl=[0])
+    for cc, what, how in ((PAPER, "paper", "the paper's reaction point (timers sped up)"),
+                          (DEPLOYED, "deployed",
+                           "the deployed modes with their default parameters")):
+        fairness("fairness_2flows_%s" % what,
+                 "Two flows on one bottleneck: host 1 WRITEs 8 x 1 MiB to host 0 and has the "
+                 "100 Gb/s port to itself; 100 us later host 2 starts the same. RED/ECN marking "
+                 "(5 KB..200 KB, 1 %%), PFC on, DCQCN on both senders, %s: the CNPs cut both "
+                 "flows toward the fair share of 50 Gb/s each. Models only." % how,
+                 cc, 25_000, FAIR_SWITCH)
     permutation("permutation_16_fattree",
                 "Permutation traffic on the 16 hosts of a k = 4 fat-tree: every host WRITEs 1 "
                 "MiB over RC to one other host and receives 1 MiB from one (a random "

@@ -315,8 +315,8 @@ pub struct PairEnv {
     /// Some direction has faults: each NIC's expectation during the run
     /// follows the ACKs that arrived (below).
     faulty: bool,
-    /// Per NIC: frames of its `rx_*` its expectation has seen.
-    rx_seen: [usize; 2],
+    /// Per NIC: its expectation following the ACKs that arrived.
+    follow: [AckFollower; 2],
 }
 
 impl PairEnv {
@@ -337,7 +337,7 @@ impl PairEnv {
             ],
             forwarded: [0, 0],
             faulty: v.link.a_to_b.faulty() || v.link.b_to_a.faulty() || link != &v.link,
-            rx_seen: [0, 0],
+            follow: Default::default(),
         })
     }
 
@@ -354,7 +354,7 @@ impl PairEnv {
             return;
         }
         for (n, e) in self.nic.iter_mut().enumerate() {
-            follow_acks(e, &mut self.rx_seen[n]);
+            self.follow[n].follow(e);
         }
     }
 
@@ -669,14 +669,36 @@ pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
     out
 }
 
-/// Renews a NIC's expectation from the ACKs that reached it when a frame
-/// has arrived since `seen` (frames of its `rx_*` already looked at): on a
-/// link or fabric that may lose frames (`PairEnv::follow_acks`).
-pub(super) fn follow_acks(e: &mut RnicTopEnv, seen: &mut usize) {
-    if e.rx.sent.len() != *seen {
-        *seen = e.rx.sent.len();
-        let acks = arrived_acks(e);
-        e.expected = super::tx_reference::expected_with(&e.vector, &acks, &[]);
+/// Keeps a NIC's expectation the one the ACKs that reached it so far call
+/// for (`tx_reference::expected_with` on [`arrived_acks`]), looking at
+/// each frame of its `rx_*` once and working the expectation out again
+/// only when an ACK or NAK arrived.
+#[derive(Debug, Default)]
+pub(super) struct AckFollower {
+    /// Frames of the NIC's `rx_*` already looked at.
+    seen: usize,
+    acks: Vec<(u32, u32, u8)>,
+}
+
+impl AckFollower {
+    pub(super) fn follow(&mut self, e: &mut RnicTopEnv) {
+        if e.rx.sent.len() == self.seen {
+            return;
+        }
+        let live = rx_reference::live_qps(&e.vector);
+        let before = self.acks.len();
+        for s in &e.rx.sent[self.seen..] {
+            if let RxEvent::Ack {
+                qp, psn, syndrome, ..
+            } = rx_reference::classify(&s.bytes, s.fcs, &live)
+            {
+                self.acks.push((qp, psn, syndrome));
+            }
+        }
+        self.seen = e.rx.sent.len();
+        if self.acks.len() != before {
+            e.expected = super::tx_reference::expected_with(&e.vector, &self.acks, &[]);
+        }
     }
 }
 

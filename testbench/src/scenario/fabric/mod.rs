@@ -77,12 +77,12 @@ pub struct FabricEnv {
     /// The first few times a switch did not conserve frames.
     pub conservation: Vec<String>,
     pub samples: Vec<Sample>,
-    /// Some switch may drop (a watchdog, or PFC off): each NIC's
-    /// expectation follows the ACKs that reached it, as on a faulty link
-    /// of a pair.
-    may_drop: bool,
-    /// Per host: frames of its `rx_*` its expectation has seen.
-    rx_seen: Vec<usize>,
+    /// Per host: its expectation following the ACKs that reached it, as
+    /// on a faulty link of a pair. Always: a switch may drop (a watchdog,
+    /// PFC off), and without ACKs the reference holds an RC QP to the
+    /// WQEs it starts before its completions stall (ACK_STALL), fewer than
+    /// a long flow posts.
+    follow: Vec<pair::AckFollower>,
     /// The last cycle a frame of data (not a pause) left any switch.
     pub last_data_out: Option<u64>,
     /// Every switch port wired to another switch: (switch, port).
@@ -130,8 +130,7 @@ impl FabricEnv {
             out: Vec::new(),
             conservation: Vec::new(),
             samples: Vec::new(),
-            may_drop: v.switch.watchdog_cycles.is_some() || v.switch.pfc == Some(false),
-            rx_seen: vec![0; v.hosts.len()],
+            follow: (0..v.hosts.len()).map(|_| Default::default()).collect(),
             last_data_out: None,
             links,
         })
@@ -150,10 +149,8 @@ impl FabricEnv {
 
     /// Inputs of every NIC for `cycle`, given their outputs in it.
     pub fn step(&mut self, cycle: u64, outs: &[&RnicTopOut]) -> Vec<RnicTopIn> {
-        if self.may_drop {
-            for (e, seen) in self.nic.iter_mut().zip(&mut self.rx_seen) {
-                pair::follow_acks(e, seen);
-            }
+        for (e, f) in self.nic.iter_mut().zip(&mut self.follow) {
+            f.follow(e);
         }
         let ins: Vec<RnicTopIn> = self
             .nic
