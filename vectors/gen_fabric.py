@@ -151,13 +151,7 @@ def allreduce(name, desc, ranks, size, topology, cc=None, rtl=(), incast_hosts=(
         if cc:
             h["cc"] = cc
         hosts[s] = h
-    v = {"format": 1, "kind": "fabric", "name": name, "description": desc,
-         "checked_against": CHECK, "topology": topology,
-         "link": {"delay": 100, "bits_per_cycle": 400},
-         "switch": {}, "hosts": hosts, "max_cycles": max_cycles}
-    if rtl:
-        v["rtl"] = list(rtl)
-    write(name, v)
+    traffic_vector(name, desc, topology, hosts, rtl, max_cycles)
 
 
 def incast(name, desc, n, size, cc, switch=None, rtl=(), max_cycles=4_000_000):

@@ -336,7 +336,7 @@ pub const CNT_ACK_NEW_RESET: u32 = 0x00000000;
 pub const CNT_ACK_DUP_ADDR: u16 = 0x016C;
 pub const CNT_ACK_DUP_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_ACK_DUP_RESET: u32 = 0x00000000;
-/// RO: NAKs and RNR NAKs naming a PSN from the oldest unacknowledged to the next to send (counted only, retransmission is not built yet)
+/// RO: NAKs and RNR NAKs naming a PSN from the oldest unacknowledged to the next to send (ack_tracker hands each to retx_ctl; the RETX block counts the rewinds and RNR waits that follow)
 pub const CNT_NAK_ADDR: u16 = 0x0170;
 pub const CNT_NAK_MASK: u32 = 0xFFFFFFFF;
 pub const CNT_NAK_RESET: u32 = 0x00000000;
