@@ -318,7 +318,7 @@ impl Env for CqEnv {
 fn cq_writer_random_lockstep() {
     let mut total = 0u64;
     let mut cqes = 0usize;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = CqEnv::new(seed);
         let fin = lockstep::run(
             &mut CqWriter::new(),
@@ -337,6 +337,9 @@ fn cq_writer_random_lockstep() {
         assert_eq!(env.written, env.cpls.len());
         total += fin.cycles;
         cqes += env.written;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_TOTAL_CYCLES
     });
     eprintln!(
         "cq_writer lockstep: {} cases, {total} cycles, {cqes} CQEs",

@@ -955,7 +955,7 @@ fn random_csr_lockstep() {
     let (mut psn_sets, mut psn_overridden) = (0, 0);
     let (mut rq_doorbells, mut epsn_sets) = (0, 0);
     let (mut xctx_written, mut xctx_same_cycle) = (0, 0);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = CsrEnv::new(seed);
         let mut model = Csr::new();
         let mut rtl = RtlCsr::new();
@@ -972,6 +972,16 @@ fn random_csr_lockstep() {
         epsn_sets += env.epsn_sets;
         xctx_written += env.xctx_written;
         xctx_same_cycle += env.xctx_same_cycle;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        xctx_written >= MIN_XCTX_WRITTEN
+            && xctx_same_cycle >= MIN_XCTX_SAME_CYCLE
+            && rq_doorbells >= 100
+            && epsn_sets >= 20
+            && psn_sets >= 100
+            && psn_overridden >= 10
+            && pcp_changes >= 100
+            && total >= MIN_CYCLES
     });
     println!(
         "csr: {} cases, {total} lockstep cycles, {reads} reads, {doorbells} doorbells, \

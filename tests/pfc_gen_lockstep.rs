@@ -322,7 +322,7 @@ impl Env for GenEnv {
 #[test]
 fn random_pfc_gen_lockstep() {
     let mut cov = Cover::default();
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let len = 2_000 + rng.below(8_000);
         let mut env = GenEnv::new(rng.next_u64(), len);
@@ -340,6 +340,16 @@ fn random_pfc_gen_lockstep() {
         cov.stalled += c.stalled;
         cov.xon_deferred += c.xon_deferred;
         cov.reconfig += c.reconfig;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        cov.cycles >= 200 * 2_000
+            && cov.xoff_frames >= 20_000
+            && cov.xon_frames >= 1_000
+            && cov.merged >= 10_000
+            && cov.refreshes >= 50_000
+            && cov.stalled >= 20_000
+            && cov.xon_deferred >= 5_000
+            && cov.reconfig >= 100
     });
     println!(
         "pfc_gen: {} cases (seed {:#x}), {cov:?}",

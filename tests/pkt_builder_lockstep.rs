@@ -690,7 +690,7 @@ fn random_frames_match_reference_in_lockstep() {
     let mut held = 0usize;
     let mut cnp_paused = 0usize;
     let (mut pfc_frames, mut pfc_ahead) = (0usize, 0usize);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let n = 8 + rng.below(32) as usize;
         let pkts: Vec<Pkt> = (0..n)
@@ -747,6 +747,13 @@ fn random_frames_match_reference_in_lockstep() {
         cnp_paused += env.cnp_while_paused;
         pfc_frames += env.pfc_seen;
         pfc_ahead += env.pfc_ahead;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_TOTAL_CYCLES
+            && held >= 10_000
+            && cnp_paused >= 10
+            && pfc_frames >= 500
+            && pfc_ahead >= 100
     });
     println!(
         "pkt_builder lockstep: {} cases, {frames} frames, {total} cycles; PFC: {held} cycles \

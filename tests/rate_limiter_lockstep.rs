@@ -254,7 +254,7 @@ fn random_rate_limiter_lockstep() {
     let mut cov = Cover::default();
     // Worst |bytes - rate * cycles| seen, as a fraction of frame + burst.
     let mut worst = 0f64;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = RlEnv::new(seed);
         let mut model = RateLimiter::new();
         let mut rtl = RtlRateLimiter::new();
@@ -286,6 +286,14 @@ fn random_rate_limiter_lockstep() {
         cov.capped += k.capped;
         cov.cc_toggles += k.cc_toggles;
         cov.late_charges += k.late_charges;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_CYCLES
+            && cov.blocked >= 100_000
+            && cov.capped >= 100_000
+            && cov.cc_toggles >= 1000
+            && cov.late_charges >= 100
+            && cov.charges >= 100_000
     });
     println!(
         "rate_limiter: {} cases, {total} lockstep cycles (seed {:#x}), {cov:?}, worst long-run \

@@ -217,7 +217,7 @@ fn run(env: &mut ArbEnv, max: u64) -> u64 {
 #[test]
 fn random_rd_req_arb_lockstep() {
     let (mut total, mut full) = (0, 0);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let pick = |r: &mut SplitMix64| [100, 90, 50, 10, 0][r.below(5) as usize];
         // Each client idle (no requests) in a quarter of the cases.
@@ -235,6 +235,9 @@ fn random_rd_req_arb_lockstep() {
         assert!(cycles > 0 || n == [0; N], "no cycle ran");
         total += cycles;
         full += env.full_passes;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_CYCLES && full >= MIN_FULL_PASSES
     });
     println!(
         "rd_req_arb: {} cases, {total} lockstep cycles, bound reached {full} times (seed {:#x})",

@@ -75,6 +75,33 @@ struct Cover {
 }
 
 impl Cover {
+    /// The floors of `random_retx_ctl_lockstep` for `n` cases asked for.
+    fn fast_met(&self, n: u64) -> bool {
+        self.cycles >= n * 20_000
+            && self.timeouts >= n * 125
+            && self.nak_rewinds >= n * 30
+            && self.rnr_waits >= n * 14
+            && self.gaps >= n * 25
+            && self.exh12 >= n * 14
+            && self.exh13 >= n
+            && self.clears >= n * 17
+            && self.rw_stalls >= n * 150
+            && self.xerr_stalls >= n * 50
+            && self.fast_naks >= n * 20
+            && self.merged >= 5
+    }
+
+    /// The floors of the default-units test for `n` cases asked for.
+    fn unit_met(&self, n: u64) -> bool {
+        self.cycles >= n * 150_000
+            && self.timeouts >= n * 60
+            && self.nak_rewinds >= n * 25
+            && self.rnr_waits >= n * 10
+            && self.exh12 >= n * 15
+            && self.exh13 >= 2
+            && self.fast_naks >= n * 10
+    }
+
     fn add(&mut self, c: &Cover) {
         self.cycles += c.cycles;
         self.timeouts += c.timeouts;
@@ -725,11 +752,15 @@ where
 #[test]
 fn random_retx_ctl_lockstep() {
     let mut cov = Cover::default();
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    // The floors scale with the cases asked for; extra cases (run while a
+    // floor is unmet, common::run_cases_until) only add to the counts.
+    let n = common::cases(DEFAULT_CASES);
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let len = 20_000 + rng.below(20_000);
         let c = run_case::<RtlRetxCtlFast>(rng.next_u64(), len, 4, 3, false);
         cov.add(&c);
+        cov.fast_met(n)
     });
     println!(
         "retx_ctl (T_UNIT 4, R_UNIT 3): {} cases (seed {:#x}), {cov:?}",
@@ -742,8 +773,8 @@ fn random_retx_ctl_lockstep() {
         // exhaustions 12, 4 to 6 exhaustions 13, 69 to 80 clears, 650 to
         // 1,350 stalled rw_* cycles, 200 to 240 stalled xerr_* cycles, 95
         // to 130 exact NAK latencies, 0.4 to 0.8 merges; the floors are a
-        // fourth or less of the lowest.
-        let n = run.cases;
+        // fourth or less of the lowest. (The same floors as fast_met, each
+        // with the counts in its message.)
         assert!(cov.cycles >= n * 20_000, "{cov:?}");
         assert!(cov.timeouts >= n * 125, "{cov:?}");
         assert!(cov.nak_rewinds >= n * 30, "{cov:?}");
@@ -764,9 +795,11 @@ fn random_retx_ctl_lockstep() {
 #[test]
 fn random_retx_ctl_lockstep_default_units() {
     let mut cov = Cover::default();
-    let run = common::run_cases(DEFAULT_SEED ^ 1, DEFAULT_UNIT_CASES, |seed| {
+    let n = common::cases(DEFAULT_UNIT_CASES);
+    let run = common::run_cases_until(DEFAULT_SEED ^ 1, DEFAULT_UNIT_CASES, |seed| {
         let c = run_case::<RtlRetxCtl>(seed, 150_000, 1024, 2500, true);
         cov.add(&c);
+        cov.unit_met(n)
     });
     println!(
         "retx_ctl (default units): {} cases (seed {:#x}), {cov:?}",
@@ -776,8 +809,7 @@ fn random_retx_ctl_lockstep_default_units() {
         // Seeds 1, 2, 3 (24 cases each) measured per case 134 to 137
         // timeouts, 62 to 68 NAK rewinds, 33 RNR waits, 42 to 44
         // exhaustions 12, 3 to 4 exhaustions 13, 34 to 36 exact NAK
-        // latencies.
-        let n = run.cases;
+        // latencies. (The same floors as unit_met.)
         assert!(cov.cycles >= n * 150_000, "{cov:?}");
         assert!(cov.timeouts >= n * 60, "{cov:?}");
         assert!(cov.nak_rewinds >= n * 25, "{cov:?}");

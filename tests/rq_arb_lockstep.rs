@@ -227,7 +227,7 @@ fn run(env: &mut ArbEnv, max: u64) -> u64 {
 #[test]
 fn random_rq_arb_lockstep() {
     let mut total = 0;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut rng = SplitMix64::new(seed);
         let pick = |r: &mut SplitMix64| [100, 90, 50, 10][r.below(4) as usize];
         let n = [rng.below(400) as usize, rng.below(400) as usize];
@@ -236,6 +236,9 @@ fn random_rq_arb_lockstep() {
         let max_beats = [1, 2, 8][rng.below(3) as usize];
         let mut env = ArbEnv::new(rng.next_u64(), n, max_beats, vp, rp);
         total += run(&mut env, 1_000_000);
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_CYCLES
     });
     println!(
         "rq_arb: {} cases, {total} lockstep cycles (seed {:#x})",

@@ -443,7 +443,7 @@ impl Env for BufEnv {
 fn rx_buf_random_lockstep() {
     let (mut total, mut drops, mut multi, mut discards, mut out, mut stalls) = (0, 0, 0, 0, 0, 0);
     let mut headers = 0;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = BufEnv::new(seed);
         let fin = lockstep::run(
             &mut RxBuf::new(),
@@ -474,6 +474,14 @@ fn rx_buf_random_lockstep() {
         out += env.frames_out;
         stalls += env.stalls;
         headers += env.headers;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_TOTAL_CYCLES
+            && out >= 20_000
+            && discards >= 2_000
+            && drops >= 200
+            && multi >= 50
+            && stalls >= 10_000
     });
     println!(
         "rx_buf: {} cases, {total} cycles, {out} frames out, {discards} discarded, \

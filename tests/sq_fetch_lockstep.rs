@@ -726,7 +726,7 @@ fn sq_fetch_random_lockstep() {
         (0, 0, 0, 0, 0, 0, 0);
     let (mut rewinds, mut inflight, mut rw_dropped, mut b2b, mut at_last) = (0, 0, 0, 0, 0);
     let (mut marked, mut stale, mut stale_failed, mut stale_beats) = (0, 0, 0, 0);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let (cycles, env) = run_case(seed, STIM_CYCLES);
         total += cycles;
         reads += env.reads;
@@ -747,6 +747,20 @@ fn sq_fetch_random_lockstep() {
             popped += qp.popped;
             dropped += qp.dropped;
         }
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        multi > 0
+            && full > 0
+            && cut > 0
+            && total >= MIN_TOTAL_CYCLES
+            && failed > 0
+            && dropped > 0
+            && rewinds >= MIN_REWINDS
+            && inflight >= MIN_RW_INFLIGHT
+            && rw_dropped >= MIN_RW_DROPPED
+            && b2b >= MIN_RW_B2B
+            && at_last >= MIN_RW_AT_LAST
+            && stale_failed > 0
     });
     println!(
         "sq_fetch: {} cases, {total} cycles, {reads} reads ({multi} of several WQEs, \

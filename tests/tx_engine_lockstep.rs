@@ -1708,7 +1708,7 @@ fn tx_engine_random_lockstep() {
     let mut blocked = [0u64; 2];
     let (mut rsp_stats, mut rsp_ops, mut rsp_steps) = ([0u64; 5], [0u64; 4], 0u64);
     let mut rr_checked = 0u64;
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
         // RNIC_MODEL_ALONE=1: the model alone under the environment (how a
         // mutation of the model is shown to be caught).
@@ -1766,6 +1766,22 @@ fn tx_engine_random_lockstep() {
         for (a, b) in stats.iter_mut().zip(env.stats) {
             *a += b;
         }
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_TOTAL_CYCLES
+            && rr_checked >= 500
+            && rsp_ops.iter().all(|&k| k >= 500)
+            && rsp_stats[1] >= 2000
+            && rsp_stats[2] >= 100
+            && rsp_stats[3] >= 20
+            && rsp_stats[4] >= 500
+            && cnp_steps >= 1000
+            && ack_steps >= 1000
+            && ack_kinds.iter().all(|&k| k >= 200)
+            && acks_dropped >= 20
+            && both_waiting >= 500
+            && blocked[0] >= 1000
+            && blocked[1] >= 1000
     });
     eprintln!(
         "tx_engine lockstep: {} cases, {total} cycles, {new_steps} new-WQE steps, \

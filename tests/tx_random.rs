@@ -314,7 +314,7 @@ fn tx_random_lockstep() {
     let mut frames = 0usize;
     let mut cqes = 0usize;
     let (mut rx_frames, mut cnps) = (0usize, 0usize);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let v = case_vector(seed);
         let mut env = RnicTopEnv::new(&v).unwrap();
         let fin = lockstep::run(
@@ -347,6 +347,9 @@ fn tx_random_lockstep() {
             .iter()
             .filter(|(_, f)| rnic_testbench::scenario::rnic_top::is_cnp(f))
             .count();
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_TOTAL_CYCLES && frames >= 500 && cqes >= 150 && rx_frames >= 200 && cnps >= 5
     });
     println!(
         "{} cases: {total} lockstep cycles, {frames} frames ({cnps} CNPs), {cqes} CQEs, \

@@ -364,7 +364,7 @@ fn tx_sched_random_lockstep() {
     let (mut data, mut ctrl, mut past_paused, mut past_rate, mut ctrl_over) = (0, 0, 0, 0, 0);
     let mut worst = 0u32;
     let (mut max_streak, mut data_turns, mut waited_one) = (0u32, 0u64, 0u64);
-    let run = common::run_cases(DEFAULT_SEED, DEFAULT_CASES, |seed| {
+    let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = SchedEnv::new(seed);
         let fin = lockstep::run(
             &mut TxSched::new(),
@@ -383,6 +383,16 @@ fn tx_sched_random_lockstep() {
         max_streak = max_streak.max(env.max_streak);
         data_turns += env.data_turns;
         waited_one += env.ctrl_waited_one;
+        // The measured floors below, met so far? (More cases until
+        // they are: common::run_cases_until.)
+        total >= MIN_TOTAL_CYCLES
+            && worst >= 4
+            && past_paused >= 10_000
+            && past_rate >= 10_000
+            && ctrl_over >= 1_000
+            && max_streak == CTRL_BURST
+            && data_turns >= 1_000
+            && waited_one >= 1_000
     });
     println!(
         "tx_sched: {} cases, {total} cycles, {data} data grants ({past_paused} past a \
