@@ -436,8 +436,8 @@ def main():
              8, 128 << 10, {"kind": "rail", "rails": 2, "spines": 4}, rtl=[0])
     deadlock("deadlock_ring3_stuck",
              "PFC deadlock: three switches in a ring, one host each, every route one way round "
-             "(a routing that breaks up-down order). Each host WRITEs 1 MiB to the host two "
-             "switches on (4 x 128 KiB WRITEs); each ring link carries a starting and a passing "
+             "(a routing that breaks up-down order). Each host WRITEs 512 KiB (4 x 128 KiB) to "
+             "the host two switches on; each ring link carries a starting and a passing "
              "flow at line rate, the queues toward the next switch fill and pause the previous "
              "switch, and the pauses close a cycle: every flow stops for good; the local ACK "
              "timers (code 6, 65,536 cycles) fire and nothing moves. The run ends stuck at "

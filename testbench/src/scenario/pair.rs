@@ -685,16 +685,8 @@ impl AckFollower {
         if e.rx.sent.len() == self.seen {
             return;
         }
-        let live = rx_reference::live_qps(&e.vector);
         let before = self.acks.len();
-        for s in &e.rx.sent[self.seen..] {
-            if let RxEvent::Ack {
-                qp, psn, syndrome, ..
-            } = rx_reference::classify(&s.bytes, s.fcs, &live)
-            {
-                self.acks.push((qp, psn, syndrome));
-            }
-        }
+        self.acks.extend(acks_in(e, self.seen));
         self.seen = e.rx.sent.len();
         if self.acks.len() != before {
             e.expected = super::tx_reference::expected_with(&e.vector, &self.acks, &[]);
@@ -705,8 +697,13 @@ impl AckFollower {
 /// The ACKs and NAKs that arrived on the NIC's `rx_*`, classified by
 /// their bytes: (DestQP, PSN, syndrome), in arrival order.
 pub(super) fn arrived_acks(e: &RnicTopEnv) -> Vec<(u32, u32, u8)> {
+    acks_in(e, 0)
+}
+
+/// [`arrived_acks`] among the frames of the NIC's `rx_*` from index `from`.
+fn acks_in(e: &RnicTopEnv, from: usize) -> Vec<(u32, u32, u8)> {
     let live = rx_reference::live_qps(&e.vector);
-    e.rx.sent
+    e.rx.sent[from..]
         .iter()
         .filter_map(|s| match rx_reference::classify(&s.bytes, s.fcs, &live) {
             RxEvent::Ack {

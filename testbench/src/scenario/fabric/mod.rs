@@ -85,25 +85,15 @@ pub struct FabricEnv {
     follow: Vec<pair::AckFollower>,
     /// The last cycle a frame of data (not a pause) left any switch.
     pub last_data_out: Option<u64>,
-    /// Every switch port wired to another switch: (switch, port).
-    links: Vec<(usize, usize)>,
+    /// Every switch port wired to another switch: (switch, port, the
+    /// switch at the other end).
+    links: Vec<(usize, usize, usize)>,
 }
 
 impl FabricEnv {
     pub fn new(v: &FabricVector) -> Result<Self, String> {
         let topo = topology::build(v)?;
-        let topo_links = |t: &Topology| {
-            let mut l = Vec::new();
-            for (s, w) in t.wires.iter().enumerate() {
-                for (p, e) in w.iter().enumerate() {
-                    if matches!(e, End::Switch(..)) {
-                        l.push((s, p));
-                    }
-                }
-            }
-            l
-        };
-        let links = topo_links(&topo);
+        let links = topo.switch_links();
         let switches = topo
             .switches
             .iter()
@@ -215,7 +205,7 @@ impl FabricEnv {
                 links: self
                     .links
                     .iter()
-                    .map(|&(s, p)| self.switches[s].queue_depth(p, LOSSLESS))
+                    .map(|&(s, p, _)| self.switches[s].queue_depth(p, LOSSLESS))
                     .collect(),
             });
         }
@@ -241,33 +231,41 @@ impl FabricEnv {
     /// deadlock vector's hosts never settle: only the checks that hold
     /// mid-run (PCIe rules, delivery) apply, and the deadlock's own.
     fn finish_checks(&mut self, v: &FabricVector, cycle: u64) -> (checks::Delivery, Vec<String>) {
-        if let Some(d) = &v.deadlock {
-            let mut out = Vec::new();
-            for (i, e) in self.nic.iter().enumerate() {
-                out.extend(e.common.failures.iter().map(|f| format!("h{i}: {f}")));
-            }
-            let (dl, p) = checks::check(
-                &self.nic,
-                &self.out,
-                &self.switches,
-                &self.topo.host_at,
-                &[LOSSLESS],
-                true,
-            );
-            out.extend(p.into_iter().map(|m| format!("fabric: {m}")));
+        let mut out = if v.deadlock.is_some() {
+            self.nic
+                .iter()
+                .enumerate()
+                .flat_map(|(i, e)| e.common.failures.iter().map(move |f| format!("h{i}: {f}")))
+                .collect()
+        } else {
+            self.settled_host_checks(v, cycle)
+        };
+        let (d, p) = checks::check(
+            &self.nic,
+            &self.out,
+            &self.switches,
+            &self.topo.host_at,
+            &[LOSSLESS],
+            v.deadlock.is_some(),
+        );
+        out.extend(p.into_iter().map(|m| format!("fabric: {m}")));
+        out.extend(
+            self.conservation
+                .iter()
+                .map(|m| format!("switch conservation: {m}")),
+        );
+        if let Some(dl) = &v.deadlock {
             out.extend(
-                self.conservation
-                    .iter()
-                    .map(|m| format!("switch conservation: {m}")),
-            );
-            let s = self.stall();
-            out.extend(
-                deadlock::check(d, &s, cycle, self.finished())
+                deadlock::check(dl, &self.stall(), cycle, self.finished())
                     .into_iter()
                     .map(|m| format!("deadlock: {m}")),
             );
-            return (dl, out);
         }
+        (d, out)
+    }
+
+    /// Each host's own end-of-run checks, once it has settled.
+    fn settled_host_checks(&mut self, v: &FabricVector, cycle: u64) -> Vec<String> {
         let mut out = Vec::new();
         for (i, e) in self.nic.iter_mut().enumerate() {
             let retry = pair::retry_config(&v.hosts[i]);
@@ -288,21 +286,7 @@ impl FabricEnv {
                     .map(|f| format!("h{i}: {f}")),
             );
         }
-        let (d, p) = checks::check(
-            &self.nic,
-            &self.out,
-            &self.switches,
-            &self.topo.host_at,
-            &[LOSSLESS],
-            false,
-        );
-        out.extend(p.into_iter().map(|m| format!("fabric: {m}")));
-        out.extend(
-            self.conservation
-                .iter()
-                .map(|m| format!("switch conservation: {m}")),
-        );
-        (d, out)
+        out
     }
 
     /// Names of the switch-to-switch links, `ring0>ring1`, in the order
@@ -310,10 +294,7 @@ impl FabricEnv {
     pub fn link_names(&self) -> Vec<String> {
         self.links
             .iter()
-            .map(|&(s, p)| match self.topo.wires[s][p] {
-                End::Switch(n, _) => format!("{}>{}", self.topo.names[s], self.topo.names[n]),
-                End::Host(h) => format!("{}>h{h}", self.topo.names[s]),
-            })
+            .map(|&(s, _, n)| format!("{}>{}", self.topo.names[s], self.topo.names[n]))
             .collect()
     }
 

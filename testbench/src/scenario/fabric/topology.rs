@@ -35,6 +35,22 @@ pub struct Topology {
     pub names: Vec<String>,
 }
 
+impl Topology {
+    /// Every switch port wired to another switch: (switch, port, the
+    /// switch at the other end), switches and ports in index order.
+    pub fn switch_links(&self) -> Vec<(usize, usize, usize)> {
+        let mut l = Vec::new();
+        for (s, w) in self.wires.iter().enumerate() {
+            for (p, e) in w.iter().enumerate() {
+                if let End::Switch(n, _) = *e {
+                    l.push((s, p, n));
+                }
+            }
+        }
+        l
+    }
+}
+
 /// One switch with `ports` ports and the vector's settings, no routes.
 pub fn base_config(v: &FabricVector, ports: usize) -> SwitchConfig {
     let mut c = SwitchConfig::new(ports);
