@@ -40,12 +40,16 @@
 //! are copied from the first top's generated makefiles.
 //!
 //! Caching: every Mdir has a stamp holding a hash of the Verilator version, the
-//! flags, this script and every file in `build/`, `csrc/`, every file in
-//! `hw/rtl/` and the unit's own name, module and overrides. When it matches, the unit is not verilated nor
-//! made again. When it does not, make still only rebuilds what changed.
+//! flags, this script and every file in `build/`, `csrc/`, the packages and
+//! includes of `hw/rtl/`, the files of the modules the unit instantiates (its
+//! `deps`, from the XML's `module_files` of its last verilation) and the
+//! unit's own name, module and overrides. When it matches, the unit is not
+//! verilated nor made again. When it does not, make still only rebuilds what
+//! changed.
 //!
 //! Environment: `VERILATOR` overrides the verilator executable (default: the
-//! one on `PATH`).
+//! one on `PATH`); `RNIC_RTL_DIR` the RTL directory (default `hw/rtl`). The
+//! feature `coverage` instruments every unit (see [`COVERAGE_FLAGS`]).
 //!
 //! This file holds the tables and `main`; the work is in `build/`: [`units`]
 //! (checking the tables), [`verilate`] (stamps, verilator, staging), [`xml`]
@@ -75,7 +79,7 @@ use std::path::PathBuf;
 use make::{make, prepare_runtime};
 use units::units;
 use util::{env, fail, files_in, mkdir, write_if_changed, Fnv};
-use verilate::{prepare_unit, verilated_dir, verilator_version, Built, Ctx};
+use verilate::{is_module_file, prepare_unit, verilated_dir, verilator_version, Built, Ctx};
 
 /// The Verilated tops: the one list `hw/tops.txt` (one name a line, `#`
 /// comments), which lint.sh reads too. Adding a block is a line there,
@@ -147,6 +151,14 @@ const RESERVED: &[&str] = &["runtime", "stage", "all"];
 /// `rnic_assert_fail` and fails the run (see `src/rtl.rs`).
 const VERILATOR_FLAGS: &[&str] = &["--cc", "--trace", "--assert", "-O3"];
 
+/// Added to [`VERILATOR_FLAGS`] when the crate's `coverage` feature is on
+/// (`scripts/coverage.sh`): line coverage (every statement block and every
+/// branch of an `if` or `case`, which is how 5.006 counts branches) and toggle
+/// coverage of every signal bit. These units live in `verilated-cov/`, beside
+/// the uninstrumented ones, so switching the feature rebuilds nothing.
+/// `csrc/rtl_shim.h` collects a harness's counts when it is dropped.
+const COVERAGE_FLAGS: &[&str] = &["--coverage-line", "--coverage-toggle"];
+
 /// Extra make variables. `OPT_FAST` compiles the hot eval code (and the shim);
 /// verilated.mk's default is `-Os`, we take `-O2` for simulation speed at a
 /// small cost in compile time. `OPT_SLOW` (init code, default none) and
@@ -163,7 +175,12 @@ const SYSTEM_LIBS: &[&str] = &["stdc++", "pthread", "atomic"];
 fn main() {
     let manifest = PathBuf::from(env("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env("OUT_DIR"));
-    let rtl_dir = manifest.join("../hw/rtl");
+    // RNIC_RTL_DIR: another copy of the RTL (rnic-mutate builds each mutant
+    // from one, in its own target directory).
+    println!("cargo:rerun-if-env-changed=RNIC_RTL_DIR");
+    let rtl_dir = std::env::var_os("RNIC_RTL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest.join("../hw/rtl"));
     let rtl_dir = rtl_dir
         .canonicalize()
         .unwrap_or_else(|e| fail(format!("RTL directory {}: {e}", rtl_dir.display())));
@@ -174,6 +191,12 @@ fn main() {
     println!("cargo:rerun-if-changed={}", rtl_dir.display());
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
+    let coverage = std::env::var_os("CARGO_FEATURE_COVERAGE").is_some();
+    let flags: Vec<&str> = VERILATOR_FLAGS
+        .iter()
+        .chain(if coverage { COVERAGE_FLAGS } else { &[] })
+        .copied()
+        .collect();
 
     let tops_txt = manifest.join("../hw/tops.txt");
     println!("cargo:rerun-if-changed={}", tops_txt.display());
@@ -200,7 +223,7 @@ fn main() {
 
     let mut h = Fnv::new();
     h.field(version.as_bytes());
-    for f in VERILATOR_FLAGS.iter().chain(MAKE_VARS) {
+    for f in flags.iter().chain(MAKE_VARS) {
         h.field(f.as_bytes());
     }
     // The script itself: build.rs and its modules in build/.
@@ -215,14 +238,20 @@ fn main() {
         h.field(f.file_name().unwrap().as_encoded_bytes());
         h.field(&fs::read(&f).unwrap_or_else(|e| fail(format!("reading {}: {e}", f.display()))));
     }
+    // Packages and includes go into every unit's stamp; a module's file only
+    // into the stamps of the units that instantiate it (see `prepare_unit`),
+    // so editing one block re-verilates its own units and rnic_top, not all.
     for f in &rtl_files {
         println!("cargo:rerun-if-changed={}", f.display());
+        if is_module_file(f) {
+            continue;
+        }
         h.field(f.file_name().unwrap().as_encoded_bytes());
         h.field(&fs::read(f).unwrap_or_else(|e| fail(format!("reading {}: {e}", f.display()))));
     }
     let src_hash = h.hex();
 
-    let vdir = verilated_dir(&out_dir);
+    let vdir = verilated_dir(&out_dir, coverage);
     mkdir(&vdir);
     // Several build-script runs (profiles, clippy) may share `vdir`.
     let lock_path = vdir.join(".lock");
@@ -238,6 +267,7 @@ fn main() {
         .map(|unit| {
             prepare_unit(&Ctx {
                 verilator: &verilator,
+                flags: &flags,
                 rtl_dir: &rtl_dir,
                 sources: &sources,
                 vdir: &vdir,

@@ -10,8 +10,8 @@ use std::process::{Command, Output};
 use crate::gen_cpp::gen_shim;
 use crate::gen_rust::gen_rust;
 use crate::util::{fail, mkdir, write_bytes_if_changed, write_if_changed, Fnv};
-use crate::xml::{check_overrides, parse_top};
-use crate::{Variant, VERILATOR_FLAGS};
+use crate::xml::{check_overrides, module_files, parse_top};
+use crate::Variant;
 
 const SHIM_HEADER: &str = include_str!("../csrc/rtl_shim.h");
 
@@ -23,18 +23,27 @@ const MISSING_VERILATOR: &str =
 /// run of that profile directory (dev, test, check, clippy each have their own
 /// OUT_DIR, and would otherwise each verilate and compile everything), or in
 /// OUT_DIR when the layout is not `<profile>/build/<pkg>-<hash>/out`.
-pub fn verilated_dir(out_dir: &Path) -> PathBuf {
+/// Coverage builds use `verilated-cov/` instead.
+pub fn verilated_dir(out_dir: &Path, coverage: bool) -> PathBuf {
+    let name = if coverage {
+        "verilated-cov"
+    } else {
+        "verilated"
+    };
     let mut up = out_dir.ancestors();
     match (up.nth(2), up.next()) {
         (Some(build), Some(profile)) if build.file_name().is_some_and(|n| n == "build") => {
-            profile.join("verilated")
+            profile.join(name)
         }
-        _ => out_dir.join("verilated"),
+        _ => out_dir.join(name),
     }
 }
 
 pub struct Ctx<'a> {
     pub verilator: &'a str,
+    /// Verilator's flags for every unit (`VERILATOR_FLAGS`, plus
+    /// `COVERAGE_FLAGS` in a coverage build).
+    pub flags: &'a [&'a str],
     pub rtl_dir: &'a Path,
     pub sources: &'a [PathBuf],
     pub vdir: &'a Path,
@@ -53,6 +62,33 @@ pub struct Built {
     pub stale: bool,
 }
 
+/// A file of `hw/rtl` that holds a module (not a package, not an include):
+/// it enters the stamps of the units that instantiate it, and only those.
+pub fn is_module_file(p: &Path) -> bool {
+    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    name.ends_with(".sv") && !name.ends_with("_pkg.sv")
+}
+
+/// The stamp of unit `c.unit` whose module files are `deps`: the common
+/// hash, the unit's identity and the contents of each dependency; `None`
+/// when one is gone (the unit must be verilated again).
+fn unit_hash(c: &Ctx, deps: &[String]) -> Option<String> {
+    let u = c.unit;
+    let mut h = Fnv::new();
+    h.field(c.src_hash.as_bytes());
+    h.field(u.name.as_bytes());
+    h.field(u.top.as_bytes());
+    for (n, v) in u.params {
+        h.field(n.as_bytes());
+        h.field(v.as_bytes());
+    }
+    for d in deps {
+        h.field(d.as_bytes());
+        h.field(&fs::read(c.rtl_dir.join(d)).ok()?);
+    }
+    Some(h.hex())
+}
+
 /// Verilates a unit and generates its shim, wrapper makefile and Rust side,
 /// unless its stamp says that nothing changed since the last build.
 pub fn prepare_unit(c: &Ctx) -> Built {
@@ -66,17 +102,15 @@ pub fn prepare_unit(c: &Ctx) -> Built {
     let binding = mdir.join("binding.rs");
     let prefix = format!("V{name}");
 
-    let mut h = Fnv::new();
-    h.field(c.src_hash.as_bytes());
-    h.field(name.as_bytes());
-    h.field(top.as_bytes());
-    for (n, v) in u.params {
-        h.field(n.as_bytes());
-        h.field(v.as_bytes());
-    }
-    let hash = h.hex();
-
-    if fs::read_to_string(&stamp).ok().as_deref() == Some(hash.as_str()) && lib.is_file() {
+    let deps_path = mdir.join("deps");
+    let old_deps: Option<Vec<String>> = fs::read_to_string(&deps_path)
+        .ok()
+        .map(|t| t.lines().map(String::from).collect());
+    let up_to_date = old_deps
+        .as_deref()
+        .and_then(|d| unit_hash(c, d))
+        .filter(|h| fs::read_to_string(&stamp).ok().as_deref() == Some(h.as_str()));
+    if let (Some(hash), true) = (up_to_date, lib.is_file()) {
         if let Ok(rust) = fs::read_to_string(&binding) {
             return Built {
                 name: name.into(),
@@ -93,7 +127,7 @@ pub fn prepare_unit(c: &Ctx) -> Built {
 
     // 1. Verilate into the staging dir, then copy what changed into the Mdir.
     let mut cmd = Command::new(c.verilator);
-    cmd.args(VERILATOR_FLAGS)
+    cmd.args(c.flags)
         .args(["--top-module", top, "--prefix", &prefix, "--Mdir"])
         .arg(&stage)
         .args(u.g_args())
@@ -125,6 +159,26 @@ pub fn prepare_unit(c: &Ctx) -> Built {
         .unwrap_or_else(|e| fail(format!("reading {}: {e}", xml_path.display())));
     let (ports, params) = parse_top(&xml, top, &label);
     check_overrides(u, &params, &label);
+    let deps: Vec<String> = module_files(&xml, &label)
+        .iter()
+        .map(|f| {
+            let p = Path::new(f);
+            if p.parent() != Some(c.rtl_dir) {
+                fail(format!(
+                    "{label}: module file {f} is not in {}",
+                    c.rtl_dir.display()
+                ));
+            }
+            p.file_name().unwrap().to_string_lossy().into_owned()
+        })
+        .filter(|n| is_module_file(Path::new(n)))
+        .collect();
+    let hash = unit_hash(c, &deps)
+        .unwrap_or_else(|| fail(format!("{label}: a module file vanished while building")));
+    write_if_changed(
+        &deps_path,
+        &deps.iter().map(|d| format!("{d}\n")).collect::<String>(),
+    );
 
     // 3. Generated C++ and Rust.
     write_if_changed(&mdir.join("rtl_shim.h"), SHIM_HEADER);

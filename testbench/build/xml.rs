@@ -24,6 +24,26 @@ pub struct Param {
     pub bits: Option<(u32, u64)>,
 }
 
+/// The files of the modules in the design (`<module_files>`), as Verilator
+/// names them (absolute paths here, since the sources are given so).
+pub fn module_files(xml: &str, top: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(xml)
+        .unwrap_or_else(|e| fail(format!("{top}: cannot parse Verilator's XML: {e}")));
+    let list = doc
+        .descendants()
+        .find(|n| n.has_tag_name("module_files"))
+        .unwrap_or_else(|| fail(format!("{top}: Verilator's XML has no <module_files>")));
+    let files: Vec<String> = list
+        .children()
+        .filter(|n| n.has_tag_name("file"))
+        .filter_map(|n| n.attribute("filename").map(String::from))
+        .collect();
+    if files.is_empty() {
+        fail(format!("{top}: Verilator's XML lists no module file"));
+    }
+    files
+}
+
 /// The ports but `clk` and `rst` of module `module_name`, in declaration
 /// order, and its parameters; `top` names the unit in messages.
 pub fn parse_top(xml: &str, module_name: &str, top: &str) -> (Vec<Port>, Vec<Param>) {

@@ -28,6 +28,21 @@
 #include "verilated.h"
 #include "verilated_vcd_c.h"
 
+#if VM_COVERAGE
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "verilated_cov.h"
+#endif
+
 namespace rtl_shim {
 
 // ---------------------------------------------------------------------------
@@ -154,6 +169,98 @@ struct Attach {
     Attach& operator=(const Attach&) = delete;
 };
 
+#if VM_COVERAGE
+// ---------------------------------------------------------------------------
+// Coverage builds (the testbench's `coverage` feature, scripts/coverage.sh).
+// Verilator keeps a model's counters inside the model and its coverage
+// context only points at them, so they must be read before the model is
+// destroyed, and a process makes thousands of harnesses. Each harness, when
+// dropped, writes its counts to a scratch file (the only read-out 5.006 has),
+// and they are summed here by point; at exit the sum goes to
+// $RNIC_COVERAGE_DIR/<program>-<pid>.dat, one file a process, which
+// verilator_coverage merges. The hierarchy is dropped from every key, and
+// the suffix of a module specialized by parameters from its page
+// (`v_line/ack_gen__Q10` becomes `v_line/ack_gen`), so a block's points are
+// the same whether it ran as its own top or inside rnic_top, and the
+// annotated sources and `rnic coverage` count them once.
+class CoverageSink {
+  public:
+    static CoverageSink& get() {
+        static CoverageSink sink;
+        return sink;
+    }
+
+    void absorb(VerilatedContext* ctx) {
+        const char* dir = std::getenv("RNIC_COVERAGE_DIR");
+        std::lock_guard<std::mutex> guard{mutex_};
+        if (!dir || !*dir) {
+            warn_once("RNIC_COVERAGE_DIR is not set: this coverage build keeps no counts");
+            return;
+        }
+        if (access(dir, W_OK) != 0) {
+            warn_once(std::string{"RNIC_COVERAGE_DIR="} + dir + ": " + std::strerror(errno)
+                      + ": this coverage build keeps no counts");
+            return;
+        }
+        dir_ = dir;
+        const std::string scratch = dir_ + "/.scratch-" + std::to_string(getpid()) + ".dat";
+        ctx->coveragep()->write(scratch.c_str());
+        std::ifstream in{scratch};
+        std::string line;
+        while (std::getline(in, line)) {
+            // C '<key>' <count>
+            if (line.compare(0, 3, "C '") != 0) continue;
+            const std::size_t q = line.rfind('\'');
+            if (q == std::string::npos || q < 3) continue;
+            counts_[canonical(line.substr(3, q - 3))]
+                += std::strtoull(line.c_str() + q + 1, nullptr, 10);
+        }
+        in.close();
+        std::remove(scratch.c_str());
+    }
+
+    ~CoverageSink() {
+        if (dir_.empty()) return;
+        const std::string path = dir_ + "/" + program_invocation_short_name + "-"
+                                 + std::to_string(getpid()) + ".dat";
+        std::ofstream os{path};
+        os << "# SystemC::Coverage-3\n";
+        for (const auto& kv : counts_) os << "C '" << kv.first << "' " << kv.second << '\n';
+        if (!os) std::fprintf(stderr, "rnic coverage: writing %s failed\n", path.c_str());
+    }
+
+  private:
+    // A key is a run of "\001<name>\002<value>" fields; "h" is the
+    // hierarchy, "page" is `<kind>/<module>`.
+    static std::string canonical(std::string key) {
+        const std::size_t h = key.find("\001h\002");
+        if (h != std::string::npos) {
+            const std::size_t end = key.find('\001', h + 1);
+            key.erase(h, end == std::string::npos ? std::string::npos : end - h);
+        }
+        const std::string page = "\001page\002";
+        const std::size_t p = key.find(page);
+        if (p != std::string::npos) {
+            const std::size_t end = std::min(key.find('\001', p + 1), key.size());
+            const std::size_t slash = key.find('/', p);
+            const std::size_t suffix = key.find("__", slash);
+            if (slash < end && suffix < end) key.erase(suffix, end - suffix);
+        }
+        return key;
+    }
+
+    void warn_once(const std::string& msg) {
+        if (!warned_) std::fprintf(stderr, "rnic coverage: %s\n", msg.c_str());
+        warned_ = true;
+    }
+
+    std::mutex mutex_;
+    std::map<std::string, uint64_t> counts_;
+    std::string dir_;
+    bool warned_ = false;
+};
+#endif
+
 // ---------------------------------------------------------------------------
 // One instance of a Verilated top: its own VerilatedContext (so any number of
 // models, of any tops, can live in one process and on different threads),
@@ -185,6 +292,9 @@ struct Harness {
         Attach a{log};
         trace_close();
         model->final();
+#if VM_COVERAGE
+        CoverageSink::get().absorb(ctx.get());
+#endif
         model.reset();
         // No thread-local or global pointer may outlive the context.
         if (Verilated::threadContextp() == ctx.get()) Verilated::threadContextp(nullptr);
