@@ -24,8 +24,9 @@ cargo test --release \
 if [ "${1:-}" = "--bench" ]; then
     cargo bench --bench sim_speed
     python3 scripts/criterion_table.py target/criterion "$dir/sim_speed.md"
-    python3 scripts/splice_figures.py "$dir" README.md
+    python3 scripts/splice_figures.py --keep coverage "$dir" README.md
 else
     # Keep the README's speed table: only the cycle figures are rewritten.
-    python3 scripts/splice_figures.py --keep sim_speed "$dir" README.md
+    # (The coverage table is scripts/coverage.sh's.)
+    python3 scripts/splice_figures.py --keep sim_speed --keep coverage "$dir" README.md
 fi

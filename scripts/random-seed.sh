@@ -13,12 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seed="${1:-0x$(git rev-parse --short=8 HEAD)}"
-tests=()
-for f in tests/*.rs; do
-    if grep -qE 'run_cases|common::seed\(|RNIC_RANDOM_SEED' "$f"; then
-        tests+=(--test "$(basename "$f" .rs)")
-    fi
-done
+read -ra tests <<<"$(scripts/random-tests.sh | tr '\n' ' ')"
 echo "RNIC_RANDOM_SEED=$seed over $(( ${#tests[@]} / 2 )) random test files"
 echo "replay: scripts/random-seed.sh $seed"
 RNIC_RANDOM_SEED="$seed" cargo test --release "${tests[@]}"

@@ -9,9 +9,11 @@ is a figure in DIR that FILE has no marker for: nothing measured is silently
 left out, nothing stale silently kept.
 
 A figure named with --keep NAME (repeatable) is left as FILE has it when
-DIR has none (e.g. the simulator speeds, measured only on request).
+DIR has none (e.g. the simulator speeds, measured only on request). With
+--only NAME (repeatable) every other marker is left as FILE has it (a
+script that measures one figure, e.g. scripts/coverage.sh).
 
-usage: splice_figures.py [--keep NAME]... DIR FILE
+usage: splice_figures.py [--keep NAME | --only NAME]... DIR FILE
 """
 import pathlib
 import re
@@ -39,9 +41,9 @@ def names_in(d: pathlib.Path) -> set:
 
 def main() -> None:
     args = sys.argv[1:]
-    keep = set()
-    while len(args) >= 2 and args[0] == "--keep":
-        keep.add(args[1])
+    keep, only = set(), set()
+    while len(args) >= 2 and args[0] in ("--keep", "--only"):
+        (keep if args[0] == "--keep" else only).add(args[1])
         args = args[2:]
     if len(args) != 2:
         sys.exit(__doc__)
@@ -52,6 +54,8 @@ def main() -> None:
 
     def repl(m: re.Match) -> str:
         name = m.group(2)
+        if only and name not in only:
+            return m.group(0)
         seen.add(name)
         new = figure(d, name)
         if new is None:

@@ -1,5 +1,6 @@
 pub use rnic_model;
 pub mod check;
+pub mod coverage;
 pub mod env;
 pub mod fabric_plot;
 pub mod lockstep;

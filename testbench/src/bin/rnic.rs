@@ -54,6 +54,51 @@ enum Cmd {
     /// Run vectors in lockstep and, when every independent check passes,
     /// write the results into the vector's `expect`.
     Bless(RunArgs),
+    /// Summarize Verilator coverage data (`*.dat`, e.g. from
+    /// scripts/coverage.sh) per RTL block: one Markdown table per file.
+    Coverage(CoverageArgs),
+}
+
+#[derive(Args)]
+struct CoverageArgs {
+    /// Coverage data files, as verilator_coverage --write produces.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// One table with the files side by side (percentages, in file order,
+    /// each file named by its stem) instead of one table per file.
+    #[arg(long, conflicts_with = "holes")]
+    side_by_side: bool,
+    /// List every point never hit (`file:line kind block what`, a toggle
+    /// point per signal bit) instead of the totals.
+    #[arg(long)]
+    holes: bool,
+}
+
+/// `rnic coverage`: a table per file on stdout; a file that does not read
+/// or parse is bad input (exit 2), named with the reason.
+fn coverage_tables(a: &CoverageArgs) -> Result<ExitCode> {
+    use rnic_testbench::coverage;
+    let mut runs = Vec::new();
+    for f in &a.files {
+        let text = std::fs::read_to_string(f).with_context(|| format!("{}", f.display()))?;
+        let points = coverage::parse(&text).with_context(|| format!("{}", f.display()))?;
+        if a.holes {
+            print!("{}", coverage::holes(&points));
+            continue;
+        }
+        let stem = f.file_stem().unwrap_or_default().to_string_lossy();
+        runs.push((stem.into_owned(), coverage::summarize(&points)));
+    }
+    if a.side_by_side {
+        let named: Vec<(&str, &coverage::Summary)> =
+            runs.iter().map(|(n, s)| (n.as_str(), s)).collect();
+        print!("{}", coverage::side_by_side(&named));
+    } else if !a.holes {
+        for (f, (_, s)) in a.files.iter().zip(&runs) {
+            print!("{}\n\n{}\n", f.display(), s.table());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args)]
@@ -97,6 +142,11 @@ struct RunArgs {
     /// run every vector once.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<Shard>,
+    /// Stop at the first vector that fails: start no other, and leave out
+    /// the results of those already running (mutation testing wants a
+    /// verdict, not the list).
+    #[arg(long)]
+    fail_fast: bool,
     /// Also write the results as JUnit XML to FILE (atomically: a
     /// temporary file in FILE's directory, renamed at the end).
     #[arg(long, value_name = "FILE")]
@@ -231,6 +281,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Cmd::Run(a) => (a, Mode::Model, false, "run"),
         Cmd::Cosim(a) => (a, Mode::Lockstep, false, "cosim"),
         Cmd::Bless(a) => (a, Mode::Lockstep, true, "bless"),
+        Cmd::Coverage(a) => return coverage_tables(&a),
     };
     let walk = vector::walk(&args.paths)?;
     for n in &walk.notes {
@@ -322,7 +373,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     // report says where.
                     let case = error_case(p, top_of(&p.file), secs, format!("{e:#}"));
                     cases.push(case);
-                    return ControlFlow::Break(e);
+                    return ControlFlow::Break(Some(e));
                 }
             };
             cases.push(case);
@@ -331,6 +382,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 passed += 1;
             } else {
                 failed += 1;
+                if args.fail_fast {
+                    return ControlFlow::Break(None);
+                }
             }
             ControlFlow::Continue(())
         },
@@ -344,11 +398,16 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         let xml = junit::render(&suite, &cases, started.elapsed().as_secs_f64());
         out.commit(&xml)?;
     }
-    if let ControlFlow::Break(e) = flow {
+    if let ControlFlow::Break(Some(e)) = flow {
         return Err(e);
     }
     if !args.json {
-        println!("{passed} passed, {failed} failed");
+        let skipped = plans.len() - passed - failed;
+        if skipped > 0 {
+            println!("{passed} passed, {failed} failed, {skipped} not run (--fail-fast)");
+        } else {
+            println!("{passed} passed, {failed} failed");
+        }
     }
     Ok(match worst {
         Verdict::Pass => ExitCode::SUCCESS,
