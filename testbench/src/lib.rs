@@ -4,6 +4,7 @@ pub mod coverage;
 pub mod env;
 pub mod fabric_plot;
 pub mod lockstep;
+pub mod mutate;
 pub mod pcap;
 pub mod plot;
 pub mod rtl;

@@ -56,6 +56,27 @@ fn a_changed_expectation_is_a_mismatch_with_exit_1() {
 }
 
 #[test]
+fn fail_fast_stops_at_the_first_failure() {
+    let d = scratch("failfast");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(GOOD)).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    std::fs::write(d.join("b.json"), v.to_string()).unwrap();
+    let c = v["expect"]["cycles"].as_u64().unwrap();
+    v["expect"]["cycles"] = (c + 1).into();
+    std::fs::write(d.join("a.json"), v.to_string()).unwrap();
+    let dir = d.to_str().unwrap();
+    let (code, out, _) = rnic(&["run", dir, "--jobs", "1"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.ends_with("1 passed, 1 failed\n"), "{out}");
+    let (code, out, _) = rnic(&["run", dir, "--jobs", "1", "--fail-fast"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.ends_with("0 passed, 1 failed, 1 not run (--fail-fast)\n"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_malformed_vector_names_file_field_and_reason_with_exit_2() {
     let d = scratch("bad");
     let f = d.join("bad.json");
@@ -843,4 +864,132 @@ fn bad_rtl_hosts_and_fabric_waveforms_are_bad_input_that_says_why() {
         out.contains("a fabric run does not write waveforms yet"),
         "{out}{err}"
     );
+}
+
+#[test]
+fn coverage_tables_count_points_per_block_and_name_a_bad_file() {
+    let dir = scratch("coverage");
+    let dat = dir.join("v.dat");
+    let point = |page: &str, l: u32, n: u64| {
+        format!("C '\x01f\x02/r/hw/rtl/a.sv\x01l\x02{l}\x01page\x02{page}\x01o\x02block' {n}\n")
+    };
+    std::fs::write(
+        &dat,
+        format!(
+            "# SystemC::Coverage-3\n{}{}{}",
+            point("v_line/pfc", 3, 9),
+            point("v_line/pfc", 4, 0),
+            point("v_toggle/pfc__Q1", 5, 2)
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["coverage", dat.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("| `pfc` | 1/2 (50.0 %) | 1/1 (100.0 %) |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| all | 1/2 (50.0 %) | 1/1 (100.0 %) |"),
+        "{out}"
+    );
+    let (code, out, err) = rnic(&[
+        "coverage",
+        "--side-by-side",
+        dat.to_str().unwrap(),
+        dat.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("| `pfc` | 50.0 / 50.0 | 100.0 / 100.0 | 2 line, 1 toggle |"),
+        "{out}"
+    );
+
+    std::fs::write(&dat, "# SystemC::Coverage-3\nC '\x01o\x02block' 1\n").unwrap();
+    let (code, _, err) = rnic(&["coverage", dat.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("v.dat") && err.contains("line 2: no page"),
+        "{err}"
+    );
+}
+
+/// The mutant sites of the shipped RTL include the two holes issue 14 names
+/// (a requester CQE's immediate stuck at 0; csr's QP-table write window
+/// one address longer), and none inside an elaboration-time check.
+#[test]
+fn mutant_sites_of_the_shipped_rtl() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic-mutate"))
+        .args(["list", "--repo", ".."])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("rnic-mutate runs");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let has = |file_line: &str, what: &str| {
+        text.lines()
+            .any(|l| l.contains(&format!(" {file_line} ")) && l.contains(what))
+    };
+    let line_of = |file: &str, needle: &str| {
+        let src = std::fs::read_to_string(format!("../hw/rtl/{file}")).unwrap();
+        1 + src.lines().position(|l| l.contains(needle)).expect(needle)
+    };
+    let imm = line_of("tx_engine.sv", "cpl_imm_q        <= has_imm");
+    assert!(
+        has(
+            &format!("tx_engine.sv:{imm}"),
+            r#"stuck: "has_imm ? s_imm : 32'd0" -> "'0""#
+        ),
+        "{text}"
+    );
+    let win = line_of("csr.sv", "wr_qp_hit = wr_glob &&");
+    assert!(
+        has(&format!("csr.sv:{win}"), r#"rel: "<" -> "<=""#),
+        "{text}"
+    );
+    let check = line_of("pfc.sv", "$error");
+    assert!(!has(&format!("pfc.sv:{check}"), ":"), "{text}");
+    let total: usize = text
+        .lines()
+        .last()
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(total > 5000, "{total} sites");
+}
+
+/// `rnic-mutate run` refuses bad input before it builds or writes anything.
+#[test]
+fn mutate_run_names_bad_input_and_writes_nothing() {
+    let dir = scratch("mutate-bad");
+    let out = dir.join("out");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_rnic-mutate"))
+            .arg("run")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("rnic-mutate runs")
+    };
+    let o = run(&[
+        "--repo",
+        "..",
+        "--out",
+        out.to_str().unwrap(),
+        "--sites",
+        "99999999",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--sites: no site 99999999"), "{err}");
+    let o = run(&[
+        "--repo",
+        dir.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not the repository"), "{err}");
+    assert!(!out.exists(), "nothing written for bad input");
 }
