@@ -3,8 +3,9 @@
 //!
 //! Mutants only go into behaviour: the bodies of `always_comb`, `always_ff`
 //! and `always` blocks and `assign` statements, never into declarations,
-//! parameters, widths, `for` headers, or a statement that calls a system
-//! task (`$error` in an elaboration-time check, `$display`). Operators:
+//! parameters, the arithmetic and constants of bit selects, `for` headers,
+//! or a statement that calls a system task (`$error` in an
+//! elaboration-time check, `$display`). Operators:
 //!
 //! | op | mutant |
 //! | --- | --- |
@@ -13,6 +14,10 @@
 //! | `arith` | binary `+` and `-` swapped (not inside `[...]`) |
 //! | `const` | `1'b0`/`1'b1` and `'0`/`'1` flipped; a plain decimal constant plus one |
 //! | `stuck` | the right-hand side of an assignment replaced by `'0` (unless it is a lone constant: that is `const`'s) |
+//!
+//! A width written as an expression in a cast (`(LW+1)'(x)`) is still a
+//! site (a `+` or a constant inside it); such a mutant usually fails
+//! Verilator's width check and is reported as no-build, outside the score.
 
 /// A mutant: replace `file[start..end]` with `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]

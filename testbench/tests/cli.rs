@@ -949,9 +949,14 @@ fn mutant_sites_of_the_shipped_rtl() {
     );
     let check = line_of("pfc.sv", "$error");
     assert!(!has(&format!("pfc.sv:{check}"), ":"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.ends_with("listed as equivalent (hw/equivalent_mutants.txt)")),
+        "{text}"
+    );
     let total: usize = text
         .lines()
-        .last()
+        .find(|l| l.contains(" sites: "))
         .and_then(|l| l.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap();
@@ -992,4 +997,47 @@ fn mutate_run_names_bad_input_and_writes_nothing() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("not the repository"), "{err}");
     assert!(!out.exists(), "nothing written for bad input");
+}
+
+/// An entry of hw/equivalent_mutants.txt that matches no site of the RTL
+/// is refused, named by file and line: the list cannot excuse a mutant
+/// that is not there.
+#[test]
+fn a_stale_equivalent_mutant_is_refused() {
+    let repo = scratch("mutate-stale");
+    std::fs::create_dir_all(repo.join("hw/rtl")).unwrap();
+    std::fs::write(repo.join("Cargo.toml"), "").unwrap();
+    std::fs::write(
+        repo.join("hw/rtl/a.sv"),
+        "module a (input logic x, output logic y);\n  assign y = !x;\nendmodule\n",
+    )
+    .unwrap();
+    let list = |entry: &str| {
+        std::fs::write(
+            repo.join("hw/equivalent_mutants.txt"),
+            format!("# comment\n{entry}\n"),
+        )
+        .unwrap();
+        Command::new(env!("CARGO_BIN_EXE_rnic-mutate"))
+            .args(["list", "--repo", repo.to_str().unwrap()])
+            .output()
+            .expect("rnic-mutate runs")
+    };
+    let o = list("a.sv | logic | assign  y = !x; | test entry");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 listed as equivalent"));
+    let o = list("a.sv | rel | assign y = !x; | test entry");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("equivalent_mutants.txt:2: no rel site on a line `assign y = !x;` of a.sv"),
+        "{err}"
+    );
+    let o = list("a.sv | logic");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(":2: expected `file | op | source line | reason`"),
+        "{err}"
+    );
 }

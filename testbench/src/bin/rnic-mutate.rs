@@ -120,7 +120,12 @@ fn real_main(cli: Cli) -> Result<()> {
                 );
                 *per_op.entry(s.op).or_default() += 1;
             }
+            let known = equivalents(&a.repo, &all)?;
             println!("{} sites: {per_op:?}", all.len());
+            println!(
+                "{} listed as equivalent (hw/equivalent_mutants.txt)",
+                known.len()
+            );
             Ok(())
         }
         Cmd::Run(a) => run(&a),
@@ -150,6 +155,79 @@ enum Verdict {
     Lived,
     NoBuild,
     Timeout,
+    /// Lived, and listed in `hw/equivalent_mutants.txt` with the reason no
+    /// input can tell it from the original: not counted in the score.
+    Equivalent,
+}
+
+/// One entry of `hw/equivalent_mutants.txt`:
+/// `file | op | source line | reason`, the source line as it stands
+/// (white space folded), so entries survive lines moving.
+struct Equivalent {
+    file: String,
+    op: String,
+    text: String,
+    reason: String,
+    /// Where in the list file, for messages.
+    at: usize,
+}
+
+fn fold(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reads the list of known equivalent mutants; every entry must name a
+/// line that has a site of that operator today (a stale entry is an
+/// error, so the list cannot quietly excuse a new mutant).
+fn equivalents(repo: &Path, all: &[Site]) -> Result<Vec<Equivalent>> {
+    let path = repo.join("hw/equivalent_mutants.txt");
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("{}", path.display())),
+    };
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        if l.trim().is_empty() || l.trim_start().starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = l.splitn(4, '|').map(str::trim).collect();
+        if f.len() != 4 || f.iter().any(|x| x.is_empty()) {
+            bail!(
+                "{}:{}: expected `file | op | source line | reason`",
+                path.display(),
+                i + 1
+            );
+        }
+        let e = Equivalent {
+            file: f[0].into(),
+            op: f[1].into(),
+            text: fold(f[2]),
+            reason: f[3].into(),
+            at: i + 1,
+        };
+        if !all.iter().any(|s| equivalent_to(repo, s, &e)) {
+            bail!(
+                "{}:{}: no {} site on a line `{}` of {}",
+                path.display(),
+                e.at,
+                e.op,
+                e.text,
+                e.file
+            );
+        }
+        out.push(e);
+    }
+    Ok(out)
+}
+
+fn equivalent_to(repo: &Path, s: &Site, e: &Equivalent) -> bool {
+    s.file == e.file
+        && s.op == e.op
+        && fs::read_to_string(repo.join("hw/rtl").join(&s.file))
+            .ok()
+            .and_then(|t| t.lines().nth(s.line as usize - 1).map(fold))
+            .is_some_and(|l| l == e.text)
 }
 
 fn run(a: &RunArgs) -> Result<()> {
@@ -161,6 +239,7 @@ fn run(a: &RunArgs) -> Result<()> {
         );
     }
     let all = all_sites(&repo)?;
+    let known = equivalents(&repo, &all)?;
     if let Some(bad) = a.sites.iter().find(|&&id| id >= all.len()) {
         bail!("--sites: no site {bad} (there are {})", all.len());
     }
@@ -216,7 +295,7 @@ fn run(a: &RunArgs) -> Result<()> {
         limit.as_secs_f64()
     );
 
-    let mut tally = [0usize; 4];
+    let mut tally = [0usize; 5];
     for &pos in &mine {
         let id = picked[pos];
         let s = &all[id];
@@ -229,30 +308,40 @@ fn run(a: &RunArgs) -> Result<()> {
         let (verdict, detail) = match build(&repo, &out, &tag) {
             Err(e) => (Verdict::NoBuild, e),
             Ok(()) => match regress(&out, a, &tag, Some(limit))? {
-                (true, s) => (Verdict::Lived, s),
-                (false, s) if s == "timeout" => (Verdict::Timeout, s),
-                (false, s) => (Verdict::Killed, s),
+                (true, d) => match known.iter().find(|e| equivalent_to(&repo, s, e)) {
+                    Some(e) => (Verdict::Equivalent, format!("{}; {d}", e.reason)),
+                    None => (Verdict::Lived, d),
+                },
+                (false, d) if known.iter().any(|e| equivalent_to(&repo, s, e)) => (
+                    Verdict::Killed,
+                    format!("listed in hw/equivalent_mutants.txt, yet killed: {d}"),
+                ),
+                (false, d) if d == "timeout" => (Verdict::Timeout, d),
+                (false, d) => (Verdict::Killed, d),
             },
         };
         tally[verdict as usize] += 1;
+        // Vector paths relative to the repository, so reports compare
+        // across checkouts.
+        let detail = detail.replace(&format!("{}/", repo.display()), "");
         let line = format!(
             "- {tag} (site {id}) `{}:{}` {}: `{}` -> `{}`: **{verdict:?}** ({detail}; {:.0} s)",
             s.file,
             s.line,
             s.op,
-            s.from,
-            s.to,
+            fold(&s.from),
+            fold(&s.to),
             t.elapsed().as_secs_f64()
         );
         eprintln!("{line}");
         writeln!(report, "{line}")?;
     }
     copy_rtl(&repo.join("hw/rtl"), &rtl)?;
-    let [killed, lived, nobuild, timeout] = tally;
+    let [killed, lived, nobuild, timeout, equivalent] = tally;
     let mut end = String::new();
     writeln!(
         end,
-        "\nkilled {killed}, lived {lived}, no-build {nobuild}, timeout {timeout}; score (killed + timeout) / (all that built) = {}",
+        "\nkilled {killed}, lived {lived}, equivalent {equivalent}, no-build {nobuild}, timeout {timeout}; score (killed + timeout) / (built and not equivalent) = {}",
         if killed + lived + timeout == 0 {
             "-".to_string()
         } else {
@@ -308,9 +397,12 @@ fn build(repo: &Path, out: &Path, tag: &str) -> std::result::Result<(), String> 
         return Ok(());
     }
     let text = fs::read_to_string(&log).unwrap_or_default();
+    // Verilator's own message first: cargo's "failed to run custom build
+    // command" comes before it and says nothing of the mutant.
     let first = text
         .lines()
-        .find(|l| l.contains("%Error") || l.contains("%Warning") || l.contains("error:"))
+        .find(|l| l.contains("%Error") || l.contains("%Warning"))
+        .or_else(|| text.lines().find(|l| l.contains("error")))
         .unwrap_or("build failed");
     Err(first.trim().chars().take(160).collect())
 }
