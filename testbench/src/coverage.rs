@@ -184,20 +184,22 @@ impl Tally {
         self.hit += u64::from(count > 0);
     }
 
+    /// The percentage hit, rounded down to 0.1 % (so 99.96 % does not show
+    /// as 100.0 %), or `-` when there is no point.
+    pub fn percent(self) -> String {
+        if self.total == 0 {
+            return "-".into();
+        }
+        let tenths = self.hit * 1000 / self.total;
+        format!("{}.{}", tenths / 10, tenths % 10)
+    }
+
     /// `hit/total (pct %)`, or `-` when there is no point.
     pub fn cell(self) -> String {
         if self.total == 0 {
             return "-".into();
         }
-        // Rounded down to 0.1 %, so 99.96 % does not show as 100.0 %.
-        let tenths = self.hit * 1000 / self.total;
-        format!(
-            "{}/{} ({}.{} %)",
-            self.hit,
-            self.total,
-            tenths / 10,
-            tenths % 10
-        )
+        format!("{}/{} ({} %)", self.hit, self.total, self.percent())
     }
 }
 
@@ -271,13 +273,6 @@ pub fn side_by_side(runs: &[(&str, &Summary)]) -> String {
     t.push_str(" points |\n| --- |");
     t.push_str(&" ---: |".repeat(kinds.len() + 1));
     t.push('\n');
-    let pct = |x: Option<Tally>| match x {
-        Some(x) if x.total > 0 => {
-            let tenths = x.hit * 1000 / x.total;
-            format!("{}.{}", tenths / 10, tenths % 10)
-        }
-        _ => "-".into(),
-    };
     let mut blocks: Vec<&String> = runs.iter().flat_map(|(_, s)| s.blocks.keys()).collect();
     blocks.sort();
     blocks.dedup();
@@ -285,7 +280,10 @@ pub fn side_by_side(runs: &[(&str, &Summary)]) -> String {
     let row = |t: &mut String, name: &str, get: &dyn Fn(&Summary, Kind) -> Option<Tally>| {
         write!(t, "| {name} |").unwrap();
         for &k in &kinds {
-            let cells: Vec<String> = runs.iter().map(|(_, s)| pct(get(s, k))).collect();
+            let cells: Vec<String> = runs
+                .iter()
+                .map(|(_, s)| get(s, k).unwrap_or_default().percent())
+                .collect();
             write!(t, " {} |", cells.join(" / ")).unwrap();
         }
         let points: Vec<String> = kinds

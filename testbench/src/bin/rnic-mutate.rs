@@ -111,7 +111,7 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::List(a) => {
-            let all = all_sites(&a.repo)?;
+            let (all, texts) = all_sites(&a.repo)?;
             let mut per_op: std::collections::BTreeMap<&str, usize> = Default::default();
             for (i, s) in all.iter().enumerate() {
                 println!(
@@ -120,7 +120,7 @@ fn real_main(cli: Cli) -> Result<()> {
                 );
                 *per_op.entry(s.op).or_default() += 1;
             }
-            let known = equivalents(&a.repo, &all)?;
+            let known = equivalents(&a.repo, &all, &texts)?;
             println!("{} sites: {per_op:?}", all.len());
             println!(
                 "{} listed as equivalent (hw/equivalent_mutants.txt)",
@@ -132,8 +132,12 @@ fn real_main(cli: Cli) -> Result<()> {
     }
 }
 
-/// Every site of every `hw/rtl/*.sv`, in file-name then text order.
-fn all_sites(repo: &Path) -> Result<Vec<Site>> {
+/// The text of every `hw/rtl/*.sv`, by file name, read once.
+type Sources = std::collections::BTreeMap<String, String>;
+
+/// Every site of every `hw/rtl/*.sv`, in file-name then text order, and
+/// the texts they were found in.
+fn all_sites(repo: &Path) -> Result<(Vec<Site>, Sources)> {
     let dir = repo.join("hw/rtl");
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .with_context(|| format!("{}", dir.display()))?
@@ -142,11 +146,14 @@ fn all_sites(repo: &Path) -> Result<Vec<Site>> {
         .collect();
     files.sort();
     let mut all = Vec::new();
+    let mut texts = Sources::new();
     for f in files {
         let text = fs::read_to_string(&f).with_context(|| format!("{}", f.display()))?;
-        all.extend(sites(&f.file_name().unwrap().to_string_lossy(), &text));
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        all.extend(sites(&name, &text));
+        texts.insert(name, text);
     }
-    Ok(all)
+    Ok((all, texts))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -179,7 +186,7 @@ fn fold(s: &str) -> String {
 /// Reads the list of known equivalent mutants; every entry must name a
 /// line that has a site of that operator today (a stale entry is an
 /// error, so the list cannot quietly excuse a new mutant).
-fn equivalents(repo: &Path, all: &[Site]) -> Result<Vec<Equivalent>> {
+fn equivalents(repo: &Path, all: &[Site], texts: &Sources) -> Result<Vec<Equivalent>> {
     let path = repo.join("hw/equivalent_mutants.txt");
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
@@ -206,7 +213,7 @@ fn equivalents(repo: &Path, all: &[Site]) -> Result<Vec<Equivalent>> {
             reason: f[3].into(),
             at: i + 1,
         };
-        if !all.iter().any(|s| equivalent_to(repo, s, &e)) {
+        if !all.iter().any(|s| equivalent_to(texts, s, &e)) {
             bail!(
                 "{}:{}: no {} site on a line `{}` of {}",
                 path.display(),
@@ -221,13 +228,13 @@ fn equivalents(repo: &Path, all: &[Site]) -> Result<Vec<Equivalent>> {
     Ok(out)
 }
 
-fn equivalent_to(repo: &Path, s: &Site, e: &Equivalent) -> bool {
+fn equivalent_to(texts: &Sources, s: &Site, e: &Equivalent) -> bool {
     s.file == e.file
         && s.op == e.op
-        && fs::read_to_string(repo.join("hw/rtl").join(&s.file))
-            .ok()
-            .and_then(|t| t.lines().nth(s.line as usize - 1).map(fold))
-            .is_some_and(|l| l == e.text)
+        && texts
+            .get(&s.file)
+            .and_then(|t| t.lines().nth(s.line as usize - 1))
+            .is_some_and(|l| fold(l) == e.text)
 }
 
 fn run(a: &RunArgs) -> Result<()> {
@@ -238,8 +245,8 @@ fn run(a: &RunArgs) -> Result<()> {
             repo.display()
         );
     }
-    let all = all_sites(&repo)?;
-    let known = equivalents(&repo, &all)?;
+    let (all, texts) = all_sites(&repo)?;
+    let known = equivalents(&repo, &all, &texts)?;
     if let Some(bad) = a.sites.iter().find(|&&id| id >= all.len()) {
         bail!("--sites: no site {bad} (there are {})", all.len());
     }
@@ -299,20 +306,19 @@ fn run(a: &RunArgs) -> Result<()> {
     for &pos in &mine {
         let id = picked[pos];
         let s = &all[id];
-        let file = repo.join("hw/rtl").join(&s.file);
-        let text = fs::read_to_string(&file)?;
+        let text = &texts[&s.file];
         copy_rtl(&repo.join("hw/rtl"), &rtl)?;
-        fs::write(rtl.join(&s.file), s.apply(&text))?;
+        fs::write(rtl.join(&s.file), s.apply(text))?;
         let tag = format!("m{pos:03}");
         let t = Instant::now();
         let (verdict, detail) = match build(&repo, &out, &tag) {
             Err(e) => (Verdict::NoBuild, e),
             Ok(()) => match regress(&out, a, &tag, Some(limit))? {
-                (true, d) => match known.iter().find(|e| equivalent_to(&repo, s, e)) {
+                (true, d) => match known.iter().find(|e| equivalent_to(&texts, s, e)) {
                     Some(e) => (Verdict::Equivalent, format!("{}; {d}", e.reason)),
                     None => (Verdict::Lived, d),
                 },
-                (false, d) if known.iter().any(|e| equivalent_to(&repo, s, e)) => (
+                (false, d) if known.iter().any(|e| equivalent_to(&texts, s, e)) => (
                     Verdict::Killed,
                     format!("listed in hw/equivalent_mutants.txt, yet killed: {d}"),
                 ),
