@@ -63,7 +63,7 @@ class Side:
     def qp(self, n, mtu=1024, ipv6=False, vlan=None, psn=None, peer_psn=None, access=None,
            state=None, rnr=0, log=6):
         me, peer = (0, 1) if self.name == "a" else (1, 0)
-        q = gen_qp(self.name, n, mtu, ipv6)
+        q = gen_qp(self.name, n, mtu, ipv6=ipv6)
         q["type"] = "rc"
         q["psn"] = psn if psn is not None else 100 * n + 7 + 50 * me
         q["epsn"] = peer_psn if peer_psn is not None else 100 * n + 7 + 50 * peer
