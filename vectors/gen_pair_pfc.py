@@ -69,8 +69,35 @@ def slow_host(name, pfc, desc, delay=DELAY):
           max_cycles=2_000_000)
 
 
+def every_priority():
+    """The slow host once per priority: QP p tagged PCP p sends one 64 KiB
+    WRITE after the one before completed, PFC generated for all eight."""
+    a, b = Side("a", 161), Side("b", 162)
+    for p in range(8):
+        a.qp(p, 4096, vlan=5)["vlan"]["pcp"] = p
+        b.qp(p, 4096, vlan=5)["vlan"]["pcp"] = p
+        a.wqe(p, "write", 65536, src_off=0x1_0000 * p, dst_off=0x1_0000 * p)
+    b.root_complex = {"rq_ready_percent": RQ_READY, "seed": 5}
+    b.config = {"pfc_gen": {"enable": 0xFF, "src_mac": "02:00:00:00:01:ff"}}
+    gen_pair.vec(
+        "rc_pfc_every_priority",
+        "PFC generation on every priority: the slow host of rc_pfc_slow_host (B takes write "
+        "TLPs in %d %% of the cycles) receives one 64 KiB RC WRITE on each of eight QPs, QP p "
+        "tagged VLAN PCP p, one after the other (each posted when the one before completed), "
+        "with PFC generated for all eight priorities: B sends an XOFF and then an XON for "
+        "each priority in turn, A pauses and resumes that priority, nothing is dropped "
+        "(RXBUF_FULL 0), every WRITE is placed and completed" % RQ_READY,
+        a.build(pace=list(range(8))), b.build(),
+        link={"a_to_b": {"delay": DELAY}, "b_to_a": {"delay": DELAY}},
+        max_cycles=2_000_000,
+        check=CHECK.replace("enable bits only for priority 3", "enable bits only for the "
+                            "priority of the frames that filled the buffer")
+                   .replace("A's frames of priority 3", "A's frames of each priority"))
+
+
 def main():
     gen_pair_rc.gen_qp = gen_pair.qp
+    every_priority()
     slow_host(
         "rc_pfc_slow_host", True,
         "PFC generation: A streams eight 64 KiB RC WRITEs (MTU 4096, VLAN PCP 3) to B over a "

@@ -269,8 +269,99 @@ def main(write):
         a.build(pace=[0]), b.build(pace=[0]))
 
     reads(vec)
+    read_job_full(vec)
     errors(vec)
     figures(vec)
+    sweep(vec)
+    read_payload_faults(vec)
+    ack_coalescing(vec)
+
+
+def ack_coalescing(vec):
+    """B's ACKs wait behind its own long frames while A's short messages
+    keep asking for more."""
+    a, b = Side("a", 121), Side("b", 122)
+    a.qp(0, 4096)
+    b.qp(0, 4096)
+    for k in range(48):
+        a.wqe(0, "write", 256, src_off=0x100 * k, dst_off=0x100 * k)
+    for k in range(4):
+        b.wqe(0, "write", 65536, src_off=0x1_0000 * k, dst_off=0x10_0000 + 0x1_0000 * k)
+    vec("rc_ack_coalescing",
+        "ACK coalescing: on one RC QP of MTU 4096, A sends 48 WRITEs of 256 bytes (one packet "
+        "each, each asking for an ACK) while B streams four 64 KiB WRITEs back (4 KiB frames, "
+        "about 80 cycles each on the wire). B's ACK for one of A's WRITEs waits for the frame "
+        "B is sending, and a newer ACK of the QP replaces one not yet sent (ACK_COALESCED "
+        "counts each): A sees fewer ACKs than it asked for, never an older after a newer, "
+        "and completes all 48 WRITEs as the ACKs cover them",
+        a.build(plain=[0]), b.build(plain=[0]))
+
+
+def read_payload_faults(vec):
+    """Stray completions (a tag B never issued) before the good data of
+    two of B's host reads: the payload of A's READ and B's RECV fetch."""
+    a, b = Side("a", 111), Side("b", 112)
+    a.qp(0, 1024)
+    b.qp(0, 1024)
+    a.wqe(0, "read", 500, src_off=0, dst_off=0x2_0000, lkey=KEY1, rkey=gen_tx.KEY0,
+          rva=gen_tx.VA)
+    a.wqes[-1]["laddr"] = hex(VA1 + 0x2_0005)
+    a.wqe(0, "send", 300, src_off=0x3_0000)
+    b.recv(0, [(0x4_0000, 512)])
+    b.root_complex = {"latency": 100, "seed": 5,
+                      "faults": [{"addr": hex(gen_tx.PHYS + 0x2_0100), "len": 4, "kind": "stray"},
+                                 {"addr": hex(0x3000_0000), "len": 4, "kind": "stray"}]}
+    vec("rc_stray_completions",
+        "Stray PCIe completions at B (a tag B never issued, before the good data): one on "
+        "the read of the payload of A's READ of 500 bytes, one on the fetch of the RECV that "
+        "A's SEND of 300 bytes fills. B drops and counts both (CPL_UNEXPECTED 2), answers "
+        "the READ with its memory, places the SEND and completes the RECV; A completes both",
+        a.build(plain=[0]), b.build())
+
+
+def sweep(vec):
+    """The functional coverage cross (docs/coverage.md): every operation at
+    every length class, per transport, IP version and VLAN, A to B. MTU
+    256; lengths 0, 1, 255, 256, 257 (two packets), 1000 (four). QP 0
+    sends SEND and SEND with immediate into RECVs, QP 1 WRITEs, QP 2 WRITEs
+    with immediate (each consuming a RECV), QP 3 (RC only) READs from B's
+    MR 0 into A's MR 1."""
+    lens = [0, 1, 255, 256, 257, 1000]
+    for kind in ("rc", "uc"):
+        for ipv6 in (False, True):
+            for vlan in (None, 5):
+                a, b = Side("a", 61), Side("b", 62)
+                nq = 4 if kind == "rc" else 3
+                for n in range(nq):
+                    for s in (a, b):
+                        s.qp(n, 256, ipv6=ipv6, vlan=vlan)["type"] = kind
+                for k, ln in enumerate(lens):
+                    for j, op in enumerate(("send", "send_imm")):
+                        a.wqe(0, op, ln, src_off=0x2000 * (2 * k + j) + 3)
+                        b.recv(0, [(0x2000 * (2 * k + j) + 1, 1024)])
+                    a.wqe(1, "write", ln, src_off=0x4_0000 + 0x2000 * k + 5,
+                          dst_off=0x4_0000 + 0x2000 * k + 7)
+                    a.wqe(2, "write_imm", ln, src_off=0x8_0000 + 0x2000 * k + 9,
+                          dst_off=0x8_0000 + 0x2000 * k + 11)
+                    b.recv(2, [(0xC_0000 + 0x100 * k, 16)])
+                    if kind == "rc":
+                        a.wqe(3, "read", ln, src_off=0, dst_off=0x2000 * k + 13, lkey=KEY1,
+                              rkey=gen_tx.KEY0, rva=gen_tx.VA)
+                        a.wqes[-1]["laddr"] = hex(VA1 + 0x10_0000 + 0x2000 * k + 1)
+                ip = "ipv6" if ipv6 else "ipv4"
+                tag = "vlan" if vlan else "untagged"
+                ops = "SEND, SEND with immediate, WRITE, WRITE with immediate" + (
+                    " and READ" if kind == "rc" else "")
+                vec("cover_%s_%s_%s" % (kind, ip, tag),
+                    "Coverage sweep, %s over %s%s, MTU 256, A to B: %s of 0, 1, 255, 256, 257 "
+                    "and 1000 bytes (one packet short of, at and past the MTU, and four "
+                    "packets), one QP per operation; B places every payload, completes a RECV "
+                    "per SEND and WRITE with immediate%s"
+                    % (kind.upper(), "IPv6" if ipv6 else "IPv4",
+                       " with VLAN 5" if vlan else "", ops,
+                       ", answers every READ and ACKs every message" if kind == "rc"
+                       else " (UC: no ACKs)"),
+                    a.build(pace=[0, 2], plain=[1] + ([3] if kind == "rc" else [])), b.build())
 
 
 def figures(vec):
@@ -369,6 +460,27 @@ def reads(vec):
         a.build(plain=[0]), b.build())
 
 
+def read_job_full(vec):
+    """A keeps more READs outstanding than B executes at once."""
+    a, b = Side("a", 105), Side("b", 106)
+    q = a.qp(0, 1024)
+    q["max_rd_atomic"] = 3
+    q["timeout"] = 1
+    b.qp(0, 1024)["max_dest_rd_atomic"] = 1
+    for k in range(3):
+        a.wqe(0, "read", 5000, src_off=0, dst_off=0x1_0000 * k + 5, lkey=KEY1,
+              rkey=gen_tx.KEY0, rva=gen_tx.VA + 0x100 * k)
+        a.wqes[-1]["laddr"] = hex(VA1 + 0x2_0000 * k + 3)
+    vec("rc_read_job_full",
+        "RC READs beyond the responder's limit: A posts three READs of 5000 bytes on QP 0 at "
+        "once with max_rd_atomic 3 and a local ACK timeout of 1 (8.2 us); B's QP 0 executes "
+        "at most one at a time (max_dest_rd_atomic 1), so rd_resp refuses a READ that "
+        "arrives while one is unanswered (READ_JOB_FULL counts each, no response). A's timer "
+        "runs out and it asks again from the first READ not answered (go-back-N), until "
+        "every READ's data is in and all three complete in order",
+        a.build(plain=[0]), b.build(), max_cycles=400_000)
+
+
 def errors(vec):
     # Each: A sends one bad request (QP 0) and a good WRITE on QP 1 that
     # must be unaffected; B's QP 0 NAKs, goes to ERROR (a remote error)
@@ -421,6 +533,27 @@ def errors(vec):
         "an invalid request NAK (0x61), completes the RECV with status 1 (local length error)",
         written="the first packet's 1024 bytes are placed in the RECV before the second "
         "overflows it")
+
+    # The receiver's own fault: its RECV's scatter entry names an MR
+    # without LOCAL_WRITE.
+    a, b = Side("a", 65), Side("b", 66)
+    for n in range(2):
+        a.qp(n, 1024)
+        b.qp(n, 1024)
+    b.mrs.append(gen_tx.mr(index=2, key=0x7892, va=0x7D00_0000_0000, length=0x1_0000,
+                           pbase=0x70_0000, access=["remote_write", "remote_read"]))
+    b.recv(0, [(0x100, 256)])
+    b.recvs[-1]["sges"][0].update(addr=hex(0x7D00_0000_0100), lkey=hex(0x7892))
+    a.wqe(0, "send", 100, src_off=0x100)
+    a.wqe(1, "write", 3000, src_off=0x9_0000, dst_off=0x9_0001)
+    vec("rc_err_recv_no_local_write",
+        "RC, A to B: a SEND into a RECV whose scatter entry names an MR of B's that grants "
+        "REMOTE_WRITE and REMOTE_READ but not LOCAL_WRITE. It is B's own fault: B completes "
+        "the RECV with status 4 (local protection error), answers with a remote operational "
+        "error NAK (0x63) and moves QP 0 to ERROR, writing nothing for it; A completes the "
+        "SEND with status 11 (remote operational error) and byte_len 0 and moves its QP 0 to "
+        "ERROR. A's good WRITE on QP 1 is placed and completed as usual",
+        a.build(plain=[0, 1]), b.build())
 
     # RNR: no RECV posted; B stays in RTS; A's rnr_retry runs out.
     a, b = Side("a", 71), Side("b", 72)

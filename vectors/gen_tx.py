@@ -220,6 +220,26 @@ def main():
                       "faults": [{"addr": hex(PHYS + 0x2000), "len": 16, "kind": "ur"},
                                  {"addr": hex(PHYS + 0x3400), "len": 8, "kind": "poison"},
                                  {"addr": hex(PHYS + 0x4000), "len": 4, "kind": "ca"}]})
+    vec("tx_payload_read_timeout",
+        "PCIe completion faults on payload reads, one per kind that leaves a read without its "
+        "data: no completion at all, a completion with a Byte Count 4 too large (malformed, "
+        "dropped) and completions to another requester (ignored) each time the read out after "
+        "CPL_TIMEOUT (5,000 cycles here): the frame is dropped (its PSN stays used) and a "
+        "completion riding on it has status 21; a stray completion with a tag never issued "
+        "before good data (on one payload read and on the first WQE fetch) is dropped and "
+        "counted, and its message goes out whole",
+        [qp(0, "uc", mtu=512)],
+        [wqe(0, "write", 100, off=0x1000), wqe(0, "write", 300, off=0x2000),
+         wqe(0, "send", 200, off=0x3000), wqe(0, "write_imm", 64, off=0x4000),
+         wqe(0, "send", 50, off=0x5000), wqe(0, "write", 40, off=0x6000)],
+        config={"cpl_timeout": 5000},
+        root_complex={"latency": 100, "rcb": 64, "cpl_size": 256, "split": "aligned", "reorder": False,
+                      "seed": 1, "rq_ready_percent": 100,
+                      "faults": [{"addr": hex(PHYS + 0x2000), "len": 16, "kind": "drop"},
+                                 {"addr": hex(PHYS + 0x3000), "len": 8, "kind": "bad_byte_count"},
+                                 {"addr": hex(PHYS + 0x4000), "len": 4, "kind": "wrong_requester"},
+                                 {"addr": hex(PHYS + 0x5000), "len": 4, "kind": "stray"},
+                                 {"addr": hex(0x1000_0000), "len": 4, "kind": "stray"}]})
     vec("tx_backpressure",
         "MAC back-pressure (tready 60%), rq back-pressure (70%), random completion splitting and "
         "reordering: frames never pause once started, nothing lost",
