@@ -20,7 +20,8 @@ export RNIC_FIGURES_DIR="$PWD/$dir"
 cargo test --release \
     --test throughput --test read_latency --test write_throughput \
     --test tx_perf --test rx_cc_figures --test pair_figures --test pair_pfc \
-    --test pair_loss_figures --test dcqcn_deployed --test fabric_figures
+    --test pair_loss_figures --test dcqcn_deployed --test fabric_figures \
+    --test functional_coverage
 if [ "${1:-}" = "--bench" ]; then
     cargo bench --bench sim_speed
     python3 scripts/criterion_table.py target/criterion "$dir/sim_speed.md"

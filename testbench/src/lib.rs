@@ -3,6 +3,7 @@ pub mod check;
 pub mod coverage;
 pub mod env;
 pub mod fabric_plot;
+pub mod fcov;
 pub mod lockstep;
 pub mod mutate;
 pub mod pcap;

@@ -57,6 +57,57 @@ enum Cmd {
     /// Summarize Verilator coverage data (`*.dat`, e.g. from
     /// scripts/coverage.sh) per RTL block: one Markdown table per file.
     Coverage(CoverageArgs),
+    /// Functional coverage files (`--fcov` of run/cosim), merged, against
+    /// the points and the known holes: a table per group.
+    Fcov(FcovArgs),
+}
+
+#[derive(Args)]
+struct FcovArgs {
+    /// Files written by `rnic cosim --fcov` (or `run --fcov`); several
+    /// (e.g. one per CI shard) are merged.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// List every point missed, then every known hole with its reason.
+    #[arg(long)]
+    holes: bool,
+    /// Exit 1 when a point is neither hit nor a known hole, or a known
+    /// hole was hit (take it off testbench/src/fcov/holes.txt).
+    #[arg(long)]
+    check: bool,
+}
+
+/// `rnic fcov`: merged hits against the points; bad input exits 2.
+fn fcov_report(a: &FcovArgs) -> Result<ExitCode> {
+    use rnic_testbench::fcov;
+    let mut c = fcov::Coverage::default();
+    for f in &a.files {
+        c.merge(&fcov::load(f).map_err(anyhow::Error::msg)?);
+    }
+    print!("{}", fcov::table(&c).map_err(anyhow::Error::msg)?);
+    let (missed, stale) = fcov::check(&c).map_err(anyhow::Error::msg)?;
+    if a.holes {
+        println!("\nmissed (not a known hole):");
+        for p in &missed {
+            println!("  {p}");
+        }
+        println!("\nknown holes:");
+        for (p, why) in fcov::holes().map_err(anyhow::Error::msg)? {
+            println!("  {p}: {why}");
+        }
+    }
+    for p in &stale {
+        println!("hit, but listed as a known hole: {p}");
+    }
+    if a.check && !(missed.is_empty() && stale.is_empty()) {
+        if !a.holes {
+            for p in &missed {
+                println!("missed: {p}");
+            }
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args)]
@@ -151,6 +202,10 @@ struct RunArgs {
     /// temporary file in FILE's directory, renamed at the end).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Write the functional coverage points the passing vectors hit to
+    /// FILE (JSON, atomically); `rnic fcov FILE` reports them.
+    #[arg(long, value_name = "FILE")]
+    fcov: Option<PathBuf>,
     /// Fabric vectors: run the RTL of these hosts (indices, e.g. `0,3`) in
     /// lockstep with their models, in place of the vector's `rtl` list;
     /// every other host runs its model only. `--rtl none` runs no RTL.
@@ -282,6 +337,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Cmd::Cosim(a) => (a, Mode::Lockstep, false, "cosim"),
         Cmd::Bless(a) => (a, Mode::Lockstep, true, "bless"),
         Cmd::Coverage(a) => return coverage_tables(&a),
+        Cmd::Fcov(a) => return fcov_report(&a),
     };
     let walk = vector::walk(&args.paths)?;
     for n in &walk.notes {
@@ -313,7 +369,17 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         }
     };
     prepare_outputs(&args, many)?;
-    let junit_out = args.junit.as_deref().map(junit::Out::create).transpose()?;
+    let junit_out = args
+        .junit
+        .as_deref()
+        .map(|p| junit::Out::create("--junit", p))
+        .transpose()?;
+    let fcov_out = args
+        .fcov
+        .as_deref()
+        .map(|p| junit::Out::create("--fcov", p))
+        .transpose()?;
+    let mut fcov = rnic_testbench::fcov::Coverage::default();
     let mut tlp_log = match &args.tlp_log {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
@@ -361,6 +427,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     (Verdict::Error, error_case(p, top, secs, msg))
                 }
                 Ok(Outcome::Ran(r)) => {
+                    if r.verdict == Verdict::Pass {
+                        fcov.merge(&r.report.fcov);
+                    }
                     bar.suspend(|| {
                         emit(
                             args.json, &p.file, mode, &r.report, r.verdict, &r.notes, secs, bless,
@@ -397,6 +466,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         }
         let xml = junit::render(&suite, &cases, started.elapsed().as_secs_f64());
         out.commit(&xml)?;
+    }
+    if let Some(out) = fcov_out {
+        let json = serde_json::to_string_pretty(&fcov).expect("a map of counts serializes");
+        out.commit(&json)?;
     }
     if let ControlFlow::Break(Some(e)) = flow {
         return Err(e);

@@ -236,6 +236,8 @@ pub struct RootComplex {
     dropped: Vec<(u64, u8)>,
     /// Log indices of the deliberately wrong completions.
     injected: Vec<usize>,
+    /// (cycle, first byte, kind) of every MRd a fault applied to.
+    faults_met: Vec<(u64, u64, FaultKind)>,
     mrd_received: u64,
     completions_sent: u64,
     mwr_applied: u64,
@@ -273,6 +275,7 @@ impl RootComplex {
             errors: Vec::new(),
             dropped: Vec::new(),
             injected: Vec::new(),
+            faults_met: Vec::new(),
             mrd_received: 0,
             completions_sent: 0,
             mwr_applied: 0,
@@ -377,6 +380,9 @@ impl RootComplex {
             .iter()
             .find(|f| f.range.start < end && start < f.range.end)
             .map(|f| f.kind);
+        if let Some(k) = fault {
+            self.faults_met.push((cycle, start, k));
+        }
         let completer_id = self.cfg.completer_id;
         let cpl =
             |status, byte_count: u64, lower_address: u64, poisoned, data| TlpRepr::Completion {
@@ -542,6 +548,10 @@ impl RootComplex {
     /// (`Drop`, `BadByteCount`, `WrongRequester` faults): it must time out.
     pub fn dropped(&self) -> &[(u64, u8)] {
         &self.dropped
+    }
+    /// (cycle, first byte, kind) of every read a fault applied to.
+    pub fn faults_met(&self) -> &[(u64, u64, FaultKind)] {
+        &self.faults_met
     }
     /// Whether log entry `index` is a deliberately wrong completion (which
     /// the PCIe checker must not hold against the DUT).

@@ -22,6 +22,11 @@ pub struct Common {
     errors_seen: usize,
     dropped_seen: usize,
     pub failures: Vec<String>,
+    /// Functional coverage: the DUT had a TLP on `rq_*` the root complex
+    /// was not ready for, and the root complex a completion on `rc_*` the
+    /// DUT was not ready for, in some cycle.
+    pub rq_stalled: bool,
+    pub rc_stalled: bool,
 }
 
 impl Common {
@@ -75,6 +80,8 @@ impl Common {
             errors_seen: 0,
             dropped_seen: 0,
             failures: Vec::new(),
+            rq_stalled: false,
+            rc_stalled: false,
         })
     }
 
@@ -97,6 +104,8 @@ impl Common {
         rq_eop: bool,
         rc_ready: bool,
     ) {
+        self.rq_stalled |= rq_valid && !self.rc_out.rq_ready;
+        self.rc_stalled |= self.rc_out.rc_valid && !rc_ready;
         let rq = RqIn {
             valid: rq_valid,
             data: rq_data,

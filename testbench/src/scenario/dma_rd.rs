@@ -23,6 +23,9 @@ pub struct DmaRdEnv {
     cfg_mrrs: u8,
     cfg_req_id: u16,
     cfg_cpl_timeout: u32,
+    /// Functional coverage: a read request or a data beat was held back.
+    pub req_stalled: bool,
+    pub data_stalled: bool,
 }
 
 /// Status the DUT must report for a read, derived from the vector's faults
@@ -60,6 +63,8 @@ impl DmaRdEnv {
             cur: Vec::new(),
             results: Vec::new(),
             last_out: DmaRdOut::default(),
+            req_stalled: false,
+            data_stalled: false,
             cfg_mrrs: v.config.mrrs.trailing_zeros() as u8 - 7,
             cfg_req_id: v.config.requester_id,
             cfg_cpl_timeout: v.config.cpl_timeout,
@@ -145,10 +150,13 @@ impl DmaRdEnv {
                 i.rd_req_client = r.client;
                 if o.rd_req_ready {
                     self.next_read += 1;
+                } else {
+                    self.req_stalled = true;
                 }
             }
         }
         i.rd_data_ready = self.ready_rng.percent(self.ready_pct);
+        self.data_stalled |= o.rd_data_valid && !i.rd_data_ready;
         if o.rd_data_valid && i.rd_data_ready {
             self.take_beat(cycle, o);
         }

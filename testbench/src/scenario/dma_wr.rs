@@ -25,6 +25,9 @@ pub struct DmaWrEnv {
     pub reference: HostMemory,
     cfg_mps: u8,
     cfg_req_id: u16,
+    /// Functional coverage: a write request or a data beat was held back.
+    pub req_stalled: bool,
+    pub data_stalled: bool,
 }
 
 impl DmaWrEnv {
@@ -48,6 +51,8 @@ impl DmaWrEnv {
             valid_rng: SplitMix64::new(v.client.seed ^ 0x7772_5F76_6C64),
             valid_pct: v.client.wr_data_valid_percent,
             done: Vec::new(),
+            req_stalled: false,
+            data_stalled: false,
             reference,
             cfg_mps: v.config.mps.trailing_zeros() as u8 - 7,
             cfg_req_id: v.config.requester_id,
@@ -69,6 +74,8 @@ impl DmaWrEnv {
                 i.wr_req_client = w.client;
                 if o.wr_req_ready {
                     self.next_req += 1;
+                } else {
+                    self.req_stalled = true;
                 }
             }
         }
@@ -82,6 +89,7 @@ impl DmaWrEnv {
                 beat[..hi - lo].copy_from_slice(&d[lo..hi]);
                 i.wr_data_valid = true;
                 i.wr_data = beat;
+                self.data_stalled |= !o.wr_data_ready;
                 if o.wr_data_ready {
                     self.next_beat = if hi == d.len() {
                         (wi + 1, 0)

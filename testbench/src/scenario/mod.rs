@@ -97,6 +97,8 @@ pub struct Report {
     /// Why the VCDs asked for could not be written (the path and the OS
     /// reason).
     pub vcd_error: Option<String>,
+    /// The functional coverage points this run hit (crate::fcov).
+    pub fcov: crate::fcov::Coverage,
 }
 
 impl Report {
@@ -310,6 +312,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
         tlp_log: Vec::new(),
         vcd: Vec::new(),
         vcd_error: None,
+        fcov: Default::default(),
     };
     match v.top {
         Top::DmaRd => {
@@ -326,6 +329,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
             if div.is_none() {
                 env.finish_checks(fin.cycles, params.buf_lines as u16);
             }
+            report.fcov = crate::fcov::sample::dma_rd(&env);
             let o = env.last_out;
             report
                 .counters
@@ -359,6 +363,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
             if div.is_none() {
                 env.finish_checks(fin.cycles);
             }
+            report.fcov = crate::fcov::sample::dma_wr(&env);
             report.writes = v
                 .writes
                 .iter()
@@ -380,6 +385,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
                 env.finish_checks(fin.cycles);
                 rx_reference::check_ack_counters(&mut env, fin.cycles);
             }
+            report.fcov = crate::fcov::sample::nic(&env);
             report.frames = env.frame_results();
             report.cqes = env.cqe_results();
             report.counters = env

@@ -1028,6 +1028,8 @@ pub fn run_with_link<M: NicModel>(
     } else {
         Vec::new()
     };
+    let mut fcov = crate::fcov::sample::nic(&env.nic[0]);
+    fcov.merge(&crate::fcov::sample::nic(&env.nic[1]));
     // Both directions as the frames left their senders, in time order;
     // with faults, each frame the link altered or lost says what it did.
     let mut tx: Vec<(u64, Vec<u8>, String)> = Vec::new();
@@ -1073,6 +1075,7 @@ pub fn run_with_link<M: NicModel>(
         tlp_log: Vec::new(),
         vcd: Vec::new(),
         vcd_error: None,
+        fcov,
     };
     match vcd {
         Ok(f) => report.vcd = f,

@@ -120,4 +120,4 @@ pub use icrc::{icrc, ICRC_LEN};
 pub use opcodes::{opcode_info, OpcodeInfo, Payload, CNP_PAD_LEN, OPCODES, OPCODE_CNP};
 
 #[cfg(test)]
-mod testdata;
+pub(crate) mod testdata;

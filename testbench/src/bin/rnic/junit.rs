@@ -137,7 +137,8 @@ fn allowed(c: char) -> bool {
     matches!(c, '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
 }
 
-/// The report file, reserved before the first run.
+/// A report file (JUnit XML, functional coverage), reserved before the
+/// first run and written whole at the end.
 pub struct Out {
     path: PathBuf,
     tmp: PathBuf,
@@ -145,17 +146,18 @@ pub struct Out {
 }
 
 impl Out {
-    /// Creates `path`'s directory and a temporary file in it.
-    pub fn create(path: &Path) -> Result<Out> {
+    /// Creates `path`'s directory and a temporary file in it; `flag`
+    /// names the option in errors.
+    pub fn create(flag: &str, path: &Path) -> Result<Out> {
         let name = path
             .file_name()
-            .with_context(|| format!("--junit {}: not a file name", path.display()))?;
+            .with_context(|| format!("{flag} {}: not a file name", path.display()))?;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(d) = dir {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
         }
         if path.is_dir() {
-            anyhow::bail!("--junit {}: is a directory", path.display());
+            anyhow::bail!("{flag} {}: is a directory", path.display());
         }
         let mut tmp_name = std::ffi::OsString::from(".");
         tmp_name.push(name);

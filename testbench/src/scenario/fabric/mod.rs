@@ -461,6 +461,13 @@ pub fn run_with<M: NicModel>(
     } else {
         (checks::Delivery::default(), Vec::new())
     };
+    let mut fcov = crate::fcov::Coverage::default();
+    for e in &env.nic {
+        fcov.merge(&crate::fcov::sample::nic(e));
+    }
+    for s in &env.switches {
+        crate::fcov::sample::switch(&mut fcov, s.counters());
+    }
     // Every link in time order: each host's frames into the switch, then
     // the switch's frames out, each named by its link.
     let mut tx: Vec<(u64, Vec<u8>, String)> = Vec::new();
@@ -519,6 +526,7 @@ pub fn run_with<M: NicModel>(
         tlp_log: Vec::new(),
         vcd: Vec::new(),
         vcd_error: None,
+        fcov,
     };
     Ok(FabricReport {
         report,

@@ -142,6 +142,8 @@ pub struct RnicTopEnv {
     /// received frames it has looked at.
     quiet_w: u64,
     quiet_n: usize,
+    /// Functional coverage: `tx_tvalid` high with `tx_tready` low in some cycle.
+    pub tx_stalled: bool,
 }
 
 impl RnicTopEnv {
@@ -202,6 +204,7 @@ impl RnicTopEnv {
             sends: vec![QpSends::default(); crate::vector::QPS as usize],
             exhausted_from: vec![None; crate::vector::QPS as usize],
             exhausted_at: vec![None; crate::vector::QPS as usize],
+            tx_stalled: false,
         })
     }
 
@@ -326,6 +329,7 @@ impl RnicTopEnv {
             self.common
                 .fail(cycle, "tx_tvalid dropped inside a frame".into());
         }
+        self.tx_stalled |= o.tx_tvalid && !tready;
         if o.tx_tvalid && self.offered.is_none() {
             self.offered = Some(cycle);
         }
