@@ -363,7 +363,28 @@ def write(name, v):
         f.write("\n")
 
 
+def lossy_incast():
+    """Incast with PFC off: the switch's buffer overflows and drops, and the
+    senders' go-back-N recovers every WRITE."""
+    v = incast_vector(
+        "incast_4to1_lossy",
+        "Incast 4->1 of 64 KiB RC WRITEs through one switch with PFC off and a 64 KiB "
+        "shared buffer (ECN off, no congestion control): four senders at line rate into one "
+        "port overflow the queue and the switch drops (counted per queue). The receiver NAKs "
+        "the first frame after each gap (sequence error), each sender goes back to the PSN "
+        "the NAK names and, with a local ACK timeout of 3 (8,192 cycles), resends what no NAK "
+        "reports; every WRITE is placed exactly once and completes. Hosts 0 (the receiver) "
+        "and 1 run RTL and model in lockstep",
+        4, 64 * 1024, None, {"pfc": False, "ecn": False, "buffer_bytes": 64 * 1024}, (0, 1),
+        4_000_000)
+    for h in v["hosts"][1:]:
+        for q in h["qps"]:
+            q["timeout"] = 3
+    write("incast_4to1_lossy", v)
+
+
 def main():
+    lossy_incast()
     incast("incast_4to1_64k_rtl",
            "Incast 4->1 of 64 KiB RC WRITEs through one switch (star, links of 100 cycles, "
            "100 Gb/s): four senders at line rate into one 100 Gb/s port; the switch queues, "
