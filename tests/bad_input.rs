@@ -426,3 +426,41 @@ fn class9_a_hex_ack_completes_rc_work_like_a_symbolic_one() {
     assert_eq!(sym.cqes, hex.cqes);
     assert_eq!(hex.counters["ack_new"], 1);
 }
+
+#[test]
+fn class6_an_ignored_write_must_be_one_the_map_ignores() {
+    let step = |addr: &str, data: &str| {
+        with(
+            base(),
+            "program",
+            json!([{"ignored_write": {"addr": addr, "data": data}}]),
+        )
+    };
+    // QP 0's CTRL word, a doorbell for a QP that exists, a global register,
+    // an address that is not word-aligned: each would change the run.
+    assert_error(
+        &step("0x1000", "0xffffffff"),
+        "program[0].ignored_write",
+        "a register",
+    );
+    assert_error(
+        &step("0x10", "0x30001"),
+        "program[0].ignored_write",
+        "which exists",
+    );
+    assert_error(
+        &step("0xc", "0x1"),
+        "program[0].ignored_write",
+        "only table words",
+    );
+    assert_error(
+        &step("0x1802", "0x0"),
+        "program[0].ignored_write",
+        "aligned",
+    );
+    // Past the QP table and a doorbell for QP 16 load, and change nothing.
+    let ok = step("0x1800", "0xffffffff");
+    assert!(parse(&ok).is_ok());
+    assert!(parse(&step("0x10", "0x100003")).is_ok());
+    run_clean(&ok);
+}

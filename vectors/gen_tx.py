@@ -220,6 +220,28 @@ def main():
                       "faults": [{"addr": hex(PHYS + 0x2000), "len": 16, "kind": "ur"},
                                  {"addr": hex(PHYS + 0x3400), "len": 8, "kind": "poison"},
                                  {"addr": hex(PHYS + 0x4000), "len": 4, "kind": "ca"}]})
+    vec("tx_backpressure",
+        "MAC back-pressure (tready 60%), rq back-pressure (70%), random completion splitting and "
+        "reordering: frames never pause once started, nothing lost",
+        [qp(0, "uc", mtu=1024), qp(1, "uc", mtu=256)],
+        [wqe(q, op, n, off=0x8000 * q + 0x1000 * k) for k, (op, n) in
+         enumerate([("write", 5000), ("send_imm", 70), ("write_imm", 2049)]) for q in (0, 1)],
+        mac={"tready_percent": 60, "seed": 3},
+        root_complex={"latency": 300, "rcb": 64, "cpl_size": 128, "split": "random", "reorder": True,
+                      "seed": 5, "rq_ready_percent": 70, "faults": []})
+
+    # Added later, at the end: wqe() numbers WQEs in call order, so a vector
+    # inserted above would change the wr_ids of every vector after it.
+    vec("tx_fault_imm",
+        "Error and flush completions of +Imm WQEs: a WRITE with immediate whose lkey names an "
+        "invalid MR gets a local protection error CQE (status 4) carrying its immediate and "
+        "byte_len 0, the QP goes to error, and the SEND with immediate and the WRITE with "
+        "immediate behind it are flushed (status 5), each CQE carrying its own immediate; "
+        "the plain WRITE before them completes as usual with immediate 0",
+        [qp(0, "uc")],
+        [wqe(0, "write", 64), wqe(0, "write_imm", 100, lkey=0x21, imm=0x1111_2222),
+         wqe(0, "send_imm", 10, imm=0x3333_4444), wqe(0, "write_imm", 20, imm=0x5555_6666)],
+        mrs=[mr(), mr(index=1, key=0x21, valid=False)])
     vec("tx_payload_read_timeout",
         "PCIe completion faults on payload reads, one per kind that leaves a read without its "
         "data: no completion at all, a completion with a Byte Count 4 too large (malformed, "
@@ -240,15 +262,25 @@ def main():
                                  {"addr": hex(PHYS + 0x4000), "len": 4, "kind": "wrong_requester"},
                                  {"addr": hex(PHYS + 0x5000), "len": 4, "kind": "stray"},
                                  {"addr": hex(0x1000_0000), "len": 4, "kind": "stray"}]})
-    vec("tx_backpressure",
-        "MAC back-pressure (tready 60%), rq back-pressure (70%), random completion splitting and "
-        "reordering: frames never pause once started, nothing lost",
-        [qp(0, "uc", mtu=1024), qp(1, "uc", mtu=256)],
-        [wqe(q, op, n, off=0x8000 * q + 0x1000 * k) for k, (op, n) in
-         enumerate([("write", 5000), ("send_imm", 70), ("write_imm", 2049)]) for q in (0, 1)],
-        mac={"tready_percent": 60, "seed": 3},
-        root_complex={"latency": 300, "rcb": 64, "cpl_size": 128, "split": "random", "reorder": True,
-                      "seed": 5, "rq_ready_percent": 70, "faults": []})
+    # Writes the register map ignores (docs/csr.md): a DUT that takes one
+    # changes QP 0, MR 0 or CQ 0 (the entry index wraps) or rings QP 0.
+    ignored = [(0x1800, 0xFFFF_FFFF), (0x1000 + 27 * 4, 0xFFFF_FFFF), (0x107C, 0xFFFF_FFFF),
+               (0x2000 + 16 * 0x40, 0xFFFF_FFFF), (0x2000 + 9 * 4, 0xFFFF_FFFF),
+               (0x3000 + 4 * 0x10, 0xFFFF_FFFF), (0x3000 + 3 * 4, 0xFFFF_FFFF),
+               (0x10, 16 << 16 | 3), (0x10, 255 << 16 | 7), (0x18, 16 << 16 | 2)]
+    vec("tx_ignored_writes",
+        "MMIO writes the register map ignores, after configuration and before any WQE is "
+        "posted: all-ones into the first entry past the QP table (QP 16), past the MR table "
+        "(MR 16) and past the CQ table (CQ 4), into the first and last unused words of QP 0 "
+        "(27, 31), the first unused word of MR 0 (9) and of CQ 0 (3), and doorbells for QPs "
+        "16 and 255 and an RQ doorbell for QP 16. Then two WRITEs and a SEND on QP 0: their "
+        "frames and CQEs are exactly those of a run without the ignored writes",
+        [qp(0, "uc")],
+        [wqe(0, "write", 100, off=0x100), wqe(0, "send", 40, off=0x200),
+         wqe(0, "write", 2000, off=0x1000)],
+        doorbells=[],
+        program=[{"ignored_write": {"addr": hex(a), "data": hex(d)}} for a, d in ignored]
+        + [{"post_send": {"qp": 0, "wqes": 3}}])
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ pub use crate::env::FaultKind;
 pub mod fabric;
 pub mod limits;
 pub mod link_fault;
+pub mod mmio;
 pub mod paths;
 pub mod qp_frame;
 pub mod resp;

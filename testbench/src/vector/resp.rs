@@ -81,6 +81,10 @@ pub enum Step {
     WaitCqes { cq: u32, count: u32 },
     /// Wait until `cycle` cycles after configuration.
     WaitUntil { cycle: u64 },
+    /// One MMIO write the register map ignores (`vector::mmio`): a table
+    /// word past an entry's registers, an entry past the build's size, a
+    /// doorbell for a QP >= QPS. The references predict the run without it.
+    IgnoredWrite { addr: Hex, data: Hex },
 }
 
 /// Bits of RESP.ACCESS (ibverbs: 2 REMOTE_WRITE, 4 REMOTE_READ, 8 atomic).
@@ -250,6 +254,11 @@ impl Vector {
                                 self.max_cycles
                             ),
                         );
+                    }
+                }
+                Step::IgnoredWrite { addr, data } => {
+                    if let Err(r) = super::mmio::ignored(addr.0, data.0) {
+                        return e(format!("{at}.ignored_write"), r);
                     }
                 }
                 Step::WaitCqes { cq, count } => {

@@ -77,6 +77,10 @@ impl RnicTopEnv {
                     self.host.next_step += 1;
                     return Some(self.sq_doorbell(cycle, qp, wqes));
                 }
+                Step::IgnoredWrite { addr, data } => {
+                    self.host.next_step += 1;
+                    return Some((addr.0 as u16, data.0 as u32));
+                }
                 Step::WaitUntil { cycle: c } => {
                     if cycle < base + c {
                         return None;
