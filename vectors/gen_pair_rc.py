@@ -275,6 +275,37 @@ def main(write):
     sweep(vec)
     read_payload_faults(vec)
     ack_coalescing(vec)
+    read_payload_fail(vec)
+    read_payload_timeout(vec)
+
+
+def read_payload_fail(vec):
+    """B's host read of a READ's payload fails every time: B drops the
+    response frame, A's timer runs out, the retries run out."""
+    a, b = Side("a", 113), Side("b", 114)
+    q = a.qp(0, 1024)
+    q["timeout"] = 1
+    q["retry_cnt"] = 1
+    b.qp(0, 1024)
+    a.qp(1, 1024)
+    b.qp(1, 1024)
+    a.wqe(0, "read", 3000, src_off=0, dst_off=0x1_0000, lkey=KEY1, rkey=gen_tx.KEY0,
+          rva=gen_tx.VA)
+    a.wqes[-1]["laddr"] = hex(VA1 + 0x1_0003)
+    a.wqe(1, "read", 500, src_off=0, dst_off=0x3_0000, lkey=KEY1, rkey=gen_tx.KEY0,
+          rva=gen_tx.VA)
+    a.wqes[-1]["laddr"] = hex(VA1 + 0x3_0005)
+    # The second of QP 0's three responses (bytes 1024..2047 of the READ).
+    b.root_complex = {"latency": 100, "seed": 5,
+                      "faults": [{"addr": hex(gen_tx.PHYS + 0x1_0500), "len": 4, "kind": "ur"}]}
+    vec("rc_read_payload_fault",
+        "B's host read for the middle response of A's 3000-byte READ on QP 0 gets UR every "
+        "time: B sends the FIRST and LAST responses and drops the MIDDLE one (DMA_ERR). A "
+        "takes the FIRST, sees the gap at the LAST and, when its local ACK timer (timeout 1: "
+        "8.2 us) runs out, asks again from the missing PSN; B answers the re-request and "
+        "fails the same way; with retry_cnt 1 the READ ends with status 12 (retry exceeded) "
+        "and QP 0 goes to ERROR. The READ of 500 bytes on QP 1 completes as usual",
+        a.build(plain=[0, 1]), b.build(), max_cycles=200_000)
 
 
 def ack_coalescing(vec):
@@ -602,3 +633,26 @@ def errors(vec):
         "and its payload and CQE writes wait on the host; A's WRITE and its two SENDs (paced, "
         "each after the previous one's completion) are placed and completed all the same",
         a.build(pace=[0], start=7000), b.build(), max_cycles=2_000_000)
+
+
+def read_payload_timeout(vec):
+    """B's host never completes the read of a READ's payload: B's
+    completion timeout drops the response frame, and A's retries run out."""
+    a, b = Side("a", 115), Side("b", 116)
+    q = a.qp(0, 1024)
+    q["timeout"] = 1
+    q["retry_cnt"] = 1
+    b.qp(0, 1024)
+    a.wqe(0, "read", 600, src_off=0, dst_off=0x1_0000, lkey=KEY1, rkey=gen_tx.KEY0,
+          rva=gen_tx.VA)
+    a.wqes[-1]["laddr"] = hex(VA1 + 0x1_0003)
+    b.root_complex = {"latency": 100, "seed": 5,
+                      "faults": [{"addr": hex(gen_tx.PHYS + 0x1_0100), "len": 4, "kind": "drop"}]}
+    b.config = {"cpl_timeout": 1000}
+    vec("rc_read_payload_timeout",
+        "B's host never answers the read of the payload of A's READ of 600 bytes (no "
+        "completion): after CPL_TIMEOUT (1000 cycles here) B's read fails and B drops the "
+        "response frame (CPL_TIMEOUT, DMA_ERR). A's local ACK timer (timeout 1: 8.2 us) runs "
+        "out, A asks again, B executes the duplicate READ and times out the same way; with "
+        "retry_cnt 1 the READ ends with status 12 (retry exceeded) and QP 0 goes to ERROR",
+        a.build(plain=[0]), b.build(), max_cycles=200_000)

@@ -11,7 +11,7 @@ use crate::wire::cqe;
 /// The payload read of `[addr, addr + len)` fails: one of its MRds touches a
 /// fault range whose answer is an error (all but a stray completion, which
 /// the engine drops and survives).
-fn read_fails(v: &Vector, addr: u64, len: u32) -> bool {
+pub fn read_fails(v: &Vector, addr: u64, len: u32) -> bool {
     len > 0
         && v.root_complex.faults.iter().any(|f| {
             f.kind != crate::env::FaultKind::Stray

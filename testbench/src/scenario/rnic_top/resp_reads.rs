@@ -13,10 +13,16 @@
 //! jobs, and the number skipped over all QPs must equal
 //! `CNT_READ_JOB_FULL`. A QP with no more READs than its limit can never
 //! reach it and must answer every one.
+//!
+//! A response packet whose payload read meets a host fault that fails it
+//! (the vector's root complex: anything but a stray completion,
+//! [`tx_reference::read_fails`]) is dropped by `pkt_builder` (DMA_ERR), as
+//! a request's is: it is not sent, and the job's other packets are.
 
-use super::resp_predict::{ReadJob, RespPrediction};
+use super::resp_predict::{ReadJob, ReadPacket, RespPrediction};
 use super::RnicTopEnv;
 use crate::env::HostMemory;
+use crate::scenario::tx_reference;
 use crate::vector::qp_frame::{self, ecn_of, From};
 use crate::wire::roce::{aeth, RoceRepr};
 
@@ -69,13 +75,22 @@ impl RnicTopEnv {
         sent
     }
 
+    /// Whether response packet `p` goes out: its payload read does not fail.
+    fn sent_at_all(&self, p: &ReadPacket) -> bool {
+        !tx_reference::read_fails(&self.vector, p.addr, p.len)
+    }
+
     /// Whether some QP has sent fewer READ response packets than its jobs
     /// call for (the run must not end yet).
     pub(super) fn reads_owed(&self, want: &RespPrediction) -> bool {
         let sent = self.sent_read_responses();
         self.vector.qps.iter().any(|q| {
             let i = q.qp as usize;
-            let n: usize = want.reads[i].iter().map(|j| j.packets.len()).sum();
+            let n: usize = want.reads[i]
+                .iter()
+                .flat_map(|j| &j.packets)
+                .filter(|p| self.sent_at_all(p))
+                .count();
             sent[i].len() < n
         })
     }
@@ -155,7 +170,11 @@ impl RnicTopEnv {
             let got = &sent[i];
             let mut g = 0;
             for (j, job) in jobs.iter().enumerate() {
-                let first = job.packets[0];
+                // The packets that go out: a failed payload read drops its
+                // frame. A job with none leaves no trace on the wire.
+                let Some(first) = job.packets.iter().copied().find(|p| self.sent_at_all(p)) else {
+                    continue;
+                };
                 // A job's first packet (FIRST or ONLY) carries the MSN of
                 // its execution. Go-back-N can make a QP execute the same
                 // READ twice as duplicates (same PSN and opcode) with a
@@ -189,6 +208,9 @@ impl RnicTopEnv {
                     break;
                 }
                 for (k, p) in job.packets.iter().enumerate() {
+                    if !self.sent_at_all(p) {
+                        continue;
+                    }
                     let Some((fi, start, f, _)) = got.get(g) else {
                         out.push(format!(
                             "QP {}: READ job {j} (PSN {}): packet {k} of {} never sent",
