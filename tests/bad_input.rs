@@ -438,26 +438,14 @@ fn class6_an_ignored_write_must_be_one_the_map_ignores() {
     };
     // QP 0's CTRL word, a doorbell for a QP that exists, a global register,
     // an address that is not word-aligned: each would change the run.
-    assert_error(
-        &step("0x1000", "0xffffffff"),
-        "program[0].ignored_write",
-        "a register",
-    );
-    assert_error(
-        &step("0x10", "0x30001"),
-        "program[0].ignored_write",
-        "which exists",
-    );
-    assert_error(
-        &step("0xc", "0x1"),
-        "program[0].ignored_write",
-        "only table words",
-    );
-    assert_error(
-        &step("0x1802", "0x0"),
-        "program[0].ignored_write",
-        "aligned",
-    );
+    for (addr, data, words) in [
+        ("0x1000", "0xffffffff", "a register"),
+        ("0x10", "0x30001", "which exists"),
+        ("0xc", "0x1", "only table words"),
+        ("0x1802", "0x0", "aligned"),
+    ] {
+        assert_error(&step(addr, data), "program[0].ignored_write", words);
+    }
     // Past the QP table and a doorbell for QP 16 load, and change nothing.
     let ok = step("0x1800", "0xffffffff");
     assert!(parse(&ok).is_ok());
