@@ -575,15 +575,19 @@ def errors(vec):
                            pbase=0x70_0000, access=["remote_write", "remote_read"]))
     b.recv(0, [(0x100, 256)])
     b.recvs[-1]["sges"][0].update(addr=hex(0x7D00_0000_0100), lkey=hex(0x7892))
+    # Two WRITEs first, so that the NAK's MSN (2) is not the reset value.
+    a.wqe(0, "write", 200, src_off=0x1000, dst_off=0x1000)
+    a.wqe(0, "write", 300, src_off=0x2000, dst_off=0x2000)
     a.wqe(0, "send", 100, src_off=0x100)
     a.wqe(1, "write", 3000, src_off=0x9_0000, dst_off=0x9_0001)
     vec("rc_err_recv_no_local_write",
-        "RC, A to B: a SEND into a RECV whose scatter entry names an MR of B's that grants "
-        "REMOTE_WRITE and REMOTE_READ but not LOCAL_WRITE. It is B's own fault: B completes "
-        "the RECV with status 4 (local protection error), answers with a remote operational "
-        "error NAK (0x63) and moves QP 0 to ERROR, writing nothing for it; A completes the "
-        "SEND with status 11 (remote operational error) and byte_len 0 and moves its QP 0 to "
-        "ERROR. A's good WRITE on QP 1 is placed and completed as usual",
+        "RC, A to B: two WRITEs, then a SEND into a RECV whose scatter entry names an MR of "
+        "B's that grants REMOTE_WRITE and REMOTE_READ but not LOCAL_WRITE. It is B's own "
+        "fault: B completes the RECV with status 4 (local protection error), answers with a "
+        "remote operational error NAK (0x63, MSN 2: the two WRITEs) and moves QP 0 to ERROR, "
+        "writing nothing for it; A completes the WRITEs, then the SEND with status 11 (remote "
+        "operational error) and byte_len 0, and moves its QP 0 to ERROR. A's good WRITE on "
+        "QP 1 is placed and completed as usual",
         a.build(plain=[0, 1]), b.build())
 
     # RNR: no RECV posted; B stays in RTS; A's rnr_retry runs out.

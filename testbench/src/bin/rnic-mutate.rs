@@ -122,9 +122,16 @@ fn real_main(cli: Cli) -> Result<()> {
             }
             let known = equivalents(&a.repo, &all, &texts)?;
             println!("{} sites: {per_op:?}", all.len());
+            let sites: Vec<String> = all
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| known.iter().any(|e| equivalent_to(&texts, &all, s, e)))
+                .map(|(i, _)| i.to_string())
+                .collect();
             println!(
-                "{} listed as equivalent (hw/equivalent_mutants.txt)",
-                known.len()
+                "{} listed as equivalent (hw/equivalent_mutants.txt): sites {}",
+                known.len(),
+                sites.join(", ")
             );
             Ok(())
         }
@@ -169,10 +176,13 @@ enum Verdict {
 
 /// One entry of `hw/equivalent_mutants.txt`:
 /// `file | op | source line | reason`, the source line as it stands
-/// (white space folded), so entries survive lines moving.
+/// (white space folded), so entries survive lines moving. `op#N` names
+/// the N-th site of that operator on the line (counted from 1, left to
+/// right), for a line with several of which only one is equivalent.
 struct Equivalent {
     file: String,
     op: String,
+    nth: Option<usize>,
     text: String,
     reason: String,
     /// Where in the list file, for messages.
@@ -206,19 +216,33 @@ fn equivalents(repo: &Path, all: &[Site], texts: &Sources) -> Result<Vec<Equival
                 i + 1
             );
         }
+        let (op, nth) = match f[1].split_once('#') {
+            Some((op, n)) => match n.parse::<usize>() {
+                Ok(n) if n > 0 => (op, Some(n)),
+                _ => bail!(
+                    "{}:{}: `{}`: the site number after # counts from 1",
+                    path.display(),
+                    i + 1,
+                    f[1]
+                ),
+            },
+            None => (f[1], None),
+        };
         let e = Equivalent {
             file: f[0].into(),
-            op: f[1].into(),
+            op: op.into(),
+            nth,
             text: fold(f[2]),
             reason: f[3].into(),
             at: i + 1,
         };
-        if !all.iter().any(|s| equivalent_to(texts, s, &e)) {
+        if !all.iter().any(|s| equivalent_to(texts, all, s, &e)) {
             bail!(
-                "{}:{}: no {} site on a line `{}` of {}",
+                "{}:{}: no {}{} site on a line `{}` of {}",
                 path.display(),
                 e.at,
                 e.op,
+                e.nth.map_or(String::new(), |n| format!(" #{n}")),
                 e.text,
                 e.file
             );
@@ -228,9 +252,18 @@ fn equivalents(repo: &Path, all: &[Site], texts: &Sources) -> Result<Vec<Equival
     Ok(out)
 }
 
-fn equivalent_to(texts: &Sources, s: &Site, e: &Equivalent) -> bool {
+fn equivalent_to(texts: &Sources, all: &[Site], s: &Site, e: &Equivalent) -> bool {
+    let same_line = |o: &&Site| o.file == s.file && o.line == s.line && o.op == s.op;
     s.file == e.file
         && s.op == e.op
+        && e.nth.is_none_or(|n| {
+            all.iter()
+                .filter(same_line)
+                .filter(|o| o.start < s.start)
+                .count()
+                + 1
+                == n
+        })
         && texts
             .get(&s.file)
             .and_then(|t| t.lines().nth(s.line as usize - 1))
@@ -314,11 +347,11 @@ fn run(a: &RunArgs) -> Result<()> {
         let (verdict, detail) = match build(&repo, &out, &tag) {
             Err(e) => (Verdict::NoBuild, e),
             Ok(()) => match regress(&out, a, &tag, Some(limit))? {
-                (true, d) => match known.iter().find(|e| equivalent_to(&texts, s, e)) {
+                (true, d) => match known.iter().find(|e| equivalent_to(&texts, &all, s, e)) {
                     Some(e) => (Verdict::Equivalent, format!("{}; {d}", e.reason)),
                     None => (Verdict::Lived, d),
                 },
-                (false, d) if known.iter().any(|e| equivalent_to(&texts, s, e)) => (
+                (false, d) if known.iter().any(|e| equivalent_to(&texts, &all, s, e)) => (
                     Verdict::Killed,
                     format!("listed in hw/equivalent_mutants.txt, yet killed: {d}"),
                 ),
