@@ -309,6 +309,15 @@ def cc_vectors():
         qps=[qp(0, "rc"), qp(1, "rc", ipv6=True), qp(2, "rc", vlan=(5, 1)), qp(3, "uc")], wqes=[],
         rx=[rx(100 + 600 * k, {"data": {"qp": q, "psn": k, "len": 256, "ce": q == 2}})
             for k in range(4) for q in range(4)], cc=dict(FAST_CC)))
+    write("cc", "cnp_first_cnp_release", dict(
+        description="DCQCN_MODE 0x04 (FIRST_CNP alone, cuts immediate as in the paper): one "
+                    "CNP for a QP with DCQCN on and no traffic starts it (alpha and timers "
+                    "from their initial state), the timer stages bring Rc back up to R_MAX, "
+                    "and the QP is released there (Rc = Rt = R_MAX, alpha back to its initial "
+                    "value, no more increase events): the increase counters stop",
+        qps=[dict(qp(0, "uc"), cc=True)], wqes=[],
+        rx=[rx(100, {"cnp": {"qp": 0}})], cc=dict(FAST_CC, dcqcn_mode=4),
+        min_cycles=150_000, max_cycles=400_000))
     write("cc", "ecn_interval", dict(
         description="60 CE-marked packets 50 cycles apart for one QP with a 400-cycle CNP "
                     "interval: a CNP at most every 400 cycles, the others suppressed and counted",
