@@ -10,8 +10,9 @@ use super::points::{DCQCN, FAULT_KINDS, RQ_STATUSES, SQ_STATUSES};
 use super::Coverage;
 use crate::env::FaultKind;
 use crate::scenario::common::Common;
-use crate::scenario::rnic_top::{is_pfc, RnicTopEnv, PFC_BITS_PER_CYCLE};
+use crate::scenario::rnic_top::{is_pfc, RnicTopEnv};
 use crate::scenario::rx_reference::{classify, live_qps, RxEvent};
+use crate::scenario::tx_reference;
 use crate::scenario::{DmaRdEnv, DmaWrEnv};
 use crate::vector::{QpSpec, Vector};
 use crate::wire::roce::{IpRepr, RoceRepr};
@@ -196,11 +197,9 @@ pub fn nic(e: &RnicTopEnv) -> Coverage {
     // Frames received: the classifier's verdict on each.
     let live = live_qps(v);
     let mut rx = Assembler::default();
-    let mut pauses = PauseTrack::default();
     for s in &e.rx.sent {
         match classify(&s.bytes, s.fcs, &live) {
             RxEvent::Drop(d) => c.hit(format!("drop.{}", drop_name(d.counter()))),
-            RxEvent::Pfc { enable, quanta } => pauses.frame(&mut c, s.last, enable, quanta),
             RxEvent::Data { qp, .. } => {
                 let Ok(r) = RoceRepr::parse_bytes(&s.bytes) else {
                     continue;
@@ -213,10 +212,10 @@ pub fn nic(e: &RnicTopEnv) -> Coverage {
                     c.hit(format!("rx_frame.{}.{}.{}", m.tr, m.ip, m.vlan));
                 }
             }
-            RxEvent::Cnp { .. } | RxEvent::Ack { .. } => {}
+            RxEvent::Pfc { .. } | RxEvent::Cnp { .. } | RxEvent::Ack { .. } => {}
         }
     }
-    pauses.end(&mut c, e.done_at);
+    pfc_received(&mut c, &e.pause_windows(), e.done_at);
     for w in &e.cqe_log {
         let (side, table): (&str, &[(u8, &str)]) = if w.cqe.opcode >= 128 {
             ("rq", &RQ_STATUSES)
@@ -286,38 +285,17 @@ fn pfc_sent(c: &mut Coverage, f: &[u8]) {
     }
 }
 
-/// Per priority, the cycle a received pause runs out (None: not paused).
-#[derive(Default)]
-struct PauseTrack {
-    until: [Option<u64>; 8],
-}
-
-impl PauseTrack {
-    /// A PFC frame whose last beat entered at `at`: XOFF pauses, a pause
-    /// that ran out before it resumed, XON resumes one in force.
-    fn frame(&mut self, c: &mut Coverage, at: u64, enable: u8, quanta: [u16; 8]) {
-        for (p, (until, q)) in self.until.iter_mut().zip(quanta).enumerate() {
-            if enable >> p & 1 == 0 {
-                continue;
-            }
-            if until.is_some_and(|u| u <= at || q == 0) {
-                c.hit(format!("pfc.rx.resume.p{p}"));
-                *until = None;
-            }
-            if q > 0 {
-                // 512 bit times a quantum.
-                let cycles = (q as u64 * 512).div_ceil(PFC_BITS_PER_CYCLE);
-                *until = Some(at + cycles);
-                c.hit(format!("pfc.rx.pause.p{p}"));
-            }
-        }
-    }
-
-    /// Pauses that ran out before the run ended resumed too.
-    fn end(&self, c: &mut Coverage, done_at: Option<u64>) {
-        let Some(end) = done_at else { return };
-        for (p, u) in self.until.iter().enumerate() {
-            if u.is_some_and(|u| u <= end) {
+/// Received pauses, from the windows the PFC frames that arrived impose
+/// (`RnicTopEnv::pause_windows`, the rule `check_pause` holds the NIC
+/// to): each window is a pause in force; one that ends before the run
+/// did, with no window of its priority right after it (a refresh), is a
+/// resume, by XON or by running out.
+fn pfc_received(c: &mut Coverage, windows: &[Vec<(u64, u64)>], done_at: Option<u64>) {
+    for (p, w) in windows.iter().enumerate() {
+        for (k, &(_, last)) in w.iter().enumerate() {
+            c.hit(format!("pfc.rx.pause.p{p}"));
+            let refreshed = w.get(k + 1).is_some_and(|n| n.0 == last + 1);
+            if !refreshed && done_at.is_some_and(|d| last < d) {
                 c.hit(format!("pfc.rx.resume.p{p}"));
             }
         }
@@ -337,11 +315,8 @@ fn client_of(v: &Vector, addr: u64) -> &'static str {
     }) {
         "rqe"
     } else if v.wqes.iter().any(|w| {
-        // The WQE's gather range, translated by the MR its lkey names.
-        v.mrs.iter().any(|m| {
-            m.key == w.lkey
-                && w.laddr.0 >= m.va.0
-                && within(m.pbase.0 + (w.laddr.0 - m.va.0), w.len as u64)
+        v.qps.iter().find(|q| q.qp == w.qp).is_some_and(|q| {
+            tx_reference::payload_base(v, q, w).is_some_and(|b| within(b, w.len as u64))
         })
     }) {
         "payload"
@@ -505,32 +480,29 @@ mod tests {
     }
 
     #[test]
-    fn pause_resumes_by_xon_and_by_running_out() {
+    fn pause_resumes_by_xon_by_running_out_not_by_a_refresh() {
         let mut c = Coverage::default();
-        let mut t = PauseTrack::default();
-        let q = |p: usize, n: u16| {
-            let mut a = [0u16; 8];
-            a[p] = n;
-            a
-        };
-        // Priority 3: paused at 100 for 10 quanta, XON at 105.
-        t.frame(&mut c, 100, 1 << 3, q(3, 10));
-        t.frame(&mut c, 105, 1 << 3, q(3, 0));
-        // Priority 5: paused at 100 for 1 quantum (512 bits: 2 cycles at
-        // 400 bits a cycle), never refreshed.
-        t.frame(&mut c, 100, 1 << 5, q(5, 1));
-        // Priority 6: paused for the longest time, still in force at the end.
-        t.frame(&mut c, 100, 1 << 6, q(6, 0xFFFF));
-        t.end(&mut c, Some(200));
-        let hits: Vec<_> = c.hits.keys().cloned().collect();
+        let mut w = vec![Vec::new(); 8];
+        // Priority 2: refreshed while in force (the next window starts the
+        // cycle after), then running out: two pauses, one resume.
+        w[2] = vec![(100, 149), (150, 300)];
+        // Priority 3: cut short by an XON; priority 5: 1 quantum, run out.
+        w[3] = vec![(104, 108)];
+        w[5] = vec![(104, 105)];
+        // Priority 6: still in force when the run ends at 400.
+        w[6] = vec![(104, 83_989)];
+        pfc_received(&mut c, &w, Some(400));
+        let hits: Vec<(&str, u64)> = c.hits.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         assert_eq!(
             hits,
             [
-                "pfc.rx.pause.p3",
-                "pfc.rx.pause.p5",
-                "pfc.rx.pause.p6",
-                "pfc.rx.resume.p3",
-                "pfc.rx.resume.p5"
+                ("pfc.rx.pause.p2", 2),
+                ("pfc.rx.pause.p3", 1),
+                ("pfc.rx.pause.p5", 1),
+                ("pfc.rx.pause.p6", 1),
+                ("pfc.rx.resume.p2", 1),
+                ("pfc.rx.resume.p3", 1),
+                ("pfc.rx.resume.p5", 1)
             ]
         );
     }

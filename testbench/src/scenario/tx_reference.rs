@@ -151,6 +151,17 @@ mod op {
     pub const READ_REQUEST: u8 = 0x0C;
 }
 
+/// Where WQE `w`'s payload starts in host memory: its local address
+/// translated by the MR its lkey selects (entry lkey mod MRS), if that MR
+/// grants the access (`mr_allows`).
+pub fn payload_base(v: &Vector, q: &QpSpec, w: &WqeSpec) -> Option<u64> {
+    let m = v
+        .mrs
+        .iter()
+        .find(|m| m.index as u64 == w.lkey.0 % MRS as u64)?;
+    mr_allows(m, q, w).then(|| m.pbase.0.wrapping_add(w.laddr.0 - m.va.0))
+}
+
 fn mr_allows(mr: &MrSpec, qp: &QpSpec, w: &WqeSpec) -> bool {
     let lkey = w.lkey.0;
     let end = w.laddr.0 as u128 + w.len as u128;
@@ -330,14 +341,10 @@ pub fn expected_after(
                 err = true;
                 continue;
             }
-            let mr = v
-                .mrs
-                .iter()
-                .find(|m| m.index as u64 == w.lkey.0 % MRS as u64);
-            let pay_base = match mr {
+            let pay_base = match payload_base(v, q, w) {
                 _ if w.len == 0 => 0,
-                Some(m) if mr_allows(m, q, w) => m.pbase.0.wrapping_add(w.laddr.0 - m.va.0),
-                _ => {
+                Some(b) => b,
+                None => {
                     complete(cqe(cqe::STATUS_LOC_PROT_ERR, 0), None);
                     err = true;
                     continue;

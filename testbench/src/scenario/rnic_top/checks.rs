@@ -625,7 +625,7 @@ impl RnicTopEnv {
     /// Per priority, the cycles (first, last) its frame starts are paused
     /// by the PFC frames that arrived, disjoint and in time order
     /// ([`Self::check_pause`]'s rule).
-    pub(super) fn pause_windows(&self) -> Vec<Vec<(u64, u64)>> {
+    pub(crate) fn pause_windows(&self) -> Vec<Vec<(u64, u64)>> {
         let mut windows: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 8];
         let live = rx_reference::live_qps(&self.vector);
         for s in &self.rx.sent {
