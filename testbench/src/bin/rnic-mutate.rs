@@ -419,7 +419,8 @@ fn build(repo: &Path, out: &Path, tag: &str) -> std::result::Result<(), String> 
         .current_dir(repo)
         .args([
             "build",
-            "--release",
+            "--profile",
+            "mutate",
             "-q",
             "-p",
             "rnic-testbench",
@@ -458,7 +459,7 @@ fn regress(out: &Path, a: &RunArgs, tag: &str, limit: Option<Duration>) -> Resul
         .map(|p| a.repo.repo.join(p).canonicalize())
         .collect::<std::io::Result<_>>()
         .context("regression paths")?;
-    let mut child = Command::new(out.join("target/release/rnic"))
+    let mut child = Command::new(out.join("target/mutate/rnic"))
         .arg("cosim")
         .arg("--fail-fast")
         .arg("--jobs")
