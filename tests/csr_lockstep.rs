@@ -919,6 +919,14 @@ impl Env for CsrEnv {
             e.epsn_set_qp = epsn_q as u8;
             e.epsn_set_psn = i.mmio_wr_data & 0xFF_FFFF;
             self.epsn_sets += 1;
+            // docs/csr.md: the responder's restart empties the QP's RQ, a
+            // RESET doorbell (state 0) with producer index 0 and no ring.
+            e.rq_db_valid = true;
+            e.rq_db_qp = epsn_q as u8;
+            e.rq_db_pi = 0;
+            e.rq_db_state = 0;
+            e.rq_db_base = 0;
+            e.rq_db_log = 0;
         }
         // A write of a present QP's PSN word shows on psn_set_* unless
         // psn_wr wrote that QP's PSN in the same cycle (hardware wins).

@@ -269,7 +269,8 @@ impl FetchEnv {
     /// producer index is junk (ignored by contract); the ring may change size.
     fn reset_qp(&mut self, q: usize) -> RqFetchIn {
         let junk = self.rng.next_u64() as u16;
-        if self.rng.percent(30) {
+        // The first RESET (defining the QP) keeps the ring a test chose.
+        if self.qps[q].epoch > 0 && self.rng.percent(30) {
             self.qps[q].log = Self::random_log(&mut self.rng);
         }
         let qp = &mut self.qps[q];
@@ -294,6 +295,11 @@ impl FetchEnv {
             return RqFetchIn::default();
         }
         let q = self.active[self.rng.below(self.active.len() as u64) as usize];
+        if self.qps[q].epoch == 0 {
+            // docs/responder.md: a QP's rows (RAM) are defined by its first
+            // RESET doorbell (csr sends one on the QP's EPSN write).
+            return self.reset_qp(q);
+        }
         let first = self.qps[q].state == RESET && self.qps[q].posted == 0;
         if first || self.rng.percent(self.state_pct) {
             let s = if first {
@@ -787,6 +793,12 @@ fn rq_fetch_latency() {
                     got = Some(o.rqe_data);
                     return None;
                 }
+                // The QP's rows are defined by a RESET doorbell first.
+                if c == DB - 2 {
+                    i.db_valid = true;
+                    i.db_qp = q as u8;
+                    i.db_state = 0;
+                }
                 if c == DB {
                     i.db_valid = true;
                     i.db_qp = q as u8;
@@ -831,15 +843,29 @@ fn rq_fetch_latency() {
 /// read asked, a read whose last beat comes early, an unaligned ring base.
 #[test]
 fn rq_fetch_assertions_fire() {
+    // Each sequence runs after QP 1's defining RESET doorbell and an idle
+    // cycle; the cycles reported are counted from the sequence's start.
     fn run(steps: &[RqFetchIn]) -> Vec<(String, u64)> {
         let mut rtl = RtlRqFetch::new();
         rtl.reset();
+        let define = RqFetchIn {
+            db_valid: true,
+            db_qp: 1,
+            db_state: 0,
+            rd_req_ready: true,
+            ..Default::default()
+        };
+        rtl.tick(&define);
+        rtl.tick(&RqFetchIn {
+            rd_req_ready: true,
+            ..Default::default()
+        });
         for s in steps {
             rtl.tick(s);
         }
         rtl.assertion_failures()
             .iter()
-            .map(|a| (a.name.clone(), a.cycle))
+            .map(|a| (a.name.clone(), a.cycle - 2))
             .collect()
     }
     let idle = RqFetchIn {

@@ -923,13 +923,22 @@ module csr #(
         epsn_set_qp_q  <= wr_qp_ent;
         epsn_set_psn_q <= 24'(mmio_wr_data >> addr_map_pkg::QP_EPSN_PSN_LSB);
       end
-      rq_db_valid_q <= rq_db_hit;
+      // An EPSN write restarts the QP's responder, its RQ included: it goes
+      // out as a RESET doorbell (producer index 0), which defines rq_fetch's
+      // per-QP rows (RAM, no reset) before the QP's first RQ DOORBELL.
+      rq_db_valid_q <= rq_db_hit || epsn_sw;
       if (rq_db_hit) begin
         rq_db_qp_q    <= rq_db_qp_d;
         rq_db_pi_q    <= mmio_wr_data[addr_map_pkg::GLOBAL_RQ_DOORBELL_PI_LSB +: addr_map_pkg::GLOBAL_RQ_DOORBELL_PI_W];
         rq_db_state_q <= 3'(rq_db_ctrl_w >> addr_map_pkg::QP_CTRL_STATE_LSB);
         rq_db_base_q  <= {rq_db_hi_w, rq_db_lo_w};
         rq_db_log_q   <= 5'(rq_db_log_w >> addr_map_pkg::QP_RQ_LOG_LOG_LSB);
+      end else if (epsn_sw) begin
+        rq_db_qp_q    <= wr_qp_ent;
+        rq_db_pi_q    <= '0;
+        rq_db_state_q <= 3'(rnic_pkg::QP_RESET);
+        rq_db_base_q  <= '0;
+        rq_db_log_q   <= '0;
       end
       rd_resp_valid_q   <= mmio_rd_valid;
       if (mmio_rd_valid) rd_resp_data_q <= rd_data;

@@ -1151,7 +1151,16 @@ impl Dut for Csr {
                 map::QP_SQ_LOG_LOG_W,
             ) as u8;
         }
-        self.rq_db_valid_q = rq_db_hit;
+        // An EPSN write restarts the QP's responder, its RQ included: a
+        // RESET doorbell (producer index 0) defines rq_fetch's RAM rows.
+        self.rq_db_valid_q = rq_db_hit || epsn_sw.is_some();
+        if let (false, Some(e)) = (rq_db_hit, epsn_sw) {
+            self.rq_db_qp_q = e as u8;
+            self.rq_db_pi_q = 0;
+            self.rq_db_state_q = QP_STATE_RESET;
+            self.rq_db_base_q = 0;
+            self.rq_db_log_q = 0;
+        }
         if rq_db_hit {
             let q = &self.qp_q[rq_db_field_qp];
             self.rq_db_qp_q = rq_db_field_qp as u8;
@@ -1758,7 +1767,20 @@ mod tests {
             (o.epsn_set_valid, o.epsn_set_qp, o.epsn_set_psn),
             (true, 6, 0x12_3456)
         );
-        assert!(!c.tick(&CsrIn::default()).epsn_set_valid);
+        // ... and a RESET doorbell of the QP's RQ, with no ring.
+        assert!(o.rq_db_valid);
+        assert_eq!(
+            (
+                o.rq_db_qp,
+                o.rq_db_pi,
+                o.rq_db_state,
+                o.rq_db_base,
+                o.rq_db_log
+            ),
+            (6, 0, 0, 0, 0)
+        );
+        let o = c.tick(&CsrIn::default());
+        assert!(!o.epsn_set_valid && !o.rq_db_valid);
         assert_eq!(read(&mut c, q + 0x64), 0x12_3456);
         // INIT: RESET in both views. The responder's error port: ERROR.
         let o = c.tick(&wr(q, 0x0000_0004));

@@ -1073,7 +1073,7 @@ pub const QP_RESP_RQ_CQ_RESET: u32 = 0x0;
 pub const QP_RESP_ACCESS_LSB: u32 = 16;
 pub const QP_RESP_ACCESS_W: u32 = 4;
 pub const QP_RESP_ACCESS_RESET: u32 = 0x0;
-/// RW: Responder's expected PSN: a write sets the responder's ePSN and clears its MSN and message state
+/// RW: Responder's expected PSN: a write sets the responder's ePSN, clears its MSN and message state and empties the QP's RQ (a RESET doorbell)
 pub const QP_EPSN_OFF: u16 = 0x64;
 pub const QP_EPSN_WORD: usize = 25;
 pub const QP_EPSN_MASK: u32 = 0x00FFFFFF;
