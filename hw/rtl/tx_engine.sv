@@ -1087,7 +1087,10 @@ module tx_engine #(
   end
 
   // Retransmission RAMs: one write port each, registered reads at a
-  // rewind's take (a0, a1, hw) or a grant (hw, rs).
+  // rewind's take (a0, a1, hw) or a grant (hw, rs). An anchor reported in
+  // the cycle of a rewind's take of its QP is forwarded: a1_ok is set at
+  // that edge, so the rewind must see the anchor, not the row it replaces
+  // (which is undefined before the QP's first anchor).
   always_ff @(posedge clk) begin
     if (anc_valid) a1_mem_q[anc_qp] <= {anc_idx, anc_psn};
     if (state_q == S_CHK && !a0_ok_q[qp_idx_q]) a0_mem_q[qp_idx_q] <= {w_idx_q, qp_psn};
@@ -1095,7 +1098,7 @@ module tx_engine #(
     if (rw_go) rs_mem_q[qp_idx_q] <= rw_psn_q;
     if (rw_take) begin
       a0_rd_q <= a0_mem_q[rw_qp];
-      a1_rd_q <= a1_mem_q[rw_qp];
+      a1_rd_q <= (anc_valid && anc_qp == rw_qp) ? {anc_idx, anc_psn} : a1_mem_q[rw_qp];
       hw_rd_q <= hw_mem_q[rw_qp];
     end else if (grant_take) begin
       hw_rd_q <= hw_mem_q[grant_qp];

@@ -1169,7 +1169,13 @@ impl Dut for TxEngine {
         if rw_take {
             let q = i.rw_qp as usize & (QPS - 1);
             self.a0_rd_q = self.a0_mem_q[q];
-            self.a1_rd_q = self.a1_mem_q[q];
+            // An anchor of the same QP in this cycle is forwarded (a1_ok
+            // is set at this edge; the old row may never have been written).
+            self.a1_rd_q = if i.anc_valid && i.anc_qp as usize & (QPS - 1) == q {
+                (i.anc_idx as u64) << 24 | (i.anc_psn & 0xFF_FFFF) as u64
+            } else {
+                self.a1_mem_q[q]
+            };
             self.hw_rd_q = self.hw_mem_q[q];
         } else if grant_take_q {
             let q = i.grant_qp as usize & (QPS - 1);
