@@ -15,11 +15,14 @@ use std::path::{Path, PathBuf};
 
 use common::vcd;
 
+use rnic_testbench::rtl::{set_initial_state, InitialState};
 use rnic_testbench::scenario::{self, Mode, RunOpts};
 use rnic_testbench::vector::Vector;
 
 /// Runs `vector` in lockstep with both VCDs written; returns their paths.
 fn traced_run(vector: &str, dir: &str) -> (PathBuf, PathBuf) {
+    // Register values are compared with the model's, which start at zero.
+    set_initial_state(InitialState::Zeros);
     let v = Vector::load(Path::new(vector)).unwrap_or_else(|e| panic!("{e}"));
     let dir = std::env::temp_dir().join(dir);
     let opts = RunOpts {

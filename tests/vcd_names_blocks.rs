@@ -41,8 +41,8 @@ use rnic_model::Dut;
 use rnic_testbench::env::SplitMix64;
 use rnic_testbench::lockstep::{compare, Env};
 use rnic_testbench::rtl::{
-    take_assertion_failure, CqArbTop, RdRespTop, RdSinkTop, ResponderTop, RetxCtlFastTop,
-    RqFetchTop, Rtl, RtlTop, RxBufTop, RxWrTop, WrArbTop,
+    set_initial_state, take_assertion_failure, CqArbTop, InitialState, RdRespTop, RdSinkTop,
+    ResponderTop, RetxCtlFastTop, RqFetchTop, Rtl, RtlTop, RxBufTop, RxWrTop, WrArbTop,
 };
 use rnic_testbench::vcd_model::ModelVcd;
 
@@ -70,6 +70,8 @@ where
     std::fs::create_dir_all(dir).expect("vcd dir");
     let (mp, rp) = (dir.join("model.vcd"), dir.join("rtl.vcd"));
     let _ = take_assertion_failure();
+    // Register values are compared with the model's, which start at zero.
+    set_initial_state(InitialState::Zeros);
     let mut rtl = Rtl::<T>::new();
     let mut out_r = rtl.reset();
     let mut out = model.reset();

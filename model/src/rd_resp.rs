@@ -53,11 +53,11 @@ ports! {
         /// The cycle after a head read (held otherwise): the QP had a job,
         /// and its fields (meaningful with `job_present`).
         pub job_present: bool = 1,
-        pub job_psn: u32 = 24,
-        pub job_addr: u64 = 64,
-        pub job_len: u32 = 32,
-        pub job_msn: u32 = 24,
-        pub job_mtu: u8 = 3,
+        pub job_psn: u32 = 24 if job_present,
+        pub job_addr: u64 = 64 if job_present,
+        pub job_len: u32 = 32 if job_present,
+        pub job_msn: u32 = 24 if job_present,
+        pub job_mtu: u8 = 3 if job_present,
         /// Pulse: a job was stored.
         pub ev_job: bool = 1,
         /// Pulse: a job was refused (its QP held max(1, max_rd) jobs).

@@ -120,7 +120,7 @@ ports! {
         /// The cycle after a head read (held otherwise): the QP had a WQE.
         pub rqe_present: bool = 1,
         /// Its 128 bytes (meaningful with `rqe_present`; held otherwise).
-        pub rqe_data: Rqe = 1024,
+        pub rqe_data: Rqe = 1024 if rqe_present,
         /// Pulse: a read of `err_qp` failed, its WQEs are dropped.
         pub err_valid: bool = 1,
         pub err_qp: u8 = 4 if err_valid,

@@ -17,9 +17,14 @@
 
 #pragma once
 
+#include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -262,6 +267,47 @@ class CoverageSink {
 #endif
 
 // ---------------------------------------------------------------------------
+// Initial state of what has no reset, for every harness built from then on:
+// 0 all zeros (Verilator's default), 1..2147483647 random from that seed.
+// Until rtl_shim_set_rand_reset sets it, `RNIC_RTL_RAND_RESET` (unset: 1).
+
+inline int rand_reset_from_env() {
+    const char* s = std::getenv("RNIC_RTL_RAND_RESET");
+    if (!s) return 1;
+    char* end = nullptr;
+    errno = 0;
+    long v = std::strtol(s, &end, 10);
+    if (!*s || *end || errno || v < 0 || v > 2147483647L) {
+        std::fprintf(stderr,
+                     "error: RNIC_RTL_RAND_RESET=%s: not a seed (0 = all zeros, "
+                     "1..2147483647 = random initial state from that seed)\n",
+                     s);
+        std::exit(2);
+    }
+    return static_cast<int>(v);
+}
+
+// -1: not decided yet.
+inline std::atomic<int>& rand_reset_state() {
+    static std::atomic<int> state{-1};
+    return state;
+}
+
+inline int rand_reset_seed() {
+    int s = rand_reset_state().load();
+    if (s < 0) {
+        s = rand_reset_from_env();
+        rand_reset_state().store(s);
+    }
+    return s;
+}
+
+inline std::mutex& construct_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+// ---------------------------------------------------------------------------
 // One instance of a Verilated top: its own VerilatedContext (so any number of
 // models, of any tops, can live in one process and on different threads),
 // the model and an optional VCD writer.
@@ -285,6 +331,18 @@ struct Harness {
         // signals that tracing needs when tracing was switched on by then.
         // This is the per-context form of Verilated::traceEverOn(true).
         ctx->traceEverOn(true);
+        // Every variable without a reset (RAMs, data registers) starts
+        // random, as silicon powers up, not zero: lockstep against the model
+        // (which starts at zero) then fails on any output that depends on an
+        // uninitialised bit. Verilator draws the values in the model's
+        // constructor from a per-thread generator that any context's
+        // randSeed() reseeds, so constructions are serialised: each model
+        // gets the same values for the same seed, whatever runs beside it.
+        std::lock_guard<std::mutex> g{construct_mutex()};
+        if (int seed = rand_reset_seed()) {
+            ctx->randReset(2);
+            ctx->randSeed(seed);
+        }
         model.reset(new Model{ctx.get(), "TOP"});
     }
 
@@ -387,4 +445,10 @@ extern "C" __attribute__((weak)) void rnic_assert_fail(const char* name, const c
     if (log->failures.size() >= rtl_shim::MAX_RECORDED) return;
     log->failures.push_back(rtl_shim::AssertFailure{
         name ? name : "", scope ? scope : "", file ? file : "", line, log->ctx->time()});
+}
+
+// The initial state of the harnesses built from now on: 0 all zeros, else
+// random from that seed (rtl_shim::rand_reset_seed). Weak, like the above.
+extern "C" __attribute__((weak)) void rtl_shim_set_rand_reset(int seed) {
+    rtl_shim::rand_reset_state().store(seed < 0 ? 0 : seed);
 }

@@ -65,6 +65,35 @@ pub const CLOCK_PERIOD_PS: u64 = 4000;
 /// Clock cycles that [`Dut::reset`] holds `rst` high.
 pub const RESET_CYCLES: u64 = 2;
 
+/// What the RTL's variables without a reset (RAMs, data registers) hold when
+/// a harness is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitialState {
+    /// All zeros, as the model starts (Verilator's default).
+    Zeros,
+    /// Random, from this seed (1..=2^31-1), as silicon powers up: lockstep
+    /// then fails on any output that depends on an uninitialised bit.
+    Random(u32),
+}
+
+extern "C" {
+    fn rtl_shim_set_rand_reset(seed: c_int);
+}
+
+/// Sets the initial state of every harness built from now on, in this
+/// process. Until this is called it is `RNIC_RTL_RAND_RESET` (`0` zeros, a
+/// seed random; unset: `Random(1)`, so every lockstep run checks that the
+/// RTL does not depend on power-up values). Tests that compare the RTL's
+/// internal registers with the model's (VCD register traces) use `Zeros`.
+pub fn set_initial_state(s: InitialState) {
+    let seed = match s {
+        InitialState::Zeros => 0,
+        InitialState::Random(n) => n.clamp(1, i32::MAX as u32) as c_int,
+    };
+    // SAFETY: stores an int in the shim's atomic; no other effect.
+    unsafe { rtl_shim_set_rand_reset(seed) }
+}
+
 /// The `extern "C"` entry points of one top's generated shim.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
