@@ -435,6 +435,23 @@ def recovery_vectors():
                  b_to_a=[{"drop": {"per_million": pm, "seed": seeds[1]}}]),
             max_cycles=2_000_000)
 
+    # A resend while the QP's completion queue in ack_tracker is full: the
+    # replayed WQEs must not be held back by it (their completions are in
+    # that queue already; tx_engine's replay bit lifts the block).
+    a, b = pair(331)
+    for k in range(12):
+        a.wqe(0, "write", 64, src_off=0x100 * k + 1, dst_off=0x100 * k + 3)
+    vec("resend_with_full_ack_queue",
+        "A posts twelve signaled 64-byte WRITEs on QP 0 at once (PSNs 7..18); ack_tracker "
+        "holds at most 6 of them before it blocks the QP, so six go out and wait; the link A "
+        "to B loses the first send of PSN 7: B NAKs 7 (sequence error) when 8 arrives and "
+        "drops 8..12, so the NAK acknowledges nothing and the queue is still full when A goes "
+        "back to 7. The six WQEs A sends again were sent before, so the full queue does not "
+        "hold them; B's ACKs then empty the queue, the other six go out, and all twelve "
+        "complete in order",
+        a.build(plain=[0]), b.build(),
+        link([{"drop": first(0, 7)}]))
+
 
 if __name__ == "__main__":
     main()
