@@ -329,6 +329,24 @@ def recovery_vectors():
                                                         (4, 407))],
              a_to_b=[{"drop": first(0, 7)}]))
 
+    # The LAST response lost, and the next READ's response shows the gap:
+    # the rest is one packet, so it comes back as an ONLY where a LAST is due.
+    a, b = pair(307, timeout=TIMEOUT)
+    for k, ln in enumerate((2000, 500)):
+        a.wqe(0, "read", ln, src_off=0, lkey=KEY1, rkey=gen_tx.KEY0,
+              rva=gen_tx.VA + 0x1000 * k + 0x100)
+        a.wqes[-1]["laddr"] = hex(VA1 + 0x2_0000 * k + 0x3)
+    vec("drop_read_last_rest_only",
+        f"A READs 2000 bytes (MTU 1024: responses FIRST PSN 7, LAST PSN 8) then 500 bytes "
+        f"(ONLY, PSN 9) on QP 0, posted at once, local ACK timeout {TIMEOUT}; the link B to A "
+        "loses the first READ's LAST once. The second READ's ONLY (PSN 9) shows rd_sink the "
+        "gap, and A asks again for the rest of the first READ (READ REQUEST PSN 8, VA and "
+        "length moved on by one MTU: 976 bytes), which B answers with one READ RESPONSE ONLY "
+        "(PSN 8): rd_sink takes an ONLY where a LAST was due. Both READs' data is placed once "
+        "and both WQEs complete, in order",
+        a.build(plain=[0]), b.build(),
+        link(b_to_a=[{"drop": first(0, 8)}]))
+
     # An ACK and a NAK lost.
     a, b = pair(307, qps=2, timeout=TIMEOUT)
     a.wqe(0, "write", 200, src_off=0x101, dst_off=0x103)
