@@ -81,6 +81,12 @@ def main():
     vec("rd_above_4g", "Reads above 4 GB (4-DW MRd headers) and right below it.", "dma_rd",
         20000, memory=mem(0xFFFF_F000, 0x3000),
         reads=[rd(0xFFFF_FFF0, 16), rd(0x1_0000_0000, 100), rd(0x1_0000_0FFD, 600)])
+    # Every byte of the 64-bit address non-zero and distinct, so each one
+    # must land in its own place of the 4-DW header.
+    vec("rd_64bit_address", "Reads at 0xFEDC_BA98_7654_3xxx: every byte of the 4-DW MRd "
+        "header's address differs and is non-zero.", "dma_rd", 20000,
+        memory=mem(0xFEDC_BA98_7654_3000, 0x2000),
+        reads=[rd(0xFEDC_BA98_7654_3010, 100), rd(0xFEDC_BA98_7654_3FF0, 600)])
     for mrrs in (128, 256, 512, 1024, 2048, 4096):
         vec(f"rd_mrrs_{mrrs}", f"MRRS {mrrs}: requests split at {mrrs}-byte aligned "
             "addresses, never over MRRS, never across 4 KB.", "dma_rd", 40000,
@@ -165,6 +171,9 @@ def main():
         "headers), overlapping writes applied in order.", "dma_wr", 40000,
         writes=[wr(BASE + 0xFFF, 2, 1), wr(BASE + 0x1FFD, 8, 2), wr(0xFFFF_FFFE, 4, 3),
                 wr(0x1_0000_0003, 5000, 4), wr(0x1_0000_0100, 10, 5)])
+    vec("wr_64bit_address", "Writes at 0xFEDC_BA98_7654_3xxx: every byte of the 4-DW MWr "
+        "header's address differs and is non-zero.", "dma_wr", 40000,
+        writes=[wr(0xFEDC_BA98_7654_3011, 300, 1), wr(0xFEDC_BA98_7654_3FF0, 40, 2)])
     vec("wr_backpressure_clients", "Four clients, data valid 40 %, rq ready 50 %: no byte "
         "lost, done pulses in request order.", "dma_wr", 60000,
         root_complex={"rq_ready_percent": 50, "seed": 3},
