@@ -428,6 +428,32 @@ fn class9_a_hex_ack_completes_rc_work_like_a_symbolic_one() {
 }
 
 #[test]
+fn class6_a_setup_qp_step_comes_once_and_before_its_posts() {
+    let prog = |steps: Value| with(base(), "program", steps);
+    assert_error(
+        &prog(json!([{"setup_qp": {"qp": 5}}])),
+        "program[0].setup_qp.qp",
+        "not in qps",
+    );
+    assert_error(
+        &prog(json!([{"setup_qp": {"qp": 1}}, {"setup_qp": {"qp": 1}}])),
+        "program[1].setup_qp.qp",
+        "twice",
+    );
+    assert_error(
+        &prog(json!([{"post_send": {"qp": 1, "wqes": 0}}, {"setup_qp": {"qp": 1}}])),
+        "program[0].qp",
+        "before its setup_qp",
+    );
+    let timed = with(
+        prog(json!([{"setup_qp": {"qp": 1}}])),
+        "doorbells",
+        json!([{"at": 10, "qp": 1, "wqes": 0}]),
+    );
+    assert_error(&timed, "doorbells[0].qp", "program step");
+}
+
+#[test]
 fn class6_an_ignored_write_must_be_one_the_map_ignores() {
     let step = |addr: &str, data: &str| {
         with(

@@ -32,6 +32,9 @@ VA1 = 0x7E00_0000_0000
 KEY1 = 0x4561  # entry 1
 LEN1 = 0x20_0000
 START = 400
+# setup_during_traffic's cycles (after configuration).
+SETUP_A = 522
+SETUP_B = 629
 
 CHECK = ("both NICs' model and RTL in lockstep; each NIC's request frames byte for byte against "
          "frames built from its WQEs and memory; the receiver's effects predicted by "
@@ -233,6 +236,8 @@ def main(write):
         "once, its ACKs sharing the control path with its requests; every payload placed, "
         "every RECV completed, every WQE completed by the other side's ACKs",
         a.build(pace=[0, 1, 2, 3]), b.build(pace=[0, 1, 2, 3]))
+
+    setup_during_traffic(vec)
 
     # IPv6 and VLAN.
     a, b = Side("a", 41), Side("b", 42)
@@ -660,3 +665,36 @@ def read_payload_timeout(vec):
         "out, A asks again, B executes the duplicate READ and times out the same way; with "
         "retry_cnt 1 the READ ends with status 12 (retry exceeded) and QP 0 goes to ERROR",
         a.build(plain=[0]), b.build(), max_cycles=200_000)
+
+
+def setup_during_traffic(vec, t_a=SETUP_A, t_b=SETUP_B, name="rc_setup_during_traffic"):
+    """QP 1 is set up on both hosts (setup_qp) while QP 0 streams: A's
+    PSN write lands as QP 0's packets leave, B's EPSN write as QP 0's
+    packets are executed (the cycles picked so that they meet)."""
+    a, b = Side("a", 61), Side("b", 62)
+    for n in range(2):
+        a.qp(n, 256)
+        b.qp(n, 256)
+    a.qps[1]["psn"] = 0xC0_0000
+    b.qps[1]["epsn"] = 0xC0_0000
+    for k in range(48):
+        w = a.wqe(0, "write", 64, src_off=0x100 * k + 1, dst_off=0x100 * k + 3)
+        w["signaled"] = k == 47
+    for k in range(4):
+        a.wqe(1, "write", 300, src_off=0x1_0000 + 0x1000 * k, dst_off=0x1_0000 + 0x1000 * k + 7)
+    ha = a.build(plain=[0])
+    ha["program"] += [{"wait_until": {"cycle": t_a}}, {"setup_qp": {"qp": 1}},
+                      {"wait_until": {"cycle": t_a + 600}}, {"post_send": {"qp": 1, "wqes": 4}}]
+    hb = b.build()
+    hb["program"] += [{"wait_until": {"cycle": t_b}}, {"setup_qp": {"qp": 1}}]
+    vec(name,
+        "QP 0 streams 48 WRITEs of 64 bytes A to B (MTU 256, unsignaled but the last) while "
+        f"QP 1, in RESET until then on both hosts, is set up by the hosts' setup_qp steps: "
+        f"B's at cycle {t_b}, A's at {t_a}, each the same MMIO writes configuration makes "
+        "(PSN and EPSN 0xC0_0000). A's PSN write meets a report of one of QP 0's packets "
+        "leaving (ack_tracker must restart QP 1's window all the same), B's EPSN write meets "
+        "the execution of one of QP 0's packets (the responder's row write of QP 1 must not "
+        "be lost to QP 0's). Then A WRITEs 4 x 300 bytes on QP 1: all placed, all "
+        "acknowledged, every WQE of both QPs completes",
+        ha, hb)
+

@@ -85,6 +85,21 @@ pub enum Step {
     /// word past an entry's registers, an entry past the build's size, a
     /// doorbell for a QP >= QPS. The references predict the run without it.
     IgnoredWrite { addr: Hex, data: Hex },
+    /// Configure QP `qp` now, with the same MMIO writes configuration
+    /// makes (its `qps` entry, CTRL last), one a cycle: the QP stays in
+    /// RESET, untouched, until then, as a connection set up while others
+    /// carry traffic. Its posts must come after this step.
+    SetupQp { qp: u32 },
+}
+
+impl Vector {
+    /// Whether QP `qp` is configured by a `setup_qp` step rather than at
+    /// the start.
+    pub fn deferred_setup(&self, qp: u32) -> bool {
+        self.program
+            .iter()
+            .any(|s| matches!(*s, Step::SetupQp { qp: q } if q == qp))
+    }
 }
 
 /// Bits of RESP.ACCESS (ibverbs: 2 REMOTE_WRITE, 4 REMOTE_READ, 8 atomic).
@@ -210,6 +225,54 @@ impl Vector {
             }
             Ok(())
         };
+        // A QP set up by a step: once, posted to only after it, and never by
+        // a timed doorbell (which could ring before the setup).
+        let mut set_up = vec![false; super::QPS as usize];
+        for (k, s) in self.program.iter().enumerate() {
+            let at = format!("program[{k}]");
+            let before = |qp: u32, set_up: &[bool]| {
+                self.deferred_setup(qp) && !set_up.get(qp as usize).copied().unwrap_or(true)
+            };
+            match *s {
+                Step::SetupQp { qp } => {
+                    if !self.qps.iter().any(|q| q.qp == qp) {
+                        return e(
+                            format!("{at}.setup_qp.qp"),
+                            format!("QP {qp} is not in qps"),
+                        );
+                    }
+                    if std::mem::replace(&mut set_up[qp as usize], true) {
+                        return e(
+                            format!("{at}.setup_qp.qp"),
+                            format!("QP {qp} is set up twice"),
+                        );
+                    }
+                }
+                Step::PostRecv { qp, .. } | Step::PostSend { qp, .. } if before(qp, &set_up) => {
+                    return e(
+                        format!("{at}.qp"),
+                        format!("QP {qp} is posted to before its setup_qp step"),
+                    );
+                }
+                _ => {}
+            }
+        }
+        for (k, d) in self.doorbells.iter().enumerate() {
+            if self.deferred_setup(d.qp) {
+                return e(
+                    format!("doorbells[{k}].qp"),
+                    format!("QP {} is set up by a program step: post to it there", d.qp),
+                );
+            }
+        }
+        for (k, d) in self.rq_doorbells.iter().enumerate() {
+            if self.deferred_setup(d.qp) {
+                return e(
+                    format!("rq_doorbells[{k}].qp"),
+                    format!("QP {} is set up by a program step: post to it there", d.qp),
+                );
+            }
+        }
         for (k, d) in self.rq_doorbells.iter().enumerate() {
             if d.at > self.max_cycles {
                 return e(
@@ -261,6 +324,7 @@ impl Vector {
                         return e(format!("{at}.ignored_write"), r);
                     }
                 }
+                Step::SetupQp { .. } => {}
                 Step::WaitCqes { cq, count } => {
                     if !self.cqs.iter().any(|c| c.cq == cq) {
                         return e(

@@ -24,6 +24,8 @@ pub struct Host {
     rq_posted: Vec<usize>,
     next_rqdb: usize,
     next_step: usize,
+    /// The rest of a `setup_qp` step's writes, one a cycle.
+    setup: std::collections::VecDeque<(u16, u32)>,
     /// Every RQ doorbell written, in order.
     pub recv_posts: Vec<RecvPost>,
 }
@@ -48,6 +50,7 @@ impl RnicTopEnv {
     pub(super) fn host_done(&self) -> bool {
         self.host.next_rqdb >= self.vector.rq_doorbells.len()
             && self.host.next_step >= self.vector.program.len()
+            && self.host.setup.is_empty()
     }
 
     /// The MMIO write of this cycle in the run phase, if any.
@@ -67,8 +70,22 @@ impl RnicTopEnv {
                 return Some(self.post_recvs(cycle, qp, n));
             }
         }
+        if let Some(w) = self.host.setup.pop_front() {
+            return Some(w);
+        }
         while let Some(s) = self.vector.program.get(self.host.next_step).cloned() {
             match s {
+                Step::SetupQp { qp } => {
+                    self.host.next_step += 1;
+                    let q = self
+                        .vector
+                        .qps
+                        .iter()
+                        .find(|q| q.qp == qp)
+                        .expect("validated: the QP is in qps");
+                    self.host.setup = super::program::qp_writes(q).into();
+                    return self.host.setup.pop_front();
+                }
                 Step::PostRecv { qp, recvs } => {
                     self.host.next_step += 1;
                     return Some(self.post_recvs(cycle, qp, recvs));

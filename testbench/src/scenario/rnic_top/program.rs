@@ -199,7 +199,8 @@ pub(super) fn config_writes(v: &Vector) -> Vec<(u16, u32)> {
             (PFCG_EN_ADDR, g.enable as u32),
         ]);
     }
-    for q in &v.qps {
+    // A QP with a `setup_qp` step is configured by it (host.rs).
+    for q in v.qps.iter().filter(|q| !v.deferred_setup(q.qp)) {
         w.extend(qp_writes(q));
     }
     w
@@ -230,7 +231,7 @@ fn cc_writes(c: &crate::vector::CcSpec) -> Vec<(u16, u32)> {
     ]
 }
 
-fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
+pub(super) fn qp_writes(q: &QpSpec) -> Vec<(u16, u32)> {
     let a = QP_BASE + (q.qp as u16) * QP_STRIDE;
     let (src, dst) = q.ip.to_u128();
     let (dm, sm) = (q.dst_mac.to_u64(), q.src_mac.to_u64());
