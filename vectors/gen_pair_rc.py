@@ -238,6 +238,7 @@ def main(write):
         a.build(pace=[0, 1, 2, 3]), b.build(pace=[0, 1, 2, 3]))
 
     setup_during_traffic(vec)
+    setup_during_traffic(vec, t_a=674, t_b=630, name="rc_setup_during_nak", lose=9)
 
     # IPv6 and VLAN.
     a, b = Side("a", 41), Side("b", 42)
@@ -667,7 +668,8 @@ def read_payload_timeout(vec):
         a.build(plain=[0]), b.build(), max_cycles=200_000)
 
 
-def setup_during_traffic(vec, t_a=SETUP_A, t_b=SETUP_B, name="rc_setup_during_traffic"):
+def setup_during_traffic(vec, t_a=SETUP_A, t_b=SETUP_B, name="rc_setup_during_traffic",
+                         lose=None):
     """QP 1 is set up on both hosts (setup_qp) while QP 0 streams: A's
     PSN write lands as QP 0's packets leave, B's EPSN write as QP 0's
     packets are executed (the cycles picked so that they meet)."""
@@ -675,6 +677,8 @@ def setup_during_traffic(vec, t_a=SETUP_A, t_b=SETUP_B, name="rc_setup_during_tr
     for n in range(2):
         a.qp(n, 256)
         b.qp(n, 256)
+    if lose is not None:
+        a.qps[0]["timeout"] = 2
     a.qps[1]["psn"] = 0xC0_0000
     b.qps[1]["epsn"] = 0xC0_0000
     for k in range(48):
@@ -687,14 +691,20 @@ def setup_during_traffic(vec, t_a=SETUP_A, t_b=SETUP_B, name="rc_setup_during_tr
                       {"wait_until": {"cycle": t_a + 600}}, {"post_send": {"qp": 1, "wqes": 4}}]
     hb = b.build()
     hb["program"] += [{"wait_until": {"cycle": t_b}}, {"setup_qp": {"qp": 1}}]
+    meets = ("A's PSN write meets a report of one of QP 0's packets leaving (ack_tracker "
+             "must restart QP 1's window all the same)") if lose is None else (
+        f"The link A to B loses QP 0's PSN {lose} once (QP 0: local ACK timeout 2), and B's "
+        "sequence NAK reaches A's ack_tracker in the cycle A's PSN write of QP 1 takes "
+        f"effect: the NAK must be taken all the same, and A goes back to {lose}")
     vec(name,
         "QP 0 streams 48 WRITEs of 64 bytes A to B (MTU 256, unsignaled but the last) while "
         f"QP 1, in RESET until then on both hosts, is set up by the hosts' setup_qp steps: "
         f"B's at cycle {t_b}, A's at {t_a}, each the same MMIO writes configuration makes "
-        "(PSN and EPSN 0xC0_0000). A's PSN write meets a report of one of QP 0's packets "
-        "leaving (ack_tracker must restart QP 1's window all the same), B's EPSN write meets "
+        f"(PSN and EPSN 0xC0_0000). {meets}; B's EPSN write meets "
         "the execution of one of QP 0's packets (the responder's row write of QP 1 must not "
         "be lost to QP 0's). Then A WRITEs 4 x 300 bytes on QP 1: all placed, all "
         "acknowledged, every WQE of both QPs completes",
-        ha, hb)
+        ha, hb, link=None if lose is None else {
+            "a_to_b": {"delay": 0, "faults": [{"drop": {"qp": 0, "psn": lose, "first": 1}}]},
+            "b_to_a": {"delay": 0}})
 
