@@ -1746,18 +1746,18 @@ mod tests {
         );
         // RQ doorbell for QP 6: its ring and 3-bit state at n+1.
         // (tick returns the outputs after the edge that ends its cycle.)
-        let o = c.tick(&wr(0x0018, 6 << 16 | 0x0102));
-        assert!(o.rq_db_valid && !o.db_valid);
-        assert_eq!(
+        let rq_db = |o: &CsrOut| {
             (
                 o.rq_db_qp,
                 o.rq_db_pi,
                 o.rq_db_state,
                 o.rq_db_base,
-                o.rq_db_log
-            ),
-            (6, 0x0102, 3, 0x9_1234_5680, 7)
-        );
+                o.rq_db_log,
+            )
+        };
+        let o = c.tick(&wr(0x0018, 6 << 16 | 0x0102));
+        assert!(o.rq_db_valid && !o.db_valid);
+        assert_eq!(rq_db(&o), (6, 0x0102, 3, 0x9_1234_5680, 7));
         assert!(!c.tick(&CsrIn::default()).rq_db_valid);
         // A doorbell for a QP the build lacks is ignored.
         assert!(!c.tick(&wr(0x0018, 16 << 16 | 1)).rq_db_valid);
@@ -1769,16 +1769,7 @@ mod tests {
         );
         // ... and a RESET doorbell of the QP's RQ, with no ring.
         assert!(o.rq_db_valid);
-        assert_eq!(
-            (
-                o.rq_db_qp,
-                o.rq_db_pi,
-                o.rq_db_state,
-                o.rq_db_base,
-                o.rq_db_log
-            ),
-            (6, 0, 0, 0, 0)
-        );
+        assert_eq!(rq_db(&o), (6, 0, 0, 0, 0));
         let o = c.tick(&CsrIn::default());
         assert!(!o.epsn_set_valid && !o.rq_db_valid);
         assert_eq!(read(&mut c, q + 0x64), 0x12_3456);

@@ -1166,13 +1166,14 @@ impl Dut for TxEngine {
 
         // ---- retransmission RAMs: reads at a rewind's take or a grant
         // (before this cycle's writes), one write port each ----
+        let anc_row = (i.anc_idx as u64) << 24 | (i.anc_psn & 0xFF_FFFF) as u64;
         if rw_take {
             let q = i.rw_qp as usize & (QPS - 1);
             self.a0_rd_q = self.a0_mem_q[q];
             // An anchor of the same QP in this cycle is forwarded (a1_ok
             // is set at this edge; the old row may never have been written).
             self.a1_rd_q = if i.anc_valid && i.anc_qp as usize & (QPS - 1) == q {
-                (i.anc_idx as u64) << 24 | (i.anc_psn & 0xFF_FFFF) as u64
+                anc_row
             } else {
                 self.a1_mem_q[q]
             };
@@ -1183,8 +1184,7 @@ impl Dut for TxEngine {
             self.rs_rd_q = self.rs_mem_q[q];
         }
         if i.anc_valid {
-            self.a1_mem_q[i.anc_qp as usize & (QPS - 1)] =
-                (i.anc_idx as u64) << 24 | (i.anc_psn & 0xFF_FFFF) as u64;
+            self.a1_mem_q[i.anc_qp as usize & (QPS - 1)] = anc_row;
         }
         if let Some(a) = a0_write {
             self.a0_mem_q[q0] = a;

@@ -10,12 +10,13 @@ use crate::vector::QpSpec;
 use crate::wire::roce::{reth, OPCODE_CNP};
 
 impl RnicTopEnv {
-    fn qp(&self, qp: u32) -> &QpSpec {
+    /// QP `qp`'s entry in the vector (validated: every QP named is there).
+    pub(super) fn qp(&self, qp: u32) -> &QpSpec {
         self.vector
             .qps
             .iter()
             .find(|q| q.qp == qp)
-            .expect("frame of a known QP")
+            .expect("validated: a QP of the vector")
     }
 
     /// The frame of reference packet `p`.

@@ -77,13 +77,7 @@ impl RnicTopEnv {
             match s {
                 Step::SetupQp { qp } => {
                     self.host.next_step += 1;
-                    let q = self
-                        .vector
-                        .qps
-                        .iter()
-                        .find(|q| q.qp == qp)
-                        .expect("validated: the QP is in qps");
-                    self.host.setup = super::program::qp_writes(q).into();
+                    self.host.setup = super::program::qp_writes(self.qp(qp)).into();
                     return self.host.setup.pop_front();
                 }
                 Step::PostRecv { qp, recvs } => {
