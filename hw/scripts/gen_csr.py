@@ -25,7 +25,8 @@ silently: a register added here without hardware behind it fails the lint.
                    word w at bits 32w+31:32w), per register <T>_<R>_WORD
   any field narrower than its register: <..>_<F>_LSB, and _W unless 1 bit
 The Rust module has all of these and more (offsets, per-register masks and
-resets of table registers, field resets).
+resets of table registers, field resets, and per table <T>_HW: which words
+are RWH).
 """
 
 import os
@@ -402,7 +403,7 @@ def gen_rs(blocks):
          "//! that exist), `_RESET`; fields `<BLOCK>_<REG>_<FIELD>_LSB`, `_W`,",
          "//! `_RESET` (numeric resets only); tables `<T>_BASE`, `_STRIDE`, `_MAX`",
          "//! (entries the address space holds), `_WORDS` (32-bit words per",
-         "//! entry), `_MASKS` and `_RESETS` (per word).", "//!"]
+         "//! entry), `_MASKS`, `_RESETS` and `_HW` (per word).", "//!"]
     o += rs_doc_table(blocks)
     for b in blocks:
         o.append("")
@@ -425,6 +426,14 @@ def gen_rs(blocks):
                 # One word a line with its register's name (rustfmt keeps it so).
                 o += [f"    0x{w:08X}, // {n}" for w, n in zip(words, names)]
                 o.append("];")
+            hw = [False] * b.words
+            for r in b.regs:
+                hw[r.offset // 4] = r.access == "RWH"
+            o.append(f"/// {b.name} entry: word `w` is RWH (hardware writes it too, so it "
+                     "need not read back what software wrote).")
+            o.append(f"pub const {b.name}_HW: [bool; {b.words}] = [")
+            o += [f"    {str(h).lower()}, // {n}" for h, n in zip(hw, names)]
+            o.append("];")
         else:
             o.append(f"// {b.name} registers at 0x{b.base:04X}.")
         if b.array is not None:

@@ -6,7 +6,7 @@
 //! that exist), `_RESET`; fields `<BLOCK>_<REG>_<FIELD>_LSB`, `_W`,
 //! `_RESET` (numeric resets only); tables `<T>_BASE`, `_STRIDE`, `_MAX`
 //! (entries the address space holds), `_WORDS` (32-bit words per
-//! entry), `_MASKS` and `_RESETS` (per word).
+//! entry), `_MASKS`, `_RESETS` and `_HW` (per word).
 //!
 //! | address | register | access | fields (bits name reset) |
 //! |---|---|---|---|
@@ -848,6 +848,36 @@ pub const QP_RESETS: [u32; 27] = [
     0x00000000, // EPSN
     0x00007700, // RETRY
 ];
+/// QP entry: word `w` is RWH (hardware writes it too, so it need not read back what software wrote).
+pub const QP_HW: [bool; 27] = [
+    true,  // CTRL
+    false, // REMOTE_QPN
+    true,  // PSN
+    false, // PD
+    false, // DST_MAC_LO
+    false, // DST_MAC_HI
+    false, // SRC_MAC_LO
+    false, // SRC_MAC_HI
+    false, // SRC_IP0
+    false, // SRC_IP1
+    false, // SRC_IP2
+    false, // SRC_IP3
+    false, // DST_IP0
+    false, // DST_IP1
+    false, // DST_IP2
+    false, // DST_IP3
+    false, // UDP
+    false, // VLAN
+    false, // SQ_BASE_LO
+    false, // SQ_BASE_HI
+    false, // SQ_LOG
+    false, // RQ_BASE_LO
+    false, // RQ_BASE_HI
+    false, // RQ_LOG
+    false, // RESP
+    false, // EPSN
+    false, // RETRY
+];
 /// RWH: Connection state and options
 pub const QP_CTRL_OFF: u16 = 0x00;
 pub const QP_CTRL_WORD: usize = 0;
@@ -1129,6 +1159,18 @@ pub const MR_RESETS: [u32; 9] = [
     0x00000000, // FLAGS
     0x00000000, // PD
 ];
+/// MR entry: word `w` is RWH (hardware writes it too, so it need not read back what software wrote).
+pub const MR_HW: [bool; 9] = [
+    false, // KEY
+    false, // VA_LO
+    false, // VA_HI
+    false, // LEN_LO
+    false, // LEN_HI
+    false, // PBASE_LO
+    false, // PBASE_HI
+    false, // FLAGS
+    false, // PD
+];
 /// RW: Memory key (lkey); the WQE's lkey selects entry lkey mod MRS
 pub const MR_KEY_OFF: u16 = 0x00;
 pub const MR_KEY_WORD: usize = 0;
@@ -1203,6 +1245,12 @@ pub const CQ_RESETS: [u32; 3] = [
     0x00000000, // BASE_LO
     0x00000000, // BASE_HI
     0x00000000, // LOG
+];
+/// CQ entry: word `w` is RWH (hardware writes it too, so it need not read back what software wrote).
+pub const CQ_HW: [bool; 3] = [
+    false, // BASE_LO
+    false, // BASE_HI
+    false, // LOG
 ];
 /// RW: CQ ring base (bus address), bits 31:0; 32-byte aligned
 pub const CQ_BASE_LO_OFF: u16 = 0x00;

@@ -27,6 +27,7 @@ mod host;
 mod pfc_check;
 mod program;
 mod read_window;
+mod registers;
 mod resp_check;
 mod resp_counters;
 pub mod resp_predict;
@@ -66,6 +67,13 @@ pub const REWIND_QUIET: u64 = 4096;
 /// A well-formed RoCE frame with BTH opcode 0x81 (CNP).
 pub fn is_cnp(f: &[u8]) -> bool {
     RoceRepr::parse_bytes(f).is_ok_and(|r| r.bth.opcode == crate::wire::roce::OPCODE_CNP)
+}
+
+/// An MMIO read in flight: a counter (its value is a result) or a
+/// register whose value the host knows ([`registers`]).
+enum Awaiting {
+    Counter(String),
+    Register { name: String, addr: u16, want: u32 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +119,11 @@ pub struct RnicTopEnv {
     /// Cycle of each doorbell write.
     pub doorbell_cycles: Vec<u64>,
     counter_reads: VecDeque<Readback>,
-    awaiting: VecDeque<String>,
+    awaiting: VecDeque<Awaiting>,
+    /// Plain RW registers the host wrote ([`registers`]), read back after
+    /// the counters once `readback_queued`.
+    written: registers::Written,
+    readback_queued: bool,
     pub counters: Vec<(String, u32)>,
     /// The wire into `rx_*` and the peer.
     pub rx: RxWire,
@@ -190,6 +202,8 @@ impl RnicTopEnv {
             doorbell_cycles: Vec::new(),
             counter_reads: readback_plan(v, in_pair || uses_rx(v), in_pair),
             awaiting: VecDeque::new(),
+            written: registers::Written::default(),
+            readback_queued: false,
             counters: Vec::new(),
             rx: RxWire::new(v)?,
             data_frames: 0,
@@ -247,7 +261,19 @@ impl RnicTopEnv {
         }
         if o.mmio_rd_resp_valid {
             match self.awaiting.pop_front() {
-                Some(name) => self.counters.push((name, o.mmio_rd_resp_data)),
+                Some(Awaiting::Counter(name)) => self.counters.push((name, o.mmio_rd_resp_data)),
+                Some(Awaiting::Register { name, addr, want }) if o.mmio_rd_resp_data != want => {
+                    self.common.fail(
+                        cycle,
+                        format!(
+                            "register readback: {name} ({addr:#06x}) read {:#010x}, \
+                             the host's last write (or the map's reset) masked to the \
+                             map's bits is {want:#010x}",
+                            o.mmio_rd_resp_data
+                        ),
+                    )
+                }
+                Some(Awaiting::Register { .. }) => {}
                 None => self
                     .common
                     .fail(cycle, "MMIO read response with no read outstanding".into()),
@@ -298,10 +324,26 @@ impl RnicTopEnv {
             Phase::Counters => match self.counter_reads.pop_front() {
                 Some(Readback::Read(name, a)) => {
                     (i.mmio_rd_valid, i.mmio_rd_addr) = (true, a);
-                    self.awaiting.push_back(name);
+                    self.awaiting.push_back(Awaiting::Counter(name));
+                }
+                Some(Readback::Check(name, addr, want)) => {
+                    (i.mmio_rd_valid, i.mmio_rd_addr) = (true, addr);
+                    self.awaiting
+                        .push_back(Awaiting::Register { name, addr, want });
                 }
                 Some(Readback::Write(a, d)) => {
                     (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
+                }
+                // The registers last: the counter plan's STAT_QP writes
+                // are among the writes they read back.
+                None if !self.readback_queued => {
+                    self.readback_queued = true;
+                    self.counter_reads.extend(
+                        self.written
+                            .expected()
+                            .into_iter()
+                            .map(|(n, a, v)| Readback::Check(n, a, v)),
+                    );
                 }
                 None if self.awaiting.is_empty() => {
                     self.phase = Phase::Done;
@@ -310,6 +352,9 @@ impl RnicTopEnv {
                 None => {}
             },
             Phase::Done => {}
+        }
+        if i.mmio_wr_valid {
+            self.written.note(i.mmio_wr_addr, i.mmio_wr_data);
         }
         if o.rq_valid || o.tx_tvalid {
             self.last_activity = cycle;

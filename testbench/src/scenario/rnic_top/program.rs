@@ -74,12 +74,15 @@ pub const RETX_COUNTERS: &[(&str, u16)] = &[
     ("retx_exhaust", RETX_EXHAUST_ADDR),
 ];
 
-/// One step of the end-of-run readback: a register read under a name, or a
-/// write (STAT_QP, selecting the QP whose DCQCN state the next reads show).
+/// One step of the end-of-run readback: a register read under a name, a
+/// write (STAT_QP, selecting the QP whose DCQCN state the next reads show),
+/// or a read of a register whose value the host knows (name, address,
+/// value: [`super::registers`]).
 #[derive(Debug, Clone)]
 pub(super) enum Readback {
     Read(String, u16),
     Write(u16, u32),
+    Check(String, u16, u32),
 }
 
 /// Whether the vector uses the receive path or congestion control at all
