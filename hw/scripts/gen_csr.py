@@ -432,7 +432,8 @@ def gen_rs(blocks):
             o.append(f"/// {b.name} entry: word `w` is RWH (hardware writes it too, so it "
                      "need not read back what software wrote).")
             o.append(f"pub const {b.name}_HW: [bool; {b.words}] = [")
-            o += [f"    {str(h).lower()}, // {n}" for h, n in zip(hw, names)]
+            # Padded as rustfmt aligns the trailing comments.
+            o += [f"    {str(h).lower() + ',':<6} // {n}" for h, n in zip(hw, names)]
             o.append("];")
         else:
             o.append(f"// {b.name} registers at 0x{b.base:04X}.")
