@@ -291,6 +291,20 @@ def cc_vectors():
         cc={"t_inc_cycles": 2000, "b_bytes": 65536, "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0,
             "cnp_interval_cycles": 400},
         max_cycles=1_500_000))
+    write("cc", "cnp_two_qps_deployed", dict(
+        description="Two QPs streaming 512 KiB each with DCQCN on, deployed reaction point "
+                    "(as cnp_storm_deployed): 12 CNPs for each, QP 1's 150 cycles after QP "
+                    "0's, so that a monitor period ends with both QPs' cuts due and every "
+                    "alpha period ends with both QPs' updates due in the same cycle: the "
+                    "shared update datapath serves them one a cycle, round robin from the "
+                    "QP after the last served",
+        qps=[dict(qp(0, "uc", mtu=4096), cc=True), dict(qp(1, "uc", mtu=4096), cc=True)],
+        wqes=[big(0, 512), big(1, 512, off=0x10_0000)],
+        rx=[rx(2000, {"cnp": {"qp": 0}}, count=12, every=300),
+            rx(2150, {"cnp": {"qp": 1}}, count=12, every=300)],
+        cc={"t_inc_cycles": 2000, "b_bytes": 65536, "r_ai_mbps": 2000.0, "r_hai_mbps": 10000.0,
+            "cnp_interval_cycles": 400},
+        max_cycles=1_500_000))
     write("cc", "cnp_idle_qp", dict(
         description="CNPs for a QP with DCQCN on and no traffic: the rate is cut anyway; with "
                     "no bytes sent only the timer stages advance (fast recovery then additive "
