@@ -124,6 +124,8 @@ pub struct RnicTopEnv {
     /// the counters once `readback_queued`.
     written: registers::Written,
     readback_queued: bool,
+    /// Registers read before configuration, with their reset values.
+    reset_reads: VecDeque<(String, u16, u32)>,
     pub counters: Vec<(String, u32)>,
     /// The wire into `rx_*` and the peer.
     pub rx: RxWire,
@@ -204,6 +206,7 @@ impl RnicTopEnv {
             awaiting: VecDeque::new(),
             written: registers::Written::default(),
             readback_queued: false,
+            reset_reads: registers::at_reset().into(),
             counters: Vec::new(),
             rx: RxWire::new(v)?,
             data_frames: 0,
@@ -281,10 +284,25 @@ impl RnicTopEnv {
         }
         match self.phase {
             Phase::Config => {
-                if let Some((a, d)) = self.config.pop_front() {
-                    (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
+                // Every QP must come out of reset in RESET: its CTRL is read
+                // back ([`registers::at_reset`]) while the tables are
+                // written, on the read port, so configuration takes no
+                // longer; a write to a CTRL not read yet (or read in this
+                // cycle) waits.
+                let unread = |a: u16| self.reset_reads.iter().any(|r| r.1 == a);
+                match self.config.front() {
+                    Some(&(a, d)) if !unread(a) => {
+                        (i.mmio_wr_valid, i.mmio_wr_addr, i.mmio_wr_data) = (true, a, d);
+                        self.config.pop_front();
+                    }
+                    _ => {}
                 }
-                if self.config.is_empty() {
+                if let Some((name, addr, want)) = self.reset_reads.pop_front() {
+                    (i.mmio_rd_valid, i.mmio_rd_addr) = (true, addr);
+                    self.awaiting
+                        .push_back(Awaiting::Register { name, addr, want });
+                }
+                if self.config.is_empty() && self.reset_reads.is_empty() {
                     self.config_done = cycle + 1;
                     self.rx.start(self.config_done);
                     self.phase = Phase::Run;

@@ -7,7 +7,9 @@
 //! mux that picks the wrong word, or a register that drops a bit, fails the
 //! run even where model and RTL agree on it.
 //!
-//! Not read back: RWH words (hardware writes them too: a QP's CTRL and
+//! Before configuration, every QP's CTRL reads back its reset value.
+//!
+//! Not read back at the end: RWH words (hardware writes them too: a QP's CTRL and
 //! PSN), and table entries nobody wrote (a table row may start undefined).
 
 use std::collections::BTreeMap;
@@ -104,6 +106,23 @@ pub(super) fn rw_register(addr: u16) -> Option<RwReg> {
         }
     }
     None
+}
+
+/// `(name, address, value)` of the registers read before configuration:
+/// every QP's CTRL, which the map resets to state RESET, so that no QP comes
+/// out of reset in another state (in ERROR, say) that configuration would
+/// then overwrite unseen.
+pub(super) fn at_reset() -> Vec<(String, u16, u32)> {
+    (0..QPS as u16)
+        .map(|q| {
+            let a = QP_BASE + q * QP_STRIDE + QP_CTRL_OFF;
+            (
+                format!("QP {q} CTRL at reset"),
+                a,
+                QP_CTRL_RESET & QP_CTRL_MASK,
+            )
+        })
+        .collect()
 }
 
 /// What the host has written to plain RW registers, last write winning.
