@@ -414,6 +414,25 @@ def recovery_vectors():
         "once the RECVs are there both SENDs land and complete",
         a.build(plain=[0, 1]), hb, link())
 
+    # RNR on eight QPs at once, each with its own timer code: retx_ctl keeps
+    # the codes in a RAM that the scanner reads while NAKs write it.
+    a, b = pair(317, qps=8)
+    for n in range(8):
+        b.qps[n]["min_rnr_timer"] = n + 1
+        a.qps[n]["rnr_retry"] = 7
+        b.recv(n, [(0x1000 + 0x1000 * n, 256)])
+        a.wqe(n, "send", 64 + 8 * n, src_off=0x101 + 0x200 * n)
+    hb = b.build()
+    hb["program"] = [s for s in hb["program"] if "post_recv" not in s]
+    hb["rq_doorbells"] = [{"at": 12000, "qp": n, "recvs": 1} for n in range(8)]
+    vec("rnr_codes_per_qp",
+        "A SENDs once on each of QPs 0..7 at once (rnr_retry 7: no limit); B has no RECV "
+        "until cycle 12000 and answers each with an RNR NAK naming its QP's min_rnr_timer, "
+        "code n + 1 for QP n (0.01 ms to 0.16 ms, 2,500 to 40,000 cycles): eight RNR NAKs "
+        "within a few cycles of each other, each QP waiting its own time (QP 0 five times "
+        "before the RECVs are there, QP 4 and up once), then every SEND lands and completes",
+        a.build(plain=list(range(8))), hb, link(), max_cycles=200_000)
+
     # Random loss both ways over many messages on 4 QPs. The seeds are
     # picked so that each direction loses frames in this run (SplitMix64's
     # draws, one per frame; a seed that happened to lose nothing would test
