@@ -433,6 +433,22 @@ def recovery_vectors():
         "before the RECVs are there, QP 4 and up once), then every SEND lands and completes",
         a.build(plain=list(range(8))), hb, link(), max_cycles=200_000)
 
+    # RNR exhaustions back to back: B's NAKs wait behind its own frames and
+    # then leave one a cycle, so A's retx_ctl reports them one after another.
+    a, b = pair(331, qps=5, mtu=4096)
+    for n in range(4):
+        b.qps[n]["min_rnr_timer"] = 1
+        a.qps[n]["rnr_retry"] = 0
+        a.wqe(n, "send", 64, src_off=0x101 + 0x100 * n)
+    b.wqe(4, "write", 65536, src_off=0x1_0003, dst_off=0x2_0005)
+    vec("rnr_exhaust_back_to_back",
+        "A SENDs 64 bytes on each of QPs 0..3 (rnr_retry 0) while B streams a 64 KiB WRITE "
+        "to A on QP 4 (MTU 4096); B has no RECVs, so each SEND gets an RNR NAK, and the NAKs "
+        "wait behind B's 4 KiB frames and reach A back to back: each ends its QP at once, "
+        "all four SENDs complete with status 13 (RNR retry exceeded) and the QPs go to "
+        "ERROR, while B's WRITE is placed and completed",
+        a.build(plain=[0, 1, 2, 3]), b.build(plain=[4]), link(), max_cycles=100_000)
+
     # Random loss both ways over many messages on 4 QPs. The seeds are
     # picked so that each direction loses frames in this run (SplitMix64's
     # draws, one per frame; a seed that happened to lose nothing would test
