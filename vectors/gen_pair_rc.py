@@ -240,6 +240,29 @@ def main(write):
     setup_during_traffic(vec)
     setup_during_traffic(vec, t_a=674, t_b=630, name="rc_setup_during_nak", lose=9)
 
+    # RQ prefetch under pressure: four RQ doorbells fill rq_fetch's reads in
+    # flight, a fifth waits, and competes with the first QP once its read
+    # is back (the first QP has fetched all it had: nothing more to do).
+    a, b = Side("a", 337), Side("b", 338)
+    for n in range(8):
+        a.qp(n, 1024)
+        b.qp(n, 1024)
+    qs = [0, 5, 6, 7, 3]
+    for k, n in enumerate(qs):
+        b.recv(n, [(0x1000 * (k + 1), 256)])
+        a.wqe(n, "send", 100 + k, src_off=0x101 + 0x200 * k)
+    hb = b.build()
+    hb["program"] = [s for s in hb["program"] if "post_recv" not in s]
+    hb["rq_doorbells"] = [{"at": 1000 + k + 6 * (k == 4), "qp": n, "recvs": 1}
+                          for k, n in enumerate(qs)]
+    vec("rc_rq_fetch_five_doorbells",
+        "B rings RQ doorbells for QPs 0, 5, 6 and 7 on consecutive cycles from 1000 (one RECV "
+        "each), which fills rq_fetch's four reads in flight, and for QP 3 at 1010, which "
+        "waits; when QP 0's read is back, QP 0 has nothing more to fetch and QP 3's read goes "
+        "out next. A then SENDs once on each of those QPs (from cycle 2000): every SEND lands "
+        "in its RECV and completes on both sides",
+        a.build(plain=qs, start=2000), hb)
+
     # IPv6 and VLAN.
     a, b = Side("a", 41), Side("b", 42)
     a.qp(0, 1024, ipv6=True)
