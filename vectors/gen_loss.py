@@ -26,6 +26,7 @@ NAK can recover stalls its QP, and such a run ends by its quiet window
 
 A's QP n sends with PSNs from 100 n + 7; B's QP n is its peer (DestQP n).
 """
+import copy
 import json
 import os
 
@@ -89,6 +90,10 @@ def pair(seed, qps=1, mtu=1024, timeout=None, retry_cnt=None):
 # 100, host reads of a few hundred cycles) so no timer expires while an
 # ACK is on its way.
 TIMEOUT = 2
+
+
+# The cycle of rnr_exhaust_meets_setup's setup_qp step.
+RNR_SETUP_AT = 2003
 
 
 def first(qp, psn, n=1):
@@ -441,13 +446,28 @@ def recovery_vectors():
         a.qps[n]["rnr_retry"] = 0
         a.wqe(n, "send", 64, src_off=0x101 + 0x100 * n)
     b.wqe(4, "write", 65536, src_off=0x1_0003, dst_off=0x2_0005)
-    vec("rnr_exhaust_back_to_back",
-        "A SENDs 64 bytes on each of QPs 0..3 (rnr_retry 0) while B streams a 64 KiB WRITE "
-        "to A on QP 4 (MTU 4096); B has no RECVs, so each SEND gets an RNR NAK, and the NAKs "
-        "wait behind B's 4 KiB frames and reach A back to back: each ends its QP at once, "
-        "all four SENDs complete with status 13 (RNR retry exceeded) and the QPs go to "
-        "ERROR, while B's WRITE is placed and completed",
-        a.build(plain=[0, 1, 2, 3]), b.build(plain=[4]), link(), max_cycles=100_000)
+    what = ("A SENDs 64 bytes on each of QPs 0..3 (rnr_retry 0) while B streams a 64 KiB "
+            "WRITE to A on QP 4 (MTU 4096); B has no RECVs, so each SEND gets an RNR NAK, and "
+            "the NAKs wait behind B's 4 KiB frames and reach A back to back: each ends its QP "
+            "at once, all four SENDs complete with status 13 (RNR retry exceeded) and the QPs "
+            "go to ERROR, while B's WRITE is placed and completed")
+    ha, hb = a.build(plain=[0, 1, 2, 3]), b.build(plain=[4])
+    vec("rnr_exhaust_back_to_back", what, ha, hb, link(), max_cycles=100_000)
+    # The same, with A's QP 5 (QP 4's settings, no peer traffic) set up by a
+    # setup_qp step whose PSN write takes effect in the cycle ack_tracker
+    # applies one of the exhaustions (found by trying each cycle).
+    q5 = copy.deepcopy(next(q for q in ha["qps"] if q["qp"] == 4))
+    q5["qp"], q5["remote_qpn"] = 5, 5
+    for ring in ("sq", "rq"):
+        q5[ring]["base"] = hex(int(q5[ring]["base"], 16) + 0x1_0000)
+    ha = dict(ha, qps=ha["qps"] + [q5],
+              program=ha["program"] + [{"wait_until": {"cycle": RNR_SETUP_AT}},
+                                       {"setup_qp": {"qp": 5}}])
+    vec("rnr_exhaust_meets_setup",
+        what + f". A's setup_qp of QP 5 at cycle {RNR_SETUP_AT} makes its PSN write take "
+        "effect in the cycle an exhaustion is applied: the exhaustion must not be lost to "
+        "the other QP's restart",
+        ha, hb, link(), max_cycles=100_000)
 
     # Random loss both ways over many messages on 4 QPs. The seeds are
     # picked so that each direction loses frames in this run (SplitMix64's
