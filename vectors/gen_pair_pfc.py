@@ -49,7 +49,7 @@ def write(*args, **kw):
     gen_pair.vec(*args, check=CHECK, **kw)
 
 
-def slow_host(name, pfc, desc, delay=DELAY):
+def slow_host(name, pfc, desc, delay=DELAY, pfc_cfg=None):
     a, b = Side("a", 151), Side("b", 152)
     # VLAN 5, PCP 3 (gen_pair_rc.Side.qp tags PCP 3).
     qa = a.qp(0, 4096, vlan=5)
@@ -61,7 +61,8 @@ def slow_host(name, pfc, desc, delay=DELAY):
         a.wqe(0, "write", 65536, src_off=0x1_0000 * k, dst_off=0x1_0000 * k)
     b.root_complex = {"rq_ready_percent": RQ_READY, "seed": 5}
     if pfc:
-        b.config = {"pfc_gen": {"enable": 1 << PCP, "src_mac": "02:00:00:00:01:ff"}}
+        b.config = {"pfc_gen": {"enable": 1 << PCP, "src_mac": "02:00:00:00:01:ff",
+                                **(pfc_cfg or {})}}
     if not pfc or delay > DELAY:
         b.config = dict(b.config or {}, rx_drops=True)
     write(name, desc, a.build(plain=[0]), b.build(),
@@ -116,6 +117,14 @@ def main():
         "frame after each gap once, A goes back to it (go-back-N, re-reading the payload "
         "from host memory), the timer resends what no NAK reports; every WRITE is placed "
         "exactly once and all eight complete" % (DELAY, RQ_READY))
+    slow_host(
+        "rc_pfc_longest_refresh", True,
+        "The run of rc_pfc_slow_host with B's XOFF refresh period at its largest, "
+        "0xFFFFFF cycles (67 ms at 250 MHz; REFRESH's other end, 0, acts as 1): within "
+        "this run no XOFF is ever refreshed, each pause of 65535 quanta (335,544 cycles) "
+        "outlasts the time B stays above XON, and its XON ends it; nothing dropped, every "
+        "WRITE placed and completed",
+        pfc_cfg={"refresh_cycles": 0xFF_FFFF})
     # Headroom: XOFF + 2 L + 140 <= 512 lines (docs/pfc_gen.md) holds for
     # L <= 106; at 300 the frames already on the link when the XOFF
     # leaves overflow the buffer.
