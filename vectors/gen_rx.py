@@ -167,6 +167,25 @@ def ack_vectors():
               for q in (0, 1) for k, (op, n) in enumerate(
                   [("send", 0), ("send_imm", 100), ("write", 5000), ("write_imm", 2048), ("send", 4097)])],
         peer={"auto_ack": True, "ack_delay": 80}))
+    # The first RC completions ack_tracker retires come due in one cycle:
+    # the ACKs of QP 15 and QP 0 arrive back to back while UC completions,
+    # which go first, hold its output (a slow host takes the CQE writes).
+    # Cycle 150 found by trying 100..1190 in steps of 10.
+    write("rx", "ack_first_retire_two_qps", dict(
+        description="One signaled zero-length RC WRITE on QP 0 (PSN 7) and one on QP 15 (PSN "
+                    "70), and four signaled zero-length UC WRITEs on QP 1, with a host that "
+                    "takes requests 10 % of the cycles; the ACKs of PSN 70 and PSN 7 arrive at "
+                    "cycles 150 and 151, while UC completions hold ack_tracker's output: the "
+                    "two RC completions, the first it retires, are due in the same cycle and "
+                    "leave in round-robin order from QP 0 (QP 0's CQE before QP 15's)",
+        qps=[qp(0, "rc", psn=7), qp(1, "uc"), qp(15, "rc", psn=70)],
+        wqes=[wqe(0, "write", 0, off=0x100)]
+        + [wqe(1, "write", 0, off=0x1000 + 0x100 * k) for k in range(4)]
+        + [wqe(15, "write", 0, off=0x8000)],
+        root_complex={"latency": 100, "rcb": 64, "cpl_size": 256, "split": "aligned",
+                      "reorder": False, "seed": 3, "rq_ready_percent": 10, "faults": []},
+        rx=[rx(150, {"ack": {"qp": 15, "psn": 70, "msn": 1}}),
+            rx(151, {"ack": {"qp": 0, "psn": 7, "msn": 1}})]))
     # PSN 7..14: eight signaled 1 KiB WRITEs; the fifth one's payload read
     # fails, so its frame (PSN 11) is dropped and the peer ACKs 7..10 only,
     # NAKs 11 at the gap and stops: WRITEs 5..8 stay outstanding (PSN 11..14).
