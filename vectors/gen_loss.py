@@ -396,6 +396,22 @@ def recovery_vectors():
         link([{"drop": first(0, 8, 7)}, {"drop": {"qp": 1, "psn": 108}}]),
         max_cycles=400_000)
 
+    # Retries run out in the middle of a long message: the QP goes to
+    # ERROR with most of the WRITE unsent, and sends no more of it.
+    a, b = pair(341, qps=1, mtu=4096, retry_cnt=0)
+    a.wqe(0, "write", 262144, src_off=0x1_0001, dst_off=0x1_0003)
+    a.wqe(0, "write", 100, src_off=0x9_0001, dst_off=0x9_0003)
+    vec("exhaust_mid_message",
+        "A WRITEs 256 KiB on QP 0 (MTU 4096: 64 packets, PSNs 7..70) then 100 bytes (PSN 71), "
+        "retry_cnt 0; the link A to B loses the first send of PSN 9. B NAKs PSN 9 (sequence "
+        "error) when PSN 10 arrives; with no retry left the NAK ends the QP: the WRITE "
+        "completes with status 12 (retry exceeded, byte_len 0), the second WQE is flushed "
+        "(5) and QP 0 goes to ERROR. From there A sends only what it had committed (the "
+        "go-back-N check allows the reaction window after the NAK's arrival) and none of the "
+        "rest of the WRITE, which tx_engine ends at its next packet with the QP in ERROR",
+        a.build(plain=[0]), b.build(),
+        link([{"drop": first(0, 9)}]))
+
     # RNR: the RECVs are posted late.
     a, b = pair(313, qps=2)
     for n in range(2):

@@ -146,6 +146,9 @@ module ack_tracker #(
   input  logic [7:0]           xerr_status,
   // A success left: the anchor moves past it (the next WQE's SQ index and
   // first PSN).
+  // Error mode per QP (err_q): tx_engine ends a WQE in progress of a QP in
+  // ERROR with the completion error mode turns (docs/retransmission.md).
+  output logic [QPS-1:0]       err_mode,
   output logic                 anc_valid,
   output logic [QPW-1:0]       anc_qp,
   output logic [15:0]          anc_idx,
@@ -643,6 +646,7 @@ module ack_tracker #(
   assign una_all        = una_q;
   assign busy           = busy_q;
   assign xerr_ready     = !xp_valid_q;
+  assign err_mode       = err_q;
   assign anc_valid      = anc_valid_q;
   assign anc_qp         = anc_qp_q;
   assign anc_idx        = anc_idx_q;

@@ -366,6 +366,7 @@ module rnic_top #(
   logic [24*QPS-1:0] at_una_all;
   logic [QPS-1:0] at_busy;
   logic           at_xerr_ready;
+  logic [QPS-1:0] at_err_mode;  // ack_tracker error mode per QP, to tx_engine
   logic           at_anc_valid;
   logic [QPW-1:0] at_anc_qp;
   logic [15:0]    at_anc_idx;
@@ -761,6 +762,7 @@ module rnic_top #(
     .nak_timer(at_nak_timer), .una_all(at_una_all), .busy(at_busy),
     .xerr_valid(rtx_xerr_valid), .xerr_ready(at_xerr_ready), .xerr_qp(rtx_xerr_qp),
     .xerr_status(rtx_xerr_status),
+    .err_mode(at_err_mode),
     .anc_valid(at_anc_valid), .anc_qp(at_anc_qp), .anc_idx(at_anc_idx), .anc_psn(at_anc_psn)
   );
 
@@ -827,7 +829,7 @@ module rnic_top #(
     .grant_valid, .grant_qp, .grant_ready, .req_active,
     // A QP whose ack_tracker queue is full finishes its message but starts
     // no new one (tx_sched's grant may predate the full).
-    .wqe_avail, .wqe_block(sq_block), .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
+    .wqe_avail, .wqe_block(sq_block), .err_mode(at_err_mode), .wqe_pop_valid, .wqe_pop_qp, .wqe_valid, .wqe_qp, .wqe_data,
     .qp_idx,
     .qp_state, .qp_uc, .qp_ipv6, .qp_vlan_en, .qp_ecn_en, .qp_mtu, .qp_max_rd, .qp_cq,
     .qp_remote_qpn, .qp_psn, .qp_pd, .qp_dst_mac, .qp_src_mac, .qp_src_ip,

@@ -33,7 +33,10 @@
 //   new WQE:        pop and qp_idx at n+1; WQE and QP context at n+2; MR
 //                   entry (addressed by the WQE's lkey in rnic_top) at n+3,
 //                   checks; desc / rd_req / cpl visible at n+4
-//   WQE in progress: qp_idx at n+1, QP context at n+2, outputs at n+3
+//   WQE in progress: qp_idx at n+1, QP context at n+2, outputs at n+3; a
+//                   QP now in ERROR sends no more of it: the WQE ends, and
+//                   its flush completion (status 5, if it never completed
+//                   before) is the output at n+3
 //   READ response:  job_rd and qp_idx at n+1, job and QP context at n+2,
 //                   outputs at n+3 (job_pop with the last packet's descriptor)
 //   CNP / ACK (control grant with one waiting): the same as a WQE in
@@ -78,6 +81,9 @@ module tx_engine #(
   output logic [QPS-1:0]       req_active,
   input  logic [QPS-1:0]       wqe_avail,
   input  logic [QPS-1:0]       wqe_block,
+  // ack_tracker's error mode per QP: a WQE in progress ended by ERROR
+  // completes through it (see quit).
+  input  logic [QPS-1:0]       err_mode,
   output logic                 wqe_pop_valid,
   output logic [QPW-1:0]       wqe_pop_qp,
   input  logic                 wqe_valid,
@@ -490,6 +496,10 @@ module tx_engine #(
   logic [7:0]  rc_op, op_sel;
   logic [32:0] rd_span, rd_n;
   logic [23:0] n_psn, next_psn;
+  // The message's last PSN from this packet on (quit): s_left over MTU.
+  logic [32:0] rest_span, rest_n;
+  logic [23:0] s_last_psn;
+  logic        rest_hi_unused;
 
   always_comb begin
     is_read  = s_opcode == rnic_pkg::WQE_READ[2:0];
@@ -509,6 +519,10 @@ module tx_engine #(
     rd_n     = rd_span >> mtu_log;
     n_psn    = !is_read ? 24'd1 : ((rd_n == 33'd0) ? 24'd1 : rd_n[23:0]);
     next_psn = s_psn + n_psn;
+    rest_span  = {1'b0, s_left} + {20'd0, mtu} - 33'd1;
+    rest_n     = rest_span >> mtu_log;
+    s_last_psn = s_psn + rest_n[23:0] - 24'd1;
+    rest_hi_unused = ^rest_n[32:24];
     // Every signaled message completes: UC when its frame has left, RC
     // when ack_tracker has its ACK.
     cpl_due  = last && s_flags[0] && s_new;
@@ -577,14 +591,20 @@ module tx_engine #(
   // ------------------------------------------------------------------
   // State
   // ------------------------------------------------------------------
-  logic emit, emit_cnp, emit_ack, emit_rsp, desc_left, rd_left, cpl_left, chk_err;
+  logic emit, emit_cnp, emit_ack, emit_rsp, desc_left, rd_left, cpl_left, chk_err, quit;
+  logic quit_turn;
 
   always_comb begin
     desc_left = desc_valid_q && !desc_ready;
     rd_left   = rd_req_valid_q && !rd_req_ready;
     cpl_left  = cpl_valid_q && !cpl_ready;
+    // The next packet of a WQE in progress whose QP is now in ERROR is not
+    // sent: the WQE ends there (quit), flushed if it never completed.
+    quit      = state_q == S_EMIT && !cnp_q && !ack_q && !rsp_q
+                && qp_state == rnic_pkg::QP_ERROR;
+    quit_turn = err_mode[qp_idx_q] && !qp_uc;
     emit      = (state_q == S_CHK && chk_pkt && !chk_quiet)
-                || (state_q == S_EMIT && !cnp_q && !ack_q && !rsp_q);
+                || (state_q == S_EMIT && !cnp_q && !ack_q && !rsp_q && !quit);
     emit_cnp  = state_q == S_EMIT && cnp_q;
     // A UC QP has no ACKs: one asked for is dropped (no descriptor).
     emit_ack  = state_q == S_EMIT && ack_q && !qp_uc;
@@ -755,7 +775,7 @@ module tx_engine #(
         skip_q[qp_idx_q]  <= chk_skip;
         old_q[qp_idx_q]   <= chk_old && hw_d != 16'd1;
       end
-      if (emit && last && s_new) hw_ok_q[qp_idx_q] <= 1'b1;
+      if ((emit && last && s_new) || (quit && s_new)) hw_ok_q[qp_idx_q] <= 1'b1;
       if (rw_go) begin
         skip_q[qp_idx_q] <= 1'b1;
         old_q[qp_idx_q]  <= hw_ok_q[qp_idx_q] && rw_hw_d != 16'd0 && rw_hw_d < 16'h8000;
@@ -862,6 +882,33 @@ module tx_engine #(
         err_valid_q      <= !is_flush;
         err_qp_q         <= qp_idx_q;
         ev_prot_err_q    <= !is_flush && !is_bad_op;
+      end
+
+      // ---- a WQE in progress ends at its QP's ERROR (no more packets).
+      // A message never completed before gets its completion now, signaled
+      // or not: an RC QP in ack_tracker's error mode (retries run out, a
+      // remote-error NAK) pushes it as its last packet would, a success
+      // of its last PSN, which error mode turns into its status (12, 13,
+      // 9..11 for the first not acknowledged, 5 after); any other ERROR
+      // flushes it (5). One sent before has its completion in ack_tracker
+      // already. Marked completed for a replay (hw), as by its last packet.
+      if (quit) begin
+        active_q[qp_idx_q] <= 1'b0;
+        if (s_new) begin
+          cpl_valid_q      <= 1'b1;
+          cpl_wait_frame_q <= 1'b0;
+          cpl_wr_id_q      <= s_wr_id;
+          cpl_status_q     <= quit_turn ? rnic_pkg::CQE_SUCCESS : rnic_pkg::CQE_WR_FLUSH_ERR;
+          cpl_opcode_q     <= rnic_pkg::wc_opcode({5'd0, s_opcode});
+          cpl_len_q        <= quit_turn ? s_len : 32'd0;
+          cpl_imm_q        <= has_imm ? s_imm : 32'd0;
+          cpl_qp_q         <= qp_idx_q;
+          cpl_cq_q         <= qp_cq;
+          cpl_uc_q         <= qp_uc;
+          cpl_psn_q        <= quit_turn ? s_last_psn : 24'd0;
+          cpl_idx_q        <= s_idx;
+          ev_flush_q       <= !quit_turn;
+        end
       end
 
       // ---- a packet ----
@@ -1094,7 +1141,7 @@ module tx_engine #(
   always_ff @(posedge clk) begin
     if (anc_valid) a1_mem_q[anc_qp] <= {anc_idx, anc_psn};
     if (state_q == S_CHK && !a0_ok_q[qp_idx_q]) a0_mem_q[qp_idx_q] <= {w_idx_q, qp_psn};
-    if (emit && last && s_new) hw_mem_q[qp_idx_q] <= s_idx + 16'd1;
+    if ((emit && last && s_new) || (quit && s_new)) hw_mem_q[qp_idx_q] <= s_idx + 16'd1;
     if (rw_go) rs_mem_q[qp_idx_q] <= rw_psn_q;
     if (rw_take) begin
       a0_rd_q <= a0_mem_q[rw_qp];

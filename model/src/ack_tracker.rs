@@ -140,6 +140,8 @@ ports! {
         pub out_qp: u8 = 4 if out_valid,
         pub out_cq: u8 = 2 if out_valid,
         pub full: u16 = 16,
+        /// Error mode per QP (`err_q`), for tx_engine.
+        pub err_mode: u16 = 16,
         pub ev_ack: bool = 1,
         pub ev_nak: bool = 1,
         pub ev_dup: bool = 1,
@@ -340,6 +342,7 @@ impl AckTracker {
             out_qp: o.qp,
             out_cq: o.cq,
             full: self.full_q,
+            err_mode: (0..QPS).fold(0, |m, q| m | (self.err_q[q] as u16) << q),
             ev_ack: self.ev_ack_q,
             ev_nak: self.ev_nak_q,
             ev_dup: self.ev_dup_q,

@@ -608,6 +608,7 @@ impl RnicTop {
             // A blocked QP finishes its message but starts no new one
             // (tx_sched's grant may predate the block).
             wqe_block: sq_block,
+            err_mode: at.err_mode,
             wqe_valid: sqf.wqe_valid,
             wqe_qp: sqf.wqe_qp,
             wqe_data: sqf.wqe_data,

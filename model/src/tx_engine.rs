@@ -74,6 +74,9 @@ ports! {
         pub job_mtu: u8 = 3,
         pub wqe_avail: u16 = 16,
         pub wqe_block: u16 = 16,
+        /// ack_tracker's error mode per QP (a WQE in progress ended by
+        /// ERROR completes through it).
+        pub err_mode: u16 = 16,
         pub wqe_valid: bool = 1,
         pub wqe_qp: u8 = 4 if wqe_valid,
         pub wqe_data: Beat = 512 if wqe_valid,
@@ -1128,6 +1131,33 @@ impl Dut for TxEngine {
                 // A UC QP has no ACKs: one asked for is dropped.
                 if !i.qp_uc {
                     self.emit_ack(i);
+                }
+                self.state_q = State::Out;
+            }
+            State::Emit if i.qp_state & 3 == qp_state::ERROR => {
+                // The WQE in progress ends at its QP's ERROR, unsent. A
+                // message never completed before completes now (signaled
+                // or not): in ack_tracker's error mode (RC) as its last
+                // packet would, a success of its last PSN that error mode
+                // turns; otherwise flushed. It counts as completed for a
+                // replay (hw).
+                let q = self.qp_idx_q as usize;
+                self.active_q &= !(1 << q);
+                if self.c_new_q >> q & 1 != 0 {
+                    let (wr_id, op, imm) = (self.c_wr_id_q[q], self.c_opcode_q[q], self.c_imm_q[q]);
+                    let turn = i.err_mode >> q & 1 != 0 && !i.qp_uc;
+                    if turn {
+                        let mtu = 128u64 << mtu_code(i.qp_mtu);
+                        let rest = (self.c_left_q[q] as u64).div_ceil(mtu) as u32;
+                        let last = (i.qp_psn + rest).wrapping_sub(1) & 0xFF_FFFF;
+                        let len = self.c_len_q[q];
+                        self.set_cpl(wr_id, cqe_status::SUCCESS, op, len, imm, i, last);
+                    } else {
+                        self.set_cpl(wr_id, cqe_status::WR_FLUSH_ERR, op, 0, imm, i, 0);
+                        self.ev_flush_q = true;
+                    }
+                    self.cpl_idx_q = self.c_idx_q[q];
+                    last_new = Some(self.c_idx_q[q]);
                 }
                 self.state_q = State::Out;
             }

@@ -70,6 +70,11 @@ pub struct Expected {
     pub problems: Vec<String>,
     /// QPs a remote-error NAK moved to ERROR (CTRL.STATE must read it).
     pub nak_errors: Vec<u32>,
+    /// Per QP index: the NAK that moved it to ERROR (a remote error, or
+    /// the one retries ran out on), as (PSN, syndrome, how many NAKs of
+    /// that PSN and syndrome reached the QP before it): the go-back-N
+    /// check finds its arrival on the wire and stops the QP there.
+    pub error_nak: Vec<Option<(u32, u8, usize)>>,
 }
 
 /// The PSNs a QP sends: `count` of them from `first`, the PSN software
@@ -129,8 +134,14 @@ impl PsnRange {
 }
 
 impl Expected {
+    /// The packets that must go out: a QP that may stop sending
+    /// (`optional_from`) owes those before that point only.
     pub fn total_packets(&self) -> usize {
-        self.packets.iter().map(Vec::len).sum()
+        self.packets
+            .iter()
+            .zip(&self.optional_from)
+            .map(|(p, o)| o.map_or(p.len(), |k| k.min(p.len())))
+            .sum()
     }
 }
 
@@ -292,6 +303,7 @@ pub fn expected_after(
         optional_from: vec![None; crate::vector::QPS as usize],
         problems: Vec::new(),
         nak_errors: Vec::new(),
+        error_nak: vec![None; crate::vector::QPS as usize],
     };
     for q in &v.qps {
         // INIT and RTR: the transmit path sees RESET; an SQ doorbell only
@@ -459,7 +471,9 @@ pub fn expected_after(
                 .iter()
                 .find(|x| x.0 == q.qp)
                 .map(|x| (x.1, cqe::STATUS_RETRY_EXC_ERR));
-            if let Some((p, status)) = remote_nak(q, range, acks).or(timer) {
+            let nak = remote_nak(q, range, acks);
+            out.error_nak[q.qp as usize] = nak.map(|x| x.2);
+            if let Some((p, status)) = nak.map(|x| (x.0, x.1)).or(timer) {
                 let cqes =
                     remote_nak_outcome(q, &psn_ends, p, status, &rc_queue, &mut out.problems, v);
                 out.psns[q.qp as usize] = range;
@@ -541,10 +555,27 @@ pub fn expected_after(
 /// one's PSN, RNR NAKs beyond `rnr_retry` (7: no limit) for 13. A NAK of
 /// either kind acknowledges every PSN before its own. (Timeouts running
 /// out are read from the requests on the wire, [`super::timer_exhaust`].)
-fn remote_nak(q: &QpSpec, range: PsnRange, acks: &[(u32, u32, u8)]) -> Option<(u32, u8)> {
+/// Also the NAK itself, as `Expected::error_nak` names it.
+#[allow(clippy::type_complexity)]
+fn remote_nak(
+    q: &QpSpec,
+    range: PsnRange,
+    acks: &[(u32, u32, u8)],
+) -> Option<(u32, u8, (u32, u8, usize))> {
     let mut acked = 0;
     let (mut seq_left, mut rnr_left) = (q.retry_cnt, q.rnr_retry);
-    for &(_, psn, syndrome) in acks.iter().filter(|a| a.0 == q.qp) {
+    let mine: Vec<(u32, u8)> = acks
+        .iter()
+        .filter(|a| a.0 == q.qp)
+        .map(|a| (a.1, a.2))
+        .collect();
+    for (j, &(psn, syndrome)) in mine.iter().enumerate() {
+        let nak = (
+            psn,
+            syndrome,
+            mine[..j].iter().filter(|&&x| x == (psn, syndrome)).count(),
+        );
+        let found = |status: u8| Some((psn, status, nak));
         match range.effect(acked, psn, syndrome) {
             AckEffect::New(a) => {
                 if a > acked {
@@ -554,7 +585,7 @@ fn remote_nak(q: &QpSpec, range: PsnRange, acks: &[(u32, u32, u8)]) -> Option<(u
             }
             AckEffect::Nak if syndrome == 0x60 => {
                 if seq_left == 0 {
-                    return Some((psn, cqe::STATUS_RETRY_EXC_ERR));
+                    return found(cqe::STATUS_RETRY_EXC_ERR);
                 }
                 seq_left -= 1;
                 acked = psn_dist(range.first, psn);
@@ -562,7 +593,7 @@ fn remote_nak(q: &QpSpec, range: PsnRange, acks: &[(u32, u32, u8)]) -> Option<(u
             AckEffect::Nak if syndrome >> 5 == 0b001 => {
                 if q.rnr_retry != 7 {
                     if rnr_left == 0 {
-                        return Some((psn, cqe::STATUS_RNR_RETRY_EXC_ERR));
+                        return found(cqe::STATUS_RNR_RETRY_EXC_ERR);
                     }
                     rnr_left -= 1;
                 }
@@ -574,7 +605,7 @@ fn remote_nak(q: &QpSpec, range: PsnRange, acks: &[(u32, u32, u8)]) -> Option<(u
                     2 => cqe::STATUS_REM_ACCESS_ERR,
                     _ => cqe::STATUS_REM_OP_ERR,
                 };
-                return Some((psn, status));
+                return found(status);
             }
             _ => {}
         }
