@@ -108,6 +108,19 @@ pub enum AckKind {
     RemoteErr,
 }
 
+impl AckKind {
+    /// The class of an AETH syndrome; None for the reserved ones.
+    pub fn of_syndrome(syndrome: u8) -> Option<AckKind> {
+        match (syndrome >> 5, syndrome & 0x1F) {
+            (0b000, _) => Some(AckKind::Ack),
+            (0b001, timer) => Some(AckKind::RnrNak { timer }),
+            (0b011, 0) => Some(AckKind::SeqNak),
+            (0b011, _) => Some(AckKind::RemoteErr),
+            _ => None,
+        }
+    }
+}
+
 /// An acknowledgement that arrived at the requester.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AckIn {
@@ -141,9 +154,15 @@ pub struct QpTrace {
     /// the reference skips, e.g. a WQE whose payload read failed).
     pub skips: Vec<(u32, u32)>,
     /// From this cycle the QP is in ERROR by retry exhaustion (status 12
-    /// / 13, predicted): as after a remote-error NAK, no cause obliges a
-    /// rewind any more.
+    /// / 13, predicted from the requests that left): as after a
+    /// remote-error NAK, no cause obliges a rewind any more.
     pub exhausted_at: Option<u64>,
+    /// The cycle (last beat) the NAK that moved the QP to ERROR arrived
+    /// (a remote error, or the NAK retries ran out on, as the reference
+    /// names it). From ERROR on, no cause obliges a rewind and the QP
+    /// starts nothing new: at most `window` frames committed before it may
+    /// still leave.
+    pub error_at: Option<u64>,
     /// The reference has the QP end in ERROR by a NAK (a remote error, or
     /// retries run out on NAKs): its last cause obliges no rewind.
     pub ends_in_error: bool,
@@ -296,14 +315,31 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             w.since = due;
         }
     };
+    // ERROR (retries run out, or a remote-error NAK): the QP stops within
+    // the reaction window.
+    let error = [t.exhausted_at, t.error_at].into_iter().flatten().min();
+    let mut after_error = 0;
     for (k, f) in t.sent.iter().enumerate() {
+        if error.is_some_and(|h| f.first > h) {
+            after_error += 1;
+            if after_error == window + 1 {
+                out.push(format!(
+                    "QP {qp}: request {k} (PSN {}, cycle {}) is the {}th frame after the QP went \
+                     to ERROR at cycle {} (reaction window {window}): a QP in ERROR starts nothing new",
+                    f.psn,
+                    f.first,
+                    after_error,
+                    error.unwrap_or_default()
+                ));
+            }
+        }
         while ei < evs.len() && evs[ei].cycle() < f.first {
             let e = evs[ei];
             ei += 1;
             expire(&mut w, &mut pending, e.cycle());
             arrive(e, &mut w, &mut pending);
         }
-        if t.exhausted_at.is_some_and(|x| x <= f.first) {
+        if error.is_some_and(|x| x <= f.first) {
             w.halted = true;
             pending = None;
         }
@@ -588,6 +624,7 @@ mod tests {
             },
             skips: Vec::new(),
             exhausted_at: None,
+            error_at: None,
             ends_in_error: false,
             settles: true,
             paused: Vec::new(),
@@ -799,6 +836,37 @@ mod tests {
         // Nor once retry exhaustion put the QP in ERROR.
         off.exhausted_at = Some(1160);
         assert_eq!(check(&off), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_qp_in_error_stops_within_the_reaction_window() {
+        // A remote-error NAK of 11 arrives at 1150: 12 and 13 were
+        // committed before it (window 2); 14 is a new start in ERROR.
+        let nak = [(1150, 11, AckKind::RemoteErr)];
+        let mut inside = trace(&[10, 11, 12, 13], &nak);
+        inside.error_at = Some(1150);
+        assert_eq!(check_requester(&inside, 2), Vec::<String>::new());
+        let mut beyond = trace(&[10, 11, 12, 13, 14, 15], &nak);
+        beyond.error_at = Some(1150);
+        let v = check_requester(&beyond, 2);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            v[0].contains("PSN 14") && v[0].contains("ERROR at cycle 1150"),
+            "{v:?}"
+        );
+        // Retries run out on a sequence NAK: it obliges no rewind, and
+        // the frames after it are judged by the same window.
+        let mut seq = trace(&[10, 11, 12, 13], &[(1150, 11, AckKind::SeqNak)]);
+        seq.error_at = Some(1150);
+        assert_eq!(check_requester(&seq, 2), Vec::<String>::new());
+        let v = check_requester(&seq, 1);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("PSN 13") && v[0].contains("ERROR"), "{v:?}");
+        // Retries run out (timer): the same rule from exhausted_at.
+        let mut timer = trace(&[10, 11, 12, 13, 14], &[]);
+        timer.exhausted_at = Some(1150);
+        assert_eq!(check_requester(&timer, 2).len(), 1);
+        assert_eq!(check_requester(&timer, 3), Vec::<String>::new());
     }
 
     #[test]

@@ -468,12 +468,8 @@ impl RnicTopEnv {
                 RxEvent::Ack {
                     qp, psn, syndrome, ..
                 } => {
-                    let kind = match (syndrome >> 5, syndrome & 0x1F) {
-                        (0b000, _) => AckKind::Ack,
-                        (0b001, timer) => AckKind::RnrNak { timer },
-                        (0b011, 0) => AckKind::SeqNak,
-                        (0b011, _) => AckKind::RemoteErr,
-                        _ => continue,
+                    let Some(kind) = AckKind::of_syndrome(syndrome) else {
+                        continue;
                     };
                     if let Some(k) = slot(qp) {
                         out[k].acks.push(AckIn {
@@ -495,6 +491,19 @@ impl RnicTopEnv {
                     }
                 }
                 _ => {}
+            }
+        }
+        // The NAK the reference says moved the QP to ERROR, found among
+        // the same arrivals.
+        for t in &mut out {
+            if let Some((psn, syndrome, nth)) = self.expected.error_nak[t.qp as usize] {
+                let kind = AckKind::of_syndrome(syndrome);
+                t.error_at = t
+                    .acks
+                    .iter()
+                    .filter(|a| a.psn == psn && Some(a.kind) == kind)
+                    .nth(nth)
+                    .map(|a| a.cycle);
             }
         }
         out
