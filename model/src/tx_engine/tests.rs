@@ -144,6 +144,19 @@ fn run_blk(
     ctrl: &[(u64, bool)],
     block: std::ops::Range<u64>,
 ) -> Run {
+    run_with(qp, mrs, wqes, ctrl, block, None)
+}
+
+/// Same, with software (or ack_tracker) moving QP `Q` to ERROR at
+/// `error.0`, and ack_tracker's error mode for it `error.1`.
+fn run_with(
+    qp: Qp,
+    mrs: [Mr; MRS],
+    wqes: &[[u8; 64]],
+    ctrl: &[(u64, bool)],
+    block: std::ops::Range<u64>,
+    error: Option<(u64, bool)>,
+) -> Run {
     let mut m = TxEngine::new();
     let mut out = m.reset();
     let mut sq: VecDeque<[u8; 64]> = wqes.iter().copied().collect();
@@ -245,6 +258,12 @@ fn run_blk(
         if out.err_valid {
             assert_eq!(out.err_qp, Q);
             qp.state = qp_state::ERROR;
+        }
+        if let Some((at, mode)) = error {
+            if cycle == at {
+                qp.state = qp_state::ERROR;
+            }
+            i.err_mode = if mode && cycle >= at { 1 << Q } else { 0 };
         }
         r.prot_errs += out.ev_prot_err as u32;
         r.flushes += out.ev_flush as u32;
@@ -724,6 +743,58 @@ fn error_state_flushes_everything_signaled_or_not() {
         ]
     );
     assert_eq!(r.flushes, 3);
+}
+
+#[test]
+fn error_in_the_middle_of_a_message_ends_it() {
+    // A signaled WRITE of 2560 bytes (MTU 256: 10 packets, PSNs 100..109)
+    // then a signaled SEND; the QP goes to ERROR at cycle 20, with a few
+    // of the WRITE's packets sent.
+    let w = [
+        wqe(0x51, wqe_op::WRITE, 1, 2560, 0x1_0000, 0x101, 0),
+        wqe(0x52, wqe_op::SEND, 1, 100, 0x1_0000, 0x101, 0),
+    ];
+    let write = |status, len, psn| CplRec {
+        wait: false,
+        wr_id: 0x51,
+        status,
+        opcode: 1,
+        len,
+        imm: 0,
+        qp: Q,
+        cq: 2,
+        uc: false,
+        psn,
+    };
+    for mode in [false, true] {
+        let r = run_with(RTS_RC, mrs(), &w, &[], 0..0, Some((20, mode)));
+        // A prefix of the WRITE, nothing of the SEND.
+        let n = r.pkts.len();
+        assert!((1..10).contains(&n), "{n} packets");
+        for (k, pkt) in r.pkts.iter().enumerate() {
+            assert_eq!(pkt.psn, 100 + k as u32);
+            assert_eq!(pkt.opcode, if k == 0 { 0x06 } else { 0x07 });
+        }
+        // In error mode the WRITE completes as its last packet would
+        // (success, its length, last PSN 109: error mode turns it);
+        // otherwise flushed. The SEND is flushed either way.
+        let first = if mode {
+            write(cqe_status::SUCCESS, 2560, 109)
+        } else {
+            write(cqe_status::WR_FLUSH_ERR, 0, 0)
+        };
+        assert_eq!(r.cpls.len(), 2);
+        assert_eq!(r.cpls[0], first, "error mode {mode}");
+        assert_eq!(
+            (r.cpls[1].wr_id, r.cpls[1].status, r.cpls[1].len),
+            (0x52, cqe_status::WR_FLUSH_ERR, 0)
+        );
+        assert_eq!(r.flushes, if mode { 1 } else { 2 });
+    }
+    // ERROR after the last packet: the WRITE is whole and succeeds.
+    let r = run_with(RTS_RC, mrs(), &w, &[], 0..0, Some((200, true)));
+    assert_eq!(r.pkts.len(), 11);
+    assert_eq!(r.cpls[0], write(cqe_status::SUCCESS, 2560, 109));
 }
 
 #[test]
