@@ -36,6 +36,9 @@
 //!   of an ACK / NAK of the same QP or of a completion of the QP; and
 //!   strays: at nxt, beyond it, one or up to 1000 behind una, inside the
 //!   window, 2^23 (+- 1) ahead, anything, for any QP;
+//! - rd_sink (`rd_prog_*`, READ progress): a PSN inside the window, at
+//!   una, nxt - 1, nxt, una - 1 or anything, for a QP in use or any, now
+//!   and then in the cycle of an rd_done or ACK of the same QP;
 //! - software again: a QP in error mode restarted (`psn_set`) once it has
 //!   nothing queued, as on its way back to RTS;
 //! - cq_writer: random `out_ready`.
@@ -65,6 +68,11 @@
 //!   further or a remote-error NAK of the QP is taken; a READ success comes
 //!   out with status 0 only once released, 3 cycles after at the earliest,
 //!   and covered by una like any success;
+//! - READ progress of r, judged like an ACK of r against the window before
+//!   the cycle: inside it, for a QP not in error mode, restarted or NAKed
+//!   (go-back-N or remote error) in that cycle, una := r + 1 unless the
+//!   cycle's ACK or rd_done of the QP went as far; else nothing (checked
+//!   on `una_all` every cycle, as every una change);
 //! - UC completions come out in arrival order, unchanged;
 //! - each QP's RC completions come out in arrival order, unchanged, none
 //!   lost or duplicated; a success only once una had passed its last PSN
@@ -203,6 +211,8 @@ struct Case {
     rd_stray_pct: u8,
     /// Percent of cycles retx_ctl offers an exhaustion (status 12 / 13).
     x_pct: u8,
+    /// Percent of cycles with READ progress (rd_sink's implicit ACK).
+    prog_pct: u8,
 }
 
 fn gen_case(r: &mut SplitMix64) -> Case {
@@ -237,6 +247,7 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         rd_pct: [0, 3, 15, 50][r.below(4) as usize],
         rd_stray_pct: [5, 20][r.below(2) as usize],
         x_pct: [0, 0, 1, 2][r.below(4) as usize],
+        prog_pct: [0, 5, 20][r.below(3) as usize],
     }
 }
 
@@ -335,6 +346,19 @@ struct Stats {
     xerr_waited: u64,
     /// Anchor reports checked against the successes out.
     anchors: u64,
+    // READ progress (rd_prog).
+    /// In the window: una moved past its PSN.
+    prog_taken: u64,
+    /// In the window, but an ACK or READ done of the QP in the same cycle
+    /// went as far or further.
+    prog_beaten: u64,
+    /// Outside [una, nxt - 1]: nothing.
+    prog_outside: u64,
+    /// On a QP in error mode: nothing.
+    prog_in_err: u64,
+    /// Lost to a restart or a NAK (go-back-N or remote error) of the QP in
+    /// the same cycle.
+    prog_lost: u64,
 }
 
 impl Stats {
@@ -388,7 +412,12 @@ impl Stats {
             xerr_applied,
             xerr_dropped,
             xerr_waited,
-            anchors
+            anchors,
+            prog_taken,
+            prog_beaten,
+            prog_outside,
+            prog_in_err,
+            prog_lost
         );
         for k in 0..5 {
             self.err_out[k] += e.err_out[k];
@@ -444,6 +473,11 @@ impl RetxFloors {
             && s.xerr_held >= Self::RARE
             && s.xerr_waited >= 1
             && s.anchors >= Self::MANY
+            && s.prog_taken >= Self::MANY
+            && s.prog_beaten >= Self::RARE
+            && s.prog_outside >= Self::MANY
+            && s.prog_in_err >= Self::RARE
+            && s.prog_lost >= Self::RARE
     }
 }
 
@@ -1180,6 +1214,36 @@ impl Env for AckEnv {
                 i.rd_done_psn = self.r.next_u64() as u32 & M24;
             }
         }
+        // READ progress (rd_sink's implicit ACK of a response accepted):
+        // mostly inside the window, at its edges, behind it, anything; now
+        // and then on the QP of this cycle's rd_done or ACK.
+        let mut prog: Option<(usize, u32)> = None;
+        if !starting && self.r.percent(self.c.prog_pct) {
+            let q = if let Some((rq, _)) = rd.filter(|_| self.r.percent(30)) {
+                rq
+            } else if ack_now && self.r.percent(30) {
+                i.ack_qp as usize & (QPS - 1)
+            } else if self.r.percent(90) {
+                self.r.below(self.c.used as u64) as usize
+            } else {
+                self.r.below(QPS as u64) as usize
+            };
+            let (una, nxt) = (self.una[q], self.nxt[q]);
+            let r = &mut self.r;
+            let p = match r.below(8) {
+                0..=2 => psn_add(una, r.below(ahead(una, nxt).max(1) as u64) as u32),
+                3 => una,
+                4 => psn_add(nxt, M24),
+                5 => nxt,
+                6 => psn_add(una, M24),
+                _ => r.below(1 << 24) as u32,
+            };
+            (i.rd_prog_valid, i.rd_prog_qp, i.rd_prog_psn) = (true, q as u8, p);
+            prog = Some((q, p));
+        } else {
+            i.rd_prog_qp = self.r.below(QPS as u64) as u8;
+            i.rd_prog_psn = self.r.next_u64() as u32 & M24;
+        }
         let una_before = self.una;
 
         // ---- the predictor's windows after this cycle ----
@@ -1223,6 +1287,30 @@ impl Env for AckEnv {
                     .count() as u64;
                 self.una[q] = u;
                 self.una_log[q].push((cycle, u));
+            }
+        }
+        // READ progress of r, judged against the window before this cycle:
+        // in [una, nxt - 1] of a QP not in error mode, not restarted and not
+        // NAKed now, una := r + 1 if that goes further than this cycle's
+        // ACK or READ done of the QP moved it.
+        if let Some((q, p)) = prog {
+            let ub = una_before[q];
+            let s = &mut self.stats;
+            if ahead(ub, p) >= ahead(ub, self.nxt[q]) {
+                s.prog_outside += 1;
+            } else if self.err_next[q].is_some() {
+                s.prog_in_err += 1;
+            } else if set_eff == Some(q)
+                || rerr.is_some_and(|x: (usize, u32, u8)| x.0 == q)
+                || gbn.is_some_and(|x| x.0 == q)
+            {
+                s.prog_lost += 1;
+            } else if ahead(ub, psn_add(p, 1)) > ahead(ub, self.una[q]) {
+                s.prog_taken += 1;
+                self.una[q] = psn_add(p, 1);
+                self.una_log[q].push((cycle, self.una[q]));
+            } else {
+                s.prog_beaten += 1;
             }
         }
         // A remote-error NAK taken: everything before p acknowledged, the
@@ -1463,7 +1551,9 @@ fn ack_tracker_random_lockstep() {
     eprintln!(
         "retransmission: {} sequence-error and {} RNR NAKs taken, {} re-sent packet reports; \
          exhaustions {} applied ({:?} out with status 12 / 13), {} dropped, {} held back, {} \
-         waited behind a remote-error NAK; {} anchor reports matched",
+         waited behind a remote-error NAK; {} anchor reports matched; READ progress {} \
+         taken, {} beaten by an ACK / READ done of the cycle, {} outside the window, {} in \
+         error mode, {} lost to a restart or NAK of the cycle",
         s.gbn_taken,
         s.rnr_taken,
         s.replay_reports,
@@ -1472,7 +1562,12 @@ fn ack_tracker_random_lockstep() {
         s.xerr_dropped,
         s.xerr_held,
         s.xerr_waited,
-        s.anchors
+        s.anchors,
+        s.prog_taken,
+        s.prog_beaten,
+        s.prog_outside,
+        s.prog_in_err,
+        s.prog_lost
     );
     if run.full {
         assert!(total >= MIN_TOTAL_CYCLES, "only {total} lockstep cycles");

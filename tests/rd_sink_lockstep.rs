@@ -24,7 +24,9 @@
 //! code): per QP the READs it pushed and the responses accepted of the
 //! oldest; for every header the one outcome (accepted, no READ, duplicate,
 //! PSN ahead, bad; the opcode rule as relaxed for re-requests), the gap
-//! pulse (once per episode, the first missing PSN), the command (payload
+//! pulse (once per episode, the first missing PSN), the progress pulse
+//! (with the counter pulse, the PSN of every response accepted but a
+//! READ's last), the command (payload
 //! to `addr + k MTU`, or the empty one), the READ done token (exactly once per READ, after its last
 //! command, in order), the counter pulse two cycles after the take. It
 //! checks every command's address and the frame bytes it names against the
@@ -408,7 +410,9 @@ struct Counts {
     bad: u64,
 }
 
-/// A gap pulse due: the QP and the first missing PSN.
+/// A gap pulse due: the QP and the first missing PSN. The same shape for
+/// a progress pulse: the QP and the PSN of a response accepted that is
+/// not its READ's last.
 type Gap = Option<(usize, u32)>;
 
 #[derive(Default)]
@@ -440,6 +444,8 @@ struct Tally {
     /// Responses ahead: reported as a gap, or not (an episode open).
     gaps: u64,
     gap_quiet: u64,
+    /// Progress pulses (responses accepted, not their READ's last).
+    progs: u64,
     /// READs the peer answered again from some response k > 0.
     rereqs: u64,
 }
@@ -480,7 +486,7 @@ struct SinkEnv {
     offer: Option<(Pkt, Vec<u8>, RxMeta)>,
     pending: Option<Taken>,
     expect: VecDeque<Exp>,
-    ev_due: VecDeque<(u64, Counts, Gap)>,
+    ev_due: VecDeque<(u64, Counts, Gap, Gap)>,
     last_take: Option<(u64, bool)>,
     /// The last cycle's wc offer, when it was not taken (must be held).
     held: Option<RdSinkOut>,
@@ -807,6 +813,7 @@ impl SinkEnv {
         let mut cmd = (m.hdr_len as u16, 0u16, 0u64, None);
         let mut tok = None;
         let mut gap: Gap = None;
+        let mut prog: Gap = None;
         if !t.has || clr == Some(q) {
             ev.unexp = 1;
         } else {
@@ -874,6 +881,12 @@ impl SinkEnv {
                     };
                     cmd = (m.hdr_len as u16, pay, addr, Some((h.id, off)));
                     self.k[q] += 1;
+                    // Not the last: an implicit ACK of its PSN for
+                    // ack_tracker (the last one's is the READ done token).
+                    if self.k[q] != h.n() {
+                        prog = Some((q, m.psn));
+                        self.t.progs += 1;
+                    }
                     if self.k[q] == h.n() {
                         ev.done = 1;
                         tok = Some(h);
@@ -910,21 +923,26 @@ impl SinkEnv {
         w.seq += ev.seq;
         w.bad += ev.bad;
         // The pulse is visible the cycle after the decision.
-        self.ev_due.push_back((c + 1, ev, gap));
+        self.ev_due.push_back((c + 1, ev, gap, prog));
     }
 
     /// This cycle's outputs against the reference; `ready` is this cycle's
     /// wc_ready.
     fn check(&mut self, c: u64, o: &RdSinkOut, ready: bool) {
-        let (ev, gap) = match self.ev_due.front() {
-            Some(&(t, e, g)) if t == c => {
+        let (ev, gap, prog) = match self.ev_due.front() {
+            Some(&(t, e, g, p)) if t == c => {
                 self.ev_due.pop_front();
-                (e, g)
+                (e, g, p)
             }
-            _ => (Counts::default(), None),
+            _ => (Counts::default(), None, None),
         };
         let got_gap = o.gap_valid.then_some((o.gap_qp as usize, o.gap_psn));
         assert_eq!(got_gap, gap, "cycle {c}: gap pulse (QP, first missing PSN)");
+        let got_prog = o.prog_valid.then_some((o.prog_qp as usize, o.prog_psn));
+        assert_eq!(
+            got_prog, prog,
+            "cycle {c}: progress pulse (QP, PSN of a response accepted, not the READ's last)"
+        );
         let got = Counts {
             exec: o.ev_exec as u64,
             done: o.ev_done as u64,
@@ -1317,6 +1335,7 @@ fn rd_sink_random_lockstep() {
         t.rereq_only += e.rereq_only;
         t.gaps += e.gaps;
         t.gap_quiet += e.gap_quiet;
+        t.progs += e.progs;
         t.rereqs += e.rereqs;
         t.done_zero += e.done_zero;
         t.done_wrap += e.done_wrap;
@@ -1411,6 +1430,7 @@ fn rd_sink_random_lockstep() {
         ("re-request FIRSTs accepted", t.rereq_first),
         ("re-request ONLYs accepted", t.rereq_only),
         ("ahead responses quiet in an episode", t.gap_quiet),
+        ("progress pulses", t.progs),
     ] {
         assert!(v >= n, "only {v} {what}");
     }

@@ -325,10 +325,11 @@ def recovery_vectors():
         "response (QP 1: the whole READ again; QP 2: a new READ REQUEST for the rest, PSN "
         "208, VA and length moved on by one MTU); "
         "QP 3 loses its LAST (PSN 310) and QP 4 its only response (PSN 407, 500 bytes): "
-        "nothing follows them, and A's timer asks again from the oldest unacknowledged PSN, "
-        "the READ's own (responses taken do not acknowledge it: QP 3 asks for all 4000 bytes "
-        "again and rd_sink drops the three it has as duplicates). Every READ's data is placed "
-        "once and every WQE completes",
+        "nothing follows them, and A's timer asks again from the oldest unacknowledged PSN: "
+        "every response taken acknowledges its own PSN, so QP 3 asks only for the rest (a "
+        "READ REQUEST PSN 310, VA and length moved on by three MTUs: 928 bytes, answered by "
+        "one ONLY) and QP 4 for its whole READ (PSN 407). Every READ's data is placed once "
+        "and every WQE completes",
         a.build(plain=[0, 1, 2, 3, 4]), b.build(),
         link(b_to_a=[{"drop": first(n, p)} for n, p in ((1, 107), (2, 208), (3, 310),
                                                         (4, 407))],

@@ -37,6 +37,13 @@
 // error mode or with a restart of the QP in the cycle it is only counted.
 // An ACK frame never releases a READ.
 //
+// READ progress (rd_prog_*: a response of a READ, not its last, accepted in
+// order) is an implicit ACK of its PSN r and nothing else: in [una, nxt - 1]
+// of a QP not in error mode, restarted or NAKed in the cycle, una := r + 1
+// when that is further than an ACK or READ done of the QP in the same cycle
+// moves it. So una is the first READ response missing, and a local ACK
+// timeout asks for the rest of the READ, not all of it (protocol.md 8).
+//
 // Retransmission (docs/retransmission.md): a sequence-error NAK (0x60) or
 // an RNR NAK (001 ttttt) of p in [una, nxt] of a QP not in error mode and
 // not restarted acknowledges every PSN before p (una := p) and goes out on
@@ -109,6 +116,11 @@ module ack_tracker #(
   input  logic                 rd_done_valid,
   input  logic [QPW-1:0]       rd_done_qp,
   input  logic [23:0]          rd_done_psn,
+  // A READ response of QP rd_prog_qp with PSN rd_prog_psn, not its READ's
+  // last, was accepted in order (rd_sink's prog_*).
+  input  logic                 rd_prog_valid,
+  input  logic [QPW-1:0]       rd_prog_qp,
+  input  logic [23:0]          rd_prog_psn,
   output logic                 out_valid,
   input  logic                 out_ready,
   output logic                 out_wait_frame,
@@ -308,6 +320,8 @@ module ack_tracker #(
   assign xerr_st_unused = ^xerr_status[7:4];
   logic [23:0]   una_r, off_r, win_r, rel_push_d;
   logic          rd_in_win, rd_behind, rd_ok, rd_eff, rd_over, rel_push;
+  logic [23:0]   una_p, off_p, win_p;
+  logic          pg_eff;
 
   always_comb begin
     push    = cpl_valid && cpl_ready_q;
@@ -372,6 +386,16 @@ module ack_tracker #(
     // A READ completion pushed now whose last PSN l covers is released too.
     rel_push_d = rd_done_psn - cpl_psn;
     rel_push  = rd_eff && rd_done_qp == cpl_qp && rel_push_d < 24'h80_0000;
+    // A READ response's implicit ACK of r: in [una, nxt - 1] of a QP not in
+    // error mode, not restarted and not NAKed in this cycle, it moves una
+    // to r + 1 if that is further than the ACK or READ done of the QP in
+    // this cycle goes (below). Otherwise nothing, not even a count.
+    una_p  = una_q[24*rd_prog_qp +: 24];
+    off_p  = rd_prog_psn - una_p;
+    win_p  = nxt_q[24*rd_prog_qp +: 24] - una_p;
+    pg_eff = rd_prog_valid && off_p < win_p && !err_q[rd_prog_qp] &&
+             !(set_eff && psn_set_qp == rd_prog_qp) &&
+             !((nak_take || gbn_take) && ack_qp == rd_prog_qp);
   end
 
   // ------------------------------------------------------------------
@@ -431,6 +455,12 @@ module ack_tracker #(
         una_n[24*q +: 24] = rd_done_psn + 24'd1;
       end else if (ack_take && !err_q[q] && ack_qp == q[QPW-1:0]) begin
         una_n[24*q +: 24] = ack_psn + 24'd1;
+      end
+      // off_p + 1 <= win_p < 2^24: no wrap; una_n - una_q is 0 or how far
+      // the ACK or READ done moved it.
+      if (pg_eff && rd_prog_qp == q[QPW-1:0] &&
+          off_p + 24'd1 > una_n[24*q +: 24] - una_q[24*q +: 24]) begin
+        una_n[24*q +: 24] = rd_prog_psn + 24'd1;
       end
       busy_n[q] = una_n[24*q +: 24] != nxt_n[24*q +: 24];
     end

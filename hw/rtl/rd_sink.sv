@@ -24,7 +24,9 @@
 // (k written, the READ popped after its last response); S_CMD gives the one
 // command; S_TOK the token when the READ is done. A response ahead of the
 // head READ's next PSN opens a gap episode of its QP and pulses gap_* once
-// (the first missing PSN); an accepted response or a clear closes it.
+// (the first missing PSN); an accepted response or a clear closes it. Every
+// accepted response but a READ's last pulses prog_* (its PSN: an implicit
+// ACK for ack_tracker, so a timeout asks for the rest of a READ only).
 module rd_sink #(
   parameter int QPS   = rnic_pkg::QPS,
   parameter int DEPTH = 8
@@ -61,7 +63,10 @@ module rd_sink #(
   output logic                           ev_rr_full,
   output logic                           gap_valid,
   output logic [$clog2(QPS)-1:0]         gap_qp,
-  output logic [23:0]                    gap_psn
+  output logic [23:0]                    gap_psn,
+  output logic                           prog_valid,
+  output logic [$clog2(QPS)-1:0]         prog_qp,
+  output logic [23:0]                    prog_psn
 );
   `RNIC_ASSERT_IMPORT
 
@@ -150,6 +155,9 @@ module rd_sink #(
   logic              gap_valid_q, gap_valid_d;
   logic [QPW-1:0]    gap_qp_q, gap_qp_d;
   logic [23:0]       gap_psn_q, gap_psn_d;
+  logic              prog_valid_q, prog_valid_d;
+  logic [QPW-1:0]    prog_qp_q, prog_qp_d;
+  logic [23:0]       prog_psn_q, prog_psn_d;
 
   // ------------------------------------------------------------------
   // A header taken, a READ pushed, a clear
@@ -306,6 +314,9 @@ module rd_sink #(
     gap_valid_d   = 1'b0;
     gap_qp_d      = gap_qp_q;
     gap_psn_d     = gap_psn_q;
+    prog_valid_d  = 1'b0;
+    prog_qp_d     = prog_qp_q;
+    prog_psn_d    = prog_psn_q;
 
     unique case (state_q)
       S_IDLE: begin
@@ -329,6 +340,14 @@ module rd_sink #(
           gap_valid_d = 1'b1;
           gap_qp_d    = m_qp_q;
           gap_psn_d   = exp_psn;
+        end
+        // A response accepted that is not its READ's last: an implicit ACK
+        // of its PSN (the last one's is the READ done token, once its data
+        // is in host memory).
+        if (d_exec && !last) begin
+          prog_valid_d = 1'b1;
+          prog_qp_d    = m_qp_q;
+          prog_psn_d   = m_psn_q;
         end
         state_d  = S_CMD;
       end
@@ -421,6 +440,9 @@ module rd_sink #(
       gap_valid_q   <= 1'b0;
       gap_qp_q      <= '0;
       gap_psn_q     <= '0;
+      prog_valid_q  <= 1'b0;
+      prog_qp_q     <= '0;
+      prog_psn_q    <= '0;
     end else begin
       state_q       <= state_d;
       hd_ready_q    <= hd_ready_d;
@@ -456,6 +478,9 @@ module rd_sink #(
       gap_valid_q   <= gap_valid_d;
       gap_qp_q      <= gap_qp_d;
       gap_psn_q     <= gap_psn_d;
+      prog_valid_q  <= prog_valid_d;
+      prog_qp_q     <= prog_qp_d;
+      prog_psn_q    <= prog_psn_d;
     end
   end
 
@@ -478,6 +503,9 @@ module rd_sink #(
   assign gap_valid   = gap_valid_q;
   assign gap_qp      = gap_qp_q;
   assign gap_psn     = gap_psn_q;
+  assign prog_valid  = prog_valid_q;
+  assign prog_qp     = prog_qp_q;
+  assign prog_psn    = prog_psn_q;
 
   // ------------------------------------------------------------------
   // Assertions (simulation only; rnic_assert.svh)

@@ -382,6 +382,9 @@ module rnic_top #(
   logic           snk_gap_valid;
   logic [QPW-1:0] snk_gap_qp;
   logic [23:0]    snk_gap_psn;
+  logic           snk_prog_valid;
+  logic [QPW-1:0] snk_prog_qp;
+  logic [23:0]    snk_prog_psn;
   logic           rtx_rw_valid;
   logic [QPW-1:0] rtx_rw_qp;
   logic [23:0]    rtx_rw_psn;
@@ -656,7 +659,8 @@ module rnic_top #(
     .wc_tok_data(snk_wc_tok_data),
     .ev_exec(snk_ev_exec), .ev_done(snk_ev_done), .ev_unexp(snk_ev_unexp), .ev_dup(snk_ev_dup),
     .ev_seq(snk_ev_seq), .ev_bad(snk_ev_bad), .ev_rr_full(snk_ev_rr_full),
-    .gap_valid(snk_gap_valid), .gap_qp(snk_gap_qp), .gap_psn(snk_gap_psn)
+    .gap_valid(snk_gap_valid), .gap_qp(snk_gap_qp), .gap_psn(snk_gap_psn),
+    .prog_valid(snk_prog_valid), .prog_qp(snk_prog_qp), .prog_psn(snk_prog_psn)
   );
   assign snk_ev_rr_full_unused = snk_ev_rr_full;
 
@@ -751,6 +755,8 @@ module rnic_top #(
     // READ done: rd_sink's token, out of rx_wr after the READ's writes.
     .rd_done_valid(rxw_tok_rdone), .rd_done_qp(rxw_tok_data[1 +: QPW]),
     .rd_done_psn(rxw_tok_data[9 +: 24]),
+    // READ progress: rd_sink's implicit ACK of a response accepted.
+    .rd_prog_valid(snk_prog_valid), .rd_prog_qp(snk_prog_qp), .rd_prog_psn(snk_prog_psn),
     .out_valid(at_out_valid), .out_ready(at_out_ready), .out_wait_frame(at_out_wait_frame),
     .out_wr_id(at_out_wr_id), .out_status(at_out_status), .out_opcode(at_out_opcode),
     .out_len(at_out_len), .out_imm(at_out_imm), .out_qp(at_out_qp), .out_cq(at_out_cq),

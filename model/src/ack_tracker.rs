@@ -43,6 +43,13 @@
 //! or with a restart of the QP in the same cycle, it is only counted. An
 //! ACK frame never releases a READ.
 //!
+//! READ progress (`rd_prog_*`, a response of a READ but its last accepted
+//! in order) is an implicit ACK of its PSN r and nothing else: in
+//! `[una, nxt - 1]` of a QP not in error mode, restarted or NAKed in the
+//! cycle, `una := r + 1` when that goes further than an ACK or READ done
+//! of the QP in the same cycle. So `una` is the first READ response
+//! missing, and a local ACK timeout asks for the rest of the READ only.
+//!
 //! Storage: the RC entries' bulk fields (wait_frame, wr_id, status, opcode,
 //! len, imm, cq) in one RAM of `QPS * DEPTH` entries at address
 //! `qp * DEPTH + slot` (one write port, registered read); the last PSN and a
@@ -118,6 +125,11 @@ ports! {
         pub rd_done_valid: bool = 1,
         pub rd_done_qp: u8 = 4 if rd_done_valid,
         pub rd_done_psn: u32 = 24 if rd_done_valid,
+        /// A response of a READ of QP `rd_prog_qp`, PSN `rd_prog_psn`, not
+        /// its READ's last, was accepted in order (rd_sink's `prog_*`).
+        pub rd_prog_valid: bool = 1,
+        pub rd_prog_qp: u8 = 4 if rd_prog_valid,
+        pub rd_prog_psn: u32 = 24 if rd_prog_valid,
         pub out_ready: bool = 1,
         /// retx_ctl: QP `xerr_qp`'s retries ran out (status 12 or 13).
         pub xerr_valid: bool = 1,
@@ -530,6 +542,24 @@ impl Dut for AckTracker {
                 }
             } else {
                 self.ev_ack_invalid_q = true;
+            }
+        }
+        // READ progress: an implicit ACK of r, taken when it goes furthest
+        // (`moved` is how far an ACK or READ done moved una this cycle).
+        if i.rd_prog_valid {
+            let q = i.rd_prog_qp as usize & (QPS - 1);
+            let r = i.rd_prog_psn & PSN_MASK;
+            let una = self.una_q[q];
+            let off = r.wrapping_sub(una) & PSN_MASK;
+            let win = self.nxt_q[q].wrapping_sub(una) & PSN_MASK;
+            let moved = una_d[q].wrapping_sub(una) & PSN_MASK;
+            if off < win
+                && !self.err_q[q]
+                && set_q != Some(q)
+                && nak_una != Some(q)
+                && off + 1 > moved
+            {
+                una_d[q] = (r + 1) & PSN_MASK;
             }
         }
         // A pending exhaustion applies in a cycle with no remote-error NAK

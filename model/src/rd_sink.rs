@@ -15,7 +15,9 @@
 //! re-request's answer is accepted too (a FIRST where a MIDDLE is due, an
 //! ONLY where a LAST is). A response ahead of H's next PSN reports that PSN
 //! on `gap_*`, once per episode of its QP (`gp_q`), until a response of the
-//! QP is accepted or the QP is cleared.
+//! QP is accepted or the QP is cleared. Every response accepted but a
+//! READ's last reports its PSN on `prog_*` (an implicit ACK: ack_tracker's
+//! una moves past it, so a local ACK timeout asks for the rest of the READ).
 //!
 //! Storage as the RTL: the ring in a RAM of QPS x DEPTH rows, k in a RAM of
 //! QPS rows, both read (registered) when a header is taken; per QP in flops
@@ -98,6 +100,12 @@ ports! {
         pub gap_valid: bool = 1,
         pub gap_qp: u8 = 4 if gap_valid,
         pub gap_psn: u32 = 24 if gap_valid,
+        /// A response accepted that is not its READ's last (pulse, with
+        /// the counter pulse): its QP and PSN, an implicit ACK for
+        /// ack_tracker.
+        pub prog_valid: bool = 1,
+        pub prog_qp: u8 = 4 if prog_valid,
+        pub prog_psn: u32 = 24 if prog_valid,
     }
 }
 
@@ -205,6 +213,9 @@ pub struct RdSink {
     gap_valid_q: bool,
     gap_qp_q: u8,
     gap_psn_q: u32,
+    prog_valid_q: bool,
+    prog_qp_q: u8,
+    prog_psn_q: u32,
 }
 
 impl Default for RdSink {
@@ -246,6 +257,9 @@ impl Default for RdSink {
             gap_valid_q: false,
             gap_qp_q: 0,
             gap_psn_q: 0,
+            prog_valid_q: false,
+            prog_qp_q: 0,
+            prog_psn_q: 0,
         }
     }
 }
@@ -281,6 +295,9 @@ impl RdSink {
             gap_valid: self.gap_valid_q,
             gap_qp: self.gap_qp_q,
             gap_psn: self.gap_psn_q,
+            prog_valid: self.prog_valid_q,
+            prog_qp: self.prog_qp_q,
+            prog_psn: self.prog_psn_q,
         }
     }
 
@@ -385,6 +402,7 @@ impl Dut for RdSink {
         }
         self.ev_q = 0;
         self.gap_valid_q = false;
+        self.prog_valid_q = false;
         match self.state_q {
             St::Idle => {
                 if take {
@@ -413,6 +431,14 @@ impl Dut for RdSink {
                     self.gap_valid_q = true;
                     self.gap_qp_q = self.m_qp_q;
                     self.gap_psn_q = d.exp_psn;
+                }
+                // A response accepted that is not its READ's last: an
+                // implicit ACK of its PSN (the last one's is the READ done
+                // token, once its data is in host memory).
+                if d.exec && !d.last {
+                    self.prog_valid_q = true;
+                    self.prog_qp_q = self.m_qp_q;
+                    self.prog_psn_q = self.m_psn_q;
                 }
                 self.state_q = St::Cmd;
             }
@@ -565,6 +591,9 @@ impl Trace for RdSink {
         t.reg("gap_valid_q", 1, &self.gap_valid_q);
         t.reg("gap_qp_q", qpw, &self.gap_qp_q);
         t.reg("gap_psn_q", 24, &self.gap_psn_q);
+        t.reg("prog_valid_q", 1, &self.prog_valid_q);
+        t.reg("prog_qp_q", qpw, &self.prog_qp_q);
+        t.reg("prog_psn_q", 24, &self.prog_psn_q);
     }
 }
 

@@ -1020,6 +1020,10 @@ impl RnicTop {
             rd_done_valid: tok_rdone,
             rd_done_qp: tok.get(1, QPW) as u8,
             rd_done_psn: tok.get(9, 24) as u32,
+            // READ progress: rd_sink's implicit ACK of a response accepted.
+            rd_prog_valid: snk.prog_valid,
+            rd_prog_qp: snk.prog_qp,
+            rd_prog_psn: snk.prog_psn,
             out_ready: cqa.a_ready,
             cpl_idx: te.cpl_idx,
             xerr_valid: rtx.xerr_valid,

@@ -785,6 +785,65 @@ fn rd_done_releases_the_read_at_n_plus_3_and_acks_earlier_work() {
     assert_eq!((h.rdd, h.invalid, h.dups), (2, 0, 0));
 }
 
+/// READ progress of `qp`: a response with PSN `psn` taken.
+fn prog(qp: u8, psn: u32) -> AckTrackerIn {
+    AckTrackerIn {
+        rd_prog_valid: true,
+        rd_prog_qp: qp,
+        rd_prog_psn: psn,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn read_progress_moves_una_and_releases_nothing() {
+    let mut h = H::new();
+    h.idle(1);
+    h.step(set(6, 50));
+    // READ 50..53 (four responses), SEND 54.
+    h.push(read_cpl(6, 1, 53));
+    h.push(cpl(false, 6, 2, cqe_status::SUCCESS, 54));
+    h.step(snd(6, 55));
+    let una = |h: &H| h.o.una_all.0[6];
+    assert_eq!(una(&h), 50);
+    // Responses 50 and 51 taken: una 52, the READ still waits.
+    h.step(prog(6, 50));
+    h.step(prog(6, 51));
+    h.idle(1);
+    assert_eq!(una(&h), 52);
+    // Ahead of nxt, behind una: nothing (and nothing counted).
+    h.step(prog(6, 55));
+    h.step(prog(6, 51));
+    h.idle(1);
+    assert_eq!((una(&h), h.invalid, h.rdd), (52, 0, 0));
+    // With an ACK of the QP in the same cycle: the further one wins.
+    h.step(AckTrackerIn {
+        ack_valid: true,
+        ack_qp: 6,
+        ack_psn: 52,
+        ..prog(6, 53)
+    });
+    h.idle(1);
+    assert_eq!(una(&h), 54);
+    h.idle(10);
+    assert!(h.outs.is_empty(), "a READ leaves only by its rd_done");
+    // A sequence NAK of 54 in the cycle of progress of 54: the NAK wins
+    // (una 54, not 55).
+    h.step(AckTrackerIn {
+        ack_valid: true,
+        ack_qp: 6,
+        ack_psn: 54,
+        ack_syndrome: 0x60,
+        ..prog(6, 54)
+    });
+    h.idle(1);
+    assert_eq!(una(&h), 54);
+    h.step(rdd(6, 53));
+    h.step(ack(6, 54, 0));
+    h.idle(8);
+    assert_eq!(h.wr_ids(), vec![1, 2]);
+}
+
 #[test]
 fn rd_done_is_an_implicit_ack_judged_against_the_window() {
     let mut h = H::new();

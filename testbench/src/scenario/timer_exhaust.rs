@@ -11,9 +11,9 @@
 //! whose quiet window (longer than one period, docs/pair.md) ended with
 //! requests outstanding, nothing halting the QP, says the timer ran out,
 //! and it must have run out after exactly `retry_cnt` rewinds since the
-//! last progress (an ACK or a READ done moving the oldest
-//! unacknowledged PSN forward; a NAK's own move is not progress; a READ
-//! moves it when its last response is taken, docs/rd_sink.md). Every
+//! last progress (an ACK or a READ response taken moving the oldest
+//! unacknowledged PSN forward; a NAK's own move is not progress; each
+//! response rd_sink takes acknowledges its PSN, docs/rd_sink.md). Every
 //! rewind costs one retry except the one that ends an RNR wait (RNR NAKs
 //! count against `rnr_retry`, not here).
 //!
@@ -153,16 +153,17 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
             }
             Ev::Resp(k) => {
                 // rd_sink takes a response only for the oldest READ not
-                // done, at the PSN it expects next; the last one makes
-                // the READ done, an acknowledgement of its last PSN.
+                // done, at the PSN it expects next; each one taken is an
+                // acknowledgement of its PSN (READ progress, and the READ
+                // done for the last).
                 let r = &t.read_resps[k];
                 let Some(h) = reads.iter_mut().find(|h| h.2 < h.1) else {
                     continue;
                 };
                 if r.psn == add(h.0, h.2) {
                     h.2 += 1;
-                    let p = add(h.0, h.1);
-                    if h.2 == h.1 && una != Some(p) && holds(una, nxt, p) {
+                    let p = add(r.psn, 1);
+                    if una != Some(p) && holds(una, nxt, p) {
                         una = Some(p);
                         rewinds = 0;
                     }
@@ -257,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn a_read_done_acknowledges_its_psns_a_partial_one_does_not() {
+    fn every_read_response_taken_acknowledges_its_psn() {
         use super::super::gbn_check::ReadResp;
         // A READ of two responses (PSNs 5, 6), then a WRITE (7) whose ACK
         // is lost: both responses taken make the READ done, una 7.
@@ -269,10 +270,10 @@ mod tests {
             ReadResp { cycle: 160, psn: 6 },
         ];
         assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(7)));
-        // Only the first taken: the READ is not done, una stays 5; a
-        // response ahead is dropped and moves nothing either.
+        // Only the first taken: the READ is not done but una is 6 (READ
+        // progress); a response ahead is dropped and moves nothing.
         t.read_resps.truncate(1);
-        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(5)));
+        assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(6)));
         t.read_resps = vec![ReadResp { cycle: 160, psn: 6 }];
         assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(5)));
     }
