@@ -13,7 +13,12 @@
 //!   one period ([`RetryCfg::period`]) after the last progress, less
 //!   [`TIMER_SLACK`] cycles of scanner resolution;
 //! - (d) a READ gap: r the first missing response PSN of a READ, a later
-//!   response having arrived before the rewind.
+//!   response having arrived before the rewind, r not before the oldest
+//!   unacknowledged PSN.
+//!
+//! Every READ response taken in order acknowledges its PSN (una moves
+//! past it), so a timeout in the middle of a READ names its first
+//! missing response, not the READ's first PSN.
 //!
 //! After a cause (a NAK, an RNR NAK, an expired timeout) the NIC may still
 //! send up to `window` frames of the old sequence (committed before the
@@ -534,19 +539,23 @@ fn other_cause(
     }
     // (d): f.psn lies in a READ sent before it, whose responses before
     // f.psn arrived, and a response after f.psn arrived after that READ
-    // went out and before the rewind.
+    // went out and before the rewind. f.psn is not before una: every
+    // response taken acknowledges its PSN, so the first one missing is
+    // at or after una (a rewind behind it, to the start of a READ whose
+    // first responses arrived, has no cause).
     let r = f.psn;
-    let gap = t.sent[..k].iter().rev().any(|s| {
-        s.read
-            && dist(s.psn, r) < s.span
-            && (r == s.psn
-                || t.read_resps
+    let gap = w.una.is_some_and(|u| dist(u, r) < 1 << 23)
+        && t.sent[..k].iter().rev().any(|s| {
+            s.read
+                && dist(s.psn, r) < s.span
+                && (r == s.psn
+                    || t.read_resps
+                        .iter()
+                        .any(|x| x.psn == add(r, PSN_MOD - 1) && x.cycle < f.first))
+                && t.read_resps
                     .iter()
-                    .any(|x| x.psn == add(r, PSN_MOD - 1) && x.cycle < f.first))
-            && t.read_resps
-                .iter()
-                .any(|x| after(r, x.psn) && x.cycle > s.last && x.cycle < f.first)
-    });
+                    .any(|x| after(r, x.psn) && x.cycle > s.last && x.cycle < f.first)
+        });
     gap.then_some("READ gap")
 }
 
@@ -897,6 +906,40 @@ mod tests {
         // Without the response ahead there is no gap.
         t.read_resps.pop();
         assert_eq!(check(&t).len(), 1);
+    }
+
+    #[test]
+    fn a_timeout_on_a_read_asks_for_the_rest_only() {
+        // Timeout code 1 (2048 cycles). READ of 4 responses at PSN 20 sent
+        // at 1000; 20 and 21 arrive at 1500, 1510 (una 22), 22 and 23 are
+        // lost. The timer runs from the last progress (1510, due at 3558):
+        // the resend at 4000 is a READ REQUEST from 22.
+        let mut t = trace(&[20, 22], &[]);
+        t.retry.timeout = 1;
+        t.sent[0].span = 4;
+        t.sent[0].read = true;
+        t.sent[1].span = 2;
+        t.sent[1].read = true;
+        t.sent[1].first = 4000;
+        t.sent[1].last = 4010;
+        t.read_resps = vec![
+            ReadResp {
+                cycle: 1500,
+                psn: 20,
+            },
+            ReadResp {
+                cycle: 1510,
+                psn: 21,
+            },
+        ];
+        assert_eq!(check(&t), Vec::<String>::new());
+        // Asking for the whole READ again (from 20) has no cause: 20 and
+        // 21 arrived, so it is neither the timeout's PSN nor a gap.
+        t.sent[1].psn = 20;
+        t.sent[1].span = 4;
+        let v = check(&t);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("PSN 22"), "{v:?}");
     }
 
     #[test]
