@@ -12,9 +12,9 @@
 //! - (c) the local ACK timeout: r the oldest unacknowledged PSN, at least
 //!   one period ([`RetryCfg::period`]) after the last progress, less
 //!   [`TIMER_SLACK`] cycles of scanner resolution;
-//! - (d) a READ gap: r the first missing response PSN of a READ, a later
-//!   response having arrived before the rewind, r not before the oldest
-//!   unacknowledged PSN.
+//! - (d) a READ gap: r the first missing response PSN of the oldest READ
+//!   not done, as a response ahead of it showed before the rewind (the
+//!   responses taken as `rd_sink` takes them: in order, for that READ).
 //!
 //! Every READ response taken in order acknowledges its PSN (una moves
 //! past it), so a timeout in the middle of a READ names its first
@@ -300,6 +300,7 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
     // NIC may still rewind to it within the window, a legal resend.
     let mut reached: Option<(u32, usize)> = None;
     let mut prev: Option<SentPkt> = None;
+    let mut rd = ReadSink::default();
     let mut ei = 0;
     // An expired local ACK timer before cycle `now` becomes the pending
     // cause (only when nothing else is pending: an RNR wait or a NAK's
@@ -343,6 +344,7 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             ei += 1;
             expire(&mut w, &mut pending, e.cycle());
             arrive(e, &mut w, &mut pending);
+            rd.take(e);
         }
         if error.is_some_and(|x| x <= f.first) {
             w.halted = true;
@@ -397,7 +399,7 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
                 }
             }
             Some(pd) => {
-                if other_cause(t, &w, period, k, f).is_none() {
+                if other_cause(&w, period, &rd, f).is_none() {
                     out.push(format!(
                         "{at}: rewind to PSN {}, but the {} calls for PSN {}",
                         f.psn,
@@ -409,7 +411,7 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             }
             None if cont => {}
             None => {
-                let why = other_cause(t, &w, period, k, f);
+                let why = other_cause(&w, period, &rd, f);
                 if let (Some("timeout"), Some(p)) = (why, period) {
                     // The timer reloads when it expires (nominally here).
                     w.since += p;
@@ -460,6 +462,7 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
                 }
             }
         }
+        rd.sent(f);
         prev = Some(*f);
     }
     // What arrived after the last request: a NAK or an RNR NAK there, or
@@ -523,13 +526,46 @@ fn arrive(e: Ev, w: &mut Window, pending: &mut Option<Pending>) {
     }
 }
 
-/// A rewind of request `k` (`f`) justified without a pending NAK: (c) the
+/// The READs of one QP as `rd_sink` takes their responses (docs/rd_sink.md):
+/// only for the oldest READ not done, at the PSN it expects next; a
+/// response ahead of that PSN opens a gap there.
+#[derive(Default)]
+struct ReadSink {
+    /// The READs sent, in order: (first PSN, responses, responses taken).
+    reads: Vec<(u32, u32, u32)>,
+    /// Every first missing PSN a response ahead showed.
+    gaps: Vec<u32>,
+}
+
+impl ReadSink {
+    /// Request `f` left: a READ REQUEST outside every READ sent is a new
+    /// READ (one inside is that READ asked again, whole or the rest).
+    fn sent(&mut self, f: &SentPkt) {
+        if f.read && !self.reads.iter().any(|h| dist(h.0, f.psn) < h.1) {
+            self.reads.push((f.psn, f.span, 0));
+        }
+    }
+
+    fn take(&mut self, e: Ev) {
+        let Ev::Resp(r) = e else { return };
+        let Some(h) = self.reads.iter_mut().find(|h| h.2 < h.1) else {
+            return;
+        };
+        let next = add(h.0, h.2);
+        if r.psn == next {
+            h.2 += 1;
+        } else if after(next, r.psn) && !self.gaps.contains(&next) {
+            self.gaps.push(next);
+        }
+    }
+}
+
+/// A rewind of request `f` justified without a pending NAK: (c) the
 /// timeout or (d) a READ gap. Returns which.
 fn other_cause(
-    t: &QpTrace,
     w: &Window,
     period: Option<u64>,
-    k: usize,
+    rd: &ReadSink,
     f: &SentPkt,
 ) -> Option<&'static str> {
     if let (Some(p), Some(u)) = (period, w.una) {
@@ -537,26 +573,10 @@ fn other_cause(
             return Some("timeout");
         }
     }
-    // (d): f.psn lies in a READ sent before it, whose responses before
-    // f.psn arrived, and a response after f.psn arrived after that READ
-    // went out and before the rewind. f.psn is not before una: every
-    // response taken acknowledges its PSN, so the first one missing is
-    // at or after una (a rewind behind it, to the start of a READ whose
-    // first responses arrived, has no cause).
-    let r = f.psn;
-    let gap = w.una.is_some_and(|u| dist(u, r) < 1 << 23)
-        && t.sent[..k].iter().rev().any(|s| {
-            s.read
-                && dist(s.psn, r) < s.span
-                && (r == s.psn
-                    || t.read_resps
-                        .iter()
-                        .any(|x| x.psn == add(r, PSN_MOD - 1) && x.cycle < f.first))
-                && t.read_resps
-                    .iter()
-                    .any(|x| after(r, x.psn) && x.cycle > s.last && x.cycle < f.first)
-        });
-    gap.then_some("READ gap")
+    // (d): a response ahead showed f.psn as the first response missing of
+    // the oldest READ not done (rd_sink's gap), before the rewind. Not
+    // from una: an ACK of a later PSN may have overtaken the READ's data.
+    rd.gaps.contains(&f.psn).then_some("READ gap")
 }
 
 /// The responder side of one QP: the requests that arrived (cycle of
