@@ -245,6 +245,15 @@ def main():
         a.build(plain=[0]), b.build(),
         link([{"duplicate": {"index": 0}}]))
 
+    a, b = read_then_write(205)
+    vec("duplicate_read_response",
+        "A READs 4000 bytes from B (PSNs 7..10, four responses of MTU 1024) then WRITEs 500 "
+        "bytes (PSN 11) on QP 0; the link B to A delivers the MIDDLE response of PSN 8 twice, "
+        "back to back: A's rd_sink places it once and drops the copy as a duplicate (its PSN "
+        "behind the next one due: rdr_dup 1), takes PSNs 9 and 10, and both WQEs complete",
+        a.build(plain=[0]), b.build(),
+        link(b_to_a=[{"duplicate": {"qp": 0, "psn": 8}}]))
+
     # An ACK corrupted: A drops it on its ICRC, a later ACK covers it.
     a, b = pair(215)
     for k in range(4):
