@@ -21,6 +21,10 @@
 //!   times (`ack_valid`, held until taken); a control grant takes the ACK
 //!   when the environment's own round-robin pointer says so (asserted equal
 //!   to `ctrl_ack_first` every cycle) or no CNP waits, else the CNP;
+//! - software (or a fault elsewhere, or retries run out): in some cases,
+//!   now and then, csr's context of a QP with a WQE in progress (some of
+//!   its packets taken, not all) is set to ERROR, and for an RC QP
+//!   ack_tracker's `err_mode` bit is set with it or not;
 //! - ack_tracker's `full` as `wqe_block`: in some cases random QPs' bits
 //!   flip at random times (held for a while, like a full queue); tx_sched
 //!   mostly leaves blocked QPs out of its grant (rnic_top gates `rate_ok`
@@ -53,6 +57,15 @@
 //! for a UC QP gives no output at all and `grant_ready` rises 4 cycles after
 //! its grant.
 //!
+//!
+//! After such an ERROR (docs/tx_datapath.md, "ERROR in the middle of a
+//! message"): at most `KILL_WINDOW` more packets of the QP, in order (what
+//! was committed); then each WQE from the one in progress on ends as its
+//! own completion (sent whole before the step saw ERROR), a success of
+//! its length and last PSN when it stopped in the middle on an RC QP in
+//! error mode (signaled or not), flushed (5) otherwise or when it never
+//! started, or, for a WQE whose step began before the write, its own
+//! local error; none is skipped unless sent whole and unsignaled.
 //!
 //! READ responses (docs/responder.md, "rd_resp and READ responses in
 //! tx_engine"): in most cases the environment also plays rd_resp, with READ
@@ -110,6 +123,25 @@ const DEFAULT_SEED: u64 = 0x7478_5F65_6E67_696E; // "tx_engin"
 const MIN_TOTAL_CYCLES: u64 = 500_000;
 /// Packets a case generates at most (its WQEs stop there).
 const PKT_BUDGET: u64 = 1500;
+/// Packets of a QP that may still be taken after the environment wrote
+/// ERROR into its context: one waiting in the descriptor register and one
+/// from the step that read the context before the write.
+const KILL_WINDOW: u64 = 2;
+
+/// The environment moved a QP to ERROR with a WQE in progress.
+#[derive(Debug, Clone, Copy)]
+struct Kill {
+    /// The cycle of the write.
+    at: u64,
+    /// Packets of the QP taken since.
+    after: u64,
+    /// ack_tracker's error mode for the QP (`err_mode`), set with it.
+    turn: bool,
+    /// The first WQE whose completion (or whole sending) is still due.
+    next: usize,
+    /// The first WQE not started at the write.
+    first_new: usize,
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Qp {
@@ -196,6 +228,8 @@ struct Pkt {
     cpl: bool,
     /// Payload read address (when pay > 0).
     rd_addr: u64,
+    /// The WQE's index in its QP's list (not an output: bookkeeping).
+    wqe: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,7 +263,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
     let mut error = qp.state == 2;
     let mut psn = qp.psn;
     let mtu = mtu_of(qp.mtu);
-    for w in wqes {
+    for (wi, w) in wqes.iter().enumerate() {
         let imm_op = w.op == 1 || w.op == 3;
         // The CQE names the operation (ibv_wc_opcode, protocol.md section
         // 6): SEND 0, RDMA WRITE 1, RDMA READ 2; 0x7F for no operation.
@@ -292,6 +326,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                 // responses go, the record rd_sink gets (`rr_*`; 0 for
                 // length 0).
                 rd_addr: if w.len > 0 { pa } else { 0 },
+                wqe: wi,
             });
             let n = (w.len as u64).div_ceil(mtu as u64).max(1);
             psn = ((psn as u64 + n) % (1 << 24)) as u32;
@@ -349,6 +384,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
                 } else {
                     0
                 },
+                wqe: wi,
             });
             psn = (psn + 1) % (1 << 24);
         }
@@ -451,6 +487,9 @@ struct Case {
     /// of a QP becomes available.
     jobs: Vec<Vec<ReadJob>>,
     job_pct: u8,
+    /// Percent of cycles the environment moves a QP with a WQE in
+    /// progress to ERROR (csr, software or a fault elsewhere).
+    kill_pct: u8,
 }
 
 /// An ACK / NAK as ack_gen offers it.
@@ -664,6 +703,7 @@ fn gen_case(r: &mut SplitMix64) -> Case {
         ack_any_pct: [0, 5, 30][r.below(3) as usize],
         jobs,
         job_pct: [1, 10, 50, 100][r.below(4) as usize],
+        kill_pct: [0, 0, 0, 1, 3][r.below(5) as usize],
     }
 }
 
@@ -765,6 +805,21 @@ struct TxEnv {
     rsp_cycles: Vec<u64>,
     /// The first cycle a job was available (for the rate test).
     job_first_avail: Option<u64>,
+    // ERROR in the middle of a message (per QP, per WQE of the QP): the
+    // reference's packets and completion of each WQE, its last PSN, the
+    // packets taken, the WQE of the last one; the kill and ack_tracker's
+    // error mode (`err_mode`); WQEs sent whole with no completion after
+    // it; completions after a kill: own, turned, flushed, own local error.
+    npk: Vec<Vec<u32>>,
+    orig: Vec<Vec<Option<Cpl>>>,
+    last_psn: Vec<Vec<u32>>,
+    sent: Vec<Vec<u32>>,
+    cur: [usize; QPS],
+    kill: [Option<Kill>; QPS],
+    err_mode: u16,
+    must_finish: Vec<Vec<usize>>,
+    kill_stats: [u64; 4],
+    cpl_seen: Vec<Vec<bool>>,
 }
 
 /// The frame the testbench's encoder builds from a descriptor (zero
@@ -841,8 +896,29 @@ impl TxEnv {
         let mut exp_pkts = Vec::new();
         let mut exp_cpls = Vec::new();
         let (mut errs_exp, mut prot_exp, mut flush_exp) = (0, 0, 0);
+        let (mut npk, mut orig, mut last_psn) = (Vec::new(), Vec::new(), Vec::new());
         for q in 0..QPS {
             let (p, k) = reference(&c.qps[q], &c.mrs, &c.wqes[q]);
+            let ws = &c.wqes[q];
+            let mtu = mtu_of(c.qps[q].mtu);
+            let mut n = vec![0u32; ws.len()];
+            let mut last = vec![0u32; ws.len()];
+            for x in &p {
+                n[x.wqe] += 1;
+                // A READ REQUEST's span: one PSN per response.
+                let span = match x.reth {
+                    Some((_, _, len)) if x.opcode == 0x0C => len.div_ceil(mtu).max(1),
+                    _ => 1,
+                };
+                last[x.wqe] = (x.psn + span - 1) % (1 << 24);
+            }
+            npk.push(n);
+            last_psn.push(last);
+            orig.push(
+                ws.iter()
+                    .map(|w| k.iter().find(|c| c.wr_id == w.wr_id).cloned())
+                    .collect::<Vec<_>>(),
+            );
             errs_exp += k
                 .iter()
                 .filter(|c| c.status == STATUS_LOC_QP_OP_ERR || c.status == STATUS_LOC_PROT_ERR)
@@ -861,6 +937,7 @@ impl TxEnv {
         let left = exp_pkts.iter().map(|v| v.len()).sum::<usize>()
             + exp_cpls.iter().map(|v| v.len()).sum::<usize>()
             + exp_rsp.iter().map(|v| v.len()).sum::<usize>();
+        let c_wq: Vec<usize> = c.wqes.iter().map(Vec::len).collect();
         let c_jobs = c.jobs.iter().map(|v| v.iter().copied().collect()).collect();
         let bytes_jobs = c.jobs.iter().map(|v| v.iter().copied().collect()).collect();
         TxEnv {
@@ -924,7 +1001,59 @@ impl TxEnv {
             rsp_ops: [0; 4],
             rsp_cycles: Vec::new(),
             job_first_avail: None,
+            sent: npk.iter().map(|v| vec![0; v.len()]).collect(),
+            npk,
+            orig,
+            last_psn,
+            cur: [0; QPS],
+            kill: [None; QPS],
+            err_mode: 0,
+            must_finish: vec![Vec::new(); QPS],
+            kill_stats: [0; 4],
+            cpl_seen: c_wq.iter().map(|&v| vec![false; v]).collect(),
         }
+    }
+
+    /// Moves QP `q`, with a WQE in progress, to ERROR at `cycle` (after
+    /// this cycle's lookup, as a csr write); an RC QP is put in
+    /// ack_tracker's error mode too, or not. Its expected packets and
+    /// completions become what `check_killed_cpl` accepts.
+    fn kill_qp(&mut self, cycle: u64, q: usize) {
+        let turn = !self.c.qps[q].uc && self.r.percent(50);
+        self.qp_tab[q].state = 2;
+        if turn {
+            self.err_mode |= 1 << q;
+        }
+        let w = self.cur[q];
+        // A completion not yet taken is of a WQE at or before w; w's own
+        // may have been taken before its last packet (RC: pushed with it).
+        let mut next = self.exp_cpls[q]
+            .front()
+            .and_then(|c| self.c.wqes[q].iter().position(|x| x.wr_id == c.wr_id))
+            .map_or(w, |p| p.min(w));
+        while next <= w && self.cpl_seen[q][next] {
+            next += 1;
+        }
+        for c in &self.exp_cpls[q] {
+            match c.status {
+                STATUS_WR_FLUSH_ERR => self.flush_exp -= 1,
+                STATUS_LOC_QP_OP_ERR => self.errs_exp -= 1,
+                STATUS_LOC_PROT_ERR => {
+                    self.errs_exp -= 1;
+                    self.prot_exp -= 1;
+                }
+                _ => {}
+            }
+        }
+        self.left -= self.exp_pkts[q].len() + self.exp_cpls[q].len();
+        self.exp_cpls[q].clear();
+        self.kill[q] = Some(Kill {
+            at: cycle,
+            after: 0,
+            turn,
+            next,
+            first_new: w + 1,
+        });
     }
 
     /// A CNP descriptor: the next CNP taken, its QP's addresses, the CNP
@@ -1186,6 +1315,7 @@ impl TxEnv {
             ack_req: o.desc_ack_req,
             cpl: o.desc_cpl,
             rd_addr: 0,
+            wqe: 0,
         };
         let exp = self.exp_pkts[q]
             .pop_front()
@@ -1194,10 +1324,24 @@ impl TxEnv {
             got,
             Pkt {
                 rd_addr: 0,
+                wqe: 0,
                 ..exp.clone()
             },
             "cycle {cycle}: QP {q}: packet"
         );
+        self.sent[q][exp.wqe] += 1;
+        self.cur[q] = exp.wqe;
+        if let Some(k) = self.kill[q].as_mut() {
+            // After the ERROR: only what was committed (the output
+            // register and the step running), KILL_WINDOW packets.
+            k.after += 1;
+            assert!(
+                k.after <= KILL_WINDOW,
+                "cycle {cycle}: QP {q}: packet {} after its ERROR at cycle {}",
+                k.after,
+                k.at
+            );
+        }
         let hdr = (
             o.desc_dst_mac,
             o.desc_src_mac,
@@ -1258,7 +1402,9 @@ impl TxEnv {
             }
         }
         self.stats[0] += 1;
-        self.left -= 1;
+        if self.kill[q].is_none() {
+            self.left -= 1;
+        }
     }
 
     fn check_rd(&mut self, cycle: u64, o: &TxEngineOut) {
@@ -1290,10 +1436,18 @@ impl TxEnv {
             uc: o.cpl_uc,
             psn: o.cpl_psn,
         };
-        let exp = self.exp_cpls[q]
-            .pop_front()
-            .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected completion {got:?}"));
-        assert_eq!(got, exp, "cycle {cycle}: QP {q}: completion");
+        if let Some(w) = self.c.wqes[q].iter().position(|x| x.wr_id == got.wr_id) {
+            self.cpl_seen[q][w] = true;
+        }
+        if self.kill[q].is_some() {
+            self.check_killed_cpl(cycle, q, &got);
+        } else {
+            let exp = self.exp_cpls[q]
+                .pop_front()
+                .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: unexpected completion {got:?}"));
+            assert_eq!(got, exp, "cycle {cycle}: QP {q}: completion");
+            self.left -= 1;
+        }
         // The SQ index of the WQE it completes (ack_tracker's anchor).
         assert_eq!(
             Some(&o.cpl_idx),
@@ -1315,7 +1469,110 @@ impl TxEnv {
                 None => self.cpls_wait_frame.push_back(q as u8),
             }
         }
-        self.left -= 1;
+    }
+
+    /// A completion of QP `q` after the environment moved it to ERROR
+    /// with a WQE in progress (docs/tx_datapath.md, "ERROR in the middle
+    /// of a message"). WQE w (by wr_id) ends one of four ways:
+    /// - all its packets sent before the step saw ERROR: its own
+    ///   completion (signaled) or none (then it is skipped here);
+    /// - quit in the middle, RC in ack_tracker's error mode: a success of
+    ///   its last PSN and length, signaled or not (the same as its own);
+    /// - quit in the middle otherwise, or not started: flushed (5);
+    /// - the first WQE after the one in progress, its step started before
+    ///   the ERROR was written: its own local error, if the reference has
+    ///   one.
+    ///
+    /// Packets of a WQE that ended may still come (committed before), at
+    /// most KILL_WINDOW after the ERROR in all.
+    fn check_killed_cpl(&mut self, cycle: u64, q: usize, got: &Cpl) {
+        let k = self.kill[q].expect("killed");
+        let ws = &self.c.wqes[q];
+        let w = ws
+            .iter()
+            .position(|x| x.wr_id == got.wr_id)
+            .unwrap_or_else(|| panic!("cycle {cycle}: QP {q}: completion of no WQE {got:?}"));
+        assert!(
+            w >= k.next,
+            "cycle {cycle}: QP {q}: a second completion of WQE {w} {got:?}"
+        );
+        for (s, x) in ws.iter().enumerate().take(w).skip(k.next) {
+            assert!(
+                x.flags & 1 == 0 && self.orig[q][s].is_none(),
+                "cycle {cycle}: QP {q}: WQE {s} skipped (no completion) before {w}"
+            );
+            self.must_finish[q].push(s);
+        }
+        let x = &ws[w];
+        let imm_op = x.op == 1 || x.op == 3;
+        let wc_op = match x.op {
+            0 | 1 => 0,
+            2 | 3 => 1,
+            4 => 2,
+            _ => 0x7F,
+        };
+        let qp = self.c.qps[q];
+        let flush = Cpl {
+            wait: false,
+            wr_id: x.wr_id,
+            status: STATUS_WR_FLUSH_ERR,
+            opcode: wc_op,
+            len: 0,
+            imm: if imm_op { x.imm } else { 0 },
+            cq: qp.cq,
+            uc: qp.uc,
+            psn: 0,
+        };
+        let turned = Cpl {
+            status: STATUS_SUCCESS,
+            len: x.len,
+            psn: self.last_psn[q][w],
+            ..flush.clone()
+        };
+        let orig = self.orig[q][w].clone();
+        let how = if orig.as_ref() == Some(got) && got.status == STATUS_SUCCESS {
+            0
+        } else if k.turn && !qp.uc && *got == turned {
+            1
+        } else if *got == flush && !(k.turn && !qp.uc && self.sent[q][w] > 0) {
+            // (Started, in error mode, an RC WQE is turned, not flushed.)
+            2
+        } else if w == k.first_new && orig.as_ref() == Some(got) {
+            3
+        } else {
+            panic!(
+                "cycle {cycle}: QP {q}: WQE {w} after ERROR (cycle {}, error mode {}): got \
+                 {got:?}; its own {orig:?}, turned {turned:?}, flushed {flush:?}",
+                k.at, k.turn
+            )
+        };
+        match how {
+            2 => self.flush_exp += 1,
+            3 => {
+                self.errs_exp += 1;
+                self.prot_exp += (got.status == STATUS_LOC_PROT_ERR) as usize;
+            }
+            _ => {}
+        }
+        self.kill_stats[how] += 1;
+        self.kill[q].as_mut().expect("killed").next = w + 1;
+    }
+
+    /// A killed QP is done: every WQE has its completion, or was sent
+    /// whole with none due; what is left of the expected packets belongs
+    /// to WQEs that ended (dropped here).
+    fn killed_done(&self, q: usize) -> bool {
+        let Some(k) = self.kill[q] else { return true };
+        let n = self.c.wqes[q].len();
+        let tail_ok = (k.next..n).all(|w| {
+            self.c.wqes[q][w].flags & 1 == 0
+                && self.orig[q][w].is_none()
+                && self.sent[q][w] == self.npk[q][w]
+        });
+        let skipped_ok = self.must_finish[q]
+            .iter()
+            .all(|&w| self.sent[q][w] == self.npk[q][w]);
+        tail_ok && skipped_ok
     }
 }
 
@@ -1653,6 +1910,22 @@ impl Env for TxEnv {
             self.qp_tab[o.err_qp as usize].state = 2;
             self.errs += 1;
         }
+        // The environment's own ERROR: a QP with a WQE in progress (some
+        // of its packets taken, not all).
+        if self.c.kill_pct > 0 && self.r.percent(self.c.kill_pct) {
+            let k0 = self.r.below(QPS as u64) as usize;
+            let pick = (0..QPS).map(|k| (k0 + k) % QPS).find(|&q| {
+                let w = self.cur[q];
+                self.kill[q].is_none()
+                    && self.qp_tab[q].state != 2
+                    && w < self.sent[q].len()
+                    && (1..self.npk[q][w]).contains(&self.sent[q][w])
+            });
+            if let Some(q) = pick {
+                self.kill_qp(cycle, q);
+            }
+        }
+        i.err_mode = self.err_mode;
         self.prot += o.ev_prot_err as usize;
         self.flush += o.ev_flush as usize;
 
@@ -1688,8 +1961,11 @@ impl Env for TxEnv {
     }
 
     fn finished(&self) -> bool {
-        // Every packet, completion and payload read taken.
+        // Every packet, completion and payload read taken; a killed QP
+        // done, nothing left on the outputs.
         self.left == 0
+            && (0..QPS).all(|q| self.killed_done(q))
+            && (self.kill.iter().all(Option::is_none) || !self.prev_valids)
             && self.jobs_left == 0
             && self.step_start.is_none()
             && self.desc_wait_rd.is_empty()
@@ -1708,6 +1984,7 @@ fn tx_engine_random_lockstep() {
     let mut blocked = [0u64; 2];
     let (mut rsp_stats, mut rsp_ops, mut rsp_steps) = ([0u64; 5], [0u64; 4], 0u64);
     let mut rr_checked = 0u64;
+    let (mut kills, mut kill_stats) = (0u64, [0u64; 4]);
     let run = common::run_cases_until(DEFAULT_SEED, DEFAULT_CASES, |seed| {
         let mut env = TxEnv::new(seed);
         // RNIC_MODEL_ALONE=1: the model alone under the environment (how a
@@ -1725,6 +2002,14 @@ fn tx_engine_random_lockstep() {
         };
         assert!(fin.completed, "did not finish in {} cycles", fin.cycles);
         for q in 0..QPS {
+            // A killed QP's packets never sent belong to WQEs that ended.
+            if let Some(k) = env.kill[q] {
+                assert!(
+                    env.exp_pkts[q].iter().all(|p| p.wqe < k.next),
+                    "QP {q}: packets left of a WQE that did not end"
+                );
+                env.exp_pkts[q].clear();
+            }
             assert!(env.exp_pkts[q].is_empty() && env.exp_cpls[q].is_empty());
             assert!(env.exp_rsp[q].is_empty() && env.jobs_avail[q].is_empty());
         }
@@ -1736,6 +2021,10 @@ fn tx_engine_random_lockstep() {
         }
         rsp_steps += env.steps[4];
         rr_checked += env.rr_checked;
+        kills += env.kill.iter().filter(|k| k.is_some()).count() as u64;
+        for (a, b) in kill_stats.iter_mut().zip(env.kill_stats) {
+            *a += b;
+        }
         assert!(
             env.rr_seen.is_empty(),
             "rr_* records with no READ REQUEST taken"
@@ -1782,7 +2071,15 @@ fn tx_engine_random_lockstep() {
             && both_waiting >= 500
             && blocked[0] >= 1000
             && blocked[1] >= 1000
+            && kills >= 100
+            && kill_stats[1] >= 20
+            && kill_stats[2] >= 20
     });
+    eprintln!(
+        "ERROR in the middle of a message: {kills} QPs moved to ERROR with a WQE in progress; \
+         completions after it: {} own, {} turned by error mode, {} flushed, {} own local error",
+        kill_stats[0], kill_stats[1], kill_stats[2], kill_stats[3]
+    );
     eprintln!(
         "tx_engine lockstep: {} cases, {total} cycles, {new_steps} new-WQE steps, \
          {cont_steps} in-progress steps, {cnp_steps} CNP steps, {ack_steps} ACK steps; \
