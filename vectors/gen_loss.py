@@ -422,6 +422,22 @@ def recovery_vectors():
         a.build(plain=[0]), b.build(),
         link([{"drop": first(0, 9)}]))
 
+    # The timer runs out in the middle of a long message: the run must
+    # not wait for the rest of it.
+    a, b = pair(343, qps=1, mtu=4096, timeout=TIMEOUT, retry_cnt=0)
+    a.wqe(0, "write", 1 << 20, src_off=0x1, dst_off=0x3)
+    vec("timer_exhaust_mid_message",
+        f"A WRITEs 1 MiB on QP 0 (MTU 4096: 256 packets, PSNs 7..262), local ACK timeout "
+        f"{TIMEOUT} (4,096 cycles) and retry_cnt 0, on a link that loses nothing. B "
+        "acknowledges a WRITE at its last packet (the only one with AckReq), so nothing "
+        "acknowledges this one for its first 4,096 cycles: the first expiry of A's timer, "
+        "some 60 packets in, finds no retry left. The WRITE completes with status 12 (retry "
+        "exceeded, byte_len 0) and QP 0 goes to ERROR with most of the WRITE unsent; A sends "
+        "only what it had committed and none of the rest, and B, which never sees the last "
+        "packet, sends nothing",
+        a.build(plain=[0]), b.build(),
+        link())
+
     # RNR: the RECVs are posted late.
     a, b = pair(313, qps=2)
     for n in range(2):

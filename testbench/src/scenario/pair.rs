@@ -349,18 +349,18 @@ impl PairEnv {
     /// out), renewed whenever a frame arrives. It only decides when the
     /// NIC's quiet window starts; the window itself (nothing on the link,
     /// the other NIC done sending, no ACK owed) ends the run.
-    fn follow_acks(&mut self) {
-        if !self.faulty {
-            return;
-        }
+    fn follow_acks(&mut self, cycle: u64) {
         for (n, e) in self.nic.iter_mut().enumerate() {
-            self.follow[n].follow(e);
+            if self.faulty {
+                self.follow[n].follow(e);
+            }
+            self.follow[n].follow_timer(e, cycle);
         }
     }
 
     /// Inputs of both NICs for `cycle`, given their outputs in it.
     pub fn step(&mut self, cycle: u64, out: [&RnicTopOut; 2]) -> [RnicTopIn; 2] {
-        self.follow_acks();
+        self.follow_acks(cycle);
         let ia = self.nic[0].step(cycle, out[0]);
         let ib = self.nic[1].step(cycle, out[1]);
         for s in 0..2 {
@@ -673,11 +673,21 @@ pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
 /// for (`tx_reference::expected_with` on [`arrived_acks`]), looking at
 /// each frame of its `rx_*` once and working the expectation out again
 /// only when an ACK or NAK arrived.
+///
+/// It also follows the local ACK timer: a QP whose timer runs out in the
+/// middle of a message sends no more of it, so once the NIC has been
+/// silent (nothing sent, nothing received) for the quiet window its
+/// timeouts call for, [`super::timer_exhaust`] is asked, as at the end of
+/// the run, and a predicted exhaustion takes that QP's rest out of what
+/// the run waits for.
 #[derive(Debug, Default)]
 pub(super) struct AckFollower {
     /// Frames of the NIC's `rx_*` already looked at.
     seen: usize,
     acks: Vec<(u32, u32, u8)>,
+    /// Timer exhaustions predicted during the run: (QP, oldest
+    /// unacknowledged PSN).
+    timer: Vec<(u32, u32)>,
 }
 
 impl AckFollower {
@@ -689,7 +699,39 @@ impl AckFollower {
         self.acks.extend(acks_in(e, self.seen));
         self.seen = e.rx.sent.len();
         if self.acks.len() != before {
-            e.expected = super::tx_reference::expected_with(&e.vector, &self.acks, &[]);
+            e.expected =
+                super::tx_reference::expected_after(&e.vector, &self.acks, &[], &self.timer);
+        }
+    }
+
+    /// At `cycle`: once the NIC has been silent for exactly its timer's
+    /// quiet window, the exhaustions the wire shows so far.
+    pub(super) fn follow_timer(&mut self, e: &mut RnicTopEnv, cycle: u64) {
+        let horizon = e.timer_quiet();
+        if !e.running() || horizon <= super::rnic_top::DRAIN_CYCLES {
+            return;
+        }
+        let tx = e.frame_ends.last().copied().unwrap_or(0);
+        let rx = e.rx.sent.last().map_or(0, |s| s.last);
+        if cycle != tx.max(rx) + horizon {
+            return;
+        }
+        let retry = retry_config(&e.vector);
+        let mut timer = self.timer.clone();
+        for t in e.gbn_traces(&retry) {
+            // A pause in the window may have held a resend back.
+            let held = t.paused.iter().any(|&(_, b)| b + horizon > cycle);
+            if held || e.expected.nak_errors.contains(&t.qp) || timer.iter().any(|x| x.0 == t.qp) {
+                continue;
+            }
+            if let Ok(Some(x)) = super::timer_exhaust::predict(&t) {
+                timer.push((t.qp, x.psn));
+            }
+        }
+        if timer.len() != self.timer.len() {
+            self.timer = timer;
+            let acks = arrived_acks(e);
+            e.expected = super::tx_reference::expected_after(&e.vector, &acks, &[], &self.timer);
         }
     }
 }

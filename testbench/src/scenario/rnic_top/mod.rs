@@ -478,6 +478,12 @@ impl RnicTopEnv {
         self.quiet_n = self.rx.sent.len();
     }
 
+    /// The quiet window the vector's local ACK timeouts call for
+    /// (DRAIN_CYCLES when no QP has a timer, or outside a pair).
+    pub fn timer_quiet(&self) -> u64 {
+        timeout_quiet(&self.vector, self.in_pair)
+    }
+
     /// Still configuring or sending its own work (not yet in the quiet
     /// window or after it).
     pub fn running(&self) -> bool {
