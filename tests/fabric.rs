@@ -7,6 +7,12 @@
 //! - a host that runs its model only is still judged by the testbench's
 //!   references: the same broken model there is no divergence, but its
 //!   frames fail the host's own checks and the fabric's delivery check;
+//! - the capture holds every link, between switches too: on
+//!   `vectors/fabric/alltoall_8_rail.json` the frames it names as leaving
+//!   a switch (to a host or to another switch) are as many as the
+//!   switches' own `tx_frames` counters say, the frames arriving at one as
+//!   many as their `rx_frames`, and each switch-to-switch link of the
+//!   topology carries some;
 //! - a `deadlock` vector passes only when the run ends stuck: the shipped
 //!   stuck ring fails as an ordinary vector, and fails its deadlock checks
 //!   when asked to stand still for longer than it did; the watchdog ring
@@ -36,6 +42,56 @@ fn a_divergence_names_the_host() {
     assert_eq!(d.block, "host h2 (rnic_top)");
     assert_eq!(d.diff.port, "tx_tdata");
     assert_eq!(d.cycle, first);
+}
+
+#[test]
+fn the_capture_holds_every_link() {
+    let v = common::pair_nic::load_fabric("vectors/fabric/alltoall_8_rail.json");
+    let r = fabric::run(&v, Mode::Model, &RunOpts::default()).unwrap();
+    assert!(r.report.clean(), "{:?}", r.report.failures);
+    let comments = r.report.tx_comments.as_ref().expect("links named");
+    assert_eq!(comments.len(), r.report.tx_frames.len());
+    let between = |c: &str| {
+        c.split_once(" to ")
+            .is_some_and(|(a, b)| !a.starts_with('h') && !b.starts_with('h') && a != "switch")
+    };
+    let from_hosts = comments
+        .iter()
+        .filter(|c| c.ends_with(" to switch"))
+        .count() as u64;
+    let to_hosts = comments
+        .iter()
+        .filter(|c| c.starts_with("switch to h"))
+        .count() as u64;
+    let switched = comments.iter().filter(|c| between(c)).count() as u64;
+    assert_eq!(
+        from_hosts + to_hosts + switched,
+        comments.len() as u64,
+        "every comment names a link"
+    );
+    let sum = |suffix: &str| {
+        r.switch
+            .iter()
+            // Per port: not the switch total, not per queue.
+            .filter(|(k, _)| k.ends_with(suffix) && k.contains(".port") && !k.contains(".q"))
+            .map(|(_, v)| v)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        to_hosts + switched,
+        sum(".tx_frames"),
+        "frames out of switches"
+    );
+    assert_eq!(
+        from_hosts + switched,
+        sum(".rx_frames"),
+        "frames into switches"
+    );
+    for l in &r.links {
+        let name = l.replace('>', " to ");
+        assert!(comments.contains(&name), "no frame on the link {name}");
+    }
+    assert!(!r.links.is_empty() && switched > 0);
 }
 
 #[test]

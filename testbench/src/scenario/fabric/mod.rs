@@ -74,6 +74,9 @@ pub struct FabricEnv {
     arrived: Vec<bool>,
     /// Every frame a switch sent to a host, in order, `port` = the host.
     pub out: Vec<Departure>,
+    /// Every frame a switch sent to another switch, in order: (its first
+    /// cycle, the sending switch, the receiving switch, the frame).
+    pub between: Vec<(u64, usize, usize, Arc<[u8]>)>,
     /// The first few times a switch did not conserve frames.
     pub conservation: Vec<String>,
     pub samples: Vec<Sample>,
@@ -118,6 +121,7 @@ impl FabricEnv {
             wires: BinaryHeap::new(),
             seq: 0,
             out: Vec::new(),
+            between: Vec::new(),
             conservation: Vec::new(),
             samples: Vec::new(),
             follow: (0..v.hosts.len()).map(|_| Default::default()).collect(),
@@ -181,7 +185,10 @@ impl FabricEnv {
                         d.port = h;
                         self.out.push(d);
                     }
-                    End::Switch(n, p) => self.send(at, n, p, d.frame),
+                    End::Switch(n, p) => {
+                        self.between.push((d.first, s, n, d.frame.clone()));
+                        self.send(at, n, p, d.frame);
+                    }
                 }
             }
             if let Err(m) = self.switches[s].check_conservation() {
@@ -468,8 +475,9 @@ pub fn run_with<M: NicModel>(
     for s in &env.switches {
         crate::fcov::sample::switch(&mut fcov, s.counters());
     }
-    // Every link in time order: each host's frames into the switch, then
-    // the switch's frames out, each named by its link.
+    // Every link in time order: each host's frames into the switch, the
+    // switches' frames out to hosts and to each other, each named by its
+    // link.
     let mut tx: Vec<(u64, Vec<u8>, String)> = Vec::new();
     for (i, e) in env.nic.iter().enumerate() {
         for (first, b) in &e.frames {
@@ -478,6 +486,10 @@ pub fn run_with<M: NicModel>(
     }
     for d in &env.out {
         tx.push((d.first, d.frame.to_vec(), format!("switch to h{}", d.port)));
+    }
+    for (first, a, b, f) in &env.between {
+        let n = &env.topo.names;
+        tx.push((*first, f.to_vec(), format!("{} to {}", n[*a], n[*b])));
     }
     tx.sort_by_key(|f| f.0);
     let tx_comments = Some(tx.iter().map(|f| f.2.clone()).collect());
