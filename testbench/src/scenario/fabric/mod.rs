@@ -145,6 +145,7 @@ impl FabricEnv {
     pub fn step(&mut self, cycle: u64, outs: &[&RnicTopOut]) -> Vec<RnicTopIn> {
         for (e, f) in self.nic.iter_mut().zip(&mut self.follow) {
             f.follow(e);
+            f.follow_timer(e, cycle);
         }
         let ins: Vec<RnicTopIn> = self
             .nic
