@@ -256,6 +256,18 @@ fn mtu_of(code: u8) -> u32 {
     }
 }
 
+/// The operation a CQE names for WQE opcode `op` (ibv_wc_opcode,
+/// protocol.md section 6): SEND 0, RDMA WRITE 1, RDMA READ 2; 0x7F for
+/// no operation.
+fn wc_opcode(op: u8) -> u8 {
+    match op {
+        0 | 1 => 0,
+        2 | 3 => 1,
+        4 => 2,
+        _ => 0x7F,
+    }
+}
+
 /// The reference: what QP `qp` must send and complete for `wqes`.
 fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
     let mut pkts = Vec::new();
@@ -265,14 +277,7 @@ fn reference(qp: &Qp, mrs: &[Mr; MRS], wqes: &[Wqe]) -> (Vec<Pkt>, Vec<Cpl>) {
     let mtu = mtu_of(qp.mtu);
     for (wi, w) in wqes.iter().enumerate() {
         let imm_op = w.op == 1 || w.op == 3;
-        // The CQE names the operation (ibv_wc_opcode, protocol.md section
-        // 6): SEND 0, RDMA WRITE 1, RDMA READ 2; 0x7F for no operation.
-        let wc_op = match w.op {
-            0 | 1 => 0,
-            2 | 3 => 1,
-            4 => 2,
-            _ => 0x7F,
-        };
+        let wc_op = wc_opcode(w.op);
         let fail = |status: u8| Cpl {
             wait: false,
             wr_id: w.wr_id,
@@ -1505,12 +1510,7 @@ impl TxEnv {
         }
         let x = &ws[w];
         let imm_op = x.op == 1 || x.op == 3;
-        let wc_op = match x.op {
-            0 | 1 => 0,
-            2 | 3 => 1,
-            4 => 2,
-            _ => 0x7F,
-        };
+        let wc_op = wc_opcode(x.op);
         let qp = self.c.qps[q];
         let flush = Cpl {
             wait: false,
