@@ -344,7 +344,9 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
             ei += 1;
             expire(&mut w, &mut pending, e.cycle());
             arrive(e, &mut w, &mut pending);
-            rd.take(e);
+            if let Ev::Resp(r) = e {
+                rd.take(r.psn);
+            }
         }
         if error.is_some_and(|x| x <= f.first) {
             w.halted = true;
@@ -528,9 +530,9 @@ fn arrive(e: Ev, w: &mut Window, pending: &mut Option<Pending>) {
 
 /// The READs of one QP as `rd_sink` takes their responses (docs/rd_sink.md):
 /// only for the oldest READ not done, at the PSN it expects next; a
-/// response ahead of that PSN opens a gap there.
+/// response ahead of that PSN opens a gap there. (Also `timer_exhaust`'s.)
 #[derive(Default)]
-struct ReadSink {
+pub(super) struct ReadSink {
     /// The READs sent, in order: (first PSN, responses, responses taken).
     reads: Vec<(u32, u32, u32)>,
     /// Every first missing PSN a response ahead showed.
@@ -540,23 +542,27 @@ struct ReadSink {
 impl ReadSink {
     /// Request `f` left: a READ REQUEST outside every READ sent is a new
     /// READ (one inside is that READ asked again, whole or the rest).
-    fn sent(&mut self, f: &SentPkt) {
+    pub(super) fn sent(&mut self, f: &SentPkt) {
         if f.read && !self.reads.iter().any(|h| dist(h.0, f.psn) < h.1) {
             self.reads.push((f.psn, f.span, 0));
         }
     }
 
-    fn take(&mut self, e: Ev) {
-        let Ev::Resp(r) = e else { return };
+    /// A READ response of PSN `psn` arrived: whether it was taken (in
+    /// order, for the oldest READ not done).
+    pub(super) fn take(&mut self, psn: u32) -> bool {
         let Some(h) = self.reads.iter_mut().find(|h| h.2 < h.1) else {
-            return;
+            return false;
         };
         let next = add(h.0, h.2);
-        if r.psn == next {
+        if psn == next {
             h.2 += 1;
-        } else if after(next, r.psn) && !self.gaps.contains(&next) {
+            return true;
+        }
+        if after(next, psn) && !self.gaps.contains(&next) {
             self.gaps.push(next);
         }
+        false
     }
 }
 

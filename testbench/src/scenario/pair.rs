@@ -692,16 +692,22 @@ pub(super) struct AckFollower {
 
 impl AckFollower {
     pub(super) fn follow(&mut self, e: &mut RnicTopEnv) {
+        if self.catch_up(e) {
+            e.expected =
+                super::tx_reference::expected_after(&e.vector, &self.acks, &[], &self.timer);
+        }
+    }
+
+    /// Adds the ACKs and NAKs among the frames `rx_*` took since the last
+    /// call; whether there were any.
+    fn catch_up(&mut self, e: &RnicTopEnv) -> bool {
         if e.rx.sent.len() == self.seen {
-            return;
+            return false;
         }
         let before = self.acks.len();
         self.acks.extend(acks_in(e, self.seen));
         self.seen = e.rx.sent.len();
-        if self.acks.len() != before {
-            e.expected =
-                super::tx_reference::expected_after(&e.vector, &self.acks, &[], &self.timer);
-        }
+        self.acks.len() != before
     }
 
     /// At `cycle`: once the NIC has been silent for exactly its timer's
@@ -730,8 +736,9 @@ impl AckFollower {
         }
         if timer.len() != self.timer.len() {
             self.timer = timer;
-            let acks = arrived_acks(e);
-            e.expected = super::tx_reference::expected_after(&e.vector, &acks, &[], &self.timer);
+            self.catch_up(e);
+            e.expected =
+                super::tx_reference::expected_after(&e.vector, &self.acks, &[], &self.timer);
         }
     }
 }

@@ -23,7 +23,7 @@
 //! rewind). A trace where the count does not come out is reported, never
 //! guessed; the vectors keep such overlaps out of their exhausting QPs.
 
-use super::gbn_check::{AckKind, QpTrace};
+use super::gbn_check::{AckKind, QpTrace, ReadSink};
 
 const PSN_MOD: u32 = 1 << 24;
 
@@ -89,8 +89,8 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
     let mut rewinds = 0u32;
     let mut rnr_wait = false;
     let mut halted = false;
-    // The READs sent, in order: (first PSN, responses, responses taken).
-    let mut reads: Vec<(u32, u32, u32)> = Vec::new();
+    // The READs sent and their responses, as rd_sink takes them.
+    let mut rd = ReadSink::default();
     let holds =
         |una: Option<u32>, nxt: u32, p: u32| una.is_some_and(|u| dist(u, p) <= dist(u, nxt));
     for (_, _, e) in evs {
@@ -108,11 +108,7 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
                 }
                 let end = add(f.psn, f.span);
                 prev_end = Some(end);
-                // A READ REQUEST inside a READ already sent is that READ
-                // asked again (whole or the rest), not a new one.
-                if f.read && !reads.iter().any(|h| dist(h.0, f.psn) < h.1) {
-                    reads.push((f.psn, f.span, 0));
-                }
+                rd.sent(f);
                 match una {
                     // PSNs skipped before the first packet (a payload read
                     // that failed) are unacknowledged too.
@@ -152,16 +148,10 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
                 }
             }
             Ev::Resp(k) => {
-                // rd_sink takes a response only for the oldest READ not
-                // done, at the PSN it expects next; each one taken is an
-                // acknowledgement of its PSN (READ progress, and the READ
-                // done for the last).
+                // Each response rd_sink takes acknowledges its PSN (READ
+                // progress, and the READ done for the last).
                 let r = &t.read_resps[k];
-                let Some(h) = reads.iter_mut().find(|h| h.2 < h.1) else {
-                    continue;
-                };
-                if r.psn == add(h.0, h.2) {
-                    h.2 += 1;
+                if rd.take(r.psn) {
                     let p = add(r.psn, 1);
                     if una != Some(p) && holds(una, nxt, p) {
                         una = Some(p);
