@@ -209,7 +209,7 @@ struct Case {
     rd_pct: u8,
     /// Percent of rd_dones that are strays (any PSN, around the window).
     rd_stray_pct: u8,
-    /// Percent of cycles retx_ctl offers an exhaustion (status 12 / 13).
+    /// Percent of cycles retx_ctl offers an exhaustion (status 12 / 13 / 5).
     x_pct: u8,
     /// Percent of cycles with READ progress (rd_sink's implicit ACK).
     prog_pct: u8,
@@ -340,6 +340,8 @@ struct Stats {
     xerr_held: u64,
     /// Exhaustions that put their QP in error mode.
     xerr_applied: u64,
+    /// ... of them with status 5 (a QP in ERROR whose timer ran out).
+    xerr_flush_applied: u64,
     /// ... dropped: the QP in error mode already or restarted.
     xerr_dropped: u64,
     /// ... waited a cycle behind a remote-error NAK.
@@ -410,6 +412,7 @@ impl Stats {
             replay_reports,
             xerr_held,
             xerr_applied,
+            xerr_flush_applied,
             xerr_dropped,
             xerr_waited,
             anchors,
@@ -469,6 +472,7 @@ impl RetxFloors {
             && s.xerr_applied >= Self::RARE * 5
             && s.err_out[3] >= Self::RARE
             && s.err_out[4] >= Self::RARE
+            && s.xerr_flush_applied >= Self::RARE
             && s.xerr_dropped >= Self::RARE
             && s.xerr_held >= Self::RARE
             && s.xerr_waited >= 1
@@ -1353,6 +1357,7 @@ impl Env for AckEnv {
                         self.turn(q, k, cycle);
                     }
                     self.stats.xerr_applied += 1;
+                    self.stats.xerr_flush_applied += (st == STATUS_WR_FLUSH_ERR) as u64;
                 } else {
                     self.stats.xerr_dropped += 1;
                 }
@@ -1361,7 +1366,9 @@ impl Env for AckEnv {
         }
         if self.x_offer.is_none() && !starting && self.r.percent(self.c.x_pct) {
             let q = self.r.below(self.c.used as u64) as u8;
-            self.x_offer = Some((q, [12, 13][self.r.below(2) as usize]));
+            // retx_ctl's three: retries (12), RNR retries (13), the timer
+            // of a QP in ERROR outside error mode (5, flushed).
+            self.x_offer = Some((q, [12, 13, 5][self.r.below(3) as usize]));
         }
         match self.x_offer {
             Some((q, st)) => {
@@ -1550,7 +1557,7 @@ fn ack_tracker_random_lockstep() {
     );
     eprintln!(
         "retransmission: {} sequence-error and {} RNR NAKs taken, {} re-sent packet reports; \
-         exhaustions {} applied ({:?} out with status 12 / 13), {} dropped, {} held back, {} \
+         exhaustions {} applied ({} with status 5; {:?} out with status 12 / 13), {} dropped, {} held back, {} \
          waited behind a remote-error NAK; {} anchor reports matched; READ progress {} \
          taken, {} beaten by an ACK / READ done of the cycle, {} outside the window, {} in \
          error mode, {} lost to a restart or NAK of the cycle",
@@ -1558,6 +1565,7 @@ fn ack_tracker_random_lockstep() {
         s.rnr_taken,
         s.replay_reports,
         s.xerr_applied,
+        s.xerr_flush_applied,
         &s.err_out[3..],
         s.xerr_dropped,
         s.xerr_held,

@@ -14,7 +14,15 @@
 // registered read and one write a cycle), RAM of QPS RNR timer codes
 // (written by an RNR NAK, read by the scanner), RAM of QPS gap PSNs
 // (written by a gap, read by the rewind picker); both small RAMs forward a
-// write to a read of the same row in the same cycle. Flops per QP: 12 bits.
+// write to a read of the same row in the same cycle. Flops per QP: 18 bits
+// (12 flags, retry_left, rnr_left).
+//
+// A QP in ERROR (halt) gets no rewind and hears no NAK or gap. If it is
+// not in ack_tracker's error mode as well (csr moved it there for another
+// cause: software, a later WQE's local error, its responder side), the
+// requests it already sent may still be acknowledged, so its timer keeps
+// running (drain); an expiry then gives up at once with status 5
+// (flushed): a peer that never answers cannot hold its completions.
 `include "rnic_assert.svh"
 
 module retx_ctl #(
@@ -27,6 +35,7 @@ module retx_ctl #(
   input  logic [24*QPS-1:0]      una_all,
   input  logic [QPS-1:0]         busy,
   input  logic [QPS-1:0]         halt,
+  input  logic [QPS-1:0]         err_mode,
   input  logic                   nak_valid,
   input  logic [$clog2(QPS)-1:0] nak_qp,
   input  logic [23:0]            nak_psn,
@@ -94,6 +103,7 @@ module retx_ctl #(
   logic [QPS-1:0]   pgap_q, pgap_d;      // ... to the PSN in gmem (else una)
   logic [QPS-1:0]   pxe_q, pxe_d;        // exhaustion pending
   logic [QPS-1:0]   xst_q, xst_d;        // its status: 0 = 12, 1 = 13
+  logic [QPS-1:0]   xfl_q, xfl_d;        // ... unless set: 5 (drain expiry)
   logic [QPS-1:0]   xd_q, xd_d;          // exhausted: quiet until a clear
   logic [QPS-1:0]   inf_q, inf_d;        // rnr_retry = 7 (no limit)
   logic [3*QPS-1:0] rl_q, rl_d;          // retry_left
@@ -110,6 +120,12 @@ module retx_ctl #(
   logic [QPW-1:0]   xerr_qp_q, xerr_qp_d;
   logic [7:0]       xerr_status_q, xerr_status_d;
   logic             ev_timeout_q, ev_rewind_q, ev_rnr_wait_q, ev_exhaust_q;
+
+  // In ERROR, not in error mode: timer only (drain). In ERROR otherwise:
+  // nothing runs (frz).
+  logic [QPS-1:0] drn, frz;
+  assign drn = halt & ~err_mode;
+  assign frz = halt & err_mode;
 
   // ------------------------------------------------------------------
   // Scanner (stage 2: QP p, row and attributes read the cycle before)
@@ -129,7 +145,7 @@ module retx_ctl #(
     dl      = row_q[TW-1:0];
     hit_p   = (nak_valid && nak_qp == p) || (gap_valid && gap_qp == p)
               || (clr_valid && clr_qp == p);
-    sact    = s1_v_q && !hit_p && !halt[p] && !xd_q[p];
+    sact    = s1_v_q && !hit_p && !frz[p] && !xd_q[p];
     prog    = !nsk_q[p] && una_p != seen;
     reload  = rld_q[p] || prog;
     rl_s    = reload ? attr_retry : rl_q[3*p +: 3];
@@ -162,7 +178,7 @@ module retx_ctl #(
     end else if (expired) begin
       s_tmo = 1'b1;
       s_run = 1'b0;
-      if (rl_s == 3'd0) s_x = 1'b1;
+      if (rl_s == 3'd0 || drn[p]) s_x = 1'b1;
       else begin
         rl_s = rl_s - 3'd1;
         s_rw = 1'b1;
@@ -207,6 +223,7 @@ module retx_ctl #(
     pgap_d = pgap_q;
     pxe_d  = pxe_q;
     xst_d  = xst_q;
+    xfl_d  = xfl_q;
     xd_d   = xd_q;
     inf_d  = inf_q;
     rl_d   = rl_q;
@@ -226,6 +243,7 @@ module retx_ctl #(
         xd_d[p]   = 1'b1;
         pxe_d[p]  = 1'b1;
         xst_d[p]  = 1'b0;
+        xfl_d[p]  = drn[p];
       end else if (s_rw) begin
         prw_d[p]  = 1'b1;
         pgap_d[p] = 1'b0;
@@ -245,6 +263,7 @@ module retx_ctl #(
         xd_d[nak_qp]  = 1'b1;
         pxe_d[nak_qp] = 1'b1;
         xst_d[nak_qp] = nak_rnr;
+        xfl_d[nak_qp] = 1'b0;
       end else if (nak_rnr) begin
         rnrw_d[nak_qp] = 1'b1;
         rnrs_d[nak_qp] = 1'b1;
@@ -262,6 +281,7 @@ module retx_ctl #(
         xd_d[gap_qp]   = 1'b1;
         pxe_d[gap_qp]  = 1'b1;
         xst_d[gap_qp]  = 1'b0;
+        xfl_d[gap_qp]  = 1'b0;
         prw_d[gap_qp]  = 1'b0;
         pgap_d[gap_qp] = 1'b0;
         rnrw_d[gap_qp] = 1'b0;
@@ -288,13 +308,14 @@ module retx_ctl #(
       xd_d[clr_qp]   = 1'b0;
     end
 
-    // Halted QPs: no timer, no wait, nothing pending.
-    run_d  = run_d & ~halt;
+    // Halted QPs: no wait, no rewind; a timer and an exhaustion only
+    // while draining.
+    run_d  = run_d & ~frz;
     rnrw_d = rnrw_d & ~halt;
     rnrs_d = rnrs_d & ~halt;
     prw_d  = prw_d & ~halt;
     pgap_d = pgap_d & ~halt;
-    pxe_d  = pxe_d & ~halt;
+    pxe_d  = pxe_d & ~frz;
 
     // Rewind output: the candidate picked last cycle, unless its pending
     // state changes this cycle (then it is picked again).
@@ -322,7 +343,7 @@ module retx_ctl #(
     end
 
     // Exhaustion output: the first pending one from xep_q on.
-    xmask = pxe_q & ~halt;
+    xmask = pxe_q & ~frz;
     if (clr_valid) xmask[clr_qp] = 1'b0;
     xany = xmask != '0;
     xc   = xep_q;
@@ -337,7 +358,8 @@ module retx_ctl #(
     xep_d         = xep_q;
     if (ld_xe) begin
       xerr_qp_d     = xc;
-      xerr_status_d = xst_q[xc] ? rnic_pkg::CQE_RNR_RETRY_EXC_ERR : rnic_pkg::CQE_RETRY_EXC_ERR;
+      xerr_status_d = xfl_q[xc] ? rnic_pkg::CQE_WR_FLUSH_ERR :
+                      xst_q[xc] ? rnic_pkg::CQE_RNR_RETRY_EXC_ERR : rnic_pkg::CQE_RETRY_EXC_ERR;
       xep_d         = xc + QPW'(1);
       pxe_d[xc]     = 1'b0;
     end
@@ -375,6 +397,7 @@ module retx_ctl #(
       pgap_q        <= '0;
       pxe_q         <= '0;
       xst_q         <= '0;
+      xfl_q         <= '0;
       xd_q          <= '0;
       inf_q         <= '0;
       rl_q          <= '0;
@@ -406,6 +429,7 @@ module retx_ctl #(
       pgap_q        <= pgap_d;
       pxe_q         <= pxe_d;
       xst_q         <= xst_d;
+      xfl_q         <= xfl_d;
       xd_q          <= xd_d;
       inf_q         <= inf_d;
       rl_q          <= rl_d;

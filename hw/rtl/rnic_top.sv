@@ -777,7 +777,7 @@ module rnic_top #(
   // exhaustion to ack_tracker's error mode.
   retx_ctl #(.QPS(QPS)) u_retx_ctl (
     .clk, .rst,
-    .una_all(at_una_all), .busy(at_busy), .halt(qp_err_all),
+    .una_all(at_una_all), .busy(at_busy), .halt(qp_err_all), .err_mode(at_err_mode),
     .nak_valid(at_nak_valid), .nak_qp(at_nak_qp), .nak_psn(at_nak_psn), .nak_rnr(at_nak_rnr),
     .nak_timer(at_nak_timer),
     .gap_valid(snk_gap_valid), .gap_qp(snk_gap_qp), .gap_psn(snk_gap_psn),

@@ -766,7 +766,7 @@ pub const PFCG_XON_SENT_MASK: u32 = 0xFFFFFFFF;
 pub const PFCG_XON_SENT_RESET: u32 = 0x00000000;
 
 // RETX registers at 0x0300.
-/// RO: Local ACK timer expiries: a QP's timer ran out with no progress, and it rewinds to its oldest unacknowledged PSN or, with no retry left, fails with status 12 (wraps)
+/// RO: Local ACK timer expiries: a QP's timer ran out with no progress, and it rewinds to its oldest unacknowledged PSN or, with no retry left, fails with status 12, or, in ERROR outside error mode, flushes what is unacknowledged with status 5 (wraps)
 pub const RETX_TIMEOUT_ADDR: u16 = 0x0300;
 pub const RETX_TIMEOUT_MASK: u32 = 0xFFFFFFFF;
 pub const RETX_TIMEOUT_RESET: u32 = 0x00000000;
@@ -778,7 +778,7 @@ pub const RETX_REWIND_RESET: u32 = 0x00000000;
 pub const RETX_RNR_WAIT_ADDR: u16 = 0x0308;
 pub const RETX_RNR_WAIT_MASK: u32 = 0xFFFFFFFF;
 pub const RETX_RNR_WAIT_RESET: u32 = 0x00000000;
-/// RO: QPs whose retries ran out: exhaustions (status 12 or 13) handed to ack_tracker, one per QP until it is restarted (wraps)
+/// RO: QPs whose retries ran out: exhaustions (status 12 or 13, or 5 for a QP in ERROR whose timer ran out) handed to ack_tracker, one per QP until it is restarted (wraps)
 pub const RETX_EXHAUST_ADDR: u16 = 0x030C;
 pub const RETX_EXHAUST_MASK: u32 = 0xFFFFFFFF;
 pub const RETX_EXHAUST_RESET: u32 = 0x00000000;

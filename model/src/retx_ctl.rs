@@ -32,6 +32,9 @@ ports! {
         pub busy: u16 = 16,
         /// QP q is in ERROR.
         pub halt: u16 = 16,
+        /// QP q is in ack_tracker's error mode (in ERROR without it: the
+        /// timer drains, an expiry flushes).
+        pub err_mode: u16 = 16,
         /// A NAK ack_tracker took (una already = nak_psn).
         pub nak_valid: bool = 1,
         pub nak_qp: u8 = 4 if nak_valid,
@@ -62,7 +65,8 @@ ports! {
         pub rw_valid: bool = 1,
         pub rw_qp: u8 = 4 if rw_valid,
         pub rw_psn: u32 = 24 if rw_valid,
-        /// Retries exhausted: status 12 or 13 (held until taken).
+        /// Retries exhausted: status 12 or 13, or 5 for a QP in ERROR
+        /// whose timer ran out (held until taken).
         pub xerr_valid: bool = 1,
         pub xerr_qp: u8 = 4 if xerr_valid,
         pub xerr_status: u8 = 8 if xerr_valid,
@@ -109,6 +113,7 @@ pub struct RetxCtl {
     pgap_q: u16,
     pxe_q: u16,
     xst_q: u16,
+    xfl_q: u16,
     xd_q: u16,
     inf_q: u16,
     rl_q: [u8; QPS],
@@ -172,6 +177,7 @@ impl RetxCtl {
             pgap_q: 0,
             pxe_q: 0,
             xst_q: 0,
+            xfl_q: 0,
             xd_q: 0,
             inf_q: 0,
             rl_q: [0; QPS],
@@ -290,6 +296,10 @@ impl Dut for RetxCtl {
     fn tick(&mut self, i: &RetxCtlIn) -> RetxCtlOut {
         let o = self.clone();
         let halt = i.halt;
+        // In ERROR, not in error mode: the timer only (drain); in both:
+        // nothing runs (frz).
+        let drn = halt & !i.err_mode;
+        let frz = halt & i.err_mode;
         let nq = i.nak_qp as usize & QPM;
         let gq = i.gap_qp as usize & QPM;
         let cq = i.clr_qp as usize & QPM;
@@ -301,7 +311,7 @@ impl Dut for RetxCtl {
         let dl = o.row_q as u64 & TW_MASK;
         let hit_p =
             (i.nak_valid && nq == p) || (i.gap_valid && gq == p) || (i.clr_valid && cq == p);
-        let sact = o.s1_v_q && !hit_p && !bit(halt, p) && !bit(o.xd_q, p);
+        let sact = o.s1_v_q && !hit_p && !bit(frz, p) && !bit(o.xd_q, p);
         let prog = !bit(o.nsk_q, p) && una_p != seen;
         let reload = bit(o.rld_q, p) || prog;
         let mut rl_s = if reload { i.attr_retry & 7 } else { o.rl_q[p] };
@@ -339,7 +349,7 @@ impl Dut for RetxCtl {
         } else if expired {
             s_tmo = true;
             s_run = false;
-            if rl_s == 0 {
+            if rl_s == 0 || bit(drn, p) {
                 s_x = true;
             } else {
                 rl_s -= 1;
@@ -380,6 +390,7 @@ impl Dut for RetxCtl {
         let mut pgap = o.pgap_q;
         let mut pxe = o.pxe_q;
         let mut xst = o.xst_q;
+        let mut xfl = o.xfl_q;
         let mut xd = o.xd_q;
         let mut inf = o.inf_q;
 
@@ -396,6 +407,7 @@ impl Dut for RetxCtl {
                 put(&mut xd, p, true);
                 put(&mut pxe, p, true);
                 put(&mut xst, p, false);
+                put(&mut xfl, p, bit(drn, p));
             } else if s_rw {
                 put(&mut prw, p, true);
                 put(&mut pgap, p, false);
@@ -414,6 +426,7 @@ impl Dut for RetxCtl {
                 put(&mut xd, nq, true);
                 put(&mut pxe, nq, true);
                 put(&mut xst, nq, i.nak_rnr);
+                put(&mut xfl, nq, false);
             } else if i.nak_rnr {
                 put(&mut rnrw, nq, true);
                 put(&mut rnrs, nq, true);
@@ -434,6 +447,7 @@ impl Dut for RetxCtl {
                 put(&mut xd, gq, true);
                 put(&mut pxe, gq, true);
                 put(&mut xst, gq, false);
+                put(&mut xfl, gq, false);
                 put(&mut prw, gq, false);
                 put(&mut pgap, gq, false);
                 put(&mut rnrw, gq, false);
@@ -458,11 +472,13 @@ impl Dut for RetxCtl {
             }
         }
 
-        for v in [
-            &mut run, &mut rnrw, &mut rnrs, &mut prw, &mut pgap, &mut pxe,
-        ] {
+        // Halted: no wait, no rewind; a timer and an exhaustion only
+        // while draining.
+        for v in [&mut rnrw, &mut rnrs, &mut prw, &mut pgap] {
             *v &= !halt;
         }
+        run &= !frz;
+        pxe &= !frz;
 
         // Rewind output.
         let sel = o.sel_q;
@@ -491,7 +507,7 @@ impl Dut for RetxCtl {
         self.rwp_q = rwp;
 
         // Exhaustion output.
-        let mut xmask = o.pxe_q & !halt;
+        let mut xmask = o.pxe_q & !frz;
         if i.clr_valid {
             xmask &= !(1 << cq);
         }
@@ -500,7 +516,9 @@ impl Dut for RetxCtl {
         if ld_xe {
             let xc = first_from(xmask, o.xep_q).unwrap_or(o.xep_q);
             self.xerr_qp_q = xc;
-            self.xerr_status_q = if bit(o.xst_q, xc) {
+            self.xerr_status_q = if bit(o.xfl_q, xc) {
+                cqe_status::WR_FLUSH_ERR
+            } else if bit(o.xst_q, xc) {
                 cqe_status::RNR_RETRY_EXC_ERR
             } else {
                 cqe_status::RETRY_EXC_ERR
@@ -543,6 +561,7 @@ impl Dut for RetxCtl {
         self.pgap_q = pgap;
         self.pxe_q = pxe;
         self.xst_q = xst;
+        self.xfl_q = xfl;
         self.xd_q = xd;
         self.inf_q = inf;
         self.ev_timeout_q = sact && s_tmo;
@@ -575,6 +594,7 @@ impl Trace for RetxCtl {
         t.reg("pgap_q", qps, &self.pgap_q);
         t.reg("pxe_q", qps, &self.pxe_q);
         t.reg("xst_q", qps, &self.xst_q);
+        t.reg("xfl_q", qps, &self.xfl_q);
         t.reg("xd_q", qps, &self.xd_q);
         t.reg("inf_q", qps, &self.inf_q);
         t.reg("rl_q", 3 * qps, &self.rl_q);
@@ -641,6 +661,46 @@ mod tests {
                 (2, false, false, false, true)
             ]
         );
+    }
+
+    /// Until QP `q`'s exhaustion comes out: its status and the cycle.
+    fn run_to_xerr(m: &mut RetxCtl, i: &RetxCtlIn, q: u8, limit: u64) -> Option<(u8, u64)> {
+        (0..limit).find_map(|c| {
+            let o = m.tick(i);
+            (o.xerr_valid && o.xerr_qp == q).then_some((o.xerr_status, c))
+        })
+    }
+
+    #[test]
+    fn a_draining_qp_times_out_to_a_flush_without_rewind() {
+        // QP 3 busy, timer period 4 << 1 = 8 cycles, 2 retries: in ERROR
+        // outside error mode the first expiry gives up with status 5.
+        let mut m = RetxCtl::with_units(4, 3);
+        let mut i = idle();
+        i.busy = 1 << 3;
+        i.halt = 1 << 3;
+        let (st, at) = run_to_xerr(&mut m, &i, 3, 200).expect("no exhaustion");
+        assert_eq!(st, cqe_status::WR_FLUSH_ERR);
+        // Started at its first scan (cycle 4), expired at a scan at least
+        // one period later, out the cycle after.
+        assert!(
+            (12..=4 + 8 + 2 * QPS as u64 + 1).contains(&at),
+            "out at {at}"
+        );
+        assert_eq!(m.prw_q, 0, "a halted QP never rewinds");
+        // Once: exhausted until a restart.
+        assert_eq!(run_to_xerr(&mut m, &i, 3, 200), None);
+    }
+
+    #[test]
+    fn a_qp_in_error_mode_too_has_no_timer() {
+        let mut m = RetxCtl::with_units(4, 3);
+        let mut i = idle();
+        i.busy = 1 << 3;
+        i.halt = 1 << 3;
+        i.err_mode = 1 << 3;
+        assert_eq!(run_to_xerr(&mut m, &i, 3, 500), None);
+        assert_eq!(m.run_q, 0);
     }
 
     #[test]

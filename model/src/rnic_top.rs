@@ -1036,6 +1036,7 @@ impl RnicTop {
             una_all: at.una_all,
             busy: at.busy,
             halt: c.qp_err_all,
+            err_mode: at.err_mode,
             nak_valid: at.nak_valid,
             nak_qp: at.nak_qp,
             nak_psn: at.nak_psn,
