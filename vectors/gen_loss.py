@@ -289,6 +289,7 @@ def main():
 
 
     recovery_vectors()
+    drain_vectors()
 
 
 def recovery_vectors():
@@ -566,6 +567,33 @@ def recovery_vectors():
         "complete in order",
         a.build(plain=[0]), b.build(),
         link([{"drop": first(0, 7)}]))
+
+
+def drain_vectors():
+    """A QP its own responder moved to ERROR still has requests out: its
+    timer keeps running and flushes what no ACK covers (status 5)."""
+    a, b = pair(351, timeout=TIMEOUT, retry_cnt=7)
+    a.wqe(0, "write", 4000, src_off=0x101, dst_off=0x103)
+    a.wqe(0, "write", 100, src_off=0x2101, dst_off=0x2103)
+    b.wqe(0, "write", 64, src_off=0x301, dst_off=0x303, rkey=0x4571)
+    ha, hb = a.build(plain=[0]), b.build(plain=[0])
+    # A posts its second WRITE only once its QP is in ERROR; B sends its
+    # bad WRITE after A's first one has left.
+    ha["program"] = [{"wait_until": {"cycle": 400}}, {"post_send": {"qp": 0, "wqes": 1}},
+                     {"wait_until": {"cycle": 2500}}, {"post_send": {"qp": 0, "wqes": 1}}]
+    hb["program"] = [{"wait_until": {"cycle": 1000}}, {"post_send": {"qp": 0, "wqes": 1}}]
+    vec("error_drains_unacked_write",
+        f"One QP carrying traffic both ways, local ACK timeout {TIMEOUT} (4,096 cycles), "
+        "retry_cnt 7. From cycle 400 A WRITEs 4000 bytes on QP 0 (PSNs 7..10); the link A to "
+        "B loses PSN 10, the only packet with AckReq, so B acknowledges nothing. At cycle 1000 "
+        "B WRITEs 64 bytes to A with an rkey that names no MR: A's responder answers with a "
+        "remote access NAK and moves QP 0 to ERROR (its requester is not in error mode: no "
+        "NAK came to it), and B's WRITE completes with status 10, B's QP 0 to ERROR. A's "
+        "WRITE was sent whole and no ACK will ever come: A's timer, still running in ERROR, "
+        "runs out and flushes it (status 5, no resend, retries left or not); the 100-byte "
+        "WRITE A posts at cycle 2500 is flushed too. Before the drain a QP in ERROR had no "
+        "timer and the first WRITE's completion never left",
+        ha, hb, link([{"drop": first(0, 10)}]))
 
 
 if __name__ == "__main__":

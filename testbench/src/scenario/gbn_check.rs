@@ -168,6 +168,13 @@ pub struct QpTrace {
     /// starts nothing new: at most `window` frames committed before it may
     /// still leave.
     pub error_at: Option<u64>,
+    /// The cycle (first beat) the NIC sent a remote-error NAK for this QP:
+    /// its responder moved the QP to ERROR outside the requester's error
+    /// mode. The same rule as `error_at` from then on; its local ACK timer
+    /// keeps running and, once it runs out, the requests still
+    /// unacknowledged are flushed (status 5; docs/retransmission.md,
+    /// "A QP in ERROR").
+    pub resp_error_at: Option<u64>,
     /// The reference has the QP end in ERROR by a NAK (a remote error, or
     /// retries run out on NAKs): its last cause obliges no rewind.
     pub ends_in_error: bool,
@@ -323,7 +330,10 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
     };
     // ERROR (retries run out, or a remote-error NAK): the QP stops within
     // the reaction window.
-    let error = [t.exhausted_at, t.error_at].into_iter().flatten().min();
+    let error = [t.exhausted_at, t.error_at, t.resp_error_at]
+        .into_iter()
+        .flatten()
+        .min();
     let mut after_error = 0;
     for (k, f) in t.sent.iter().enumerate() {
         if error.is_some_and(|h| f.first > h) {
@@ -472,6 +482,10 @@ pub fn check_requester(t: &QpTrace, window: usize) -> Vec<String> {
     // (the quiet window outlasts a rewind and the RNR time named). An
     // expired timer is timer_exhaust's: a resend or an exhaustion.
     for &e in &evs[ei..] {
+        if error.is_some_and(|x| x <= e.cycle()) {
+            w.halted = true;
+            pending = None;
+        }
         arrive(e, &mut w, &mut pending);
     }
     if let Some(pd) = pending {
@@ -660,6 +674,7 @@ mod tests {
             skips: Vec::new(),
             exhausted_at: None,
             error_at: None,
+            resp_error_at: None,
             ends_in_error: false,
             settles: true,
             paused: Vec::new(),

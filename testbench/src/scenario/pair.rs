@@ -628,7 +628,7 @@ pub(super) fn settle_host(
         }
     }
     if !timer.is_empty() {
-        let at: Vec<(u32, u32)> = timer.iter().map(|(q, x)| (*q, x.psn)).collect();
+        let at: Vec<(u32, u32, u8)> = timer.iter().map(|(q, x)| (*q, x.psn, x.status)).collect();
         e.expected = super::tx_reference::expected_after(&e.vector, &acks, &dones, &at);
         for (q, x) in &timer {
             let from = e.expected.optional_from[*q as usize]
@@ -641,7 +641,7 @@ pub(super) fn settle_host(
     // The retransmission counters against the wire and the reference
     // (retx_counters: exact where the wire decides them, else bounds).
     let statuses: Vec<(u32, u8)> = e.expected.cqes.iter().map(|c| (c.qp, c.status)).collect();
-    let timer_qps: Vec<u32> = timer.iter().map(|(q, _)| *q).collect();
+    let timer_qps: Vec<(u32, u8)> = timer.iter().map(|(q, x)| (*q, x.status)).collect();
     let want = super::retx_counters::predict(&e.gbn_traces(retry), &statuses, &timer_qps, cycle);
     let got = |n: &str| e.counters.iter().find(|(m, _)| m == n).map(|x| x.1 as u64);
     for m in super::retx_counters::check(&want, got) {
@@ -686,8 +686,8 @@ pub(super) struct AckFollower {
     seen: usize,
     acks: Vec<(u32, u32, u8)>,
     /// Timer exhaustions predicted during the run: (QP, oldest
-    /// unacknowledged PSN).
-    timer: Vec<(u32, u32)>,
+    /// unacknowledged PSN, status).
+    timer: Vec<(u32, u32, u8)>,
 }
 
 impl AckFollower {
@@ -731,7 +731,7 @@ impl AckFollower {
                 continue;
             }
             if let Ok(Some(x)) = super::timer_exhaust::predict(&t) {
-                timer.push((t.qp, x.psn));
+                timer.push((t.qp, x.psn, x.status));
             }
         }
         if timer.len() != self.timer.len() {

@@ -7,7 +7,9 @@
 //!
 //! - **EXHAUST**, exact: one per QP whose predicted completions hold a
 //!   status 12 or 13 (the WQE that starts the flush; `retx_ctl` is quiet
-//!   after an exhaustion until a restart, which no vector does mid-run).
+//!   after an exhaustion until a restart, which no vector does mid-run),
+//!   and one per QP whose timer `timer_exhaust` found run out while its
+//!   responder held it in ERROR (status 5, a flush on the wire's terms).
 //! - **RNR_WAIT**, exact: the RNR NAKs that arrived naming a PSN in the
 //!   QP's window [una, nxt] while nothing halted it (what `ack_tracker`
 //!   passes on), less one per QP that ended with status 13 (its last RNR
@@ -32,7 +34,7 @@
 //!   function of the wire alone (docs/retransmission.md, Known limits).
 
 use super::gbn_check::{AckKind, QpTrace};
-use crate::wire::cqe::{STATUS_RETRY_EXC_ERR, STATUS_RNR_RETRY_EXC_ERR};
+use crate::wire::cqe::{STATUS_RETRY_EXC_ERR, STATUS_RNR_RETRY_EXC_ERR, STATUS_WR_FLUSH_ERR};
 
 const PSN_MOD: u32 = 1 << 24;
 
@@ -102,7 +104,13 @@ pub fn replay(t: &QpTrace) -> QpRetx {
     let holds =
         |una: Option<u32>, nxt: u32, p: u32| una.is_some_and(|u| dist(u, p) <= dist(u, nxt));
     for (cycle, _, e) in evs {
-        if t.exhausted_at.is_some_and(|x| x <= cycle) {
+        // Retries run out, or the responder moved the QP to ERROR:
+        // retx_ctl takes no NAK of it any more.
+        if [t.exhausted_at, t.resp_error_at]
+            .into_iter()
+            .flatten()
+            .any(|x| x <= cycle)
+        {
             halted = true;
         }
         match e {
@@ -159,11 +167,12 @@ pub fn replay(t: &QpTrace) -> QpRetx {
 /// The counters one NIC must read (module doc). `traces`: its QPs as
 /// `gbn_traces` gives them; `statuses`: the predicted completions'
 /// (QP, status); `timer_exhausted`: the QPs `timer_exhaust` found run
-/// out; `end`: the last cycle of the run.
+/// out, with the status it predicted (12, or 5 for a QP in ERROR);
+/// `end`: the last cycle of the run.
 pub fn predict(
     traces: &[QpTrace],
     statuses: &[(u32, u8)],
-    timer_exhausted: &[u32],
+    timer_exhausted: &[(u32, u8)],
     end: u64,
 ) -> RetxWant {
     let mut w = RetxWant::default();
@@ -173,9 +182,12 @@ pub fn predict(
         let ended = |s: u8| statuses.iter().any(|&(q, st)| q == t.qp && st == s);
         let x12 = ended(STATUS_RETRY_EXC_ERR);
         let x13 = ended(STATUS_RNR_RETRY_EXC_ERR);
-        w.exhaust += (x12 || x13) as u64;
+        let drained = timer_exhausted
+            .iter()
+            .any(|&(q, st)| q == t.qp && st == STATUS_WR_FLUSH_ERR);
+        w.exhaust += (x12 || x13 || drained) as u64;
         w.rnr_wait += r.rnr_naks.saturating_sub(x13 as u64);
-        let timer = timer_exhausted.contains(&t.qp) as u64;
+        let timer = timer_exhausted.iter().any(|x| x.0 == t.qp) as u64;
         let alone = r.seq_naks == 0 && r.rnr_naks == 0 && r.read_resps == 0;
         w.timeout.0 += timer + if alone { r.jumps } else { 0 };
         let hi = t.retry.period().map_or(0, |p| end / p);
@@ -309,7 +321,12 @@ mod tests {
             },
             ..QpTrace::default()
         };
-        let w = predict(&[t], &[(0, STATUS_RETRY_EXC_ERR)], &[0], 20_000);
+        let w = predict(
+            &[t],
+            &[(0, STATUS_RETRY_EXC_ERR)],
+            &[(0, STATUS_RETRY_EXC_ERR)],
+            20_000,
+        );
         assert_eq!(w.timeout, (3, 4));
         assert_eq!(w.rewind, (2, 4));
         assert_eq!(w.exhaust, 1);

@@ -1,5 +1,6 @@
-//! Retry exhaustion by the local ACK timer (status 12), predicted from the
-//! wire: per RC QP, the request packets the NIC sent and the
+//! Retry exhaustion by the local ACK timer (status 12, or 5 for a QP its
+//! responder moved to ERROR), predicted from the wire: per RC QP, the
+//! request packets the NIC sent and the
 //! acknowledgements and READ responses that arrived at it
 //! ([`QpTrace`]), and the QP's `timeout` and `retry_cnt`.
 //!
@@ -17,6 +18,13 @@
 //! rewind costs one retry except the one that ends an RNR wait (RNR NAKs
 //! count against `rnr_retry`, not here).
 //!
+//! A QP the NIC's own responder moved to ERROR (it sent a remote-error NAK
+//! for it, `QpTrace::resp_error_at`) resends nothing, but its timer keeps
+//! running: requests still unacknowledged when the quiet window ends ran
+//! it out, and its oldest unacknowledged PSN's WQE and every one after are
+//! flushed (status 5), whatever retries were left (docs/retransmission.md,
+//! "A QP in ERROR").
+//!
 //! What this does not follow: causes that merge into one rewind on the
 //! wire (a READ gap or a NAK while a rewind is pending, an RNR NAK that
 //! drops a pending one: two retries or a retry and a free wait, one
@@ -24,6 +32,7 @@
 //! guessed; the vectors keep such overlaps out of their exhausting QPs.
 
 use super::gbn_check::{AckKind, QpTrace, ReadSink};
+use crate::wire::cqe::{STATUS_RETRY_EXC_ERR, STATUS_WR_FLUSH_ERR};
 
 const PSN_MOD: u32 = 1 << 24;
 
@@ -43,6 +52,9 @@ pub struct TimerExhaustion {
     /// The cycle after the QP's last request beat: the exhaustion came
     /// later (from it on the go-back-N check expects no rewind).
     pub after: u64,
+    /// The status of that WQE: 12 (retries exhausted), or 5 (flushed: the
+    /// QP was in ERROR already, its responder's doing).
+    pub status: u8,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -165,6 +177,14 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
     if halted || u == nxt {
         return Ok(None);
     }
+    let after = t.sent.last().map_or(0, |f| f.last + 1);
+    if t.resp_error_at.is_some() {
+        return Ok(Some(TimerExhaustion {
+            psn: u,
+            after,
+            status: STATUS_WR_FLUSH_ERR,
+        }));
+    }
     if rnr_wait {
         // The quiet window outlasts the RNR time named: the wait must have
         // ended in a resend.
@@ -182,8 +202,11 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
             t.qp
         ));
     }
-    let after = t.sent.last().map_or(0, |f| f.last + 1);
-    Ok(Some(TimerExhaustion { psn: u, after }))
+    Ok(Some(TimerExhaustion {
+        psn: u,
+        after,
+        status: STATUS_RETRY_EXC_ERR,
+    }))
 }
 
 #[cfg(test)]
@@ -225,7 +248,11 @@ mod tests {
         let t = trace(&[5, 6, 6, 6], &[(50, 5, AckKind::Ack)], 2);
         assert_eq!(
             predict(&t),
-            Ok(Some(TimerExhaustion { psn: 6, after: 303 }))
+            Ok(Some(TimerExhaustion {
+                psn: 6,
+                after: 303,
+                status: 12
+            }))
         );
         // retry_cnt 3 wants one more resend: the run ended too early.
         assert!(predict(&trace(&[5, 6, 6, 6], &[(50, 5, AckKind::Ack)], 3)).is_err());
@@ -280,7 +307,11 @@ mod tests {
         let t = trace(&[1, 2, 2], &[(150, 2, rnr)], 0);
         assert_eq!(
             predict(&t),
-            Ok(Some(TimerExhaustion { psn: 2, after: 203 }))
+            Ok(Some(TimerExhaustion {
+                psn: 2,
+                after: 203,
+                status: 12
+            }))
         );
         let t = trace(&[1, 2], &[(150, 2, rnr)], 0);
         assert!(predict(&t).is_err());
@@ -291,5 +322,32 @@ mod tests {
             1,
         );
         assert_eq!(predict(&t).map(|x| x.map(|x| x.psn)), Ok(Some(2)));
+    }
+
+    #[test]
+    fn a_qp_its_responder_moved_to_error_is_flushed_at_its_oldest_unacked_psn() {
+        // 4 5 6 sent, 4 acknowledged, no rewind, retries left: once its
+        // responder NAKed a request with a remote error the timer flushes
+        // from 5 (status 5) instead of resending.
+        let mut t = trace(&[4, 5, 6], &[(50, 4, AckKind::Ack)], 3);
+        assert!(predict(&t).is_err(), "retries left: a resend is due");
+        t.resp_error_at = Some(120);
+        assert_eq!(
+            predict(&t),
+            Ok(Some(TimerExhaustion {
+                psn: 5,
+                after: 203,
+                status: 5
+            }))
+        );
+        // Everything acknowledged: nothing to flush.
+        let mut t = trace(&[4, 5], &[(250, 5, AckKind::Ack)], 3);
+        t.resp_error_at = Some(120);
+        assert_eq!(predict(&t), Ok(None));
+        // The timer off: nothing either (the completions wait; a known limit).
+        let mut t = trace(&[4, 5], &[], 3);
+        t.resp_error_at = Some(120);
+        t.retry.timeout = 0;
+        assert_eq!(predict(&t), Ok(None));
     }
 }

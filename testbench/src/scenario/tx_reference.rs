@@ -282,15 +282,16 @@ pub fn expected_with(v: &Vector, acks: &[(u32, u32, u8)], rdones: &[(u32, u32)])
 }
 
 /// [`expected_with`], and the local ACK timer ran out on the QPs of
-/// `timer_exhausted`, (QP, the oldest unacknowledged PSN), as
+/// `timer_exhausted`, (QP, the oldest unacknowledged PSN, status), as
 /// [`super::timer_exhaust`] predicts from the wire: the WQE holding that
-/// PSN completes with status 12 and the rest are flushed, as after a
-/// sequence NAK beyond retry_cnt.
+/// PSN completes with the status (12, or 5 for a QP its responder had
+/// moved to ERROR) and the rest are flushed, as after a sequence NAK
+/// beyond retry_cnt.
 pub fn expected_after(
     v: &Vector,
     acks: &[(u32, u32, u8)],
     rdones: &[(u32, u32)],
-    timer_exhausted: &[(u32, u32)],
+    timer_exhausted: &[(u32, u32, u8)],
 ) -> Expected {
     // A READ done is an acknowledgement of its last PSN too.
     let mut all: Vec<(u32, u32, u8)> = acks.to_vec();
@@ -470,7 +471,7 @@ pub fn expected_after(
             let timer = timer_exhausted
                 .iter()
                 .find(|x| x.0 == q.qp)
-                .map(|x| (x.1, cqe::STATUS_RETRY_EXC_ERR));
+                .map(|x| (x.1, x.2));
             let nak = remote_nak(q, range, acks);
             out.error_nak[q.qp as usize] = nak.map(|x| x.2);
             if let Some((p, status)) = nak.map(|x| (x.0, x.1)).or(timer) {

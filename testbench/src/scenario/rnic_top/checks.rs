@@ -435,6 +435,18 @@ impl RnicTopEnv {
                 continue; // check_frames fails it
             };
             let op = r.bth.opcode;
+            // A remote-error NAK this NIC's responder sent: the QP went to
+            // ERROR outside the requester's error mode (its timer drains).
+            if let (true, Some(a)) = (op == super::resp_check::OPCODE_ACK, r.aeth) {
+                let q = self
+                    .vector
+                    .qps
+                    .iter()
+                    .position(|q| q.remote_qpn == r.bth.dest_qp);
+                if let (Some(AckKind::RemoteErr), Some(k)) = (AckKind::of_syndrome(a.syndrome), q) {
+                    out[k].resp_error_at.get_or_insert(*first);
+                }
+            }
             if op == super::resp_check::OPCODE_ACK
                 || op == crate::wire::roce::OPCODE_CNP
                 || super::resp_reads::is_read_response(op)
