@@ -595,6 +595,25 @@ def drain_vectors():
         "timer and the first WRITE's completion never left",
         ha, hb, link([{"drop": first(0, 10)}]))
 
+    # The same ERROR with nothing outstanding: the WRITE posted after it is
+    # never sent, tx_engine flushes it (no timer involved).
+    a, b = pair(353)
+    a.wqe(0, "write", 100, src_off=0x101, dst_off=0x103)
+    a.wqe(0, "write", 3000, src_off=0x2101, dst_off=0x2103)
+    b.wqe(0, "write", 64, src_off=0x301, dst_off=0x303, rkey=0x4571)
+    ha, hb = a.build(plain=[0]), b.build(plain=[0])
+    ha["program"] = [{"wait_until": {"cycle": 400}}, {"post_send": {"qp": 0, "wqes": 1}},
+                     {"wait_until": {"cycle": 2500}}, {"post_send": {"qp": 0, "wqes": 1}}]
+    hb["program"] = [{"wait_until": {"cycle": 1000}}, {"post_send": {"qp": 0, "wqes": 1}}]
+    vec("error_flushes_unsent_write",
+        "One QP carrying traffic both ways, its local ACK timer off, a link that loses nothing. "
+        "From cycle 400 A WRITEs 100 bytes on QP 0 (PSN 7), which B acknowledges. At cycle "
+        "1000 B WRITEs 64 bytes to A with an rkey that names no MR: A's responder answers "
+        "with a remote access NAK and moves QP 0 to ERROR, B's WRITE completes with status "
+        "10. The 3000-byte WRITE A posts at cycle 2500 is never sent: A completes it flushed "
+        "(status 5) and nothing else leaves QP 0",
+        ha, hb, link())
+
 
 if __name__ == "__main__":
     main()

@@ -147,6 +147,8 @@ pub struct ReadResp {
 #[derive(Debug, Clone, Default)]
 pub struct QpTrace {
     pub qp: u32,
+    /// The QP's first PSN, as software configured it.
+    pub start: u32,
     /// Request packets in the order they left.
     pub sent: Vec<SentPkt>,
     /// In arrival order.
@@ -661,6 +663,7 @@ mod tests {
     fn trace(psns: &[u32], acks: &[(u64, u32, AckKind)]) -> QpTrace {
         QpTrace {
             qp: 3,
+            start: 0,
             sent: sends(psns),
             acks: acks
                 .iter()

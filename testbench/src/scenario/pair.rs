@@ -622,7 +622,8 @@ pub(super) fn settle_host(
             continue;
         }
         match super::timer_exhaust::predict(&t) {
-            Ok(Some(x)) => timer.push((t.qp, x)),
+            Ok(Some(x)) if x.expired || flushes_unsent(e, t.qp, x.psn) => timer.push((t.qp, x)),
+            Ok(Some(_)) => {}
             Ok(None) => {}
             Err(m) => problems.push(m),
         }
@@ -641,7 +642,11 @@ pub(super) fn settle_host(
     // The retransmission counters against the wire and the reference
     // (retx_counters: exact where the wire decides them, else bounds).
     let statuses: Vec<(u32, u8)> = e.expected.cqes.iter().map(|c| (c.qp, c.status)).collect();
-    let timer_qps: Vec<(u32, u8)> = timer.iter().map(|(q, x)| (*q, x.status)).collect();
+    let timer_qps: Vec<(u32, u8)> = timer
+        .iter()
+        .filter(|(_, x)| x.expired)
+        .map(|(q, x)| (*q, x.status))
+        .collect();
     let want = super::retx_counters::predict(&e.gbn_traces(retry), &statuses, &timer_qps, cycle);
     let got = |n: &str| e.counters.iter().find(|(m, _)| m == n).map(|x| x.1 as u64);
     for m in super::retx_counters::check(&want, got) {
@@ -679,7 +684,9 @@ pub fn retry_config(v: &Vector) -> Vec<super::gbn_check::RetryCfg> {
 /// silent (nothing sent, nothing received) for the quiet window its
 /// timeouts call for, [`super::timer_exhaust`] is asked, as at the end of
 /// the run, and a predicted exhaustion takes that QP's rest out of what
-/// the run waits for.
+/// the run waits for. The same question covers a QP its responder moved
+/// to ERROR: what no ACK covered drains by its timer, and what it never
+/// sent is flushed (with no timer, after `DRAIN_CYCLES` of silence).
 #[derive(Debug, Default)]
 pub(super) struct AckFollower {
     /// Frames of the NIC's `rx_*` already looked at.
@@ -713,8 +720,10 @@ impl AckFollower {
     /// At `cycle`: once the NIC has been silent for exactly its timer's
     /// quiet window, the exhaustions the wire shows so far.
     pub(super) fn follow_timer(&mut self, e: &mut RnicTopEnv, cycle: u64) {
+        // Without a timer the window is the drain's: a QP its responder
+        // moved to ERROR has its unsent WQEs flushed, timer or not.
         let horizon = e.timer_quiet();
-        if !e.running() || horizon <= super::rnic_top::DRAIN_CYCLES {
+        if !e.running() {
             return;
         }
         let tx = e.frame_ends.last().copied().unwrap_or(0);
@@ -731,7 +740,9 @@ impl AckFollower {
                 continue;
             }
             if let Ok(Some(x)) = super::timer_exhaust::predict(&t) {
-                timer.push((t.qp, x.psn, x.status));
+                if x.expired || flushes_unsent(e, t.qp, x.psn) {
+                    timer.push((t.qp, x.psn, x.status));
+                }
             }
         }
         if timer.len() != self.timer.len() {
@@ -741,6 +752,19 @@ impl AckFollower {
                 super::tx_reference::expected_after(&e.vector, &self.acks, &[], &self.timer);
         }
     }
+}
+
+/// A QP its responder moved to ERROR with nothing outstanding: whether the
+/// reference still expects packets from `psn` on (WQEs tx_engine flushes
+/// instead of sending them).
+fn flushes_unsent(e: &RnicTopEnv, qp: u32, psn: u32) -> bool {
+    let Some(q) = e.vector.qps.iter().find(|q| q.qp == qp) else {
+        return false;
+    };
+    let at = psn.wrapping_sub(q.psn) & 0xFF_FFFF;
+    e.expected.packets[qp as usize]
+        .iter()
+        .any(|p| p.psn.wrapping_sub(q.psn) & 0xFF_FFFF >= at)
 }
 
 /// The ACKs and NAKs that arrived on the NIC's `rx_*`, classified by

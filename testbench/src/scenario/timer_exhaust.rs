@@ -55,6 +55,11 @@ pub struct TimerExhaustion {
     /// The status of that WQE: 12 (retries exhausted), or 5 (flushed: the
     /// QP was in ERROR already, its responder's doing).
     pub status: u8,
+    /// The timer ran out (`RETX_TIMEOUT` and `RETX_EXHAUST` count it).
+    /// False for a QP its responder moved to ERROR with nothing
+    /// outstanding: `psn` is then the next PSN to send, and the WQEs from
+    /// it on were never sent and are flushed by tx_engine.
+    pub expired: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -70,9 +75,10 @@ enum Ev {
 /// The timer exhaustion `t` calls for, if any; Err names a trace whose
 /// retries do not add up (module doc).
 pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
-    let Some(period) = t.retry.period() else {
+    let period = t.retry.period();
+    if period.is_none() && t.resp_error_at.is_none() {
         return Ok(None);
-    };
+    }
     // Arrivals before a send of the same cycle: the send cannot have seen
     // them, which only matters for a tie that moves nothing.
     let mut evs: Vec<(u64, u8, Ev)> = Vec::new();
@@ -173,17 +179,27 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
             }
         }
     }
-    let Some(u) = una else { return Ok(None) };
-    if halted || u == nxt {
-        return Ok(None);
-    }
     let after = t.sent.last().map_or(0, |f| f.last + 1);
-    if t.resp_error_at.is_some() {
+    if t.resp_error_at.is_some() && !halted {
+        // In ERROR by its responder: what no ACK covered drains by the
+        // timer; with nothing outstanding, the rest was never sent.
+        let (u, nxt) = una.map_or((t.start, t.start), |u| (u, nxt));
+        let expired = u != nxt;
+        if expired && period.is_none() {
+            return Ok(None); // the successes wait (retransmission.md)
+        }
         return Ok(Some(TimerExhaustion {
             psn: u,
             after,
             status: STATUS_WR_FLUSH_ERR,
+            expired,
         }));
+    }
+    let (Some(u), Some(period)) = (una, period) else {
+        return Ok(None);
+    };
+    if halted || u == nxt {
+        return Ok(None);
     }
     if rnr_wait {
         // The quiet window outlasts the RNR time named: the wait must have
@@ -206,6 +222,7 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
         psn: u,
         after,
         status: STATUS_RETRY_EXC_ERR,
+        expired: true,
     }))
 }
 
@@ -251,7 +268,8 @@ mod tests {
             Ok(Some(TimerExhaustion {
                 psn: 6,
                 after: 303,
-                status: 12
+                status: 12,
+                expired: true
             }))
         );
         // retry_cnt 3 wants one more resend: the run ended too early.
@@ -310,7 +328,8 @@ mod tests {
             Ok(Some(TimerExhaustion {
                 psn: 2,
                 after: 203,
-                status: 12
+                status: 12,
+                expired: true
             }))
         );
         let t = trace(&[1, 2], &[(150, 2, rnr)], 0);
@@ -337,17 +356,30 @@ mod tests {
             Ok(Some(TimerExhaustion {
                 psn: 5,
                 after: 203,
-                status: 5
+                status: 5,
+                expired: true
             }))
         );
-        // Everything acknowledged: nothing to flush.
+        // Everything acknowledged: no timer, the rest (from 6, never sent)
+        // flushed.
         let mut t = trace(&[4, 5], &[(250, 5, AckKind::Ack)], 3);
         t.resp_error_at = Some(120);
-        assert_eq!(predict(&t), Ok(None));
-        // The timer off: nothing either (the completions wait; a known limit).
+        let x = predict(&t).unwrap().unwrap();
+        assert_eq!((x.psn, x.status, x.expired), (6, 5, false));
+        // Nothing ever sent: from the QP's first PSN, with the timer off too.
+        let mut t = trace(&[], &[], 3);
+        (t.start, t.resp_error_at, t.retry.timeout) = (40, Some(120), 0);
+        let x = predict(&t).unwrap().unwrap();
+        assert_eq!((x.psn, x.expired), (40, false));
+        // The timer off with requests outstanding: they wait (a known limit).
         let mut t = trace(&[4, 5], &[], 3);
         t.resp_error_at = Some(120);
         t.retry.timeout = 0;
+        assert_eq!(predict(&t), Ok(None));
+        // A remote-error NAK came to the requester too: error mode
+        // completes everything itself.
+        let mut t = trace(&[4, 5], &[(150, 4, AckKind::RemoteErr)], 3);
+        t.resp_error_at = Some(120);
         assert_eq!(predict(&t), Ok(None));
     }
 }

@@ -396,6 +396,7 @@ impl RnicTopEnv {
             .iter()
             .map(|q| QpTrace {
                 qp: q.qp,
+                start: q.psn,
                 retry: retry.get(q.qp as usize).copied().unwrap_or_default(),
                 exhausted_at: self.exhausted_at[q.qp as usize],
                 ends_in_error: self.expected.nak_errors.contains(&q.qp),
