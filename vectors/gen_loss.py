@@ -570,18 +570,22 @@ def recovery_vectors():
 
 
 def drain_vectors():
-    """A QP its own responder moved to ERROR still has requests out: its
-    timer keeps running and flushes what no ACK covers (status 5)."""
-    a, b = pair(351, timeout=TIMEOUT, retry_cnt=7)
-    a.wqe(0, "write", 4000, src_off=0x101, dst_off=0x103)
-    a.wqe(0, "write", 100, src_off=0x2101, dst_off=0x2103)
-    b.wqe(0, "write", 64, src_off=0x301, dst_off=0x303, rkey=0x4571)
-    ha, hb = a.build(plain=[0]), b.build(plain=[0])
-    # A posts its second WRITE only once its QP is in ERROR; B sends its
-    # bad WRITE after A's first one has left.
-    ha["program"] = [{"wait_until": {"cycle": 400}}, {"post_send": {"qp": 0, "wqes": 1}},
-                     {"wait_until": {"cycle": 2500}}, {"post_send": {"qp": 0, "wqes": 1}}]
-    hb["program"] = [{"wait_until": {"cycle": 1000}}, {"post_send": {"qp": 0, "wqes": 1}}]
+    """A QP its own responder moved to ERROR: its timer keeps running and
+    flushes what no ACK covers (status 5); what it never sent is flushed."""
+    def hosts(seed, first_len, second_len, timeout=None, retry_cnt=None):
+        """A WRITEs first_len bytes on QP 0 from cycle 400 and second_len
+        bytes at 2500, once its QP is in ERROR; B WRITEs 64 bytes with a
+        bad rkey at 1000, after A's first WRITE has left."""
+        a, b = pair(seed, timeout=timeout, retry_cnt=retry_cnt)
+        a.wqe(0, "write", first_len, src_off=0x101, dst_off=0x103)
+        a.wqe(0, "write", second_len, src_off=0x2101, dst_off=0x2103)
+        b.wqe(0, "write", 64, src_off=0x301, dst_off=0x303, rkey=0x4571)
+        ha, hb = a.build(plain=[0]), b.build(plain=[0])
+        ha["program"] = [{"wait_until": {"cycle": 400}}, {"post_send": {"qp": 0, "wqes": 1}},
+                         {"wait_until": {"cycle": 2500}}, {"post_send": {"qp": 0, "wqes": 1}}]
+        hb["program"] = [{"wait_until": {"cycle": 1000}}, {"post_send": {"qp": 0, "wqes": 1}}]
+        return ha, hb
+
     vec("error_drains_unacked_write",
         f"One QP carrying traffic both ways, local ACK timeout {TIMEOUT} (4,096 cycles), "
         "retry_cnt 7. From cycle 400 A WRITEs 4000 bytes on QP 0 (PSNs 7..10); the link A to "
@@ -593,18 +597,7 @@ def drain_vectors():
         "runs out and flushes it (status 5, no resend, retries left or not); the 100-byte "
         "WRITE A posts at cycle 2500 is flushed too. Before the drain a QP in ERROR had no "
         "timer and the first WRITE's completion never left",
-        ha, hb, link([{"drop": first(0, 10)}]))
-
-    # The same ERROR with nothing outstanding: the WRITE posted after it is
-    # never sent, tx_engine flushes it (no timer involved).
-    a, b = pair(353)
-    a.wqe(0, "write", 100, src_off=0x101, dst_off=0x103)
-    a.wqe(0, "write", 3000, src_off=0x2101, dst_off=0x2103)
-    b.wqe(0, "write", 64, src_off=0x301, dst_off=0x303, rkey=0x4571)
-    ha, hb = a.build(plain=[0]), b.build(plain=[0])
-    ha["program"] = [{"wait_until": {"cycle": 400}}, {"post_send": {"qp": 0, "wqes": 1}},
-                     {"wait_until": {"cycle": 2500}}, {"post_send": {"qp": 0, "wqes": 1}}]
-    hb["program"] = [{"wait_until": {"cycle": 1000}}, {"post_send": {"qp": 0, "wqes": 1}}]
+        *hosts(351, 4000, 100, TIMEOUT, 7), link([{"drop": first(0, 10)}]))
     vec("error_flushes_unsent_write",
         "One QP carrying traffic both ways, its local ACK timer off, a link that loses nothing. "
         "From cycle 400 A WRITEs 100 bytes on QP 0 (PSN 7), which B acknowledges. At cycle "
@@ -612,8 +605,7 @@ def drain_vectors():
         "with a remote access NAK and moves QP 0 to ERROR, B's WRITE completes with status "
         "10. The 3000-byte WRITE A posts at cycle 2500 is never sent: A completes it flushed "
         "(status 5) and nothing else leaves QP 0",
-        ha, hb, link())
-
+        *hosts(353, 100, 3000), link())
 
 if __name__ == "__main__":
     main()
