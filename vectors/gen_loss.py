@@ -290,6 +290,7 @@ def main():
 
     recovery_vectors()
     drain_vectors()
+    mixed_exhaust_vector()
 
 
 def recovery_vectors():
@@ -606,6 +607,24 @@ def drain_vectors():
         "10. The 3000-byte WRITE A posts at cycle 2500 is never sent: A completes it flushed "
         "(status 5) and nothing else leaves QP 0",
         *hosts(353, 100, 3000), link())
+
+
+def mixed_exhaust_vector():
+    """The timer and a NAK share retry_cnt: the NAK finds none left."""
+    a, b = pair(355, timeout=TIMEOUT, retry_cnt=1)
+    a.wqe(0, "write", 100, src_off=0x101, dst_off=0x103)
+    a.wqe(0, "write", 100, src_off=0x2101, dst_off=0x2103)
+    ha = a.build(plain=[0])
+    ha["program"] = [{"wait_until": {"cycle": 400}}, {"post_send": {"qp": 0, "wqes": 1}},
+                     {"wait_until": {"cycle": 6000}}, {"post_send": {"qp": 0, "wqes": 1}}]
+    vec("nak_after_timer_rewind_exhausts",
+        f"A WRITEs 100 bytes on QP 0 (PSN 7) at cycle 400, local ACK timeout {TIMEOUT} (4,096 "
+        "cycles), retry_cnt 1; the link A to B loses its first two sends. The first expiry "
+        "spends the one retry and resends PSN 7 (lost again); A posts a second WRITE at cycle "
+        "6000, before the next expiry: PSN 8 reaches B out of sequence and B NAKs 7. That "
+        "NAK finds no retry left: the first WRITE completes with status 12 at once, the "
+        "second flushed (5), QP 0 to ERROR, no further resend",
+        ha, b.build(), link([{"drop": first(0, 7, 2)}]))
 
 if __name__ == "__main__":
     main()

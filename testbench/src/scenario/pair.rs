@@ -20,6 +20,7 @@ use rnic_model::trace::Trace;
 use rnic_model::Dut;
 
 use super::rx_reference::{self, RxEvent};
+use super::timer_exhaust::ExhaustKind;
 use super::{Mode, Report, RnicTopEnv, RtlRnicTopTop, VCD_WINDOW};
 use crate::lockstep::{compare, Divergence, Finished};
 use crate::rtl::{take_assertion_failure, Rtl, RtlTop};
@@ -622,7 +623,9 @@ pub(super) fn settle_host(
             continue;
         }
         match super::timer_exhaust::predict(&t) {
-            Ok(Some(x)) if x.expired || flushes_unsent(e, t.qp, x.psn) => timer.push((t.qp, x)),
+            Ok(Some(x)) if x.kind != ExhaustKind::Unsent || flushes_unsent(e, t.qp, x.psn) => {
+                timer.push((t.qp, x))
+            }
             Ok(Some(_)) => {}
             Ok(None) => {}
             Err(m) => problems.push(m),
@@ -644,7 +647,7 @@ pub(super) fn settle_host(
     let statuses: Vec<(u32, u8)> = e.expected.cqes.iter().map(|c| (c.qp, c.status)).collect();
     let timer_qps: Vec<(u32, u8)> = timer
         .iter()
-        .filter(|(_, x)| x.expired)
+        .filter(|(_, x)| x.kind == ExhaustKind::Timer)
         .map(|(q, x)| (*q, x.status))
         .collect();
     let want = super::retx_counters::predict(&e.gbn_traces(retry), &statuses, &timer_qps, cycle);
@@ -740,7 +743,7 @@ impl AckFollower {
                 continue;
             }
             if let Ok(Some(x)) = super::timer_exhaust::predict(&t) {
-                if x.expired || flushes_unsent(e, t.qp, x.psn) {
+                if x.kind != ExhaustKind::Unsent || flushes_unsent(e, t.qp, x.psn) {
                     timer.push((t.qp, x.psn, x.status));
                 }
             }

@@ -18,6 +18,11 @@
 //! rewind costs one retry except the one that ends an RNR wait (RNR NAKs
 //! count against `rnr_retry`, not here).
 //!
+//! The timer and the sequence NAKs spend the same retries: a sequence NAK
+//! that arrives after `retry_cnt` rewinds since the last progress, some of
+//! them the timer's, finds none left and ends the QP with 12 at its
+//! arrival (`ExhaustKind::Nak`; the NAK-only count is `tx_reference`'s).
+//!
 //! A QP the NIC's own responder moved to ERROR (it sent a remote-error NAK
 //! for it, `QpTrace::resp_error_at`) resends nothing, but its timer keeps
 //! running: requests still unacknowledged when the quiet window ends ran
@@ -55,11 +60,23 @@ pub struct TimerExhaustion {
     /// The status of that WQE: 12 (retries exhausted), or 5 (flushed: the
     /// QP was in ERROR already, its responder's doing).
     pub status: u8,
+    /// What ended the QP.
+    pub kind: ExhaustKind,
+}
+
+/// What a [`TimerExhaustion`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExhaustKind {
     /// The timer ran out (`RETX_TIMEOUT` and `RETX_EXHAUST` count it).
-    /// False for a QP its responder moved to ERROR with nothing
-    /// outstanding: `psn` is then the next PSN to send, and the WQEs from
-    /// it on were never sent and are flushed by tx_engine.
-    pub expired: bool,
+    Timer,
+    /// A sequence NAK found no retry left, some of them spent by the
+    /// timer (`tx_reference` counts NAKs alone): exhaustion 12 at the
+    /// NAK's arrival.
+    Nak,
+    /// A QP its responder moved to ERROR with nothing outstanding: `psn`
+    /// is the next PSN to send, and the WQEs from it on were never sent
+    /// and are flushed by tx_engine. No counter moves.
+    Unsent,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -152,8 +169,21 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
                         }
                     }
                     // A sequence NAK ends an RNR wait (retx_ctl.md,
-                    // "Events"): its rewind costs a retry.
+                    // "Events"): its rewind costs a retry, and with none
+                    // left it ends the QP (status 12) at once. With the
+                    // timer off every retry is a NAK's: tx_reference's.
                     AckKind::SeqNak if holds(una, nxt, a.psn) => {
+                        if period.is_some()
+                            && t.resp_error_at.is_none()
+                            && rewinds == t.retry.retry_cnt as u32
+                        {
+                            return Ok(Some(TimerExhaustion {
+                                psn: a.psn,
+                                after: a.cycle,
+                                status: STATUS_RETRY_EXC_ERR,
+                                kind: ExhaustKind::Nak,
+                            }));
+                        }
                         una = Some(a.psn);
                         rnr_wait = false;
                     }
@@ -184,15 +214,19 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
         // In ERROR by its responder: what no ACK covered drains by the
         // timer; with nothing outstanding, the rest was never sent.
         let (u, nxt) = una.map_or((t.start, t.start), |u| (u, nxt));
-        let expired = u != nxt;
-        if expired && period.is_none() {
+        let kind = if u != nxt {
+            ExhaustKind::Timer
+        } else {
+            ExhaustKind::Unsent
+        };
+        if kind == ExhaustKind::Timer && period.is_none() {
             return Ok(None); // the successes wait (retransmission.md)
         }
         return Ok(Some(TimerExhaustion {
             psn: u,
             after,
             status: STATUS_WR_FLUSH_ERR,
-            expired,
+            kind,
         }));
     }
     let (Some(u), Some(period)) = (una, period) else {
@@ -222,7 +256,7 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
         psn: u,
         after,
         status: STATUS_RETRY_EXC_ERR,
-        expired: true,
+        kind: ExhaustKind::Timer,
     }))
 }
 
@@ -269,7 +303,7 @@ mod tests {
                 psn: 6,
                 after: 303,
                 status: 12,
-                expired: true
+                kind: ExhaustKind::Timer
             }))
         );
         // retry_cnt 3 wants one more resend: the run ended too early.
@@ -329,7 +363,7 @@ mod tests {
                 psn: 2,
                 after: 203,
                 status: 12,
-                expired: true
+                kind: ExhaustKind::Timer
             }))
         );
         let t = trace(&[1, 2], &[(150, 2, rnr)], 0);
@@ -357,7 +391,7 @@ mod tests {
                 psn: 5,
                 after: 203,
                 status: 5,
-                expired: true
+                kind: ExhaustKind::Timer
             }))
         );
         // Everything acknowledged: no timer, the rest (from 6, never sent)
@@ -365,12 +399,12 @@ mod tests {
         let mut t = trace(&[4, 5], &[(250, 5, AckKind::Ack)], 3);
         t.resp_error_at = Some(120);
         let x = predict(&t).unwrap().unwrap();
-        assert_eq!((x.psn, x.status, x.expired), (6, 5, false));
+        assert_eq!((x.psn, x.status, x.kind), (6, 5, ExhaustKind::Unsent));
         // Nothing ever sent: from the QP's first PSN, with the timer off too.
         let mut t = trace(&[], &[], 3);
         (t.start, t.resp_error_at, t.retry.timeout) = (40, Some(120), 0);
         let x = predict(&t).unwrap().unwrap();
-        assert_eq!((x.psn, x.expired), (40, false));
+        assert_eq!((x.psn, x.kind), (40, ExhaustKind::Unsent));
         // The timer off with requests outstanding: they wait (a known limit).
         let mut t = trace(&[4, 5], &[], 3);
         t.resp_error_at = Some(120);
@@ -381,5 +415,35 @@ mod tests {
         let mut t = trace(&[4, 5], &[(150, 4, AckKind::RemoteErr)], 3);
         t.resp_error_at = Some(120);
         assert_eq!(predict(&t), Ok(None));
+    }
+
+    #[test]
+    fn a_sequence_nak_with_no_retry_left_after_timer_rewinds_ends_the_qp() {
+        // retry_cnt 1: 7 sent, the timer resends it (the retry), then 8;
+        // the NAK of 7 finds no retry left: 12 at its arrival.
+        let nak = (350, 7, AckKind::SeqNak);
+        let t = trace(&[7, 7, 8], &[nak], 1);
+        assert_eq!(
+            predict(&t),
+            Ok(Some(TimerExhaustion {
+                psn: 7,
+                after: 350,
+                status: 12,
+                kind: ExhaustKind::Nak
+            }))
+        );
+        // retry_cnt 2 leaves one: the NAK's rewind is due instead (and the
+        // run that ends without it does not add up).
+        assert!(predict(&trace(&[7, 7, 8], &[nak], 2)).is_err());
+        // An ACK of 7 first is progress: the retries reload.
+        let t = trace(
+            &[7, 7, 8, 9],
+            &[(250, 7, AckKind::Ack), (350, 8, AckKind::SeqNak)],
+            1,
+        );
+        assert_ne!(
+            predict(&t).map(|x| x.map(|x| x.kind)),
+            Ok(Some(ExhaustKind::Nak))
+        );
     }
 }
