@@ -923,6 +923,25 @@ mod tests {
     }
 
     #[test]
+    fn a_nak_before_the_responders_error_still_calls_for_its_rewind() {
+        // 10..13 sent by 1310, NAK of 12 at 1350, the QP's responder puts
+        // it in ERROR at 1900 (its timer then drains): the NAK came while
+        // the QP could serve it, so a run without the resend fails.
+        let nak = [(1350, 12, AckKind::SeqNak)];
+        let mut t = trace(&[10, 11, 12, 13], &nak);
+        t.resp_error_at = Some(1900);
+        t.exhausted_at = Some(1900);
+        assert_eq!(check_requester(&t, 2).len(), 1);
+        let mut served = trace(&[10, 11, 12, 13, 12, 13], &nak);
+        served.resp_error_at = Some(1900);
+        assert_eq!(check_requester(&served, 2), Vec::<String>::new());
+        // The NAK after the ERROR obliges nothing.
+        t.resp_error_at = Some(1320);
+        t.exhausted_at = Some(1320);
+        assert_eq!(check_requester(&t, 2), Vec::<String>::new());
+    }
+
+    #[test]
     fn a_read_gap_justifies_a_re_request() {
         // READ of 4 responses at PSN 20; 20, 21 arrive, 22 is lost, 23
         // arrives: a new READ REQUEST from 22.

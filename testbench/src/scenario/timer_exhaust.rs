@@ -54,8 +54,10 @@ fn add(psn: u32, n: u32) -> u32 {
 pub struct TimerExhaustion {
     /// The oldest unacknowledged PSN: its WQE completes with 12.
     pub psn: u32,
-    /// The cycle after the QP's last request beat: the exhaustion came
-    /// later (from it on the go-back-N check expects no rewind).
+    /// The cycle after the QP's last request beat (the NAK's arrival for
+    /// `ExhaustKind::Nak`, the responder's remote-error NAK for a QP in
+    /// ERROR by it): the exhaustion came later (from it on the go-back-N
+    /// check expects no rewind).
     pub after: u64,
     /// The status of that WQE: 12 (retries exhausted), or 5 (flushed: the
     /// QP was in ERROR already, its responder's doing).
@@ -128,7 +130,11 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
     let mut rd = ReadSink::default();
     let holds =
         |una: Option<u32>, nxt: u32, p: u32| una.is_some_and(|u| dist(u, p) <= dist(u, nxt));
-    for (_, _, e) in evs {
+    // From the responder's ERROR on (`resp_error_at`) nothing obliges a
+    // rewind and retx_ctl takes no NAK; ACKs and NAKs still move una.
+    let cut = t.resp_error_at.unwrap_or(u64::MAX);
+    for (cycle, _, e) in evs {
+        let drained = cycle >= cut;
         match e {
             Ev::Send(k) => {
                 let f = &t.sent[k];
@@ -174,7 +180,8 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
                     // timer off every retry is a NAK's: tx_reference's.
                     AckKind::SeqNak if holds(una, nxt, a.psn) => {
                         if period.is_some()
-                            && t.resp_error_at.is_none()
+                            && !halted
+                            && !drained
                             && rewinds == t.retry.retry_cnt as u32
                         {
                             return Ok(Some(TimerExhaustion {
@@ -210,9 +217,10 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
         }
     }
     let after = t.sent.last().map_or(0, |f| f.last + 1);
-    if t.resp_error_at.is_some() && !halted {
+    if let (Some(cut), false) = (t.resp_error_at, halted) {
         // In ERROR by its responder: what no ACK covered drains by the
-        // timer; with nothing outstanding, the rest was never sent.
+        // timer; with nothing outstanding, the rest was never sent. The
+        // go-back-N check holds the QP to its causes until then.
         let (u, nxt) = una.map_or((t.start, t.start), |u| (u, nxt));
         let kind = if u != nxt {
             ExhaustKind::Timer
@@ -224,7 +232,7 @@ pub fn predict(t: &QpTrace) -> Result<Option<TimerExhaustion>, String> {
         }
         return Ok(Some(TimerExhaustion {
             psn: u,
-            after,
+            after: cut,
             status: STATUS_WR_FLUSH_ERR,
             kind,
         }));
@@ -389,7 +397,7 @@ mod tests {
             predict(&t),
             Ok(Some(TimerExhaustion {
                 psn: 5,
-                after: 203,
+                after: 120,
                 status: 5,
                 kind: ExhaustKind::Timer
             }))
