@@ -75,6 +75,10 @@ struct Cover {
     exh5: u64,
     /// Cycles a QP drains (halted outside error mode) with PSNs outstanding.
     drain_busy: u64,
+    /// Cycles a QP is in error mode before csr's ERROR.
+    err_alone: u64,
+    /// Draining QPs that entered error mode (a remote-error NAK).
+    drain_err: u64,
     clears: u64,
     rw_stalls: u64,
     xerr_stalls: u64,
@@ -94,6 +98,8 @@ impl Cover {
             && self.exh13 >= n
             && self.exh5 >= n / 2
             && self.drain_busy >= n * 500
+            && self.err_alone >= n * 20
+            && self.drain_err >= n
             && self.clears >= n * 17
             && self.rw_stalls >= n * 150
             && self.xerr_stalls >= n * 50
@@ -124,6 +130,8 @@ impl Cover {
         self.exh13 += c.exh13;
         self.exh5 += c.exh5;
         self.drain_busy += c.drain_busy;
+        self.err_alone += c.err_alone;
+        self.drain_err += c.drain_err;
         self.clears += c.clears;
         self.rw_stalls += c.rw_stalls;
         self.xerr_stalls += c.xerr_stalls;
@@ -160,6 +168,10 @@ struct Qp {
     /// Cycle at which to raise halt, and error mode with it (after an
     /// exhaustion was taken) or not (software, a responder fault).
     halt_at: Option<(u64, bool)>,
+    /// Cycle at which to raise error mode alone: ack_tracker's comes a
+    /// few cycles before csr's ERROR, and a remote-error NAK may reach a
+    /// draining QP.
+    err_at: Option<u64>,
     // Reference.
     rl: u8,
     nl: u8,
@@ -226,6 +238,7 @@ impl RetxEnv {
                 attr,
                 ack_rate,
                 halt_at: None,
+                err_at: None,
                 rl: 0,
                 nl: 0,
                 inf: false,
@@ -654,6 +667,16 @@ impl Env for RetxEnv {
                     qp.halt_at = None;
                 }
             }
+            if qp.err_at.is_some_and(|t| c >= t) {
+                self.cover.drain_err += (qp.halt && !qp.err_mode) as u64;
+                qp.err_mode = true;
+                qp.err_at = None;
+            }
+            self.cover.err_alone += (qp.err_mode && !qp.halt) as u64;
+            // A remote-error NAK reaches a draining QP now and then.
+            if qp.halt && !qp.err_mode && qp.err_at.is_none() && r1 == 999 && r2 < 250 {
+                qp.err_at = Some(c + 1);
+            }
             if Self::frozen(qp) {
                 continue;
             }
@@ -688,6 +711,7 @@ impl Env for RetxEnv {
             qp.halt = false;
             qp.err_mode = false;
             qp.halt_at = None;
+            qp.err_at = None;
             qp.attr = attr;
             qp.ack_rate = ack_rate;
             clr = Some(q);
@@ -759,7 +783,9 @@ impl Env for RetxEnv {
         if out.xerr_valid && i.xerr_ready {
             let q = out.xerr_qp as usize;
             let d = 1 + self.rng.below(6);
+            let e = 1 + self.rng.below(d);
             self.q[q].halt_at = Some((c + d, true));
+            self.q[q].err_at = Some(c + e);
         }
         self.cover.cycles += 1;
         self.prev_in = Some(i);
@@ -813,10 +839,11 @@ fn random_retx_ctl_lockstep() {
         // 1,350 stalled rw_* cycles, 200 to 240 stalled xerr_* cycles, 95
         // to 130 exact NAK latencies, 0.4 to 0.8 merges; the floors are a
         // fourth or less of the lowest. Seeds 0x7265_7478_5f63_746c, 1, 2
-        // (64 cases each) measured 2.0 to 2.1 status-5 exhaustions and
-        // 2,000 to 2,400 draining busy cycles per case: floors a fourth of
-        // that. (The same floors as fast_met, each with the counts in its
-        // message.)
+        // (64 cases each) measured 1.5 to 2.0 status-5 exhaustions, 1,500
+        // to 1,850 draining busy cycles, 79 to 88 cycles of error mode
+        // before ERROR and 3.7 to 4.3 draining QPs entering error mode per
+        // case: floors a fourth of that or less. (The same floors as
+        // fast_met, each with the counts in its message.)
         assert!(cov.cycles >= n * 20_000, "{cov:?}");
         assert!(cov.timeouts >= n * 125, "{cov:?}");
         assert!(cov.nak_rewinds >= n * 30, "{cov:?}");
@@ -826,6 +853,8 @@ fn random_retx_ctl_lockstep() {
         assert!(cov.exh13 >= n, "{cov:?}");
         assert!(cov.exh5 >= n / 2, "{cov:?}");
         assert!(cov.drain_busy >= n * 500, "{cov:?}");
+        assert!(cov.err_alone >= n * 20, "{cov:?}");
+        assert!(cov.drain_err >= n, "{cov:?}");
         assert!(cov.clears >= n * 17, "{cov:?}");
         assert!(cov.rw_stalls >= n * 150, "{cov:?}");
         assert!(cov.xerr_stalls >= n * 50, "{cov:?}");
