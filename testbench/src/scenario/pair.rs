@@ -20,7 +20,7 @@ use rnic_model::trace::Trace;
 use rnic_model::Dut;
 
 use super::rx_reference::{self, RxEvent};
-use super::timer_exhaust::ExhaustKind;
+use super::timer_exhaust::{ExhaustKind, TimerExhaustion};
 use super::{Mode, Report, RnicTopEnv, RtlRnicTopTop, VCD_WINDOW};
 use crate::lockstep::{compare, Divergence, Finished};
 use crate::rtl::{take_assertion_failure, Rtl, RtlTop};
@@ -623,9 +623,7 @@ pub(super) fn settle_host(
             continue;
         }
         match super::timer_exhaust::predict(&t) {
-            Ok(Some(x)) if x.kind != ExhaustKind::Unsent || flushes_unsent(e, t.qp, x.psn) => {
-                timer.push((t.qp, x))
-            }
+            Ok(Some(x)) if takes_effect(e, t.qp, &x) => timer.push((t.qp, x)),
             Ok(Some(_)) => {}
             Ok(None) => {}
             Err(m) => problems.push(m),
@@ -743,7 +741,7 @@ impl AckFollower {
                 continue;
             }
             if let Ok(Some(x)) = super::timer_exhaust::predict(&t) {
-                if x.kind != ExhaustKind::Unsent || flushes_unsent(e, t.qp, x.psn) {
+                if takes_effect(e, t.qp, &x) {
                     timer.push((t.qp, x.psn, x.status));
                 }
             }
@@ -757,14 +755,18 @@ impl AckFollower {
     }
 }
 
-/// A QP its responder moved to ERROR with nothing outstanding: whether the
-/// reference still expects packets from `psn` on (WQEs tx_engine flushes
-/// instead of sending them).
-fn flushes_unsent(e: &RnicTopEnv, qp: u32, psn: u32) -> bool {
+/// Whether QP `qp`'s predicted end `x` changes what the reference expects:
+/// always, but for a flush of WQEs never sent (a QP its responder moved to
+/// ERROR with nothing outstanding), only while the reference still
+/// expects packets from its PSN on.
+fn takes_effect(e: &RnicTopEnv, qp: u32, x: &TimerExhaustion) -> bool {
+    if x.kind != ExhaustKind::Unsent {
+        return true;
+    }
     let Some(q) = e.vector.qps.iter().find(|q| q.qp == qp) else {
         return false;
     };
-    let at = psn.wrapping_sub(q.psn) & 0xFF_FFFF;
+    let at = x.psn.wrapping_sub(q.psn) & 0xFF_FFFF;
     e.expected.packets[qp as usize]
         .iter()
         .any(|p| p.psn.wrapping_sub(q.psn) & 0xFF_FFFF >= at)

@@ -479,13 +479,13 @@ pub fn expected_after(
                     remote_nak_outcome(q, &psn_ends, p, status, &rc_queue, &mut out.problems, v);
                 out.psns[q.qp as usize] = range;
                 let at = psn_dist(q.psn, p);
-                // A flush (status 5: the QP in ERROR by its responder) may
-                // name the first PSN never sent.
-                let flush = status == cqe::STATUS_WR_FLUSH_ERR;
-                out.optional_from[q.qp as usize] =
-                    out.packets[q.qp as usize].iter().position(|x| {
-                        psn_dist(q.psn, x.psn) > at || (flush && psn_dist(q.psn, x.psn) == at)
-                    });
+                // Optional after p; from p itself for a flush (status 5: the
+                // QP in ERROR by its responder), which may name the first
+                // PSN never sent.
+                let from = at + (status != cqe::STATUS_WR_FLUSH_ERR) as u32;
+                out.optional_from[q.qp as usize] = out.packets[q.qp as usize]
+                    .iter()
+                    .position(|x| psn_dist(q.psn, x.psn) >= from);
                 out.cqes.extend(cqes);
                 out.nak_errors.push(q.qp);
                 continue;
