@@ -5,9 +5,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 command -v verilator >/dev/null || { echo "verilator not found: sudo apt-get install verilator" >&2; exit 2; }
 tops=("$@")
-# Packages (*_pkg.sv) first: Verilator and Yosys want a package declared
-# before a module refers to it.
-mapfile -t srcs < <(ls "$here"/rtl/*_pkg.sv 2>/dev/null; ls "$here"/rtl/*.sv | grep -v '_pkg\.sv$')
+# shellcheck source=rtl_sources.sh
+. "$here/scripts/rtl_sources.sh"
 [ ${#tops[@]} -gt 0 ] || mapfile -t tops < <(grep -v '^#' "$here/tops.txt" | grep .)
 for top in "${tops[@]}"; do
   verilator --lint-only -Wall -I"$here/rtl" --top-module "$top" "${srcs[@]}"

@@ -21,8 +21,8 @@ if { [ -n "$qps" ] && ! [[ "$qps" =~ ^[0-9]+$ ]]; } || ! [[ "$top" =~ ^[a-z0-9_]
   echo "usage: hw/scripts/resources.sh [QPS] [TOP]" >&2
   exit 2
 fi
-# Packages (*_pkg.sv) first, as in lint.sh and synth.sh.
-mapfile -t srcs < <(ls "$here"/rtl/*_pkg.sv 2>/dev/null; ls "$here"/rtl/*.sv | grep -v '_pkg\.sv$')
+# shellcheck source=rtl_sources.sh
+. "$here/scripts/rtl_sources.sh"
 out=${SYNTH_OUT:-$here/../target/synth}
 mkdir -p "$out"
 log="$out/resources_$top${qps:+_qps$qps}.log"

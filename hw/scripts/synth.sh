@@ -14,9 +14,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 command -v yosys >/dev/null || { echo "yosys not found: sudo apt-get install yosys" >&2; exit 2; }
 tops=("$@")
-# Packages (*_pkg.sv) first: Verilator and Yosys want a package declared
-# before a module refers to it.
-mapfile -t srcs < <(ls "$here"/rtl/*_pkg.sv 2>/dev/null; ls "$here"/rtl/*.sv | grep -v '_pkg\.sv$')
+# shellcheck source=rtl_sources.sh
+. "$here/scripts/rtl_sources.sh"
 [ ${#tops[@]} -gt 0 ] || tops=(rnic_top)
 out=${SYNTH_OUT:-$here/../target/synth}
 mkdir -p "$out"
