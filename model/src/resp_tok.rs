@@ -59,22 +59,36 @@ impl crate::trace::TraceValue for TokBits {
 }
 
 impl TokBits {
-    /// Bits `[lo, lo + w)`, `w <= 64` (may straddle two words).
+    /// Bits `[lo, lo + w)`, `1 <= w <= 64` (may straddle two words).
     pub fn get(&self, lo: u32, w: u32) -> u64 {
-        (0..w).fold(0, |v, i| {
-            let b = lo + i;
-            v | ((self.0[(b / 64) as usize] >> (b % 64)) & 1) << i
-        })
+        let (word, sh) = ((lo / 64) as usize, lo % 64);
+        let mut v = self.0[word] >> sh;
+        if sh + w > 64 {
+            v |= self.0[word + 1] << (64 - sh);
+        }
+        v & mask(w)
     }
 
-    /// Sets bits `[lo, lo + w)` to `v` (masked to `w`).
+    /// Sets bits `[lo, lo + w)` to `v` (masked to `w`), `1 <= w <= 64`.
     pub fn set(&mut self, lo: u32, w: u32, v: u64) {
-        for i in 0..w {
-            let b = lo + i;
-            let (word, bit) = ((b / 64) as usize, b % 64);
-            self.0[word] = (self.0[word] & !(1 << bit)) | (((v >> i) & 1) << bit);
+        let (word, sh) = ((lo / 64) as usize, lo % 64);
+        let (m, v) = (mask(w), v & mask(w));
+        self.0[word] = (self.0[word] & !(m << sh)) | (v << sh);
+        if sh + w > 64 {
+            let (m_hi, v_hi) = (m >> (64 - sh), v >> (64 - sh));
+            self.0[word + 1] = (self.0[word + 1] & !m_hi) | v_hi;
         }
     }
+
+    /// A READ job (kind 1), not a completion or rd_sink's READ done.
+    pub fn is_read(&self) -> bool {
+        self.0[0] & 1 != 0
+    }
+}
+
+/// The low `w` bits set, `1 <= w <= 64`.
+fn mask(w: u32) -> u64 {
+    u64::MAX >> (64 - w)
 }
 
 /// A RECV completion.
@@ -184,6 +198,31 @@ impl Tok {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The word-wise `get`/`set` against one bit at a time: `set`
+        /// writes exactly bits `[lo, lo + w)`, `get` reads them back.
+        #[test]
+        fn get_set_bitwise(words: [u64; 3], lo in 0u32..192, w in 1u32..=64, v: u64) {
+            let w = w.min(192 - lo);
+            let mut t = TokBits(words);
+            t.set(lo, w, v);
+            for b in 0..192u32 {
+                let bit = (t.0[(b / 64) as usize] >> (b % 64)) & 1;
+                let want = if (lo..lo + w).contains(&b) {
+                    (v >> (b - lo)) & 1
+                } else {
+                    (words[(b / 64) as usize] >> (b % 64)) & 1
+                };
+                prop_assert_eq!(bit, want, "bit {}", b);
+            }
+            let got = (0..w).fold(0u64, |x, i| {
+                x | ((t.0[((lo + i) / 64) as usize] >> ((lo + i) % 64)) & 1) << i
+            });
+            prop_assert_eq!(t.get(lo, w), got);
+        }
+    }
 
     /// Literal bits of both kinds, worked out by hand from the table above.
     #[test]
