@@ -54,7 +54,7 @@ pub struct Row {
 }
 
 /// The generator. Field names are the RTL's registers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AckGen {
     pending_q: [bool; QPS],
     row_q: [Row; QPS],

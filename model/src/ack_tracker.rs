@@ -201,7 +201,7 @@ const PSN_MASK: u32 = 0xFF_FFFF;
 /// Pointer mask: DW + 1 bits.
 const PTR_MASK: u8 = (2 * DEPTH - 1) as u8;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AckTracker {
     cpl_ready_q: bool,
     // UC pass-through FIFO (flops).

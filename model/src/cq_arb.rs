@@ -101,7 +101,7 @@ impl SkidItem for CqCpl {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CqArb {
     u_arb: SkidArb<CqCpl, 2, false>,
 }

@@ -141,7 +141,7 @@ enum State {
     Send,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CqWriter {
     cpl_fifo: SyncFifo<Cpl>,
     /// frame_done results (their error bit), in frame order.

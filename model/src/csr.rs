@@ -369,7 +369,7 @@ fn table_hit(
     (addr.is_multiple_of(4) && e < entries && w < words).then_some((e, w))
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Csr {
     qp_q: Vec<[u32; map::QP_WORDS]>,
     mr_q: Vec<[u32; map::MR_WORDS]>,

@@ -93,7 +93,7 @@ impl Default for DmaRdParams {
 /// Depth of the client request FIFO (`REQ_DEPTH`).
 pub const REQ_DEPTH: usize = 2;
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Req {
     addr: u64,
     len: u32,
@@ -101,7 +101,7 @@ struct Req {
 }
 
 /// One MRd in issue order, as the reader consumes them.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Chunk {
     tag: u16,
     nlines: u8,
@@ -113,7 +113,7 @@ struct Chunk {
 
 /// Tag table entry. Offsets are relative to the 4 KiB page of the chunk
 /// (13 bits: an end may be 4096).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct TagEntry {
     busy: bool,
     done: bool,
@@ -128,7 +128,7 @@ struct TagEntry {
 }
 
 /// Completion being received (context kept between its beats).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct CplCtx {
     /// Payload bytes may be written to the buffer.
     write: bool,
@@ -147,7 +147,7 @@ struct CplCtx {
 }
 
 /// Pipeline register between the reader's fetch step and the output.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct ReadStage {
     valid: bool,
     fetch: bool,
@@ -165,7 +165,7 @@ struct ReadStage {
 /// an array of entries here and one vector per field in the RTL
 /// (`tg_busy_q`, `tg_rem_q`, ...); `p1_q` and `ct_q` group the RTL's
 /// `p1_*_q` and `ct_*_q` registers; the FIFOs are `sync_fifo` instances.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DmaRd {
     p: DmaRdParams,
     req_fifo: SyncFifo<Req>,

@@ -45,7 +45,7 @@ use crate::trace::{Bits, Trace, TraceValue, Tracer};
 /// Depth of the request and data FIFOs.
 pub const FIFO_DEPTH: usize = 2;
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Req {
     addr: u64,
     len: u32,
@@ -56,7 +56,7 @@ struct Req {
 /// which each MWr beat takes the bytes it needs at its own offset (after a
 /// 12- or 16-byte header and the start address's DW offset), so any
 /// alignment streams at one beat per cycle.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DmaWr {
     req_fifo: SyncFifo<Req>,
     data_fifo: SyncFifo<Beat>,

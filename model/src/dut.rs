@@ -19,4 +19,17 @@ pub trait Dut {
 
     /// One rising clock edge with `inputs` applied.
     fn tick(&mut self, inputs: &Self::In) -> Self::Out;
+
+    /// Cycles [`Dut::skip`] may jump with `inputs` held, each of them a tick
+    /// that would leave every output as it is. 0, the default, for a block
+    /// (or an RTL) with no exact fast path for idle cycles.
+    fn idle_horizon(&self, _inputs: &Self::In) -> u64 {
+        0
+    }
+
+    /// `n` ticks with `inputs` held, at once; `n` at most
+    /// [`Dut::idle_horizon`] of the state before them.
+    fn skip(&mut self, _inputs: &Self::In, n: u64) {
+        assert_eq!(n, 0, "{}: no idle fast path to skip {n} cycles", Self::NAME);
+    }
 }

@@ -325,7 +325,7 @@ fn lanes_below(x: u32, k: u32) -> usize {
 }
 
 /// The frame builder.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PktBuilder {
     desc_fifo: SyncFifo<Desc>,
     /// Error flag of each payload whose last beat is in, in order.

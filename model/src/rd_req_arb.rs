@@ -49,7 +49,7 @@ ports! {
 }
 
 /// A request as `skid_arb` carries it (the RTL's item `{addr, len}`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct RdReq {
     addr: u64,
     len: u32,
@@ -68,7 +68,7 @@ impl SkidItem for RdReq {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RdReqArb {
     u_arb: SkidArb<RdReq, 4, false>,
 }

@@ -101,7 +101,7 @@ pub fn tok_beat(t: &TokBits) -> Beat {
     b
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RdResp {
     job_ready_q: bool,
     /// Slot of the QP's head job.

@@ -169,7 +169,7 @@ struct Decision {
 }
 
 /// The block. Field names are the RTL's registers, in its order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RdSink {
     state_q: St,
     hd_ready_q: bool,

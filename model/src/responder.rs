@@ -248,7 +248,7 @@ pub enum St {
 }
 
 /// The responder. Field names are the RTL's registers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Responder {
     state_q: St,
     hd_ready_q: bool,

@@ -68,7 +68,7 @@ impl SkidItem for RqBeat {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RqArb {
     u_arb: SkidArb<RqBeat, 2, true>,
 }

@@ -156,7 +156,7 @@ pub fn read_of(row: DbRow, fidx: u16, cnt: u8) -> (u64, u32) {
 
 /// The prefetcher. Field names are the RTL's registers (flattened per-QP
 /// vectors there are arrays here).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RqFetch {
     /// State is not RESET.
     live_q: [bool; QPS],

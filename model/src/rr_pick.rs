@@ -11,7 +11,7 @@
 //! that is `None`, and the owners keep their index, as the RTL does.
 
 /// The picker's one register. `N` is a power of two, at most 256.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RrPick<const N: usize> {
     ptr_q: u8,
 }

@@ -78,7 +78,7 @@ struct OqEntry {
 }
 
 /// The buffer. Field names are the RTL's registers.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RxBuf {
     mem_q: Vec<Beat>,
     wp_q: usize,

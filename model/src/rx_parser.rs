@@ -146,7 +146,7 @@ pub fn opcode_known(opcode: u8) -> bool {
     opcode <= 0x11 || (0x20..=0x2B).contains(&opcode) || opcode == 0x81
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RxParser {
     /// Index of the next beat of the frame (0: the next beat starts one).
     beat_q: u16,

@@ -84,7 +84,7 @@ enum State {
 }
 
 /// The engine. Field names are the RTL's registers.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RxWr {
     u_cq: SyncFifo<Cmd>,
     u_oq: SyncFifo<Beat>,

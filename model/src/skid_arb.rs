@@ -52,7 +52,7 @@ pub struct SkidArbOut<T, const N: usize> {
     pub o_sel: u8,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SkidArb<T, const N: usize, const PACKETS: bool> {
     skid_valid_q: [bool; N],
     skid_data_q: [T; N],

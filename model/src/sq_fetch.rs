@@ -86,7 +86,7 @@ ports! {
 
 /// The fetch engine. Field names are the RTL's registers (per-QP vectors
 /// there are arrays here).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SqFetch {
     pi_q: [u16; QPS],
     state_q: [u8; QPS],

@@ -6,7 +6,7 @@
 
 use crate::trace::{TraceValue, Tracer};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SyncFifo<T> {
     mem: Vec<T>,
     wr_ptr_q: usize,

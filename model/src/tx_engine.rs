@@ -280,7 +280,7 @@ struct Src {
     psn: u32,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TxEngine {
     state_q: State,
     grant_ready_q: bool,

@@ -64,7 +64,7 @@ fn eligible(i: &TxSchedIn) -> u16 {
     (i.req_active | i.req_avail) & i.rate_ok & !paused
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TxSched {
     grant_valid_q: bool,
     grant_qp_q: u8,

@@ -54,7 +54,7 @@ ports! {
 }
 
 /// A request as `skid_arb` carries it (`{addr, len}`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct WrReq {
     addr: u64,
     len: u32,
@@ -73,7 +73,7 @@ impl SkidItem for WrReq {
 }
 
 /// The arbiter. Field names are the RTL's registers and instances.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WrArb {
     u_arb: SkidArb<WrReq, 2, false>,
     /// `{client, beats}` of the requests taken, oldest first.
