@@ -16,7 +16,11 @@
 //! - a `deadlock` vector passes only when the run ends stuck: the shipped
 //!   stuck ring fails as an ordinary vector, and fails its deadlock checks
 //!   when asked to stand still for longer than it did; the watchdog ring
-//!   declared a deadlock fails, as it completes.
+//!   declared a deadlock fails, as it completes;
+//! - the idle fast path changes nothing but the speed: with it on and off,
+//!   `incast_4to1_lossy` (retransmission timers) and `hol_victim_dcqcn`
+//!   (PFC pauses, DCQCN timers) give the same report, field by field, and
+//!   with it on most of their NIC-cycles are skipped.
 
 mod common;
 
@@ -156,4 +160,40 @@ fn a_deadlock_is_judged_by_how_the_run_ends() {
         "{:?}",
         r.report.failures
     );
+}
+
+/// Everything a fabric run reports but the fast path's own count.
+fn results(r: &fabric::FabricReport) -> String {
+    let p = &r.report;
+    format!(
+        "{:?}",
+        (
+            (p.cycles, p.completed, &p.tx_frames, &p.tx_comments),
+            (&p.counters, &p.failures, p.divergence.is_some(), &p.fcov),
+            (&r.hosts, &r.switch, &r.delivery, &r.samples, &r.spans),
+            (&r.doorbells, &r.cqes, &r.pauses, &r.stall, &r.links),
+        )
+    )
+}
+
+#[test]
+fn the_idle_fast_path_changes_nothing_but_speed() {
+    for (name, floor_pct) in [("incast_4to1_lossy", 50), ("hol_victim_dcqcn", 50)] {
+        let v = common::pair_nic::load_fabric(&format!("vectors/fabric/{name}.json"));
+        let slow = RunOpts {
+            no_idle_skip: true,
+            ..RunOpts::default()
+        };
+        let on = fabric::run(&v, Mode::Model, &RunOpts::default()).unwrap();
+        let off = fabric::run(&v, Mode::Model, &slow).unwrap();
+        assert!(on.report.clean(), "{name}: {:?}", on.report.failures);
+        assert_eq!(results(&on), results(&off), "{name}");
+        assert_eq!(off.report.idle_skipped, 0, "{name}");
+        let host_cycles = on.report.cycles * v.hosts.len() as u64;
+        assert!(
+            on.report.idle_skipped * 100 >= host_cycles * floor_pct,
+            "{name}: {} of {host_cycles} NIC-cycles skipped",
+            on.report.idle_skipped
+        );
+    }
 }

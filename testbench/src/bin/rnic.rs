@@ -211,6 +211,10 @@ struct RunArgs {
     /// every other host runs its model only. `--rtl none` runs no RTL.
     #[arg(long, value_name = "HOSTS", value_parser = parse_hosts)]
     rtl: Option<Hosts>,
+    /// Fabric vectors: tick every model-only host every cycle, idle or
+    /// not (the idle fast path off; results are the same, only slower).
+    #[arg(long)]
+    no_idle_skip: bool,
 }
 
 /// `--rtl 0,3` (or `none`).
@@ -607,6 +611,7 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         vcd_dir: p.vcd.clone(),
         divergence_vcd_dir: p.divergence_vcd.clone(),
         vcd_window: args.vcd_window,
+        no_idle_skip: args.no_idle_skip,
     };
     // A fabric run's plot, drawn from its report below.
     let mut fabric_trace = None;
@@ -891,6 +896,7 @@ fn emit(
             json!({
                 "vector": file.display().to_string(), "status": verdict.name(),
                 "cycles": r.cycles, "wall_seconds": secs, "divergence": div, "notes": notes,
+                "idle_skipped": r.idle_skipped,
             })
         );
         return;

@@ -57,6 +57,9 @@ pub struct RunOpts {
     pub divergence_vcd_dir: Option<PathBuf>,
     /// Cycles before the divergence that the VCDs cover.
     pub vcd_window: Option<u64>,
+    /// Fabric runs: tick every model-only host every cycle, even an idle
+    /// one (the idle fast path off, to measure it or to rule it out).
+    pub no_idle_skip: bool,
 }
 
 /// Default for [`RunOpts::vcd_window`].
@@ -99,6 +102,8 @@ pub struct Report {
     pub vcd_error: Option<String>,
     /// The functional coverage points this run hit (crate::fcov).
     pub fcov: crate::fcov::Coverage,
+    /// NIC-cycles the idle fast path skipped (fabric runs; 0 elsewhere).
+    pub idle_skipped: u64,
 }
 
 impl Report {
@@ -313,6 +318,7 @@ pub fn run(v: &Vector, mode: Mode, opts: &RunOpts) -> Result<Report, String> {
         vcd: Vec::new(),
         vcd_error: None,
         fcov: Default::default(),
+        idle_skipped: 0,
     };
     match v.top {
         Top::DmaRd => {

@@ -1154,6 +1154,7 @@ pub fn run_with_link<M: NicModel>(
         vcd: Vec::new(),
         vcd_error: None,
         fcov,
+        idle_skipped: 0,
     };
     match vcd {
         Ok(f) => report.vcd = f,

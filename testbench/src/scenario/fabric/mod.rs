@@ -12,6 +12,7 @@
 
 pub mod checks;
 pub mod deadlock;
+mod doze;
 pub mod mac;
 pub mod topology;
 
@@ -27,6 +28,7 @@ use super::{Mode, Report, RnicTopEnv};
 use crate::lockstep::{compare, Divergence, Finished};
 use crate::rtl::take_assertion_failure;
 use crate::vector::{Expect, FabricExpect, FabricVector};
+use doze::Doze;
 use topology::{End, Topology};
 
 /// The priority the NICs' RoCE traffic takes (DSCP 26 >> 3) and the
@@ -385,11 +387,16 @@ fn block_name(i: usize) -> &'static str {
     Box::leak(format!("host h{i} (rnic_top)").into_boxed_str())
 }
 
-type Simulated = (FabricEnv, Finished, Option<Box<Divergence>>);
+/// The environment after a run, how it ended, its divergence, and the
+/// NIC-cycles the idle fast path skipped.
+type Simulated = (FabricEnv, Finished, Option<Box<Divergence>>, u64);
 
+/// `idle`: model-only hosts rest while idle ([`doze`]); hosts with their
+/// RTL always tick.
 fn simulate<M: NicModel>(
     v: &FabricVector,
     mode: Mode,
+    idle: bool,
     mk_model: &impl Fn(usize) -> M,
 ) -> Result<Simulated, String> {
     let mut env = FabricEnv::new(v)?;
@@ -397,6 +404,8 @@ fn simulate<M: NicModel>(
     let mut duts: Vec<Duts<M>> = (0..n)
         .map(|i| Duts::new(host_mode(v, mode, i), || mk_model(i)))
         .collect();
+    let mut doze: Vec<Doze> = (0..n).map(|_| Doze::default()).collect();
+    let rested = |doze: &[Doze]| doze.iter().map(|d| d.rested).sum::<u64>();
     let _ = take_assertion_failure();
     let mut outs: Vec<(RnicTopOut, Option<RnicTopOut>)> =
         duts.iter_mut().map(|d| d.reset()).collect();
@@ -416,7 +425,7 @@ fn simulate<M: NicModel>(
                         cycles: cycle,
                         completed: false,
                     };
-                    return Ok((env, fin, Some(Box::new(d))));
+                    return Ok((env, fin, Some(Box::new(d)), rested(&doze)));
                 }
             }
         }
@@ -425,11 +434,21 @@ fn simulate<M: NicModel>(
                 cycles: cycle,
                 completed: env.finished(),
             };
-            return Ok((env, fin, None));
+            for (z, d) in doze.iter_mut().zip(&mut duts) {
+                if let Some(m) = d.model.as_mut() {
+                    z.wake(m);
+                }
+            }
+            return Ok((env, fin, None, rested(&doze)));
         }
         let refs: Vec<&RnicTopOut> = outs.iter().map(|o| &o.0).collect();
         let ins = env.step(cycle, &refs);
         for (i, d) in duts.iter_mut().enumerate() {
+            if let (true, Some(m), None) = (idle, d.model.as_mut(), &d.rtl) {
+                if doze[i].rests(cycle, &ins[i], m) {
+                    continue;
+                }
+            }
             outs[i] = d.tick(&ins[i]);
             if let Some(a) = take_assertion_failure() {
                 let d = Divergence::from_assertion(block_name(i), a, Vec::new());
@@ -437,7 +456,7 @@ fn simulate<M: NicModel>(
                     cycles: cycle + 1,
                     completed: false,
                 };
-                return Ok((env, fin, Some(Box::new(d))));
+                return Ok((env, fin, Some(Box::new(d)), rested(&doze)));
             }
         }
         cycle += 1;
@@ -463,7 +482,7 @@ pub fn run_with<M: NicModel>(
                     run the host as a single-NIC or pair vector to trace it"
             .into());
     }
-    let (mut env, fin, div) = simulate(v, mode, &mk_model)?;
+    let (mut env, fin, div, idle_skipped) = simulate(v, mode, !opts.no_idle_skip, &mk_model)?;
     let (delivery, failures) = if div.is_none() {
         env.finish_checks(v, fin.cycles)
     } else {
@@ -540,6 +559,7 @@ pub fn run_with<M: NicModel>(
         vcd: Vec::new(),
         vcd_error: None,
         fcov,
+        idle_skipped,
     };
     Ok(FabricReport {
         report,
