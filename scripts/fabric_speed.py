@@ -11,7 +11,13 @@ each with `rnic run --jobs 1 --json` (models only, every check on):
 
 Prints simulated cycles, simulated milliseconds at 250 MHz, wall seconds,
 wall seconds per simulated millisecond and NIC-cycles per second (hosts x
-cycles / wall). The vectors are not blessed: `rnic run` reports them as
+cycles / wall), the share of NIC-cycles the idle fast path skipped
+(docs/fabric.md, "Idle hosts") and the wall seconds with it off
+(`--no-idle-skip`).
+
+Then runs every shipped vector in vectors/fabric/ on the models alone,
+with the idle fast path on and off, and prints each one's wall seconds
+both ways and the share of NIC-cycles skipped. The vectors are not blessed: `rnic run` reports them as
 "no expected results", which is expected here; any other failure stops the
 script. Each point is an independent run, so a parameter sweep shards
 across machines like the vectors (`rnic run --shard K/N`).
@@ -55,6 +61,27 @@ def pairs_vector(name, n, topology, pairs):
             "max_cycles": 2_000_000}
 
 
+def run(rnic, path, *extra):
+    """`rnic run` on the models alone: (cycles, wall seconds, NIC-cycles
+    skipped); exits on a failure other than "no expected results"."""
+    out = subprocess.run([rnic, "run", "--rtl", "none", "--jobs", "1", "--json", *extra, path],
+                         capture_output=True, text=True)
+    r = json.loads(out.stdout.splitlines()[0])
+    notes = [x for x in r["notes"] if "no expected results" not in x]
+    if r["divergence"] or notes or r["status"] not in ("pass", "mismatch"):
+        sys.exit(f"{path}: {r}")
+    return r["cycles"], r["wall_seconds"], r["idle_skipped"]
+
+
+def slow(rnic, path, cycles):
+    """Wall seconds with the idle fast path off; the run must take the
+    same cycles."""
+    c, wall, skipped = run(rnic, path, "--no-idle-skip")
+    if (c, skipped) != (cycles, 0):
+        sys.exit(f"{path}: {c} cycles ({skipped} skipped) without the fast path, {cycles} with")
+    return wall
+
+
 def main():
     rnic = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "target", "release",
                                                                "rnic")
@@ -64,23 +91,36 @@ def main():
         ("speed_64_star", 64, {"kind": "star"}, [(2 * i, 2 * i + 1) for i in range(32)]),
     ]
     print("| hosts | topology | simulated cycles | simulated ms | wall s | wall s per "
-          "simulated ms | NIC-cycles/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "simulated ms | NIC-cycles/s | NIC-cycles skipped | wall s, fast path off |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as d:
         for name, n, topo, pairs in runs:
             path = os.path.join(d, name + ".json")
             with open(path, "w") as f:
                 json.dump(pairs_vector(name, n, topo, pairs), f)
-            out = subprocess.run([rnic, "run", "--jobs", "1", "--json", path],
-                                 capture_output=True, text=True)
-            r = json.loads(out.stdout.splitlines()[0])
-            notes = [x for x in r["notes"] if "no expected results" not in x]
-            if r["divergence"] or notes:
-                sys.exit(f"{name}: {r}")
-            cycles, wall = r["cycles"], r["wall_seconds"]
+            cycles, wall, skipped = run(rnic, path)
+            wall_off = slow(rnic, path, cycles)
             ms = cycles / 250e3
             print(f"| {n} | {topo['kind'].replace('_', '-')} | {cycles} | {ms:.3f} | {wall:.2f} "
-                  f"| {wall / ms:.2f} | {n * cycles / wall / 1e3:.0f} k |")
+                  f"| {wall / ms:.2f} | {n * cycles / wall / 1e3:.0f} k "
+                  f"| {100 * skipped / (n * cycles):.0f} % | {wall_off:.2f} |")
+    print()
+    print("| vector | hosts | simulated cycles | NIC-cycles skipped | wall s | "
+          "wall s, fast path off |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    tot = [0.0, 0.0]
+    fabric = os.path.join(HERE, "..", "vectors", "fabric")
+    for f in sorted(os.listdir(fabric)):
+        path = os.path.join(fabric, f)
+        with open(path) as fh:
+            n = len(json.load(fh)["hosts"])
+        cycles, wall, skipped = run(rnic, path)
+        wall_off = slow(rnic, path, cycles)
+        tot[0] += wall
+        tot[1] += wall_off
+        print(f"| `{f[:-5]}` | {n} | {cycles} | {100 * skipped / (n * cycles):.0f} % "
+              f"| {wall:.2f} | {wall_off:.2f} |")
+    print(f"| all | | | | {tot[0]:.1f} | {tot[1]:.1f} |")
 
 
 if __name__ == "__main__":
