@@ -20,7 +20,11 @@
 //! - the idle fast path changes nothing but the speed: with it on and off,
 //!   `incast_4to1_lossy` (retransmission timers) and `hol_victim_dcqcn`
 //!   (PFC pauses, DCQCN timers) give the same report, field by field, and
-//!   with it on most of their NIC-cycles are skipped.
+//!   with it on most of their NIC-cycles are skipped;
+//! - `--vcd` traces every host: on `incast_4to1_64k_rtl` in lockstep each
+//!   host has its `h<i>/model.vcd` of the run's last cycles, the RTL hosts
+//!   an `rtl.vcd` too whose registers hold the model's values at every
+//!   timestamp (the reader and checks of `tests/vcd_names.rs`).
 
 mod common;
 
@@ -196,4 +200,52 @@ fn the_idle_fast_path_changes_nothing_but_speed() {
             on.report.idle_skipped
         );
     }
+}
+
+#[test]
+fn waveforms_of_every_host() {
+    use rnic_testbench::rtl::{set_initial_state, InitialState, CLOCK_PERIOD_PS, RESET_CYCLES};
+    // Register values are compared with the model's, which start at zero.
+    set_initial_state(InitialState::Zeros);
+    let v = common::pair_nic::load_fabric(VECTOR);
+    let dir = std::env::temp_dir().join(format!("rnic-fabric-vcd-{}", std::process::id()));
+    let opts = RunOpts {
+        vcd_dir: Some(dir.clone()),
+        vcd_window: Some(300),
+        ..RunOpts::default()
+    };
+    let r = fabric::run(&v, Mode::Lockstep, &opts).unwrap();
+    assert!(r.report.clean(), "{:?}", r.report.failures);
+    assert!(r.report.vcd_error.is_none(), "{:?}", r.report.vcd_error);
+    let end = r.report.cycles;
+    let mut names = None;
+    for h in 0..v.hosts.len() {
+        let m = common::vcd::read_vcd(&dir.join(format!("h{h}/model.vcd")));
+        // A timestamp's cycle after reset, as the writer counts them.
+        let cycle = |t: u64| t / CLOCK_PERIOD_PS - RESET_CYCLES;
+        let first = cycle(m.changes.first().expect("changes").0);
+        let last = cycle(m.changes.last().expect("changes").0);
+        assert_eq!(
+            (first, last),
+            (end - 300, end),
+            "h{h}: the run's last cycles"
+        );
+        let vars: Vec<String> = m.vars.keys().cloned().collect();
+        assert_eq!(
+            names.get_or_insert_with(|| vars.clone()),
+            &vars,
+            "h{h}: signals"
+        );
+        let rtl = dir.join(format!("h{h}/rtl.vcd"));
+        assert_eq!(rtl.exists(), v.rtl.contains(&h), "h{h}: rtl.vcd");
+        if rtl.exists() {
+            let r = common::vcd::read_vcd(&rtl);
+            let (traced, total) = common::vcd::check_names(&m, &r, "rnic_top");
+            assert!(traced * 100 >= total * 95, "h{h}: {traced}/{total}");
+            assert_eq!(common::vcd::check_values(&m, &r), traced, "h{h}");
+        }
+    }
+    let files = r.report.vcd.len();
+    assert_eq!(files, v.hosts.len() + v.rtl.len());
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -14,10 +14,12 @@ pub mod checks;
 pub mod deadlock;
 mod doze;
 pub mod mac;
+mod replay;
 pub mod topology;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
+use std::path::Path;
 use std::sync::Arc;
 
 use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
@@ -477,12 +479,25 @@ pub fn run_with<M: NicModel>(
     opts: &super::RunOpts,
     mk_model: impl Fn(usize) -> M,
 ) -> Result<FabricReport, String> {
-    if opts.vcd_dir.is_some() {
-        return Err("--vcd: a fabric run does not write waveforms yet; \
-                    run the host as a single-NIC or pair vector to trace it"
-            .into());
-    }
     let (mut env, fin, div, idle_skipped) = simulate(v, mode, !opts.no_idle_skip, &mk_model)?;
+    // Waveforms when asked for, and of a divergence: the run again, traced.
+    let dir = match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
+        (Some(d), _) => Some(d.clone()),
+        (None, _) if div.is_none() => None,
+        (None, Some(d)) => Some(d.clone()),
+        (None, None) => Some(Path::new("out/vcd").join(super::safe_file_name(&v.name))),
+    };
+    let (vcd, vcd_error) = match dir {
+        Some(dir) => {
+            let end = fin.cycles;
+            let from = end.saturating_sub(opts.vcd_window.unwrap_or(super::VCD_WINDOW));
+            match replay::trace(v, mode, &mk_model, from, end, &dir) {
+                Ok(files) => (files, None),
+                Err(e) => (Vec::new(), Some(e)),
+            }
+        }
+        None => (Vec::new(), None),
+    };
     let (delivery, failures) = if div.is_none() {
         env.finish_checks(v, fin.cycles)
     } else {
@@ -556,8 +571,8 @@ pub fn run_with<M: NicModel>(
         failures,
         divergence: div,
         tlp_log: Vec::new(),
-        vcd: Vec::new(),
-        vcd_error: None,
+        vcd,
+        vcd_error,
         fcov,
         idle_skipped,
     };
