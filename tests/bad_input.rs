@@ -465,15 +465,15 @@ fn class6_an_ignored_write_must_be_one_the_map_ignores() {
     // QP 0's CTRL word, a doorbell for a QP that exists, a global register,
     // an address that is not word-aligned: each would change the run.
     for (addr, data, words) in [
-        ("0x1000", "0xffffffff", "a register"),
+        ("0x8000", "0xffffffff", "a register"),
         ("0x10", "0x30001", "which exists"),
         ("0xc", "0x1", "only table words"),
-        ("0x1802", "0x0", "aligned"),
+        ("0x8802", "0x0", "aligned"),
     ] {
         assert_error(&step(addr, data), "program[0].ignored_write", words);
     }
     // Past the QP table and a doorbell for QP 16 load, and change nothing.
-    let ok = step("0x1800", "0xffffffff");
+    let ok = step("0x8800", "0xffffffff");
     assert!(parse(&ok).is_ok());
     assert!(parse(&step("0x10", "0x100003")).is_ok());
     run_clean(&ok);

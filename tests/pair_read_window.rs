@@ -11,6 +11,7 @@
 mod common;
 
 use common::pair_nic::{load_system, Tampered};
+use rnic_model::csr_map::{QP_BASE, QP_CTRL_OFF, QP_MAX, QP_STRIDE};
 use rnic_model::rnic_top::RnicTopIn;
 use rnic_testbench::scenario::{pair, Mode, RunOpts};
 use rnic_testbench::vector::SystemVector;
@@ -71,11 +72,12 @@ fn reads_wait_at_max_rd_atomic_and_all_complete() {
 #[test]
 fn the_window_check_fails_a_nic_that_ignores_the_bound() {
     let v = vector();
-    // QP table at 0x1000, stride 0x80, CTRL at offset 0 (docs/csr.md).
+    // Every QP's CTRL word (docs/csr.md).
     let unbounded = |i: &mut RnicTopIn| {
+        let rel = i.mmio_wr_addr.wrapping_sub(QP_BASE);
         if i.mmio_wr_valid
-            && (0x1000..0x2000).contains(&i.mmio_wr_addr)
-            && i.mmio_wr_addr.is_multiple_of(0x80)
+            && usize::from(rel / QP_STRIDE) < QP_MAX
+            && rel % QP_STRIDE == QP_CTRL_OFF
         {
             i.mmio_wr_data |= 7 << 17;
         }

@@ -264,8 +264,8 @@ def main():
                                  {"addr": hex(0x1000_0000), "len": 4, "kind": "stray"}]})
     # Writes the register map ignores (docs/csr.md): a DUT that takes one
     # changes QP 0, MR 0 or CQ 0 (the entry index wraps) or rings QP 0.
-    ignored = [(0x1800, 0xFFFF_FFFF), (0x1000 + 27 * 4, 0xFFFF_FFFF), (0x107C, 0xFFFF_FFFF),
-               (0x2000 + 16 * 0x40, 0xFFFF_FFFF), (0x2000 + 9 * 4, 0xFFFF_FFFF),
+    ignored = [(0x8800, 0xFFFF_FFFF), (0x8000 + 27 * 4, 0xFFFF_FFFF), (0x807C, 0xFFFF_FFFF),
+               (0x4000 + 16 * 0x40, 0xFFFF_FFFF), (0x4000 + 9 * 4, 0xFFFF_FFFF),
                (0x3000 + 4 * 0x10, 0xFFFF_FFFF), (0x3000 + 3 * 4, 0xFFFF_FFFF),
                (0x10, 16 << 16 | 3), (0x10, 255 << 16 | 7), (0x18, 16 << 16 | 2)]
     vec("tx_ignored_writes",

@@ -8,7 +8,7 @@ package addr_map_pkg;
   localparam logic [15:0] GLOBAL_ID_ADDR = 16'h0000;
   localparam logic [31:0] GLOBAL_ID_VALUE = 32'h524E4943;
   localparam logic [15:0] GLOBAL_VERSION_ADDR = 16'h0004;
-  localparam logic [31:0] GLOBAL_VERSION_VALUE = 32'h00000002;
+  localparam logic [31:0] GLOBAL_VERSION_VALUE = 32'h00000003;
   localparam logic [15:0] GLOBAL_PCIE_CFG_ADDR = 16'h0008;
   localparam logic [31:0] GLOBAL_PCIE_CFG_MASK = 32'hFFFF0077;
   localparam logic [31:0] GLOBAL_PCIE_CFG_RESET = 32'h01000012;
@@ -30,11 +30,11 @@ package addr_map_pkg;
   localparam int GLOBAL_DOORBELL_QP_W = 8;
   localparam logic [15:0] GLOBAL_PARAMS_ADDR = 16'h0014;
   localparam int GLOBAL_PARAMS_QPS_LSB = 0;
-  localparam int GLOBAL_PARAMS_QPS_W = 8;
-  localparam int GLOBAL_PARAMS_MRS_LSB = 8;
-  localparam int GLOBAL_PARAMS_MRS_W = 8;
-  localparam int GLOBAL_PARAMS_CQS_LSB = 16;
-  localparam int GLOBAL_PARAMS_CQS_W = 8;
+  localparam int GLOBAL_PARAMS_QPS_W = 10;
+  localparam int GLOBAL_PARAMS_MRS_LSB = 10;
+  localparam int GLOBAL_PARAMS_MRS_W = 10;
+  localparam int GLOBAL_PARAMS_CQS_LSB = 20;
+  localparam int GLOBAL_PARAMS_CQS_W = 10;
   localparam logic [15:0] GLOBAL_RQ_DOORBELL_ADDR = 16'h0018;
   localparam int GLOBAL_RQ_DOORBELL_PI_LSB = 0;
   localparam int GLOBAL_RQ_DOORBELL_PI_W = 16;
@@ -250,10 +250,10 @@ package addr_map_pkg;
   localparam logic [15:0] RETX_RNR_WAIT_ADDR = 16'h0308;
   localparam logic [15:0] RETX_EXHAUST_ADDR = 16'h030C;
 
-  // QP table: entry i at 0x1000 + i * 0x80, up to 32 entries (QPS)
-  localparam logic [15:0] QP_BASE = 16'h1000;
+  // QP table: entry i at 0x8000 + i * 0x80, up to 256 entries (QPS)
+  localparam logic [15:0] QP_BASE = 16'h8000;
   localparam int QP_STRIDE = 128;
-  localparam int QP_MAX = 32;
+  localparam int QP_MAX = 256;
   localparam int QP_WORDS = 27;
   // QP_MASKS: word w at bits 32w+31:32w
   localparam logic [27*32-1:0] QP_MASKS = {
@@ -396,10 +396,10 @@ package addr_map_pkg;
   localparam int QP_RETRY_RNR_RETRY_LSB = 12;
   localparam int QP_RETRY_RNR_RETRY_W = 3;
 
-  // MR table: entry i at 0x2000 + i * 0x40, up to 64 entries (MRS)
-  localparam logic [15:0] MR_BASE = 16'h2000;
+  // MR table: entry i at 0x4000 + i * 0x40, up to 256 entries (MRS)
+  localparam logic [15:0] MR_BASE = 16'h4000;
   localparam int MR_STRIDE = 64;
-  localparam int MR_MAX = 64;
+  localparam int MR_MAX = 256;
   localparam int MR_WORDS = 9;
   // MR_MASKS: word w at bits 32w+31:32w
   localparam logic [9*32-1:0] MR_MASKS = {
@@ -440,10 +440,10 @@ package addr_map_pkg;
   localparam int MR_PD_PD_LSB = 0;
   localparam int MR_PD_PD_W = 16;
 
-  // CQ table: entry i at 0x3000 + i * 0x10, up to 128 entries (CQS)
+  // CQ table: entry i at 0x3000 + i * 0x10, up to 256 entries (CQS)
   localparam logic [15:0] CQ_BASE = 16'h3000;
   localparam int CQ_STRIDE = 16;
-  localparam int CQ_MAX = 128;
+  localparam int CQ_MAX = 256;
   localparam int CQ_WORDS = 3;
   // CQ_MASKS: word w at bits 32w+31:32w
   localparam logic [3*32-1:0] CQ_MASKS = {

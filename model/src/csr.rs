@@ -1381,17 +1381,18 @@ mod tests {
         );
         assert!(!o.mmio_rd_resp_valid && !o.db_valid);
         assert_eq!(read(&mut c, 0x0000), 0x524E_4943);
-        // Map version 2: CC's STAT_* moved for DCQCN_MODE.
-        assert_eq!(read(&mut c, 0x0004), 2);
+        // Map version 3: the tables moved and PARAMS widened for 256 QPs.
+        assert_eq!(read(&mut c, 0x0004), 3);
         assert_eq!(read(&mut c, 0x0008), 0x0100_0012);
         assert_eq!(read(&mut c, 0x000C), 50000);
-        assert_eq!(read(&mut c, 0x0014), 0x0004_1010);
+        // PARAMS: QPS 16 in 9:0, MRS 16 in 19:10, CQS 4 in 29:20.
+        assert_eq!(read(&mut c, 0x0014), 0x0040_4010);
         // VLAN of QP 5: PKEY resets to 0xFFFF.
-        assert_eq!(read(&mut c, 0x1000 + 5 * 0x80 + 0x44), 0xFFFF_0000);
-        assert_eq!(read(&mut c, 0x1000 + 5 * 0x80 + 0x08), 0);
+        assert_eq!(read(&mut c, 0x8000 + 5 * 0x80 + 0x44), 0xFFFF_0000);
+        assert_eq!(read(&mut c, 0x8000 + 5 * 0x80 + 0x08), 0);
         // Unmapped, write-only, unaligned and beyond-the-build addresses read 0.
         for a in [
-            0x0010, 0x0018, 0x00FC, 0x0130, 0x0001, 0x1002, 0x1054, 0x1800, 0x2024, 0x2400, 0x300C,
+            0x0010, 0x0018, 0x00FC, 0x0130, 0x0001, 0x8002, 0x8054, 0x8800, 0x4024, 0x4400, 0x300C,
             0x3040, 0xFFFC,
         ] {
             assert_eq!(read(&mut c, a), 0, "address {a:#x}");
@@ -1402,7 +1403,7 @@ mod tests {
     fn table_registers_read_back_masked_and_feed_the_lookup_ports() {
         let mut c = Csr::new();
         c.reset();
-        let q = 0x1000 + 3 * 0x80;
+        let q = 0x8000 + 3 * 0x80;
         c.tick(&wr(q, 0xFFFF_FFFF)); // CTRL: every defined bit set
         c.tick(&wr(q + 0x04, 0xABCD_EF12)); // REMOTE_QPN keeps 24 bits
         c.tick(&wr(q + 0x0C, 0x1234_5678)); // PD keeps 16 bits
@@ -1443,7 +1444,7 @@ mod tests {
         assert_eq!((o.qp_udp_sport, o.qp_dscp), (0x12B7, 0x3F));
         assert_eq!((o.qp_vid, o.qp_pcp, o.qp_pkey), (0xABC, 5, 0x1234));
 
-        let m = 0x2000 + 2 * 0x40;
+        let m = 0x4000 + 2 * 0x40;
         c.tick(&wr(m, 0x0000_0102));
         c.tick(&wr(m + 0x04, 0x8000_0000));
         c.tick(&wr(m + 0x08, 0x0000_0001));
@@ -1485,7 +1486,7 @@ mod tests {
     fn reads_and_lookups_see_the_state_before_this_cycles_write() {
         let mut c = Csr::new();
         c.reset();
-        let psn = 0x1000 + 0x08;
+        let psn = 0x8000 + 0x08;
         let o = c.tick(&CsrIn {
             mmio_rd_valid: true,
             mmio_rd_addr: psn,
@@ -1505,17 +1506,17 @@ mod tests {
         let o = c.reset();
         assert_eq!(o.qp_pcp_all, 0);
         // QP 5's VLAN: VID 0x123, PCP 6, PKEY 0xFFFF -> bits 15..17 = 6.
-        let o = c.tick(&wr(0x1000 + 5 * 0x80 + 0x44, 0xFFFF_6123));
+        let o = c.tick(&wr(0x8000 + 5 * 0x80 + 0x44, 0xFFFF_6123));
         assert_eq!(o.qp_pcp_all, 6 << 15);
         // QP 15's VLAN: PCP 7 (bit 15 of the word is not stored) -> 45..47.
-        let o = c.tick(&wr(0x1000 + 15 * 0x80 + 0x44, 0x0000_F000));
+        let o = c.tick(&wr(0x8000 + 15 * 0x80 + 0x44, 0x0000_F000));
         assert_eq!(o.qp_pcp_all, 6 << 15 | 7 << 45);
         // QP 0 PCP 1; a write to another word of QP 5 leaves its PCP.
-        c.tick(&wr(0x1000 + 0x44, 0x0000_1000));
-        let o = c.tick(&wr(0x1000 + 5 * 0x80 + 0x40, 0xFFFF_FFFF));
+        c.tick(&wr(0x8000 + 0x44, 0x0000_1000));
+        let o = c.tick(&wr(0x8000 + 5 * 0x80 + 0x40, 0xFFFF_FFFF));
         assert_eq!(o.qp_pcp_all, 1 | 6 << 15 | 7 << 45);
         // QP 5 back to PCP 0.
-        let o = c.tick(&wr(0x1000 + 5 * 0x80 + 0x44, 0x0000_0000));
+        let o = c.tick(&wr(0x8000 + 5 * 0x80 + 0x44, 0x0000_0000));
         assert_eq!(o.qp_pcp_all, 1 | 7 << 45);
     }
 
@@ -1523,7 +1524,7 @@ mod tests {
     fn doorbell_shows_the_qp_as_after_this_cycles_writes() {
         let mut c = Csr::new();
         c.reset();
-        let q = 0x1000 + 7 * 0x80;
+        let q = 0x8000 + 7 * 0x80;
         c.tick(&wr(q, 0x0000_0001)); // RTS
         c.tick(&wr(q + 0x48, 0x0004_0000));
         c.tick(&wr(q + 0x4C, 0x0000_0002));
@@ -1550,7 +1551,7 @@ mod tests {
     fn hardware_wins_over_an_mmio_write_of_the_same_field() {
         let mut c = Csr::new();
         c.reset();
-        let q = 0x1000 + 2 * 0x80;
+        let q = 0x8000 + 2 * 0x80;
         // CTRL write (RTS, UC, MTU 3) in the cycle sq_fetch sets ERROR.
         c.tick(&CsrIn {
             err_b_valid: true,
@@ -1574,7 +1575,7 @@ mod tests {
             ..wr(q + 0x08, 0x0000_0020)
         });
         assert_eq!(read(&mut c, q + 0x08), 0x20);
-        assert_eq!(read(&mut c, 0x1000 + 0x80 + 0x08), 0x10);
+        assert_eq!(read(&mut c, 0x8000 + 0x80 + 0x08), 0x10);
         // Writes to RO/CONST registers are ignored.
         c.tick(&wr(0x0000, 0));
         c.tick(&wr(0x0100, 5));
@@ -1702,7 +1703,7 @@ mod tests {
         assert_eq!(read(&mut c, 0x0158), 0); // DROP_IP_CSUM
         assert_eq!(read(&mut c, 0x0178), 1); // CE_SUPPRESSED
                                              // The STATE and CC_EN fields of every QP, straight from the table.
-        c.tick(&wr(0x1000 + 2 * 0x80, 1 << 16 | 2));
+        c.tick(&wr(0x8000 + 2 * 0x80, 1 << 16 | 2));
         let o = c.outputs();
         assert_eq!((o.qp_state_all, o.qp_cc_en_all), (2 << 4, 1 << 2));
     }
@@ -1711,7 +1712,7 @@ mod tests {
     fn responder_side_views_doorbell_lookups_and_epsn() {
         let mut c = Csr::new();
         c.reset();
-        let q = 0x1000 + 6 * 0x80;
+        let q = 0x8000 + 6 * 0x80;
         c.tick(&wr(q + 0x04, 0x00AB_CDEF)); // REMOTE_QPN
         c.tick(&wr(q + 0x0C, 0x0042)); // PD
         c.tick(&wr(q + 0x54, 0x1234_5680)); // RQ_BASE_LO
@@ -1783,7 +1784,7 @@ mod tests {
         });
         assert_eq!((o.qp_state_all >> 12 & 3, o.qp_err_all), (2, 1 << 6));
         // The responder's MR port, independent of mr_idx.
-        let m = 0x2000 + 9 * 0x40;
+        let m = 0x4000 + 9 * 0x40;
         c.tick(&wr(m, 0xC0DE_0009));
         c.tick(&wr(m + 0x04, 0x1000));
         c.tick(&wr(m + 0x0C, 0x2000));

@@ -11,11 +11,11 @@
 //! | address | register | access | fields (bits name reset) |
 //! |---|---|---|---|
 //! | 0x0000 | GLOBAL_ID | CONST | [31:0] VALUE 0x524E4943 |
-//! | 0x0004 | GLOBAL_VERSION | CONST | [31:0] VALUE 2 |
+//! | 0x0004 | GLOBAL_VERSION | CONST | [31:0] VALUE 3 |
 //! | 0x0008 | GLOBAL_PCIE_CFG | RW | [2:0] MRRS 2, [6:4] MPS 1, [31:16] REQ_ID 0x0100 |
 //! | 0x000C | GLOBAL_CPL_TIMEOUT | RW | [23:0] CYCLES 50000 |
 //! | 0x0010 | GLOBAL_DOORBELL | WO | [15:0] PI 0, [23:16] QP 0 |
-//! | 0x0014 | GLOBAL_PARAMS | CONST | [7:0] QPS QPS, [15:8] MRS MRS, [23:16] CQS CQS |
+//! | 0x0014 | GLOBAL_PARAMS | CONST | [9:0] QPS QPS, [19:10] MRS MRS, [29:20] CQS CQS |
 //! | 0x0018 | GLOBAL_RQ_DOORBELL | WO | [15:0] PI 0, [23:16] QP 0 |
 //! | 0x0100 | CNT_TX_FRAMES | RO | [31:0] VALUE 0 |
 //! | 0x0104 | CNT_TX_BYTES_LO | RO | [31:0] VALUE 0 |
@@ -113,42 +113,42 @@
 //! | 0x0304 | RETX_REWIND | RO | [31:0] VALUE 0 |
 //! | 0x0308 | RETX_RNR_WAIT | RO | [31:0] VALUE 0 |
 //! | 0x030C | RETX_EXHAUST | RO | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x00 | QP_CTRL | RWH | [2:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0, [19:17] MAX_RD 0 |
-//! | 0x1000 + i*0x80 + 0x04 | QP_REMOTE_QPN | RW | [23:0] QPN 0 |
-//! | 0x1000 + i*0x80 + 0x08 | QP_PSN | RWH | [23:0] PSN 0 |
-//! | 0x1000 + i*0x80 + 0x0C | QP_PD | RW | [15:0] PD 0 |
-//! | 0x1000 + i*0x80 + 0x10 | QP_DST_MAC_LO | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x14 | QP_DST_MAC_HI | RW | [15:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x18 | QP_SRC_MAC_LO | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x1C | QP_SRC_MAC_HI | RW | [15:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x20 | QP_SRC_IP0 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x24 | QP_SRC_IP1 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x28 | QP_SRC_IP2 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x2C | QP_SRC_IP3 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x30 | QP_DST_IP0 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x34 | QP_DST_IP1 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x38 | QP_DST_IP2 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x3C | QP_DST_IP3 | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x40 | QP_UDP | RW | [15:0] SPORT 0, [21:16] DSCP 0 |
-//! | 0x1000 + i*0x80 + 0x44 | QP_VLAN | RW | [11:0] VID 0, [14:12] PCP 0, [31:16] PKEY 0xFFFF |
-//! | 0x1000 + i*0x80 + 0x48 | QP_SQ_BASE_LO | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x4C | QP_SQ_BASE_HI | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x50 | QP_SQ_LOG | RW | [4:0] LOG 0 |
-//! | 0x1000 + i*0x80 + 0x54 | QP_RQ_BASE_LO | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x58 | QP_RQ_BASE_HI | RW | [31:0] VALUE 0 |
-//! | 0x1000 + i*0x80 + 0x5C | QP_RQ_LOG | RW | [4:0] LOG 0 |
-//! | 0x1000 + i*0x80 + 0x60 | QP_RESP | RW | [4:0] RNR_TIMER 0, [10:8] MAX_DEST_RD 0, [15:12] RQ_CQ 0, [19:16] ACCESS 0 |
-//! | 0x1000 + i*0x80 + 0x64 | QP_EPSN | RW | [23:0] PSN 0 |
-//! | 0x1000 + i*0x80 + 0x68 | QP_RETRY | RW | [4:0] TIMEOUT 0, [10:8] RETRY_CNT 7, [14:12] RNR_RETRY 7 |
-//! | 0x2000 + i*0x40 + 0x00 | MR_KEY | RW | [31:0] VALUE 0 |
-//! | 0x2000 + i*0x40 + 0x04 | MR_VA_LO | RW | [31:0] VALUE 0 |
-//! | 0x2000 + i*0x40 + 0x08 | MR_VA_HI | RW | [31:0] VALUE 0 |
-//! | 0x2000 + i*0x40 + 0x0C | MR_LEN_LO | RW | [31:0] VALUE 0 |
-//! | 0x2000 + i*0x40 + 0x10 | MR_LEN_HI | RW | [31:0] VALUE 0 |
-//! | 0x2000 + i*0x40 + 0x14 | MR_PBASE_LO | RW | [31:0] VALUE 0 |
-//! | 0x2000 + i*0x40 + 0x18 | MR_PBASE_HI | RW | [31:0] VALUE 0 |
-//! | 0x2000 + i*0x40 + 0x1C | MR_FLAGS | RW | [3:0] ACCESS 0, [8] VALID 0 |
-//! | 0x2000 + i*0x40 + 0x20 | MR_PD | RW | [15:0] PD 0 |
+//! | 0x8000 + i*0x80 + 0x00 | QP_CTRL | RWH | [2:0] STATE 0, [4] UC 0, [5] IPV6 0, [6] VLAN_EN 0, [7] ECN_EN 0, [10:8] MTU 0, [15:12] CQ 0, [16] CC_EN 0, [19:17] MAX_RD 0 |
+//! | 0x8000 + i*0x80 + 0x04 | QP_REMOTE_QPN | RW | [23:0] QPN 0 |
+//! | 0x8000 + i*0x80 + 0x08 | QP_PSN | RWH | [23:0] PSN 0 |
+//! | 0x8000 + i*0x80 + 0x0C | QP_PD | RW | [15:0] PD 0 |
+//! | 0x8000 + i*0x80 + 0x10 | QP_DST_MAC_LO | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x14 | QP_DST_MAC_HI | RW | [15:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x18 | QP_SRC_MAC_LO | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x1C | QP_SRC_MAC_HI | RW | [15:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x20 | QP_SRC_IP0 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x24 | QP_SRC_IP1 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x28 | QP_SRC_IP2 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x2C | QP_SRC_IP3 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x30 | QP_DST_IP0 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x34 | QP_DST_IP1 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x38 | QP_DST_IP2 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x3C | QP_DST_IP3 | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x40 | QP_UDP | RW | [15:0] SPORT 0, [21:16] DSCP 0 |
+//! | 0x8000 + i*0x80 + 0x44 | QP_VLAN | RW | [11:0] VID 0, [14:12] PCP 0, [31:16] PKEY 0xFFFF |
+//! | 0x8000 + i*0x80 + 0x48 | QP_SQ_BASE_LO | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x4C | QP_SQ_BASE_HI | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x50 | QP_SQ_LOG | RW | [4:0] LOG 0 |
+//! | 0x8000 + i*0x80 + 0x54 | QP_RQ_BASE_LO | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x58 | QP_RQ_BASE_HI | RW | [31:0] VALUE 0 |
+//! | 0x8000 + i*0x80 + 0x5C | QP_RQ_LOG | RW | [4:0] LOG 0 |
+//! | 0x8000 + i*0x80 + 0x60 | QP_RESP | RW | [4:0] RNR_TIMER 0, [10:8] MAX_DEST_RD 0, [15:12] RQ_CQ 0, [19:16] ACCESS 0 |
+//! | 0x8000 + i*0x80 + 0x64 | QP_EPSN | RW | [23:0] PSN 0 |
+//! | 0x8000 + i*0x80 + 0x68 | QP_RETRY | RW | [4:0] TIMEOUT 0, [10:8] RETRY_CNT 7, [14:12] RNR_RETRY 7 |
+//! | 0x4000 + i*0x40 + 0x00 | MR_KEY | RW | [31:0] VALUE 0 |
+//! | 0x4000 + i*0x40 + 0x04 | MR_VA_LO | RW | [31:0] VALUE 0 |
+//! | 0x4000 + i*0x40 + 0x08 | MR_VA_HI | RW | [31:0] VALUE 0 |
+//! | 0x4000 + i*0x40 + 0x0C | MR_LEN_LO | RW | [31:0] VALUE 0 |
+//! | 0x4000 + i*0x40 + 0x10 | MR_LEN_HI | RW | [31:0] VALUE 0 |
+//! | 0x4000 + i*0x40 + 0x14 | MR_PBASE_LO | RW | [31:0] VALUE 0 |
+//! | 0x4000 + i*0x40 + 0x18 | MR_PBASE_HI | RW | [31:0] VALUE 0 |
+//! | 0x4000 + i*0x40 + 0x1C | MR_FLAGS | RW | [3:0] ACCESS 0, [8] VALID 0 |
+//! | 0x4000 + i*0x40 + 0x20 | MR_PD | RW | [15:0] PD 0 |
 //! | 0x3000 + i*0x10 + 0x00 | CQ_BASE_LO | RW | [31:0] VALUE 0 |
 //! | 0x3000 + i*0x10 + 0x04 | CQ_BASE_HI | RW | [31:0] VALUE 0 |
 //! | 0x3000 + i*0x10 + 0x08 | CQ_LOG | RW | [4:0] LOG 0 |
@@ -161,7 +161,7 @@ pub const GLOBAL_ID_RESET: u32 = 0x524E4943;
 /// CONST: Register map version
 pub const GLOBAL_VERSION_ADDR: u16 = 0x0004;
 pub const GLOBAL_VERSION_MASK: u32 = 0xFFFFFFFF;
-pub const GLOBAL_VERSION_RESET: u32 = 0x00000002;
+pub const GLOBAL_VERSION_RESET: u32 = 0x00000003;
 /// RW: PCIe requester settings (to dma_rd and dma_wr)
 pub const GLOBAL_PCIE_CFG_ADDR: u16 = 0x0008;
 pub const GLOBAL_PCIE_CFG_MASK: u32 = 0xFFFF0077;
@@ -200,16 +200,16 @@ pub const GLOBAL_DOORBELL_QP_W: u32 = 8;
 pub const GLOBAL_DOORBELL_QP_RESET: u32 = 0x0;
 /// CONST: Table sizes of this build
 pub const GLOBAL_PARAMS_ADDR: u16 = 0x0014;
-pub const GLOBAL_PARAMS_MASK: u32 = 0x00FFFFFF;
+pub const GLOBAL_PARAMS_MASK: u32 = 0x3FFFFFFF;
 /// Number of QP table entries
 pub const GLOBAL_PARAMS_QPS_LSB: u32 = 0;
-pub const GLOBAL_PARAMS_QPS_W: u32 = 8;
+pub const GLOBAL_PARAMS_QPS_W: u32 = 10;
 /// Number of MR table entries
-pub const GLOBAL_PARAMS_MRS_LSB: u32 = 8;
-pub const GLOBAL_PARAMS_MRS_W: u32 = 8;
+pub const GLOBAL_PARAMS_MRS_LSB: u32 = 10;
+pub const GLOBAL_PARAMS_MRS_W: u32 = 10;
 /// Number of CQ table entries
-pub const GLOBAL_PARAMS_CQS_LSB: u32 = 16;
-pub const GLOBAL_PARAMS_CQS_W: u32 = 8;
+pub const GLOBAL_PARAMS_CQS_LSB: u32 = 20;
+pub const GLOBAL_PARAMS_CQS_W: u32 = 10;
 /// WO: RQ doorbell: a write hands the QP's new receive-queue producer index to rq_fetch
 pub const GLOBAL_RQ_DOORBELL_ADDR: u16 = 0x0018;
 pub const GLOBAL_RQ_DOORBELL_MASK: u32 = 0x00FFFFFF;
@@ -783,10 +783,10 @@ pub const RETX_EXHAUST_ADDR: u16 = 0x030C;
 pub const RETX_EXHAUST_MASK: u32 = 0xFFFFFFFF;
 pub const RETX_EXHAUST_RESET: u32 = 0x00000000;
 
-/// QP table: entry `i` at `0x1000 + i * 0x80`, up to 32 entries (the design has `QPS`).
-pub const QP_BASE: u16 = 0x1000;
+/// QP table: entry `i` at `0x8000 + i * 0x80`, up to 256 entries (the design has `QPS`).
+pub const QP_BASE: u16 = 0x8000;
 pub const QP_STRIDE: u16 = 0x80;
-pub const QP_MAX: usize = 32;
+pub const QP_MAX: usize = 256;
 pub const QP_WORDS: usize = 27;
 /// QP entry: mask of word `w` (offset `4 w`).
 pub const QP_MASKS: [u32; 27] = [
@@ -1130,10 +1130,10 @@ pub const QP_RETRY_RNR_RETRY_LSB: u32 = 12;
 pub const QP_RETRY_RNR_RETRY_W: u32 = 3;
 pub const QP_RETRY_RNR_RETRY_RESET: u32 = 0x7;
 
-/// MR table: entry `i` at `0x2000 + i * 0x40`, up to 64 entries (the design has `MRS`).
-pub const MR_BASE: u16 = 0x2000;
+/// MR table: entry `i` at `0x4000 + i * 0x40`, up to 256 entries (the design has `MRS`).
+pub const MR_BASE: u16 = 0x4000;
 pub const MR_STRIDE: u16 = 0x40;
-pub const MR_MAX: usize = 64;
+pub const MR_MAX: usize = 256;
 pub const MR_WORDS: usize = 9;
 /// MR entry: mask of word `w` (offset `4 w`).
 pub const MR_MASKS: [u32; 9] = [
@@ -1229,10 +1229,10 @@ pub const MR_PD_PD_LSB: u32 = 0;
 pub const MR_PD_PD_W: u32 = 16;
 pub const MR_PD_PD_RESET: u32 = 0x0;
 
-/// CQ table: entry `i` at `0x3000 + i * 0x10`, up to 128 entries (the design has `CQS`).
+/// CQ table: entry `i` at `0x3000 + i * 0x10`, up to 256 entries (the design has `CQS`).
 pub const CQ_BASE: u16 = 0x3000;
 pub const CQ_STRIDE: u16 = 0x10;
-pub const CQ_MAX: usize = 128;
+pub const CQ_MAX: usize = 256;
 pub const CQ_WORDS: usize = 3;
 /// CQ entry: mask of word `w` (offset `4 w`).
 pub const CQ_MASKS: [u32; 3] = [

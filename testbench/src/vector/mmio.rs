@@ -121,23 +121,23 @@ mod tests {
     fn the_rules_of_the_map() {
         // The first address past the 16-entry QP table, the first unused word
         // of QP 0 (27 registers), a doorbell for QP 16.
-        assert!(ignored(0x1800, 1).is_ok());
-        assert!(ignored(0x1000 + 27 * 4, 1).is_ok());
+        assert!(ignored(0x8800, 1).is_ok());
+        assert!(ignored(0x8000 + 27 * 4, 1).is_ok());
         assert!(ignored(0x10, 16 << 16 | 3).is_ok());
         assert!(ignored(0x18, 200 << 16).is_ok());
-        assert!(ignored(0x2000 + 16 * 0x40, 0).is_ok());
-        assert!(ignored(0x2000 + 9 * 4, 0).is_ok());
+        assert!(ignored(0x4000 + 16 * 0x40, 0).is_ok());
+        assert!(ignored(0x4000 + 9 * 4, 0).is_ok());
         assert!(ignored(0x3000 + 4 * 0x10, 0).is_ok());
         // The last word of the last QP: past its 27 registers.
-        assert!(ignored(0x17FC, 1).is_ok());
+        assert!(ignored(0x87FC, 1).is_ok());
         // Registers, or not the map's at all.
-        assert!(ignored(0x1000 + 26 * 4, 1)
+        assert!(ignored(0x8000 + 26 * 4, 1)
             .unwrap_err()
             .contains("a register"));
         assert!(ignored(0x10, 15 << 16).is_err());
         assert!(ignored(0x0C, 0).is_err());
-        assert!(ignored(0x1802, 0).is_err());
+        assert!(ignored(0x8802, 0).is_err());
         assert!(ignored(0x1_0000, 0).is_err());
-        assert!(ignored(0x1800, 1 << 32).is_err());
+        assert!(ignored(0x8800, 1 << 32).is_err());
     }
 }

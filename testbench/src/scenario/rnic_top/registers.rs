@@ -166,16 +166,16 @@ mod tests {
     // Addresses and masks worked out by hand from hw/csr/csr_map.txt.
     #[test]
     fn map_view_of_literal_addresses() {
-        // QP 1's SQ_BASE_LO: 0x1000 + 0x80 + 0x48.
-        let r = rw_register(0x10C8).unwrap();
+        // QP 1's SQ_BASE_LO: 0x8000 + 0x80 + 0x48.
+        let r = rw_register(0x80C8).unwrap();
         assert_eq!(
             (r.mask, r.reset, r.name.as_str()),
             (0xFFFF_FFFF, None, "QP 1 word 18")
         );
-        // QP 0's CTRL and PSN are RWH; 0x106C is past the entry's last word.
-        assert!(rw_register(0x1000).is_none());
-        assert!(rw_register(0x1008).is_none());
-        assert!(rw_register(0x106C).is_none());
+        // QP 0's CTRL and PSN are RWH; 0x806C is past the entry's last word.
+        assert!(rw_register(0x8000).is_none());
+        assert!(rw_register(0x8008).is_none());
+        assert!(rw_register(0x806C).is_none());
         // CQ 2's LOG: 0x3000 + 0x20 + 0x8, five bits.
         assert_eq!(rw_register(0x3028).unwrap().mask, 0x1F);
         // CC's STAT_QP (0x230) is the 13th RW register, eight bits, reset 0.
@@ -185,7 +185,7 @@ mod tests {
         assert!(rw_register(0x0100).is_none());
         assert!(rw_register(0x0010).is_none());
         // An entry past the build's table.
-        assert!(rw_register(0x1000 + 0x80 * QPS as u16).is_none());
+        assert!(rw_register(0x8000 + 0x80 * QPS as u16).is_none());
     }
 
     #[test]
