@@ -726,8 +726,9 @@ impl CsrEnv {
         i.mr_idx = self.rng.below(MRS as u64) as u8;
         i.cq_idx = self.rng.below(CQS as u64) as u8;
         // Hardware writes: often the QP an MMIO write is hitting.
-        let wr_qp = if i.mmio_wr_valid && (map::QP_BASE..map::MR_BASE).contains(&i.mmio_wr_addr) {
-            ((i.mmio_wr_addr - map::QP_BASE) / map::QP_STRIDE) as u8 % QPS as u8
+        let qp_rel = usize::from(i.mmio_wr_addr.wrapping_sub(map::QP_BASE));
+        let wr_qp = if i.mmio_wr_valid && qp_rel < map::QP_MAX * usize::from(map::QP_STRIDE) {
+            (qp_rel / usize::from(map::QP_STRIDE)) as u8 % QPS as u8
         } else {
             0
         };
