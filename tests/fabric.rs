@@ -20,7 +20,8 @@
 //! - the idle fast path changes nothing but the speed: with it on and off,
 //!   `incast_4to1_lossy` (retransmission timers) and `hol_victim_dcqcn`
 //!   (PFC pauses, DCQCN timers) give the same report, field by field, and
-//!   with it on most of their NIC-cycles are skipped;
+//!   with it on most of their NIC-cycles are skipped; the hosts ticked on
+//!   two threads (`host_threads`) give the same report again;
 //! - `--vcd` traces every host: on `incast_4to1_64k_rtl` in lockstep each
 //!   host has its `h<i>/model.vcd` of the run's last cycles, the RTL hosts
 //!   an `rtl.vcd` too whose registers hold the model's values at every
@@ -188,10 +189,17 @@ fn the_idle_fast_path_changes_nothing_but_speed() {
             no_idle_skip: true,
             ..RunOpts::default()
         };
+        let threads = RunOpts {
+            host_threads: 2,
+            ..RunOpts::default()
+        };
         let on = fabric::run(&v, Mode::Model, &RunOpts::default()).unwrap();
         let off = fabric::run(&v, Mode::Model, &slow).unwrap();
+        let two = fabric::run(&v, Mode::Model, &threads).unwrap();
         assert!(on.report.clean(), "{name}: {:?}", on.report.failures);
         assert_eq!(results(&on), results(&off), "{name}");
+        assert_eq!(results(&on), results(&two), "{name}: on two threads");
+        assert_eq!(on.report.idle_skipped, two.report.idle_skipped, "{name}");
         assert_eq!(off.report.idle_skipped, 0, "{name}");
         let host_cycles = on.report.cycles * v.hosts.len() as u64;
         assert!(

@@ -215,6 +215,11 @@ struct RunArgs {
     /// not (the idle fast path off; results are the same, only slower).
     #[arg(long)]
     no_idle_skip: bool,
+    /// Fabric vectors with no RTL host: tick the hosts on N threads, each
+    /// spinning while it waits (a core each, or slower; results are the
+    /// same). Default 1.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    host_threads: usize,
 }
 
 /// `--rtl 0,3` (or `none`).
@@ -612,6 +617,7 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         divergence_vcd_dir: p.divergence_vcd.clone(),
         vcd_window: args.vcd_window,
         no_idle_skip: args.no_idle_skip,
+        host_threads: args.host_threads,
     };
     // A fabric run's plot, drawn from its report below.
     let mut fabric_trace = None;

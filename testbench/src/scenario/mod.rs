@@ -60,6 +60,9 @@ pub struct RunOpts {
     /// Fabric runs: tick every model-only host every cycle, even an idle
     /// one (the idle fast path off, to measure it or to rule it out).
     pub no_idle_skip: bool,
+    /// Fabric runs with no RTL host: tick the hosts on this many threads
+    /// (0 or 1: on the caller's thread alone).
+    pub host_threads: usize,
 }
 
 /// Default for [`RunOpts::vcd_window`].

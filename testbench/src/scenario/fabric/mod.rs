@@ -11,6 +11,7 @@
 //! bytes sent ([`checks`]) and the switch's conservation after every step.
 
 pub mod checks;
+mod crew;
 pub mod deadlock;
 mod doze;
 pub mod mac;
@@ -30,6 +31,7 @@ use super::{Mode, Report, RnicTopEnv};
 use crate::lockstep::{compare, Divergence, Finished};
 use crate::rtl::take_assertion_failure;
 use crate::vector::{Expect, FabricExpect, FabricVector};
+use crew::Crew;
 use doze::Doze;
 use topology::{End, Topology};
 
@@ -394,11 +396,13 @@ fn block_name(i: usize) -> &'static str {
 type Simulated = (FabricEnv, Finished, Option<Box<Divergence>>, u64);
 
 /// `idle`: model-only hosts rest while idle ([`doze`]); hosts with their
-/// RTL always tick.
-fn simulate<M: NicModel>(
+/// RTL always tick. `threads` > 1 ticks the hosts on that many threads
+/// ([`crew`]) when no host runs its RTL.
+fn simulate<M: NicModel + Send + 'static>(
     v: &FabricVector,
     mode: Mode,
     idle: bool,
+    threads: usize,
     mk_model: &impl Fn(usize) -> M,
 ) -> Result<Simulated, String> {
     let mut env = FabricEnv::new(v)?;
@@ -411,6 +415,12 @@ fn simulate<M: NicModel>(
     let _ = take_assertion_failure();
     let mut outs: Vec<(RnicTopOut, Option<RnicTopOut>)> =
         duts.iter_mut().map(|d| d.reset()).collect();
+    if threads > 1 && duts.iter().all(|d| d.rtl.is_none()) {
+        let models = duts.iter_mut().map(|d| d.model.take().expect("a model"));
+        let outs: Vec<RnicTopOut> = outs.iter().map(|o| o.0).collect();
+        let crew = Crew::new(models.collect(), threads, idle, &outs);
+        return Ok(on_threads(env, crew, outs, v.max_cycles));
+    }
     let mut cycle = 0u64;
     loop {
         for (i, o) in outs.iter().enumerate() {
@@ -465,6 +475,28 @@ fn simulate<M: NicModel>(
     }
 }
 
+/// [`simulate`]'s loop with the hosts on a [`Crew`]: no RTL, so nothing to
+/// compare and no assertion to catch.
+fn on_threads<M: NicModel + Send + 'static>(
+    mut env: FabricEnv,
+    mut crew: Crew<M>,
+    mut outs: Vec<RnicTopOut>,
+    max_cycles: u64,
+) -> Simulated {
+    let mut cycle = 0u64;
+    while !env.finished() && cycle < max_cycles {
+        let refs: Vec<&RnicTopOut> = outs.iter().collect();
+        let ins = env.step(cycle, &refs);
+        crew.tick(cycle, &ins, &mut outs);
+        cycle += 1;
+    }
+    let fin = Finished {
+        cycles: cycle,
+        completed: env.finished(),
+    };
+    (env, fin, None, crew.finish())
+}
+
 /// Runs a fabric vector: every host's model, and in any mode but
 /// [`Mode::Model`] the RTL of the hosts the vector names, in lockstep.
 /// Errors only for a vector the fabric cannot be built from.
@@ -473,13 +505,14 @@ pub fn run(v: &FabricVector, mode: Mode, opts: &super::RunOpts) -> Result<Fabric
 }
 
 /// [`run`] with the models `mk_model(i)`: a self-test breaks one.
-pub fn run_with<M: NicModel>(
+pub fn run_with<M: NicModel + Send + 'static>(
     v: &FabricVector,
     mode: Mode,
     opts: &super::RunOpts,
     mk_model: impl Fn(usize) -> M,
 ) -> Result<FabricReport, String> {
-    let (mut env, fin, div, idle_skipped) = simulate(v, mode, !opts.no_idle_skip, &mk_model)?;
+    let (mut env, fin, div, idle_skipped) =
+        simulate(v, mode, !opts.no_idle_skip, opts.host_threads, &mk_model)?;
     // Waveforms when asked for, and of a divergence: the run again, traced.
     let dir = match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
         (Some(d), _) => Some(d.clone()),
