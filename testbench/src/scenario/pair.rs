@@ -917,6 +917,33 @@ impl<M: NicModel> Duts<M> {
             None => (r.expect("the RTL runs"), None),
         }
     }
+
+    /// Starts tracing into `dir` (created): `rtl.vcd` from the RTL,
+    /// `model.vcd` for the model, whose writer is returned; each file
+    /// written is added to `files`.
+    pub fn open_traces(
+        &mut self,
+        dir: &Path,
+        files: &mut Vec<PathBuf>,
+    ) -> Result<Option<ModelVcd<RnicTopIn, RnicTopOut>>, String> {
+        let at = |p: &Path| {
+            let p = p.to_path_buf();
+            move |e: std::io::Error| format!("cannot write {}: {e}", p.display())
+        };
+        std::fs::create_dir_all(dir).map_err(at(dir))?;
+        if let Some(r) = self.rtl.as_mut() {
+            let p = dir.join("rtl.vcd");
+            r.try_trace_open(&p).map_err(at(&p))?;
+            files.push(p);
+        }
+        let Some(m) = self.model.as_ref() else {
+            return Ok(None);
+        };
+        let p = dir.join("model.vcd");
+        let w = ModelVcd::create(&p, RtlRnicTopTop::NAME, Some(m as &dyn Trace)).map_err(at(&p))?;
+        files.push(p);
+        Ok(Some(w))
+    }
 }
 
 /// Tracing of a replay: from cycle `from`, into `dir/a/` and `dir/b/`.
@@ -951,10 +978,6 @@ fn simulate<M: NicModel>(
     let mut outs = [duts[0].reset(), duts[1].reset()];
     let mut vcds: [Option<ModelVcd<RnicTopIn, RnicTopOut>>; 2] = [None, None];
     let mut files = Vec::new();
-    let at = |p: &Path| {
-        let p = p.to_path_buf();
-        move |e: std::io::Error| format!("cannot write {}: {e}", p.display())
-    };
     let mut cycle = 0u64;
     loop {
         if let Some(t) = &trace {
@@ -963,20 +986,7 @@ fn simulate<M: NicModel>(
             }
             if cycle == t.from {
                 for (n, d) in duts.iter_mut().enumerate() {
-                    let dir = t.dir.join(["a", "b"][n]);
-                    std::fs::create_dir_all(&dir).map_err(at(&dir))?;
-                    if let Some(r) = d.rtl.as_mut() {
-                        let p = dir.join("rtl.vcd");
-                        r.try_trace_open(&p).map_err(at(&p))?;
-                        files.push(p);
-                    }
-                    if let Some(m) = d.model.as_ref() {
-                        let p = dir.join("model.vcd");
-                        let regs = Some(m as &dyn Trace);
-                        vcds[n] =
-                            Some(ModelVcd::create(&p, RtlRnicTopTop::NAME, regs).map_err(at(&p))?);
-                        files.push(p);
-                    }
+                    vcds[n] = d.open_traces(&t.dir.join(["a", "b"][n]), &mut files)?;
                 }
             }
         } else {

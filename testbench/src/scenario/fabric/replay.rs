@@ -11,9 +11,9 @@ use rnic_model::rnic_top::{RnicTopIn, RnicTopOut};
 use rnic_model::trace::Trace;
 
 use super::{host_mode, FabricEnv};
-use crate::rtl::{take_assertion_failure, RtlTop};
+use crate::rtl::take_assertion_failure;
 use crate::scenario::pair::{Duts, NicModel};
-use crate::scenario::{Mode, RtlRnicTopTop};
+use crate::scenario::Mode;
 use crate::vcd_model::ModelVcd;
 use crate::vector::FabricVector;
 
@@ -27,10 +27,6 @@ pub fn trace<M: NicModel>(
     end: u64,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, String> {
-    let at = |p: &Path| {
-        let p = p.to_path_buf();
-        move |e: std::io::Error| format!("cannot write {}: {e}", p.display())
-    };
     let mut env = FabricEnv::new(v)?;
     let n = v.hosts.len();
     let mut duts: Vec<Duts<M>> = (0..n)
@@ -44,20 +40,7 @@ pub fn trace<M: NicModel>(
     for cycle in 0..=end {
         if cycle == from {
             for (i, d) in duts.iter_mut().enumerate() {
-                let host = dir.join(format!("h{i}"));
-                std::fs::create_dir_all(&host).map_err(at(&host))?;
-                if let Some(r) = d.rtl.as_mut() {
-                    let p = host.join("rtl.vcd");
-                    r.try_trace_open(&p).map_err(at(&p))?;
-                    files.push(p);
-                }
-                if let Some(m) = d.model.as_ref() {
-                    let p = host.join("model.vcd");
-                    let regs = Some(m as &dyn Trace);
-                    vcds[i] =
-                        Some(ModelVcd::create(&p, RtlRnicTopTop::NAME, regs).map_err(at(&p))?);
-                    files.push(p);
-                }
+                vcds[i] = d.open_traces(&dir.join(format!("h{i}")), &mut files)?;
             }
         }
         let refs: Vec<&RnicTopOut> = outs.iter().map(|o| &o.0).collect();
