@@ -186,3 +186,11 @@ impl<M: NicModel + Send + 'static> Crew<M> {
         rested
     }
 }
+
+/// A crew dropped without [`Crew::finish`] (its caller panicked) still
+/// stops its workers, which would otherwise spin on.
+impl<M> Drop for Crew<M> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
