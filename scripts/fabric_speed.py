@@ -13,13 +13,13 @@ Prints simulated cycles, simulated milliseconds at 250 MHz, wall seconds,
 wall seconds per simulated millisecond and NIC-cycles per second (hosts x
 cycles / wall), the share of NIC-cycles the idle fast path skipped
 (docs/fabric.md, "Idle hosts") and the wall seconds with it off
-(`--no-idle-skip`).
+(`--no-idle-skip`). These vectors are not blessed: `rnic run` reports
+them as "no expected results", which is expected here; any other failure
+stops the script.
 
 Then runs every shipped vector in vectors/fabric/ on the models alone,
 with the idle fast path on and off, and prints each one's wall seconds
-both ways and the share of NIC-cycles skipped. The vectors are not blessed: `rnic run` reports them as
-"no expected results", which is expected here; any other failure stops the
-script. Each point is an independent run, so a parameter sweep shards
+both ways and the share of NIC-cycles skipped. Each point is an independent run, so a parameter sweep shards
 across machines like the vectors (`rnic run --shard K/N`).
 
 usage: scripts/fabric_speed.py [path/to/rnic]

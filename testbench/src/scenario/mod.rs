@@ -209,7 +209,7 @@ where
 }
 
 /// Where this run is traced, if it is.
-fn vcd_dir(opts: &RunOpts, diverged: bool, name: &str) -> Option<PathBuf> {
+pub(crate) fn vcd_dir(opts: &RunOpts, diverged: bool, name: &str) -> Option<PathBuf> {
     match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
         (Some(d), _) => Some(d.clone()),
         (None, _) if !diverged => None,

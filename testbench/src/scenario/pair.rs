@@ -944,6 +944,43 @@ impl<M: NicModel> Duts<M> {
         files.push(p);
         Ok(Some(w))
     }
+
+    /// Writes this cycle into the model's trace `w`, if one is open: the
+    /// inputs `i`, the outputs `out` seen in it and `next` after its edge.
+    /// `who` names the NIC in an error.
+    pub fn record(
+        &self,
+        w: &mut Option<ModelVcd<RnicTopIn, RnicTopOut>>,
+        cycle: u64,
+        i: &RnicTopIn,
+        out: &RnicTopOut,
+        next: &RnicTopOut,
+        who: &str,
+    ) -> Result<(), String> {
+        let Some(w) = w.as_mut() else {
+            return Ok(());
+        };
+        let regs = self.model.as_ref().map(|m| m as &dyn Trace);
+        w.cycle(cycle, i, out, next, regs)
+            .map_err(|e| format!("cannot write the model VCD of {who}: {e}"))
+    }
+
+    /// Ends the traces [`Duts::open_traces`] began (`w`, the model's).
+    pub fn close_traces(
+        &mut self,
+        w: Option<ModelVcd<RnicTopIn, RnicTopOut>>,
+        who: &str,
+    ) -> Result<(), String> {
+        if let Some(r) = self.rtl.as_mut() {
+            r.trace_close();
+        }
+        match w {
+            Some(w) => w
+                .finish()
+                .map_err(|e| format!("cannot write the model VCD of {who}: {e}")),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Tracing of a replay: from cycle `from`, into `dir/a/` and `dir/b/`.
@@ -1029,23 +1066,14 @@ fn simulate<M: NicModel>(
                     return Ok((env, fin, Some(Box::new(d)), Ok(Vec::new())));
                 }
             }
-            if let Some(w) = vcds[n].as_mut() {
-                let regs = duts[n].model.as_ref().map(|m| m as &dyn Trace);
-                w.cycle(cycle, &ins[n], &outs[n].0, &next.0, regs)
-                    .map_err(|e| format!("cannot write the model VCD of NIC {}: {e}", NICS[n]))?;
-            }
+            let who = format!("NIC {}", NICS[n]);
+            duts[n].record(&mut vcds[n], cycle, &ins[n], &outs[n].0, &next.0, &who)?;
             outs[n] = next;
         }
         cycle += 1;
     }
     for (n, d) in duts.iter_mut().enumerate() {
-        if let Some(r) = d.rtl.as_mut() {
-            r.trace_close();
-        }
-        if let Some(w) = vcds[n].take() {
-            w.finish()
-                .map_err(|e| format!("cannot write the model VCD of NIC {}: {e}", NICS[n]))?;
-        }
+        d.close_traces(vcds[n].take(), &format!("NIC {}", NICS[n]))?;
     }
     let fin = Finished {
         cycles: cycle,
@@ -1087,12 +1115,7 @@ pub fn run_with_link<M: NicModel>(
     for l in &mut env.links {
         l.close();
     }
-    let dir = match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
-        (Some(d), _) => Some(d.clone()),
-        (None, _) if div.is_none() => None,
-        (None, Some(d)) => Some(d.clone()),
-        (None, None) => Some(Path::new("out/vcd").join(super::safe_file_name(&v.name))),
-    };
+    let dir = super::vcd_dir(opts, div.is_some(), &v.name);
     let vcd: Traced = match dir {
         Some(dir) => {
             let end = fin.cycles;

@@ -59,7 +59,6 @@ pub struct Crew<M> {
     workers: Vec<JoinHandle<u64>>,
     groups: Vec<Vec<usize>>,
     stop: Arc<AtomicBool>,
-    cycles: u64,
 }
 
 /// Waits for `a` to reach `v`: spins, yielding now and then so that more
@@ -133,17 +132,18 @@ impl<M: NicModel + Send + 'static> Crew<M> {
             workers,
             groups,
             stop,
-            cycles: 0,
         }
     }
 
     /// Ticks every host in `cycle` with its input `ins[i]`; `outs[i]`
-    /// becomes its outputs (unchanged for a host that rests).
+    /// becomes its outputs (unchanged for a host that rests). Called for
+    /// cycles 0, 1, 2, ... in turn.
     pub fn tick(&mut self, cycle: u64, ins: &[RnicTopIn], outs: &mut [RnicTopOut]) {
-        self.cycles += 1;
+        // Cycles are published counted from 1 (0: none yet).
+        let go = cycle + 1;
         for (s, hosts) in self.slots.iter().zip(&self.groups[1..]) {
             *s.ins.lock().expect("ins") = hosts.iter().map(|&h| ins[h]).collect();
-            s.go.store(self.cycles, Ordering::Release);
+            s.go.store(go, Ordering::Release);
         }
         let own_ins: Vec<RnicTopIn> = self.own.hosts.iter().map(|&h| ins[h]).collect();
         let mut own_outs: Vec<RnicTopOut> = self.own.hosts.iter().map(|&h| outs[h]).collect();
@@ -153,7 +153,7 @@ impl<M: NicModel + Send + 'static> Crew<M> {
         }
         for (w, (s, hosts)) in self.slots.iter().zip(&self.groups[1..]).enumerate() {
             let mut spins = 0u32;
-            while s.done.load(Ordering::Acquire) < self.cycles {
+            while s.done.load(Ordering::Acquire) < go {
                 spins += 1;
                 if spins.is_multiple_of(1 << 12) {
                     if self.workers[w].is_finished() {

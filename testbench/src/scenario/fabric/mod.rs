@@ -20,7 +20,6 @@ pub mod topology;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::path::Path;
 use std::sync::Arc;
 
 use rnic_model::rnic_top::{RnicTop, RnicTopIn, RnicTopOut};
@@ -410,8 +409,6 @@ fn simulate<M: NicModel + Send + 'static>(
     let mut duts: Vec<Duts<M>> = (0..n)
         .map(|i| Duts::new(host_mode(v, mode, i), || mk_model(i)))
         .collect();
-    let mut doze: Vec<Doze> = (0..n).map(|_| Doze::default()).collect();
-    let rested = |doze: &[Doze]| doze.iter().map(|d| d.rested).sum::<u64>();
     let _ = take_assertion_failure();
     let mut outs: Vec<(RnicTopOut, Option<RnicTopOut>)> =
         duts.iter_mut().map(|d| d.reset()).collect();
@@ -421,6 +418,8 @@ fn simulate<M: NicModel + Send + 'static>(
         let crew = Crew::new(models.collect(), threads, idle, &outs);
         return Ok(on_threads(env, crew, outs, v.max_cycles));
     }
+    let mut doze: Vec<Doze> = (0..n).map(|_| Doze::default()).collect();
+    let rested = |doze: &[Doze]| doze.iter().map(|d| d.rested).sum::<u64>();
     let mut cycle = 0u64;
     loop {
         for (i, o) in outs.iter().enumerate() {
@@ -514,13 +513,7 @@ pub fn run_with<M: NicModel + Send + 'static>(
     let (mut env, fin, div, idle_skipped) =
         simulate(v, mode, !opts.no_idle_skip, opts.host_threads, &mk_model)?;
     // Waveforms when asked for, and of a divergence: the run again, traced.
-    let dir = match (&opts.vcd_dir, &opts.divergence_vcd_dir) {
-        (Some(d), _) => Some(d.clone()),
-        (None, _) if div.is_none() => None,
-        (None, Some(d)) => Some(d.clone()),
-        (None, None) => Some(Path::new("out/vcd").join(super::safe_file_name(&v.name))),
-    };
-    let (vcd, vcd_error) = match dir {
+    let (vcd, vcd_error) = match super::vcd_dir(opts, div.is_some(), &v.name) {
         Some(dir) => {
             let end = fin.cycles;
             let from = end.saturating_sub(opts.vcd_window.unwrap_or(super::VCD_WINDOW));

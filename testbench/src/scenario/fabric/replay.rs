@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use rnic_model::rnic_top::{RnicTopIn, RnicTopOut};
-use rnic_model::trace::Trace;
 
 use super::{host_mode, FabricEnv};
 use crate::rtl::take_assertion_failure;
@@ -49,22 +48,19 @@ pub fn trace<M: NicModel>(
             let next = d.tick(&ins[i]);
             // An RTL assertion was reported by the run itself.
             let _ = take_assertion_failure();
-            if let Some(w) = vcds[i].as_mut() {
-                let regs = d.model.as_ref().map(|m| m as &dyn Trace);
-                w.cycle(cycle, &ins[i], &outs[i].0, &next.0, regs)
-                    .map_err(|e| format!("cannot write the model VCD of host h{i}: {e}"))?;
-            }
+            d.record(
+                &mut vcds[i],
+                cycle,
+                &ins[i],
+                &outs[i].0,
+                &next.0,
+                &format!("host h{i}"),
+            )?;
             outs[i] = next;
         }
     }
     for (i, d) in duts.iter_mut().enumerate() {
-        if let Some(r) = d.rtl.as_mut() {
-            r.trace_close();
-        }
-        if let Some(w) = vcds[i].take() {
-            w.finish()
-                .map_err(|e| format!("cannot write the model VCD of host h{i}: {e}"))?;
-        }
+        d.close_traces(vcds[i].take(), &format!("host h{i}"))?;
     }
     Ok(files)
 }
