@@ -4,15 +4,13 @@
 // gives every address, mask and field position used here, and gen_csr.py
 // writes the block registers' read mux below from its `read` lines.
 //
-// Tables are flat vectors of 32-bit words stored by column: word w of entry
-// e at [32*(N*w + e) +: 32] (N = QPS, MRS or CQS), so one word of every
-// entry (a column, what a lookup or read picks from) is one contiguous slice.
-// Bits a register lacks are masked off on write (and so are constant 0 and
-// optimized away). Every word is its own 32-bit register in a generate loop,
-// with its write enable decoded once from an entry and a word one-hot; reads
-// are a constant slice (the column) then a mux over the entries. (Written as
-// one always_comb over the whole table, Yosys took minutes to build the
-// muxes.)
+// Tables are held by column, one word of every entry together: the QP, MR
+// and CQ tables in RAM (ctx_table: a RAM per word, a read port per reader
+// of that word), except the QP table's CTRL and PSN words, which hardware
+// writes too and whose state bits every QP shows at once: those are flat
+// vectors of flops, entry e's word at [32*e +: 32], each its own 32-bit
+// register in a generate loop. Bits a register lacks are masked off on write
+// (and so are constant 0 and optimized away).
 //
 // Timing (every output is a flop):
 // - MMIO read at n -> mmio_rd_resp_* at n+1, the value as it was during n
@@ -22,8 +20,9 @@
 // - DOORBELL write at n -> db_* at n+1 with the QP's state and SQ ring as
 //   they are after cycle n's writes (hardware's included);
 // - a write at n shows in cfg_*, qp_pcp_all, reads and lookups from n+1
-//   (qp_pcp_all is every QP's VLAN.PCP field straight out of the QP table's
-//   flops: no lookup, so a write at n is on it at n+1).
+//   (qp_pcp_all is every QP's VLAN.PCP field out of a copy in flops,
+//   pcp_all_q, written with the VLAN word: no lookup, so a write at n is on
+//   it at n+1).
 // Hardware writes (psn_wr, err_a/b/c/d) win over an MMIO write to the same
 // field in the same cycle; the MMIO write's other fields still apply.
 // An MMIO write of a QP's PSN that takes effect shows on psn_set_* at n+1
@@ -256,8 +255,6 @@ module csr #(
   localparam int CQ_EW = 32 * CQ_WORDS;
   // Bits per column (one word of every entry).
   localparam int QP_CW = 32 * QPS;
-  localparam int MR_CW = 32 * MRS;
-  localparam int CQ_CW = 32 * CQS;
   localparam int QP_SL = $clog2(addr_map_pkg::QP_STRIDE);
   localparam int MR_SL = $clog2(addr_map_pkg::MR_STRIDE);
   localparam int CQ_SL = $clog2(addr_map_pkg::CQ_STRIDE);
@@ -353,9 +350,12 @@ module csr #(
   // ------------------------------------------------------------------
   // Registers
   // ------------------------------------------------------------------
-  logic [QPS*QP_EW-1:0] qp_q;
-  logic [MRS*MR_EW-1:0] mr_q;
-  logic [CQS*CQ_EW-1:0] cq_q;
+  // The QP table's CTRL and PSN columns (flops: hardware writes them, and
+  // every QP's state and CC enable is seen at once); every other word of the
+  // three tables is in RAM (ctx_table).
+  logic [QP_CW-1:0] qp_ctrl_col_q, qp_psn_col_q;
+  // Every QP's VLAN.PCP, a copy of the RAM's field for qp_pcp_all.
+  logic [3*QPS-1:0] pcp_all_q;
   logic [31:0]  pcie_cfg_q, cpl_timeout_q;
   logic [31:0]  cnt_tx_frames_q, cnt_wqe_fetched_q, cnt_cqe_written_q, cnt_prot_err_q;
   logic [31:0]  cnt_flush_q, cnt_fetch_err_q, cnt_dma_err_q;
@@ -488,17 +488,14 @@ module csr #(
   end
 
   // ------------------------------------------------------------------
-  // Tables: one register per word. Its enable is its entry's one-hot bit
-  // AND its word's; the QP table's PSN and CTRL words also take hardware's
-  // writes over the MMIO write (`d`: the word after this cycle's writes,
-  // read by nothing but its flop).
+  // Tables. The QP table's CTRL and PSN words are a flop per word: their
+  // enable is the entry's one-hot bit AND the word's, and they also take
+  // hardware's writes over the MMIO write (`d`: the word after this cycle's
+  // writes, read by nothing but its flop). Every other word is a RAM column
+  // in a ctx_table (software's writes only).
   // ------------------------------------------------------------------
   logic [QPS-1:0]      qp_ent_oh, psn_hit, err_hit;
-  logic [QP_WORDS-1:0] qp_wrd_oh;
-  logic [MRS-1:0]      mr_ent_oh;
-  logic [MR_WORDS-1:0] mr_wrd_oh;
-  logic [CQS-1:0]      cq_ent_oh;
-  logic [CQ_WORDS-1:0] cq_wrd_oh;
+  logic                qp_wrd_ctrl, qp_wrd_psn;
 
   always_comb begin
     for (int e = 0; e < QPS; e++) begin
@@ -508,95 +505,157 @@ module csr #(
                   || (err_c_valid && err_c_qp == QPW'(e)) || (err_d_valid && err_d_qp == QPW'(e))
                   || (err_e_valid && err_e_qp == QPW'(e));
     end
-    for (int w = 0; w < QP_WORDS; w++) qp_wrd_oh[w] = wr_qp_wrd == (QP_SL-2)'(w);
-    for (int e = 0; e < MRS; e++) mr_ent_oh[e] = wr_mr_hit && wr_mr_ent == MRW'(e);
-    for (int w = 0; w < MR_WORDS; w++) mr_wrd_oh[w] = wr_mr_wrd == (MR_SL-2)'(w);
-    for (int e = 0; e < CQS; e++) cq_ent_oh[e] = wr_cq_hit && wr_cq_ent == CQW'(e);
-    for (int w = 0; w < CQ_WORDS; w++) cq_wrd_oh[w] = wr_cq_wrd == (CQ_SL-2)'(w);
+    qp_wrd_ctrl = wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_CTRL_WORD);
+    qp_wrd_psn  = wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_PSN_WORD);
   end
 
   // A software write of a QP's PSN field that psn_wr does not override, and
   // of its EPSN (no hardware writes it).
   logic psn_sw, epsn_sw;
   always_comb begin
-    psn_sw  = wr_qp_hit && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_PSN_WORD) && !psn_hit[wr_qp_ent];
+    psn_sw  = wr_qp_hit && qp_wrd_psn && !psn_hit[wr_qp_ent];
     epsn_sw = wr_qp_hit && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_EPSN_WORD);
   end
 
-  for (genvar w = 0; w < QP_WORDS; w++) begin : g_qp_w
-    localparam logic [31:0] MASK  = addr_map_pkg::QP_MASKS[32*w +: 32];
-    localparam logic [31:0] RESET = addr_map_pkg::QP_RESETS[32*w +: 32];
-    for (genvar e = 0; e < QPS; e++) begin : g_e
-      localparam int B = 32 * (QPS * w + e);
-      // This word after this cycle's writes. A word of its own rather than a
-      // slice of one table-wide vector: Verilator would rebuild that whole
-      // vector by concatenation every cycle.
-      logic [31:0] d;
-      if (w == addr_map_pkg::QP_PSN_WORD) begin : g_psn
-        // psn_wr wins over an MMIO write of the PSN field.
-        always_comb begin
-          d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (psn_hit[e]) d[addr_map_pkg::QP_PSN_PSN_LSB +: addr_map_pkg::QP_PSN_PSN_W] = psn_wr_psn;
+  for (genvar e = 0; e < QPS; e++) begin : g_qp_e
+    localparam logic [31:0] CTRL_MASK  = addr_map_pkg::QP_MASKS[32*addr_map_pkg::QP_CTRL_WORD +: 32];
+    localparam logic [31:0] CTRL_RESET = addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_CTRL_WORD +: 32];
+    localparam logic [31:0] PSN_MASK   = addr_map_pkg::QP_MASKS[32*addr_map_pkg::QP_PSN_WORD +: 32];
+    localparam logic [31:0] PSN_RESET  = addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_PSN_WORD +: 32];
+    localparam logic [2:0]  PCP_RESET  =
+      addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_VLAN_WORD + addr_map_pkg::QP_VLAN_PCP_LSB +: 3];
+    // These words after this cycle's writes. Words of their own rather than
+    // slices of one table-wide vector: Verilator would rebuild that whole
+    // vector by concatenation every cycle.
+    logic [31:0] ctrl_d, psn_d;
+    always_comb begin
+      // err_a..e win over an MMIO write of STATE (not of CTRL's other fields).
+      ctrl_d = (qp_ent_oh[e] && qp_wrd_ctrl) ? mmio_wr_data & CTRL_MASK : qp_ctrl_col_q[32*e +: 32];
+      if (err_hit[e]) ctrl_d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
+      // psn_wr wins over an MMIO write of the PSN field.
+      psn_d = (qp_ent_oh[e] && qp_wrd_psn) ? mmio_wr_data & PSN_MASK : qp_psn_col_q[32*e +: 32];
+      if (psn_hit[e]) psn_d[addr_map_pkg::QP_PSN_PSN_LSB +: addr_map_pkg::QP_PSN_PSN_W] = psn_wr_psn;
+    end
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        qp_ctrl_col_q[32*e +: 32] <= CTRL_RESET;
+        qp_psn_col_q[32*e +: 32]  <= PSN_RESET;
+        pcp_all_q[3*e +: 3]   <= PCP_RESET;
+      end else begin
+        qp_ctrl_col_q[32*e +: 32] <= ctrl_d;
+        qp_psn_col_q[32*e +: 32]  <= psn_d;
+        if (qp_ent_oh[e] && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_VLAN_WORD)) begin
+          pcp_all_q[3*e +: 3] <= mmio_wr_data[addr_map_pkg::QP_VLAN_PCP_LSB +: 3];
         end
-      end else if (w == addr_map_pkg::QP_CTRL_WORD) begin : g_ctrl
-        // err_a/b/c win over an MMIO write of STATE (not of CTRL's other fields).
-        always_comb begin
-          d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-          if (err_hit[e]) d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
-        end
-      end else begin : g_mmio
-        always_comb begin
-          d = (qp_ent_oh[e] && qp_wrd_oh[w]) ? mmio_wr_data & MASK : qp_q[B +: 32];
-        end
-      end
-      always_ff @(posedge clk) begin
-        if (rst) qp_q[B +: 32] <= RESET;
-        else     qp_q[B +: 32] <= d;
       end
     end
   end
 
-  for (genvar w = 0; w < MR_WORDS; w++) begin : g_mr_w
-    localparam logic [31:0] MASK  = addr_map_pkg::MR_MASKS[32*w +: 32];
-    localparam logic [31:0] RESET = addr_map_pkg::MR_RESETS[32*w +: 32];
-    for (genvar e = 0; e < MRS; e++) begin : g_e
-      localparam int B = 32 * (MRS * w + e);
-      always_ff @(posedge clk) begin
-        if (rst)                              mr_q[B +: 32] <= RESET;
-        else if (mr_ent_oh[e] && mr_wrd_oh[w]) mr_q[B +: 32] <= mmio_wr_data & MASK;
-      end
-    end
-  end
+  // The QP table's readers, one ctx_table read port each.
+  localparam int QP_NRD = 6;
+  localparam int RQ_TX = 0, RQ_RESP = 1, RQ_RETRY = 2, RQ_DB = 3, RQ_RQDB = 4, RQ_MMIO = 5;
+  // Bit w of a reader's mask: it reads word w.
+  function automatic logic [QP_WORDS-1:0] qp_bit(input int w);
+    qp_bit = QP_WORDS'(1) << w;
+  endfunction
+  localparam logic [QP_WORDS-1:0] QP_HELD =
+    qp_bit(addr_map_pkg::QP_CTRL_WORD) | qp_bit(addr_map_pkg::QP_PSN_WORD);
+  localparam logic [QP_WORDS-1:0] QP_TX_WORDS =
+    qp_bit(addr_map_pkg::QP_REMOTE_QPN_WORD) | qp_bit(addr_map_pkg::QP_PD_WORD)
+    | qp_bit(addr_map_pkg::QP_DST_MAC_LO_WORD) | qp_bit(addr_map_pkg::QP_DST_MAC_HI_WORD)
+    | qp_bit(addr_map_pkg::QP_SRC_MAC_LO_WORD) | qp_bit(addr_map_pkg::QP_SRC_MAC_HI_WORD)
+    | qp_bit(addr_map_pkg::QP_SRC_IP0_WORD) | qp_bit(addr_map_pkg::QP_SRC_IP1_WORD)
+    | qp_bit(addr_map_pkg::QP_SRC_IP2_WORD) | qp_bit(addr_map_pkg::QP_SRC_IP3_WORD)
+    | qp_bit(addr_map_pkg::QP_DST_IP0_WORD) | qp_bit(addr_map_pkg::QP_DST_IP1_WORD)
+    | qp_bit(addr_map_pkg::QP_DST_IP2_WORD) | qp_bit(addr_map_pkg::QP_DST_IP3_WORD)
+    | qp_bit(addr_map_pkg::QP_UDP_WORD) | qp_bit(addr_map_pkg::QP_VLAN_WORD);
+  localparam logic [QP_WORDS-1:0] QP_RESP_WORDS =
+    qp_bit(addr_map_pkg::QP_REMOTE_QPN_WORD) | qp_bit(addr_map_pkg::QP_PD_WORD)
+    | qp_bit(addr_map_pkg::QP_RESP_WORD);
+  localparam logic [QP_WORDS-1:0] QP_RETRY_WORDS = qp_bit(addr_map_pkg::QP_RETRY_WORD);
+  localparam logic [QP_WORDS-1:0] QP_DB_WORDS =
+    qp_bit(addr_map_pkg::QP_SQ_BASE_LO_WORD) | qp_bit(addr_map_pkg::QP_SQ_BASE_HI_WORD)
+    | qp_bit(addr_map_pkg::QP_SQ_LOG_WORD);
+  localparam logic [QP_WORDS-1:0] QP_RQDB_WORDS =
+    qp_bit(addr_map_pkg::QP_RQ_BASE_LO_WORD) | qp_bit(addr_map_pkg::QP_RQ_BASE_HI_WORD)
+    | qp_bit(addr_map_pkg::QP_RQ_LOG_WORD);
+  localparam logic [QP_WORDS-1:0] QP_MMIO_WORDS = ~QP_HELD;
 
-  for (genvar w = 0; w < CQ_WORDS; w++) begin : g_cq_w
-    localparam logic [31:0] MASK  = addr_map_pkg::CQ_MASKS[32*w +: 32];
-    localparam logic [31:0] RESET = addr_map_pkg::CQ_RESETS[32*w +: 32];
-    for (genvar e = 0; e < CQS; e++) begin : g_e
-      localparam int B = 32 * (CQS * w + e);
-      always_ff @(posedge clk) begin
-        if (rst)                              cq_q[B +: 32] <= RESET;
-        else if (cq_ent_oh[e] && cq_wrd_oh[w]) cq_q[B +: 32] <= mmio_wr_data & MASK;
-      end
-    end
-  end
+  logic [15:0]      rd_qp_rel, rd_mr_rel, rd_cq_rel;
+  logic [QPW-1:0]   db_qp_d, rq_db_qp_d;
+  logic [QP_NRD*QPW-1:0] qp_rd_ent;
+  // Words a reader does not read are 0 and left unread.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [QP_NRD*QP_EW-1:0] qp_rd;
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  assign qp_rd_ent = {rd_qp_rel[QP_SL +: QPW], rq_db_qp_d, db_qp_d, xctx_idx, rctx_idx, qp_idx};
+
+  ctx_table #(
+    .ENTRIES(QPS), .WORDS(QP_WORDS), .WW(QP_SL - 2), .NRD(QP_NRD),
+    .MASKS(addr_map_pkg::QP_MASKS), .RESETS(addr_map_pkg::QP_RESETS), .HELD(QP_HELD),
+    .RD_WORDS({QP_MMIO_WORDS, QP_RQDB_WORDS, QP_DB_WORDS, QP_RETRY_WORDS, QP_RESP_WORDS, QP_TX_WORDS})
+  ) u_qp_tab (
+    .clk, .rst,
+    .wr_valid(wr_qp_hit),
+    .wr_ent  (wr_qp_ent),
+    .wr_word (wr_qp_wrd),
+    .wr_data (mmio_wr_data),
+    .rd_ent  (qp_rd_ent),
+    .rd_data (qp_rd)
+  );
+
+  // The MR table's readers: the transmit path's lookup, the responder's,
+  // MMIO; the CQ table's: the lookup, MMIO. Every reader reads every word.
+  logic [3*MR_EW-1:0] mr_rd;
+  logic [2*CQ_EW-1:0] cq_rd;
+
+  ctx_table #(
+    .ENTRIES(MRS), .WORDS(MR_WORDS), .WW(MR_SL - 2), .NRD(3),
+    .MASKS(addr_map_pkg::MR_MASKS), .RESETS(addr_map_pkg::MR_RESETS)
+  ) u_mr_tab (
+    .clk, .rst,
+    .wr_valid(wr_mr_hit),
+    .wr_ent  (wr_mr_ent),
+    .wr_word (wr_mr_wrd),
+    .wr_data (mmio_wr_data),
+    .rd_ent  ({rd_mr_rel[MR_SL +: MRW], rmr_idx, mr_idx}),
+    .rd_data (mr_rd)
+  );
+
+  ctx_table #(
+    .ENTRIES(CQS), .WORDS(CQ_WORDS), .WW(CQ_SL - 2), .NRD(2),
+    .MASKS(addr_map_pkg::CQ_MASKS), .RESETS(addr_map_pkg::CQ_RESETS)
+  ) u_cq_tab (
+    .clk, .rst,
+    .wr_valid(wr_cq_hit),
+    .wr_ent  (wr_cq_ent),
+    .wr_word (wr_cq_wrd),
+    .wr_data (mmio_wr_data),
+    .rd_ent  ({rd_cq_rel[CQ_SL +: CQW], cq_idx}),
+    .rd_data (cq_rd)
+  );
 
   // ------------------------------------------------------------------
-  // Lookups: entry `e`'s word out of a column (a constant slice of a table,
-  // given at the call), a mux over the entries
+  // Lookups: reader p's word w (its table's read data), or entry `e`'s word
+  // out of a flop column (a constant slice, given at the call)
   // ------------------------------------------------------------------
+  function automatic logic [31:0] qp_word(input logic [QP_NRD*QP_EW-1:0] rd, input int p, input int w);
+    qp_word = rd[32*(QP_WORDS*p + w) +: 32];
+  endfunction
+
+  function automatic logic [31:0] mr_word(input logic [3*MR_EW-1:0] rd, input int p, input int w);
+    mr_word = rd[32*(MR_WORDS*p + w) +: 32];
+  endfunction
+
+  function automatic logic [31:0] cq_word(input logic [2*CQ_EW-1:0] rd, input int p, input int w);
+    cq_word = rd[32*(CQ_WORDS*p + w) +: 32];
+  endfunction
+
   function automatic logic [31:0] qp_pick(input logic [QP_CW-1:0] col, input logic [QPW-1:0] e);
     qp_pick = col[32*e +: 32];
   endfunction
 
-  function automatic logic [31:0] mr_pick(input logic [MR_CW-1:0] col, input logic [MRW-1:0] e);
-    mr_pick = col[32*e +: 32];
-  endfunction
-
-  function automatic logic [31:0] cq_pick(input logic [CQ_CW-1:0] col, input logic [CQW-1:0] e);
-    cq_pick = col[32*e +: 32];
-  endfunction
-
-  logic [QPW-1:0] db_qp_d, rq_db_qp_d;
   logic [31:0]    db_ctrl_w, db_sq_lo_w, db_sq_hi_w, db_sq_log_w;
   logic [31:0]    rq_db_ctrl_w, rq_db_lo_w, rq_db_hi_w, rq_db_log_w;
   logic [31:0]    rctx_ctrl_w, rctx_rqpn_w, rctx_pd_w, rctx_resp_w;
@@ -613,90 +672,89 @@ module csr #(
   // The doorbell's QP after this cycle's writes. The doorbell is this
   // cycle's one MMIO write, so no MMIO write touches the QP table in the
   // same cycle: the only writes to that entry are hardware's, and of the
-  // fields read here only STATE is one of them (err_a/err_b; psn_wr writes
-  // PSN). Reading qp_q and applying that override, rather than picking out
-  // of the words' next values, leaves those feeding the table flops alone,
-  // so Yosys turns their muxes into flop enables and drops the masked-off
-  // bits.
+  // fields read here only STATE is one of them (err_a..e; psn_wr writes
+  // PSN). Reading the table and applying that override, rather than picking
+  // out of the CTRL words' next values, leaves those feeding the flops
+  // alone, so Yosys turns their muxes into flop enables and drops the
+  // masked-off bits.
   always_comb begin
     db_qp_d      = db_field_qp[QPW-1:0];
-    db_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], db_qp_d);
+    db_ctrl_w    = qp_pick(qp_ctrl_col_q, db_qp_d);
     if (err_hit[db_qp_d]) begin
       db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
     end
-    db_sq_lo_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_LO_WORD +: QP_CW], db_qp_d);
-    db_sq_hi_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_BASE_HI_WORD +: QP_CW], db_qp_d);
-    db_sq_log_w  = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SQ_LOG_WORD +: QP_CW], db_qp_d);
+    db_sq_lo_w   = qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_SQ_BASE_LO_WORD);
+    db_sq_hi_w   = qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_SQ_BASE_HI_WORD);
+    db_sq_log_w  = qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_SQ_LOG_WORD);
   end
 
   // The RQ doorbell's QP, the same way (it is this cycle's one MMIO write).
   always_comb begin
     rq_db_qp_d   = rq_db_field_qp[QPW-1:0];
-    rq_db_ctrl_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], rq_db_qp_d);
+    rq_db_ctrl_w = qp_pick(qp_ctrl_col_q, rq_db_qp_d);
     if (err_hit[rq_db_qp_d]) begin
       rq_db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
     end
-    rq_db_lo_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RQ_BASE_LO_WORD +: QP_CW], rq_db_qp_d);
-    rq_db_hi_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RQ_BASE_HI_WORD +: QP_CW], rq_db_qp_d);
-    rq_db_log_w  = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RQ_LOG_WORD +: QP_CW], rq_db_qp_d);
+    rq_db_lo_w   = qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_RQ_BASE_LO_WORD);
+    rq_db_hi_w   = qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_RQ_BASE_HI_WORD);
+    rq_db_log_w  = qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_RQ_LOG_WORD);
   end
 
   // The responder's lookups: the tables as they are now.
   always_comb begin
-    rctx_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], rctx_idx);
-    rctx_rqpn_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_REMOTE_QPN_WORD +: QP_CW], rctx_idx);
-    rctx_pd_w      = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_PD_WORD +: QP_CW], rctx_idx);
-    rctx_resp_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RESP_WORD +: QP_CW], rctx_idx);
-    xctx_retry_w   = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_RETRY_WORD +: QP_CW], xctx_idx);
-    rmr_key_w      = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_KEY_WORD +: MR_CW], rmr_idx);
-    rmr_va_lo_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_LO_WORD +: MR_CW], rmr_idx);
-    rmr_va_hi_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_HI_WORD +: MR_CW], rmr_idx);
-    rmr_len_lo_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_LO_WORD +: MR_CW], rmr_idx);
-    rmr_len_hi_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_HI_WORD +: MR_CW], rmr_idx);
-    rmr_pbase_lo_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_LO_WORD +: MR_CW], rmr_idx);
-    rmr_pbase_hi_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_HI_WORD +: MR_CW], rmr_idx);
-    rmr_flags_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_FLAGS_WORD +: MR_CW], rmr_idx);
-    rmr_pd_w       = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PD_WORD +: MR_CW], rmr_idx);
+    rctx_ctrl_w    = qp_pick(qp_ctrl_col_q, rctx_idx);
+    rctx_rqpn_w    = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_REMOTE_QPN_WORD);
+    rctx_pd_w      = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_PD_WORD);
+    rctx_resp_w    = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_RESP_WORD);
+    xctx_retry_w   = qp_word(qp_rd, RQ_RETRY, addr_map_pkg::QP_RETRY_WORD);
+    rmr_key_w      = mr_word(mr_rd, 1, addr_map_pkg::MR_KEY_WORD);
+    rmr_va_lo_w    = mr_word(mr_rd, 1, addr_map_pkg::MR_VA_LO_WORD);
+    rmr_va_hi_w    = mr_word(mr_rd, 1, addr_map_pkg::MR_VA_HI_WORD);
+    rmr_len_lo_w   = mr_word(mr_rd, 1, addr_map_pkg::MR_LEN_LO_WORD);
+    rmr_len_hi_w   = mr_word(mr_rd, 1, addr_map_pkg::MR_LEN_HI_WORD);
+    rmr_pbase_lo_w = mr_word(mr_rd, 1, addr_map_pkg::MR_PBASE_LO_WORD);
+    rmr_pbase_hi_w = mr_word(mr_rd, 1, addr_map_pkg::MR_PBASE_HI_WORD);
+    rmr_flags_w    = mr_word(mr_rd, 1, addr_map_pkg::MR_FLAGS_WORD);
+    rmr_pd_w       = mr_word(mr_rd, 1, addr_map_pkg::MR_PD_WORD);
   end
 
   // Lookup ports: the tables as they are now.
   always_comb begin
-    qp_ctrl_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_CTRL_WORD +: QP_CW], qp_idx);
-    qp_rqpn_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_REMOTE_QPN_WORD +: QP_CW], qp_idx);
-    qp_psn_w     = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_PSN_WORD +: QP_CW], qp_idx);
-    qp_pd_w      = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_PD_WORD +: QP_CW], qp_idx);
-    qp_dmac_lo_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_MAC_LO_WORD +: QP_CW], qp_idx);
-    qp_dmac_hi_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_MAC_HI_WORD +: QP_CW], qp_idx);
-    qp_smac_lo_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_MAC_LO_WORD +: QP_CW], qp_idx);
-    qp_smac_hi_w = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_MAC_HI_WORD +: QP_CW], qp_idx);
-    qp_sip_w     = {qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP0_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP1_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP2_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_SRC_IP3_WORD +: QP_CW], qp_idx)};
-    qp_dip_w     = {qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP0_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP1_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP2_WORD +: QP_CW], qp_idx),
-                    qp_pick(qp_q[QP_CW*addr_map_pkg::QP_DST_IP3_WORD +: QP_CW], qp_idx)};
-    qp_udp_w     = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_UDP_WORD +: QP_CW], qp_idx);
-    qp_vlan_w    = qp_pick(qp_q[QP_CW*addr_map_pkg::QP_VLAN_WORD +: QP_CW], qp_idx);
-    mr_key_w      = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_KEY_WORD +: MR_CW], mr_idx);
-    mr_va_lo_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_LO_WORD +: MR_CW], mr_idx);
-    mr_va_hi_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_VA_HI_WORD +: MR_CW], mr_idx);
-    mr_len_lo_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_LO_WORD +: MR_CW], mr_idx);
-    mr_len_hi_w   = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_LEN_HI_WORD +: MR_CW], mr_idx);
-    mr_pbase_lo_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_LO_WORD +: MR_CW], mr_idx);
-    mr_pbase_hi_w = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PBASE_HI_WORD +: MR_CW], mr_idx);
-    mr_flags_w    = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_FLAGS_WORD +: MR_CW], mr_idx);
-    mr_pd_w       = mr_pick(mr_q[MR_CW*addr_map_pkg::MR_PD_WORD +: MR_CW], mr_idx);
-    cq_base_lo_w  = cq_pick(cq_q[CQ_CW*addr_map_pkg::CQ_BASE_LO_WORD +: CQ_CW], cq_idx);
-    cq_base_hi_w  = cq_pick(cq_q[CQ_CW*addr_map_pkg::CQ_BASE_HI_WORD +: CQ_CW], cq_idx);
-    cq_log_w      = cq_pick(cq_q[CQ_CW*addr_map_pkg::CQ_LOG_WORD +: CQ_CW], cq_idx);
+    qp_ctrl_w    = qp_pick(qp_ctrl_col_q, qp_idx);
+    qp_psn_w     = qp_pick(qp_psn_col_q, qp_idx);
+    qp_rqpn_w    = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_REMOTE_QPN_WORD);
+    qp_pd_w      = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_PD_WORD);
+    qp_dmac_lo_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_MAC_LO_WORD);
+    qp_dmac_hi_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_MAC_HI_WORD);
+    qp_smac_lo_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_MAC_LO_WORD);
+    qp_smac_hi_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_MAC_HI_WORD);
+    qp_sip_w     = {qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP0_WORD),
+                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP1_WORD),
+                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP2_WORD),
+                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP3_WORD)};
+    qp_dip_w     = {qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP0_WORD),
+                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP1_WORD),
+                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP2_WORD),
+                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP3_WORD)};
+    qp_udp_w     = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_UDP_WORD);
+    qp_vlan_w    = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_VLAN_WORD);
+    mr_key_w      = mr_word(mr_rd, 0, addr_map_pkg::MR_KEY_WORD);
+    mr_va_lo_w    = mr_word(mr_rd, 0, addr_map_pkg::MR_VA_LO_WORD);
+    mr_va_hi_w    = mr_word(mr_rd, 0, addr_map_pkg::MR_VA_HI_WORD);
+    mr_len_lo_w   = mr_word(mr_rd, 0, addr_map_pkg::MR_LEN_LO_WORD);
+    mr_len_hi_w   = mr_word(mr_rd, 0, addr_map_pkg::MR_LEN_HI_WORD);
+    mr_pbase_lo_w = mr_word(mr_rd, 0, addr_map_pkg::MR_PBASE_LO_WORD);
+    mr_pbase_hi_w = mr_word(mr_rd, 0, addr_map_pkg::MR_PBASE_HI_WORD);
+    mr_flags_w    = mr_word(mr_rd, 0, addr_map_pkg::MR_FLAGS_WORD);
+    mr_pd_w       = mr_word(mr_rd, 0, addr_map_pkg::MR_PD_WORD);
+    cq_base_lo_w  = cq_word(cq_rd, 0, addr_map_pkg::CQ_BASE_LO_WORD);
+    cq_base_hi_w  = cq_word(cq_rd, 0, addr_map_pkg::CQ_BASE_HI_WORD);
+    cq_log_w      = cq_word(cq_rd, 0, addr_map_pkg::CQ_LOG_WORD);
   end
 
   // ------------------------------------------------------------------
   // MMIO read: the addressed register as it is now
   // ------------------------------------------------------------------
-  logic [15:0]      rd_qp_rel, rd_mr_rel, rd_cq_rel;
   logic [QP_SL-3:0] rd_qp_wrd;
   logic [MR_SL-3:0] rd_mr_wrd;
   logic [CQ_SL-3:0] rd_cq_wrd;
@@ -709,19 +767,19 @@ module csr #(
     rd_qp_rel = mmio_rd_addr - addr_map_pkg::QP_BASE;
     rd_mr_rel = mmio_rd_addr - addr_map_pkg::MR_BASE;
     rd_cq_rel = mmio_rd_addr - addr_map_pkg::CQ_BASE;
+  end
+
+  always_comb begin
     rd_qp_wrd = rd_qp_rel[QP_SL-1:2];
     rd_mr_wrd = rd_mr_rel[MR_SL-1:2];
     rd_cq_wrd = rd_cq_rel[CQ_SL-1:2];
-    // The addressed entry's words, each out of its column.
-    for (int w = 0; w < QP_WORDS; w++) begin
-      rd_qp_ent[32*w +: 32] = qp_pick(qp_q[QP_CW*w +: QP_CW], rd_qp_rel[QP_SL +: QPW]);
-    end
-    for (int w = 0; w < MR_WORDS; w++) begin
-      rd_mr_ent[32*w +: 32] = mr_pick(mr_q[MR_CW*w +: MR_CW], rd_mr_rel[MR_SL +: MRW]);
-    end
-    for (int w = 0; w < CQ_WORDS; w++) begin
-      rd_cq_ent[32*w +: 32] = cq_pick(cq_q[CQ_CW*w +: CQ_CW], rd_cq_rel[CQ_SL +: CQW]);
-    end
+    // The addressed entry's words: the RAM reader's, CTRL and PSN from
+    // their flops.
+    rd_qp_ent = qp_rd[QP_EW*RQ_MMIO +: QP_EW];
+    rd_qp_ent[32*addr_map_pkg::QP_CTRL_WORD +: 32] = qp_pick(qp_ctrl_col_q, rd_qp_rel[QP_SL +: QPW]);
+    rd_qp_ent[32*addr_map_pkg::QP_PSN_WORD +: 32]  = qp_pick(qp_psn_col_q, rd_qp_rel[QP_SL +: QPW]);
+    rd_mr_ent = mr_rd[MR_EW*2 +: MR_EW];
+    rd_cq_ent = cq_rd[CQ_EW +: CQ_EW];
   end
 
   always_comb begin
@@ -1207,20 +1265,17 @@ module csr #(
   assign qp_vid          = qp_vid_q;
   assign qp_pcp          = qp_pcp_q;
   assign qp_pkey         = qp_pkey_q;
-  // Every QP's priority, for tx_sched's pause check: the table flops' PCP bits.
-  for (genvar e = 0; e < QPS; e++) begin : g_pcp_all
-    assign qp_pcp_all[3*e +: 3] =
-      qp_q[32*(QPS*addr_map_pkg::QP_VLAN_WORD + e) + addr_map_pkg::QP_VLAN_PCP_LSB +: 3];
-  end
+  // Every QP's priority, for tx_sched's pause check: the copy of the PCP bits.
+  assign qp_pcp_all = pcp_all_q;
   // Every QP's state (rx_parser) and CC enable (dcqcn, rate_limiter), like PCP.
   for (genvar e = 0; e < QPS; e++) begin : g_state_all
     assign qp_state_all[2*e +: 2] =
-      rx_view(qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]);
+      rx_view(qp_ctrl_col_q[32*e + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]);
     assign qp_err_all[e] =
-      qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]
+      qp_ctrl_col_q[32*e + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]
       == 3'(rnic_pkg::QP_ERROR);
     assign qp_cc_en_all[e] =
-      qp_q[32*(QPS*addr_map_pkg::QP_CTRL_WORD + e) + addr_map_pkg::QP_CTRL_CC_EN_LSB];
+      qp_ctrl_col_q[32*e + addr_map_pkg::QP_CTRL_CC_EN_LSB];
   end
   // Block CC's fields; word k of cc_q is the register at CC_DCQCN_G_ADDR + 4k.
   assign cfg_g_shift      = cc_q[0][addr_map_pkg::CC_DCQCN_G_G_SHIFT_LSB +: 4];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # verilator --lint-only -Wall on every RTL top, with no waivers.
 # usage: hw/scripts/lint.sh [TOP...]   (default: every top in hw/tops.txt;
-# rnic_top also at QPS 2, 32, 64 and 128)
+# rnic_top also at QPS 2, 32, 64 and 128; csr at 256 QPs and MRs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 command -v verilator >/dev/null || { echo "verilator not found: sudo apt-get install verilator" >&2; exit 2; }
@@ -22,4 +22,10 @@ if printf '%s\n' "${tops[@]}" | grep -qx rnic_top; then
     verilator --lint-only -Wall -I"$here/rtl" --top-module rnic_top -GQPS="$qps" "${srcs[@]}"
     echo "lint rnic_top QPS=$qps: clean"
   done
+fi
+# csr's tables are RAM (ctx_table): csr alone elaborates at the map's full
+# 256 QPs and 256 MRs.
+if printf '%s\n' "${tops[@]}" | grep -qx csr; then
+  verilator --lint-only -Wall -I"$here/rtl" --top-module csr -GQPS=256 -GMRS=256 "${srcs[@]}"
+  echo "lint csr QPS=256 MRS=256: clean"
 fi

@@ -2,10 +2,13 @@
 //! counters. Model of `hw/rtl/csr.sv` (same register names); the register map
 //! is [`crate::csr_map`], generated from `hw/csr/csr_map.txt`.
 //!
-//! Tables are kept as the MMIO map lays them out: per entry, its 32-bit words
-//! (`qp_q[e][w]` is the RTL's `qp_q[32*(QPS*w + e) +: 32]`: the RTL stores a
-//! table by column, one word of every entry side by side, so a lookup picks
-//! from a contiguous slice), bits a register lacks masked off on write.
+//! Tables are kept as the MMIO map lays them out: per entry, its 32-bit words,
+//! bits a register lacks masked off on write. The RTL holds them by column,
+//! one RAM per word (`ctx_table`), except the QP table's CTRL and PSN words,
+//! which are flops (`qp_ctrl_col_q`, `qp_psn_col_q`: entry `e`'s word at
+//! `[32*e +: 32]`). Its RAMs are cleared lazily (an entry not written since
+//! reset reads its reset values), which no port shows: after reset every
+//! entry reads its reset values here too.
 //!
 //! Timing (every output is a register):
 //! - MMIO read at n -> `mmio_rd_resp_*` at n+1, the value as it was during n
@@ -15,8 +18,8 @@
 //! - a DOORBELL write at n -> `db_*` at n+1, with the QP's state and SQ ring as
 //!   they are after cycle n's writes (hardware's included);
 //! - a write at n shows in `cfg_*`, `qp_pcp_all`, reads and lookups from
-//!   n+1 (`qp_pcp_all` is every QP's VLAN.PCP field straight out of the QP
-//!   table's registers: no lookup, so a write at n is on it at n+1).
+//!   n+1 (`qp_pcp_all` is every QP's VLAN.PCP field out of a copy the RTL
+//!   keeps in flops, `pcp_all_q`: no lookup, so a write at n is on it at n+1).
 //!
 //! Hardware writes (`psn_wr`, `err_a/b/c/d`) win over an MMIO write of the
 //! same field in the same cycle; the MMIO write's other fields still apply
@@ -1233,16 +1236,15 @@ impl Dut for Csr {
     }
 }
 
-/// A table as the RTL packs it: word `w` of entry `e` at bits
-/// `32 * (entries * w + e)`.
-fn table<const W: usize>(t: &mut dyn Tracer, name: &str, tab: &[[u32; W]]) {
+/// Word `w` of every entry, packed as the RTL's flop columns are: entry
+/// `e`'s word at bits `32 * e`. (The table's other words are RAM in the RTL,
+/// `ctx_table`, which a VCD does not show as registers.)
+fn column<const W: usize>(t: &mut dyn Tracer, name: &str, tab: &[[u32; W]], w: usize) {
     let mut b = Bits::default();
-    for w in 0..W {
-        for e in tab {
-            b.push(e[w] as u64, 32);
-        }
+    for e in tab {
+        b.push(e[w] as u64, 32);
     }
-    t.var(name, 32 * (W * tab.len()) as u32, b.words());
+    t.var(name, 32 * tab.len() as u32, b.words());
 }
 
 impl Trace for Csr {
@@ -1336,9 +1338,16 @@ impl Trace for Csr {
         t.reg("mr_pd_q", 16, &self.mr_pd_q);
         t.reg("cq_base_q", 64, &self.cq_base_q);
         t.reg("cq_log_q", 5, &self.cq_log_q);
-        table(t, "qp_q", &self.qp_q);
-        table(t, "mr_q", &self.mr_q);
-        table(t, "cq_q", &self.cq_q);
+        column(t, "qp_ctrl_col_q", &self.qp_q, map::QP_CTRL_WORD);
+        column(t, "qp_psn_col_q", &self.qp_q, map::QP_PSN_WORD);
+        let mut pcp = Bits::default();
+        for e in &self.qp_q {
+            pcp.push(
+                field(e[map::QP_VLAN_WORD], map::QP_VLAN_PCP_LSB, 3) as u64,
+                3,
+            );
+        }
+        t.var("pcp_all_q", 3 * QPS as u32, pcp.words());
     }
 }
 
