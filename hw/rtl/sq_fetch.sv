@@ -19,6 +19,14 @@
 // port, one registered read port): a pop reads it into wqe_data, and a
 // second RAM of the same shape holds each slot's SQ index (wqe_idx).
 //
+// Each QP's SQ ring (base, log2 size) is a RAM too (ring_mem: one write
+// port, the doorbell; one asynchronous read port, the selected QP), since
+// only the QP chosen to read needs it; the doorbell of this cycle is looked
+// through at that read. The ring is not reset: a QP is eligible only once a
+// doorbell since reset has set its state, and that doorbell wrote its ring.
+// What every QP shows at once (producer and fetch index, state, busy,
+// count) stays in flops.
+//
 // A rewind (rw_valid, rw_qp, rw_idx) sets the QP's fetch index to rw_idx and
 // empties its buffer (count := 0). A read of the QP in flight then (the
 // cycle's own last beat included) is stale: its beats are not written, its
@@ -87,8 +95,6 @@ module sq_fetch #(
   // ------------------------------------------------------------------
   logic [QPS*16-1:0] pi_q, pi_d;
   logic [QPS*2-1:0]  state_q, state_d;
-  logic [QPS*64-1:0] base_q, base_d;
-  logic [QPS*5-1:0]  log_q, log_d;
   logic [QPS*16-1:0] fidx_q, fidx_d;
   logic [QPS-1:0]    busy_q, busy_d;
   logic [QPS-1:0]    stale_q, stale_d;
@@ -111,6 +117,7 @@ module sq_fetch #(
   logic [3:0]        ev_wqe_n_q, ev_wqe_n_d;
   logic [511:0]      mem_q [QPS*SLOTS];
   logic [15:0]       idx_q [QPS*SLOTS];
+  logic [68:0]       ring_mem [QPS];  // {log2 size, base}
 
   // ------------------------------------------------------------------
   // In-flight reads, in issue order (= data order): their QP.
@@ -134,24 +141,24 @@ module sq_fetch #(
   // ------------------------------------------------------------------
   logic [QPS*16-1:0] pi_e;
   logic [QPS*2-1:0]  state_e;
-  logic [QPS*64-1:0] base_e;
-  logic [QPS*5-1:0]  log_e;
   logic [QPS-1:0]    elig;
+  logic              db_take;
 
   always_comb begin
     pi_e    = pi_q;
     state_e = state_q;
-    base_e  = base_q;
-    log_e   = log_q;
     // A doorbell that repeats the known producer index does nothing.
+    db_take = db_valid && db_pi != pi_q[16*db_qp +: 16];
     for (int q = 0; q < QPS; q++) begin
-      if (db_valid && db_qp == QPW'(q) && db_pi != pi_q[16*q +: 16]) begin
-        pi_e[16*q +: 16]   = db_pi;
-        state_e[2*q +: 2]  = db_state;
-        base_e[64*q +: 64] = db_sq_base;
-        log_e[5*q +: 5]    = db_sq_log;
+      if (db_take && db_qp == QPW'(q)) begin
+        pi_e[16*q +: 16]  = db_pi;
+        state_e[2*q +: 2] = db_state;
       end
     end
+  end
+
+  always_ff @(posedge clk) begin
+    if (db_take) ring_mem[db_qp] <= {db_sq_log, db_sq_base};
   end
 
   always_comb begin
@@ -182,14 +189,16 @@ module sq_fetch #(
   logic [15:0]   s_pi, s_fidx, off, diff;
   logic [63:0]   s_base;
   logic [4:0]    s_log, lg;
+  logic [68:0]   s_ring;
   logic [CW-1:0] s_cnt;
   logic [16:0]   size, left, free, nmin;
 
   always_comb begin
     s_pi   = pi_e[16*sel +: 16];
     s_fidx = fidx_q[16*sel +: 16];
-    s_base = base_e[64*sel +: 64];
-    s_log  = log_e[5*sel +: 5];
+    s_ring = (db_take && db_qp == sel) ? {db_sq_log, db_sq_base} : ring_mem[sel];
+    s_base = s_ring[63:0];
+    s_log  = s_ring[68:64];
     s_cnt  = cnt_q[CW*sel +: CW];
     // Index bits above 16 do not exist: a log of 16 or more is the whole
     // 16-bit index space.
@@ -245,8 +254,6 @@ module sq_fetch #(
   always_comb begin
     pi_d    = pi_e;
     state_d = state_e;
-    base_d  = base_e;
-    log_d   = log_e;
     fidx_d  = fidx_q;
     busy_d  = busy_q;
     stale_d = stale_q;
@@ -322,8 +329,6 @@ module sq_fetch #(
     if (rst) begin
       pi_q            <= '0;
       state_q         <= '0;
-      base_q          <= '0;
-      log_q           <= '0;
       fidx_q          <= '0;
       busy_q          <= '0;
       stale_q         <= '0;
@@ -345,8 +350,6 @@ module sq_fetch #(
     end else begin
       pi_q            <= pi_d;
       state_q         <= state_d;
-      base_q          <= base_d;
-      log_q           <= log_d;
       fidx_q          <= fidx_d;
       busy_q          <= busy_d;
       stale_q         <= stale_d;

@@ -90,6 +90,8 @@ ports! {
 pub struct SqFetch {
     pi_q: [u16; QPS],
     state_q: [u8; QPS],
+    /// The SQ ring per QP: the RTL's `ring_mem` RAM (not reset, not
+    /// traced; read only for a QP a doorbell since reset has written).
     base_q: [u64; QPS],
     log_q: [u8; QPS],
     fidx_q: [u16; QPS],
@@ -352,8 +354,6 @@ impl Trace for SqFetch {
     fn trace(&self, t: &mut dyn Tracer) {
         t.reg("pi_q", 256, &self.pi_q);
         t.reg("state_q", 32, &self.state_q);
-        t.reg("base_q", 1024, &self.base_q);
-        t.reg("log_q", 80, &self.log_q);
         t.reg("fidx_q", 256, &self.fidx_q);
         t.reg("busy_q", 16, &self.busy_q);
         t.reg("stale_q", 16, &self.stale_q);
