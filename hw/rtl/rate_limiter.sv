@@ -67,7 +67,9 @@ module rate_limiter #(
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      tokens_q  <= '0;
+      // Per QP: one constant of TW * QPS bits would pass Verilator's 8k-bit
+      // replication limit at 256 QPs.
+      for (int q = 0; q < QPS; q++) tokens_q[TW*q +: TW] <= '0;
       rate_ok_q <= '1;
     end else begin
       tokens_q  <= tokens_d;
