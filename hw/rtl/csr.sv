@@ -6,11 +6,12 @@
 //
 // Tables are held by column, one word of every entry together: the QP, MR
 // and CQ tables in RAM (ctx_table: a RAM per word, a read port per reader
-// of that word), except the QP table's CTRL and PSN words, which hardware
-// writes too and whose state bits every QP shows at once: those are flat
-// vectors of flops, entry e's word at [32*e +: 32], each its own 32-bit
-// register in a generate loop. Bits a register lacks are masked off on write
-// (and so are constant 0 and optimized away).
+// of that word). What hardware writes in the QP table is kept beside it:
+// CTRL.STATE (with CC_EN) in flops, since every QP's state is also seen at
+// once, and the PSN field in a second RAM that psn_wr writes, with one flop
+// per QP saying which of the two RAMs wrote it last (a live-value table), so
+// MMIO and psn_wr can both write in one cycle. Bits a register lacks are
+// masked off on write (and so are constant 0 and optimized away).
 //
 // Timing (every output is a flop):
 // - MMIO read at n -> mmio_rd_resp_* at n+1, the value as it was during n
@@ -253,8 +254,6 @@ module csr #(
   localparam int QP_EW = 32 * QP_WORDS;
   localparam int MR_EW = 32 * MR_WORDS;
   localparam int CQ_EW = 32 * CQ_WORDS;
-  // Bits per column (one word of every entry).
-  localparam int QP_CW = 32 * QPS;
   localparam int QP_SL = $clog2(addr_map_pkg::QP_STRIDE);
   localparam int MR_SL = $clog2(addr_map_pkg::MR_STRIDE);
   localparam int CQ_SL = $clog2(addr_map_pkg::CQ_STRIDE);
@@ -350,10 +349,13 @@ module csr #(
   // ------------------------------------------------------------------
   // Registers
   // ------------------------------------------------------------------
-  // The QP table's CTRL and PSN columns (flops: hardware writes them, and
-  // every QP's state and CC enable is seen at once); every other word of the
-  // three tables is in RAM (ctx_table).
-  logic [QP_CW-1:0] qp_ctrl_col_q, qp_psn_col_q;
+  // Every word of the three tables is in RAM (ctx_table). Beside it, per
+  // QP: CTRL.STATE and CTRL.CC_EN in flops (hardware writes STATE, and
+  // every QP's state and CC enable is seen at once), and PSN's second RAM
+  // for hardware's writes with a flop saying which RAM wrote last.
+  logic [3*QPS-1:0] qp_st_q;
+  logic [QPS-1:0]   qp_cc_en_q, psn_lvt_q;
+  logic [23:0]      psn_hw_mem [QPS];
   // Every QP's VLAN.PCP, a copy of the RAM's field for qp_pcp_all.
   logic [3*QPS-1:0] pcp_all_q;
   logic [31:0]  pcie_cfg_q, cpl_timeout_q;
@@ -488,11 +490,8 @@ module csr #(
   end
 
   // ------------------------------------------------------------------
-  // Tables. The QP table's CTRL and PSN words are a flop per word: their
-  // enable is the entry's one-hot bit AND the word's, and they also take
-  // hardware's writes over the MMIO write (`d`: the word after this cycle's
-  // writes, read by nothing but its flop). Every other word is a RAM column
-  // in a ctx_table (software's writes only).
+  // Tables: RAM columns in a ctx_table (software's writes), and per QP the
+  // flops and the RAM hardware writes (the registers' comment above).
   // ------------------------------------------------------------------
   logic [QPS-1:0]      qp_ent_oh, psn_hit, err_hit;
   logic                qp_wrd_ctrl, qp_wrd_psn;
@@ -517,38 +516,39 @@ module csr #(
     epsn_sw = wr_qp_hit && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_EPSN_WORD);
   end
 
+  // Per entry: STATE (err_a..e win over an MMIO write of it, not of CTRL's
+  // other fields), CC_EN, the PSN's last writer (psn_wr wins over an MMIO
+  // write of PSN: a live-value table of one bit), the PCP copy.
   for (genvar e = 0; e < QPS; e++) begin : g_qp_e
-    localparam logic [31:0] CTRL_MASK  = addr_map_pkg::QP_MASKS[32*addr_map_pkg::QP_CTRL_WORD +: 32];
-    localparam logic [31:0] CTRL_RESET = addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_CTRL_WORD +: 32];
-    localparam logic [31:0] PSN_MASK   = addr_map_pkg::QP_MASKS[32*addr_map_pkg::QP_PSN_WORD +: 32];
-    localparam logic [31:0] PSN_RESET  = addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_PSN_WORD +: 32];
-    localparam logic [2:0]  PCP_RESET  =
+    localparam logic [2:0] ST_RESET =
+      addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_CTRL_WORD + addr_map_pkg::QP_CTRL_STATE_LSB +: 3];
+    localparam logic CC_EN_RESET =
+      addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_CTRL_WORD + addr_map_pkg::QP_CTRL_CC_EN_LSB];
+    localparam logic [2:0] PCP_RESET =
       addr_map_pkg::QP_RESETS[32*addr_map_pkg::QP_VLAN_WORD + addr_map_pkg::QP_VLAN_PCP_LSB +: 3];
-    // These words after this cycle's writes. Words of their own rather than
-    // slices of one table-wide vector: Verilator would rebuild that whole
-    // vector by concatenation every cycle.
-    logic [31:0] ctrl_d, psn_d;
-    always_comb begin
-      // err_a..e win over an MMIO write of STATE (not of CTRL's other fields).
-      ctrl_d = (qp_ent_oh[e] && qp_wrd_ctrl) ? mmio_wr_data & CTRL_MASK : qp_ctrl_col_q[32*e +: 32];
-      if (err_hit[e]) ctrl_d[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
-      // psn_wr wins over an MMIO write of the PSN field.
-      psn_d = (qp_ent_oh[e] && qp_wrd_psn) ? mmio_wr_data & PSN_MASK : qp_psn_col_q[32*e +: 32];
-      if (psn_hit[e]) psn_d[addr_map_pkg::QP_PSN_PSN_LSB +: addr_map_pkg::QP_PSN_PSN_W] = psn_wr_psn;
-    end
+    logic ctrl_hit;
+    assign ctrl_hit = qp_ent_oh[e] && qp_wrd_ctrl;
     always_ff @(posedge clk) begin
       if (rst) begin
-        qp_ctrl_col_q[32*e +: 32] <= CTRL_RESET;
-        qp_psn_col_q[32*e +: 32]  <= PSN_RESET;
-        pcp_all_q[3*e +: 3]   <= PCP_RESET;
+        qp_st_q[3*e +: 3]   <= ST_RESET;
+        qp_cc_en_q[e]       <= CC_EN_RESET;
+        psn_lvt_q[e]        <= 1'b0;
+        pcp_all_q[3*e +: 3] <= PCP_RESET;
       end else begin
-        qp_ctrl_col_q[32*e +: 32] <= ctrl_d;
-        qp_psn_col_q[32*e +: 32]  <= psn_d;
+        if (err_hit[e])    qp_st_q[3*e +: 3] <= 3'(rnic_pkg::QP_ERROR);
+        else if (ctrl_hit) qp_st_q[3*e +: 3] <= mmio_wr_data[addr_map_pkg::QP_CTRL_STATE_LSB +: 3];
+        if (ctrl_hit) qp_cc_en_q[e] <= mmio_wr_data[addr_map_pkg::QP_CTRL_CC_EN_LSB];
+        if (psn_hit[e])                       psn_lvt_q[e] <= 1'b1;
+        else if (qp_ent_oh[e] && qp_wrd_psn) psn_lvt_q[e] <= 1'b0;
         if (qp_ent_oh[e] && wr_qp_wrd == (QP_SL-2)'(addr_map_pkg::QP_VLAN_WORD)) begin
           pcp_all_q[3*e +: 3] <= mmio_wr_data[addr_map_pkg::QP_VLAN_PCP_LSB +: 3];
         end
       end
     end
+  end
+
+  always_ff @(posedge clk) begin
+    if (psn_wr_valid) psn_hw_mem[psn_wr_qp] <= psn_wr_psn;
   end
 
   // The QP table's readers, one ctx_table read port each.
@@ -558,10 +558,9 @@ module csr #(
   function automatic logic [QP_WORDS-1:0] qp_bit(input int w);
     qp_bit = QP_WORDS'(1) << w;
   endfunction
-  localparam logic [QP_WORDS-1:0] QP_HELD =
-    qp_bit(addr_map_pkg::QP_CTRL_WORD) | qp_bit(addr_map_pkg::QP_PSN_WORD);
   localparam logic [QP_WORDS-1:0] QP_TX_WORDS =
-    qp_bit(addr_map_pkg::QP_REMOTE_QPN_WORD) | qp_bit(addr_map_pkg::QP_PD_WORD)
+    qp_bit(addr_map_pkg::QP_CTRL_WORD) | qp_bit(addr_map_pkg::QP_PSN_WORD)
+    | qp_bit(addr_map_pkg::QP_REMOTE_QPN_WORD) | qp_bit(addr_map_pkg::QP_PD_WORD)
     | qp_bit(addr_map_pkg::QP_DST_MAC_LO_WORD) | qp_bit(addr_map_pkg::QP_DST_MAC_HI_WORD)
     | qp_bit(addr_map_pkg::QP_SRC_MAC_LO_WORD) | qp_bit(addr_map_pkg::QP_SRC_MAC_HI_WORD)
     | qp_bit(addr_map_pkg::QP_SRC_IP0_WORD) | qp_bit(addr_map_pkg::QP_SRC_IP1_WORD)
@@ -570,30 +569,33 @@ module csr #(
     | qp_bit(addr_map_pkg::QP_DST_IP2_WORD) | qp_bit(addr_map_pkg::QP_DST_IP3_WORD)
     | qp_bit(addr_map_pkg::QP_UDP_WORD) | qp_bit(addr_map_pkg::QP_VLAN_WORD);
   localparam logic [QP_WORDS-1:0] QP_RESP_WORDS =
-    qp_bit(addr_map_pkg::QP_REMOTE_QPN_WORD) | qp_bit(addr_map_pkg::QP_PD_WORD)
+    qp_bit(addr_map_pkg::QP_CTRL_WORD) | qp_bit(addr_map_pkg::QP_REMOTE_QPN_WORD) | qp_bit(addr_map_pkg::QP_PD_WORD)
     | qp_bit(addr_map_pkg::QP_RESP_WORD);
   localparam logic [QP_WORDS-1:0] QP_RETRY_WORDS = qp_bit(addr_map_pkg::QP_RETRY_WORD);
   localparam logic [QP_WORDS-1:0] QP_DB_WORDS =
-    qp_bit(addr_map_pkg::QP_SQ_BASE_LO_WORD) | qp_bit(addr_map_pkg::QP_SQ_BASE_HI_WORD)
+    qp_bit(addr_map_pkg::QP_CTRL_WORD) | qp_bit(addr_map_pkg::QP_SQ_BASE_LO_WORD) | qp_bit(addr_map_pkg::QP_SQ_BASE_HI_WORD)
     | qp_bit(addr_map_pkg::QP_SQ_LOG_WORD);
   localparam logic [QP_WORDS-1:0] QP_RQDB_WORDS =
-    qp_bit(addr_map_pkg::QP_RQ_BASE_LO_WORD) | qp_bit(addr_map_pkg::QP_RQ_BASE_HI_WORD)
+    qp_bit(addr_map_pkg::QP_CTRL_WORD) | qp_bit(addr_map_pkg::QP_RQ_BASE_LO_WORD) | qp_bit(addr_map_pkg::QP_RQ_BASE_HI_WORD)
     | qp_bit(addr_map_pkg::QP_RQ_LOG_WORD);
-  localparam logic [QP_WORDS-1:0] QP_MMIO_WORDS = ~QP_HELD;
+  localparam logic [QP_WORDS-1:0] QP_MMIO_WORDS = '1;
 
   logic [15:0]      rd_qp_rel, rd_mr_rel, rd_cq_rel;
-  logic [QPW-1:0]   db_qp_d, rq_db_qp_d;
+  logic [QPW-1:0]   db_qp_d, rq_db_qp_d, rd_qp_e;
   logic [QP_NRD*QPW-1:0] qp_rd_ent;
   // Words a reader does not read are 0 and left unread.
   /* verilator lint_off UNUSEDSIGNAL */
   logic [QP_NRD*QP_EW-1:0] qp_rd;
   /* verilator lint_on UNUSEDSIGNAL */
 
-  assign qp_rd_ent = {rd_qp_rel[QP_SL +: QPW], rq_db_qp_d, db_qp_d, xctx_idx, rctx_idx, qp_idx};
+  assign rd_qp_e    = rd_qp_rel[QP_SL +: QPW];
+  assign db_qp_d    = db_field_qp[QPW-1:0];
+  assign rq_db_qp_d = rq_db_field_qp[QPW-1:0];
+  assign qp_rd_ent = {rd_qp_e, rq_db_qp_d, db_qp_d, xctx_idx, rctx_idx, qp_idx};
 
   ctx_table #(
     .ENTRIES(QPS), .WORDS(QP_WORDS), .WW(QP_SL - 2), .NRD(QP_NRD),
-    .MASKS(addr_map_pkg::QP_MASKS), .RESETS(addr_map_pkg::QP_RESETS), .HELD(QP_HELD),
+    .MASKS(addr_map_pkg::QP_MASKS), .RESETS(addr_map_pkg::QP_RESETS),
     .RD_WORDS({QP_MMIO_WORDS, QP_RQDB_WORDS, QP_DB_WORDS, QP_RETRY_WORDS, QP_RESP_WORDS, QP_TX_WORDS})
   ) u_qp_tab (
     .clk, .rst,
@@ -652,8 +654,13 @@ module csr #(
     cq_word = rd[32*(CQ_WORDS*p + w) +: 32];
   endfunction
 
-  function automatic logic [31:0] qp_pick(input logic [QP_CW-1:0] col, input logic [QPW-1:0] e);
-    qp_pick = col[32*e +: 32];
+  // A CTRL word as read: the RAM's, with entry e's STATE and CC_EN from
+  // their flops (the RAM holds what MMIO last wrote there).
+  function automatic logic [31:0] ctrl_of(input logic [31:0] ram, input logic [3*QPS-1:0] st,
+                                          input logic [QPS-1:0] cc_en, input logic [QPW-1:0] e);
+    ctrl_of = ram;
+    ctrl_of[addr_map_pkg::QP_CTRL_STATE_LSB +: 3] = st[3*e +: 3];
+    ctrl_of[addr_map_pkg::QP_CTRL_CC_EN_LSB]      = cc_en[e];
   endfunction
 
   logic [31:0]    db_ctrl_w, db_sq_lo_w, db_sq_hi_w, db_sq_log_w;
@@ -678,8 +685,7 @@ module csr #(
   // alone, so Yosys turns their muxes into flop enables and drops the
   // masked-off bits.
   always_comb begin
-    db_qp_d      = db_field_qp[QPW-1:0];
-    db_ctrl_w    = qp_pick(qp_ctrl_col_q, db_qp_d);
+    db_ctrl_w    = ctrl_of(qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q, db_qp_d);
     if (err_hit[db_qp_d]) begin
       db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
     end
@@ -690,8 +696,8 @@ module csr #(
 
   // The RQ doorbell's QP, the same way (it is this cycle's one MMIO write).
   always_comb begin
-    rq_db_qp_d   = rq_db_field_qp[QPW-1:0];
-    rq_db_ctrl_w = qp_pick(qp_ctrl_col_q, rq_db_qp_d);
+    rq_db_ctrl_w = ctrl_of(qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q,
+                           rq_db_qp_d);
     if (err_hit[rq_db_qp_d]) begin
       rq_db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
     end
@@ -702,7 +708,8 @@ module csr #(
 
   // The responder's lookups: the tables as they are now.
   always_comb begin
-    rctx_ctrl_w    = qp_pick(qp_ctrl_col_q, rctx_idx);
+    rctx_ctrl_w    = ctrl_of(qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q,
+                             rctx_idx);
     rctx_rqpn_w    = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_REMOTE_QPN_WORD);
     rctx_pd_w      = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_PD_WORD);
     rctx_resp_w    = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_RESP_WORD);
@@ -720,8 +727,9 @@ module csr #(
 
   // Lookup ports: the tables as they are now.
   always_comb begin
-    qp_ctrl_w    = qp_pick(qp_ctrl_col_q, qp_idx);
-    qp_psn_w     = qp_pick(qp_psn_col_q, qp_idx);
+    qp_ctrl_w    = ctrl_of(qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q, qp_idx);
+    qp_psn_w     = psn_lvt_q[qp_idx] ? {8'd0, psn_hw_mem[qp_idx]}
+                                     : qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_PSN_WORD);
     qp_rqpn_w    = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_REMOTE_QPN_WORD);
     qp_pd_w      = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_PD_WORD);
     qp_dmac_lo_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_MAC_LO_WORD);
@@ -773,11 +781,12 @@ module csr #(
     rd_qp_wrd = rd_qp_rel[QP_SL-1:2];
     rd_mr_wrd = rd_mr_rel[MR_SL-1:2];
     rd_cq_wrd = rd_cq_rel[CQ_SL-1:2];
-    // The addressed entry's words: the RAM reader's, CTRL and PSN from
-    // their flops.
+    // The addressed entry's words: the RAM reader's, CTRL and PSN as the
+    // lookups see them.
     rd_qp_ent = qp_rd[QP_EW*RQ_MMIO +: QP_EW];
-    rd_qp_ent[32*addr_map_pkg::QP_CTRL_WORD +: 32] = qp_pick(qp_ctrl_col_q, rd_qp_rel[QP_SL +: QPW]);
-    rd_qp_ent[32*addr_map_pkg::QP_PSN_WORD +: 32]  = qp_pick(qp_psn_col_q, rd_qp_rel[QP_SL +: QPW]);
+    rd_qp_ent[32*addr_map_pkg::QP_CTRL_WORD +: 32] =
+      ctrl_of(rd_qp_ent[32*addr_map_pkg::QP_CTRL_WORD +: 32], qp_st_q, qp_cc_en_q, rd_qp_e);
+    if (psn_lvt_q[rd_qp_e]) rd_qp_ent[32*addr_map_pkg::QP_PSN_WORD +: 32] = {8'd0, psn_hw_mem[rd_qp_e]};
     rd_mr_ent = mr_rd[MR_EW*2 +: MR_EW];
     rd_cq_ent = cq_rd[CQ_EW +: CQ_EW];
   end
@@ -1270,12 +1279,12 @@ module csr #(
   // Every QP's state (rx_parser) and CC enable (dcqcn, rate_limiter), like PCP.
   for (genvar e = 0; e < QPS; e++) begin : g_state_all
     assign qp_state_all[2*e +: 2] =
-      rx_view(qp_ctrl_col_q[32*e + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]);
+      rx_view(qp_st_q[3*e +: 3]);
     assign qp_err_all[e] =
-      qp_ctrl_col_q[32*e + addr_map_pkg::QP_CTRL_STATE_LSB +: 3]
+      qp_st_q[3*e +: 3]
       == 3'(rnic_pkg::QP_ERROR);
     assign qp_cc_en_all[e] =
-      qp_ctrl_col_q[32*e + addr_map_pkg::QP_CTRL_CC_EN_LSB];
+      qp_cc_en_q[e];
   end
   // Block CC's fields; word k of cc_q is the register at CC_DCQCN_G_ADDR + 4k.
   assign cfg_g_shift      = cc_q[0][addr_map_pkg::CC_DCQCN_G_G_SHIFT_LSB +: 4];

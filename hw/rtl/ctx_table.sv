@@ -18,10 +18,6 @@
 // the bit. So after rst every entry reads its reset values, as the
 // flip-flop table did, and no read ever sees a RAM's power-up contents.
 //
-// Words in HELD are kept by the parent (csr keeps the QP table's CTRL and
-// PSN words in flops: hardware writes them too, and every QP's state must be
-// seen at once); their columns are not built and read as 0 here.
-//
 // Read port p reads word w of entry rd_ent[p] when bit p*WORDS+w of
 // RD_WORDS is set (otherwise that word reads 0 and no RAM port is built).
 // No assertions: csr writes only words below WORDS (its decode checks), and
@@ -34,7 +30,6 @@ module ctx_table #(
   parameter int NRD     = 1,
   parameter logic [32*WORDS-1:0]  MASKS    = '1,
   parameter logic [32*WORDS-1:0]  RESETS   = '0,
-  parameter logic [WORDS-1:0]     HELD     = '0,
   parameter logic [NRD*WORDS-1:0] RD_WORDS = '1
 ) (
   input  logic                        clk,
@@ -68,25 +63,19 @@ module ctx_table #(
   for (genvar w = 0; w < WORDS; w++) begin : g_w
     localparam logic [31:0] MASK  = MASKS[32*w +: 32];
     localparam logic [31:0] RESET = RESETS[32*w +: 32];
-    if (HELD[w]) begin : g_held
-      for (genvar p = 0; p < NRD; p++) begin : g_rd
+    logic [31:0] mem [ENTRIES];
+    logic        hit;
+    assign hit = wr_word == WW'(w);
+    always_ff @(posedge clk) begin
+      if (wr_valid && (hit || first)) mem[wr_ent] <= hit ? wr_data & MASK : RESET;
+    end
+    for (genvar p = 0; p < NRD; p++) begin : g_rd
+      if (RD_WORDS[WORDS*p + w]) begin : g_on
+        logic [EW-1:0] e;
+        assign e = rd_ent[EW*p +: EW];
+        assign rd_data[32*(WORDS*p + w) +: 32] = init_q[e] ? mem[e] : RESET;
+      end else begin : g_off
         assign rd_data[32*(WORDS*p + w) +: 32] = '0;
-      end
-    end else begin : g_ram
-      logic [31:0] mem [ENTRIES];
-      logic        hit;
-      assign hit = wr_word == WW'(w);
-      always_ff @(posedge clk) begin
-        if (wr_valid && (hit || first)) mem[wr_ent] <= hit ? wr_data & MASK : RESET;
-      end
-      for (genvar p = 0; p < NRD; p++) begin : g_rd
-        if (RD_WORDS[WORDS*p + w]) begin : g_on
-          logic [EW-1:0] e;
-          assign e = rd_ent[EW*p +: EW];
-          assign rd_data[32*(WORDS*p + w) +: 32] = init_q[e] ? mem[e] : RESET;
-        end else begin : g_off
-          assign rd_data[32*(WORDS*p + w) +: 32] = '0;
-        end
       end
     end
   end

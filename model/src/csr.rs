@@ -4,11 +4,11 @@
 //!
 //! Tables are kept as the MMIO map lays them out: per entry, its 32-bit words,
 //! bits a register lacks masked off on write. The RTL holds them by column,
-//! one RAM per word (`ctx_table`), except the QP table's CTRL and PSN words,
-//! which are flops (`qp_ctrl_col_q`, `qp_psn_col_q`: entry `e`'s word at
-//! `[32*e +: 32]`). Its RAMs are cleared lazily (an entry not written since
-//! reset reads its reset values), which no port shows: after reset every
-//! entry reads its reset values here too.
+//! one RAM per word (`ctx_table`), with CTRL.STATE and CC_EN also in flops
+//! (`qp_st_q`, `qp_cc_en_q`) and hardware's PSN writes in a second RAM.
+//! Its RAMs are cleared lazily (an entry not written since reset reads its
+//! reset values), which no port shows: after reset every entry reads its
+//! reset values here too.
 //!
 //! Timing (every output is a register):
 //! - MMIO read at n -> `mmio_rd_resp_*` at n+1, the value as it was during n
@@ -1236,15 +1236,22 @@ impl Dut for Csr {
     }
 }
 
-/// Word `w` of every entry, packed as the RTL's flop columns are: entry
-/// `e`'s word at bits `32 * e`. (The table's other words are RAM in the RTL,
-/// `ctx_table`, which a VCD does not show as registers.)
-fn column<const W: usize>(t: &mut dyn Tracer, name: &str, tab: &[[u32; W]], w: usize) {
+/// A field of every QP's word `w`, packed as the RTL's per-QP flops are:
+/// entry `e`'s field at bits `width * e`. (The table words themselves are
+/// RAM in the RTL, `ctx_table`, which a VCD does not show as registers.)
+fn per_qp(
+    t: &mut dyn Tracer,
+    name: &str,
+    tab: &[[u32; map::QP_WORDS]],
+    w: usize,
+    lsb: u32,
+    width: u32,
+) {
     let mut b = Bits::default();
     for e in tab {
-        b.push(e[w] as u64, 32);
+        b.push(field(e[w], lsb, width) as u64, width);
     }
-    t.var(name, 32 * tab.len() as u32, b.words());
+    t.var(name, width * tab.len() as u32, b.words());
 }
 
 impl Trace for Csr {
@@ -1338,16 +1345,17 @@ impl Trace for Csr {
         t.reg("mr_pd_q", 16, &self.mr_pd_q);
         t.reg("cq_base_q", 64, &self.cq_base_q);
         t.reg("cq_log_q", 5, &self.cq_log_q);
-        column(t, "qp_ctrl_col_q", &self.qp_q, map::QP_CTRL_WORD);
-        column(t, "qp_psn_col_q", &self.qp_q, map::QP_PSN_WORD);
-        let mut pcp = Bits::default();
-        for e in &self.qp_q {
-            pcp.push(
-                field(e[map::QP_VLAN_WORD], map::QP_VLAN_PCP_LSB, 3) as u64,
-                3,
-            );
-        }
-        t.var("pcp_all_q", 3 * QPS as u32, pcp.words());
+        let ctrl = map::QP_CTRL_WORD;
+        per_qp(t, "qp_st_q", &self.qp_q, ctrl, map::QP_CTRL_STATE_LSB, 3);
+        per_qp(t, "qp_cc_en_q", &self.qp_q, ctrl, map::QP_CTRL_CC_EN_LSB, 1);
+        per_qp(
+            t,
+            "pcp_all_q",
+            &self.qp_q,
+            map::QP_VLAN_WORD,
+            map::QP_VLAN_PCP_LSB,
+            3,
+        );
     }
 }
 
