@@ -642,25 +642,27 @@ module csr #(
   // Lookups: reader p's word w (its table's read data), or entry `e`'s word
   // out of a flop column (a constant slice, given at the call)
   // ------------------------------------------------------------------
-  function automatic logic [31:0] qp_word(input logic [QP_NRD*QP_EW-1:0] rd, input int p, input int w);
-    qp_word = rd[32*(QP_WORDS*p + w) +: 32];
+  // Bit offsets of reader p's word w in a table's read data (constants:
+  // a function taking the wide read vector would copy all of it at every
+  // call in the Verilated C++).
+  function automatic int qp_off(input int p, input int w);
+    qp_off = 32 * (QP_WORDS * p + w);
   endfunction
 
-  function automatic logic [31:0] mr_word(input logic [3*MR_EW-1:0] rd, input int p, input int w);
-    mr_word = rd[32*(MR_WORDS*p + w) +: 32];
+  function automatic int mr_off(input int p, input int w);
+    mr_off = 32 * (MR_WORDS * p + w);
   endfunction
 
-  function automatic logic [31:0] cq_word(input logic [2*CQ_EW-1:0] rd, input int p, input int w);
-    cq_word = rd[32*(CQ_WORDS*p + w) +: 32];
+  function automatic int cq_off(input int p, input int w);
+    cq_off = 32 * (CQ_WORDS * p + w);
   endfunction
 
-  // A CTRL word as read: the RAM's, with entry e's STATE and CC_EN from
+  // A CTRL word as read: the RAM's, with the entry's STATE and CC_EN from
   // their flops (the RAM holds what MMIO last wrote there).
-  function automatic logic [31:0] ctrl_of(input logic [31:0] ram, input logic [3*QPS-1:0] st,
-                                          input logic [QPS-1:0] cc_en, input logic [QPW-1:0] e);
+  function automatic logic [31:0] ctrl_of(input logic [31:0] ram, input logic [2:0] st, input logic cc_en);
     ctrl_of = ram;
-    ctrl_of[addr_map_pkg::QP_CTRL_STATE_LSB +: 3] = st[3*e +: 3];
-    ctrl_of[addr_map_pkg::QP_CTRL_CC_EN_LSB]      = cc_en[e];
+    ctrl_of[addr_map_pkg::QP_CTRL_STATE_LSB +: 3] = st;
+    ctrl_of[addr_map_pkg::QP_CTRL_CC_EN_LSB]      = cc_en;
   endfunction
 
   logic [31:0]    db_ctrl_w, db_sq_lo_w, db_sq_hi_w, db_sq_log_w;
@@ -685,79 +687,81 @@ module csr #(
   // alone, so Yosys turns their muxes into flop enables and drops the
   // masked-off bits.
   always_comb begin
-    db_ctrl_w    = ctrl_of(qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q, db_qp_d);
+    db_ctrl_w     = ctrl_of(qp_rd[qp_off(RQ_DB, addr_map_pkg::QP_CTRL_WORD) +: 32],
+                            qp_st_q[3*db_qp_d +: 3], qp_cc_en_q[db_qp_d]);
     if (err_hit[db_qp_d]) begin
       db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
     end
-    db_sq_lo_w   = qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_SQ_BASE_LO_WORD);
-    db_sq_hi_w   = qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_SQ_BASE_HI_WORD);
-    db_sq_log_w  = qp_word(qp_rd, RQ_DB, addr_map_pkg::QP_SQ_LOG_WORD);
+    db_sq_lo_w   = qp_rd[qp_off(RQ_DB, addr_map_pkg::QP_SQ_BASE_LO_WORD) +: 32];
+    db_sq_hi_w   = qp_rd[qp_off(RQ_DB, addr_map_pkg::QP_SQ_BASE_HI_WORD) +: 32];
+    db_sq_log_w  = qp_rd[qp_off(RQ_DB, addr_map_pkg::QP_SQ_LOG_WORD) +: 32];
   end
 
   // The RQ doorbell's QP, the same way (it is this cycle's one MMIO write).
   always_comb begin
-    rq_db_ctrl_w = ctrl_of(qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q,
-                           rq_db_qp_d);
+    rq_db_ctrl_w  = ctrl_of(qp_rd[qp_off(RQ_RQDB, addr_map_pkg::QP_CTRL_WORD) +: 32],
+                            qp_st_q[3*rq_db_qp_d +: 3], qp_cc_en_q[rq_db_qp_d]);
     if (err_hit[rq_db_qp_d]) begin
       rq_db_ctrl_w[addr_map_pkg::QP_CTRL_STATE_LSB +: addr_map_pkg::QP_CTRL_STATE_W] = 3'(rnic_pkg::QP_ERROR);
     end
-    rq_db_lo_w   = qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_RQ_BASE_LO_WORD);
-    rq_db_hi_w   = qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_RQ_BASE_HI_WORD);
-    rq_db_log_w  = qp_word(qp_rd, RQ_RQDB, addr_map_pkg::QP_RQ_LOG_WORD);
+    rq_db_lo_w   = qp_rd[qp_off(RQ_RQDB, addr_map_pkg::QP_RQ_BASE_LO_WORD) +: 32];
+    rq_db_hi_w   = qp_rd[qp_off(RQ_RQDB, addr_map_pkg::QP_RQ_BASE_HI_WORD) +: 32];
+    rq_db_log_w  = qp_rd[qp_off(RQ_RQDB, addr_map_pkg::QP_RQ_LOG_WORD) +: 32];
   end
 
   // The responder's lookups: the tables as they are now.
   always_comb begin
-    rctx_ctrl_w    = ctrl_of(qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q,
-                             rctx_idx);
-    rctx_rqpn_w    = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_REMOTE_QPN_WORD);
-    rctx_pd_w      = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_PD_WORD);
-    rctx_resp_w    = qp_word(qp_rd, RQ_RESP, addr_map_pkg::QP_RESP_WORD);
-    xctx_retry_w   = qp_word(qp_rd, RQ_RETRY, addr_map_pkg::QP_RETRY_WORD);
-    rmr_key_w      = mr_word(mr_rd, 1, addr_map_pkg::MR_KEY_WORD);
-    rmr_va_lo_w    = mr_word(mr_rd, 1, addr_map_pkg::MR_VA_LO_WORD);
-    rmr_va_hi_w    = mr_word(mr_rd, 1, addr_map_pkg::MR_VA_HI_WORD);
-    rmr_len_lo_w   = mr_word(mr_rd, 1, addr_map_pkg::MR_LEN_LO_WORD);
-    rmr_len_hi_w   = mr_word(mr_rd, 1, addr_map_pkg::MR_LEN_HI_WORD);
-    rmr_pbase_lo_w = mr_word(mr_rd, 1, addr_map_pkg::MR_PBASE_LO_WORD);
-    rmr_pbase_hi_w = mr_word(mr_rd, 1, addr_map_pkg::MR_PBASE_HI_WORD);
-    rmr_flags_w    = mr_word(mr_rd, 1, addr_map_pkg::MR_FLAGS_WORD);
-    rmr_pd_w       = mr_word(mr_rd, 1, addr_map_pkg::MR_PD_WORD);
+    rctx_ctrl_w     = ctrl_of(qp_rd[qp_off(RQ_RESP, addr_map_pkg::QP_CTRL_WORD) +: 32],
+                              qp_st_q[3*rctx_idx +: 3], qp_cc_en_q[rctx_idx]);
+    rctx_rqpn_w    = qp_rd[qp_off(RQ_RESP, addr_map_pkg::QP_REMOTE_QPN_WORD) +: 32];
+    rctx_pd_w      = qp_rd[qp_off(RQ_RESP, addr_map_pkg::QP_PD_WORD) +: 32];
+    rctx_resp_w    = qp_rd[qp_off(RQ_RESP, addr_map_pkg::QP_RESP_WORD) +: 32];
+    xctx_retry_w   = qp_rd[qp_off(RQ_RETRY, addr_map_pkg::QP_RETRY_WORD) +: 32];
+    rmr_key_w      = mr_rd[mr_off(1, addr_map_pkg::MR_KEY_WORD) +: 32];
+    rmr_va_lo_w    = mr_rd[mr_off(1, addr_map_pkg::MR_VA_LO_WORD) +: 32];
+    rmr_va_hi_w    = mr_rd[mr_off(1, addr_map_pkg::MR_VA_HI_WORD) +: 32];
+    rmr_len_lo_w   = mr_rd[mr_off(1, addr_map_pkg::MR_LEN_LO_WORD) +: 32];
+    rmr_len_hi_w   = mr_rd[mr_off(1, addr_map_pkg::MR_LEN_HI_WORD) +: 32];
+    rmr_pbase_lo_w = mr_rd[mr_off(1, addr_map_pkg::MR_PBASE_LO_WORD) +: 32];
+    rmr_pbase_hi_w = mr_rd[mr_off(1, addr_map_pkg::MR_PBASE_HI_WORD) +: 32];
+    rmr_flags_w    = mr_rd[mr_off(1, addr_map_pkg::MR_FLAGS_WORD) +: 32];
+    rmr_pd_w       = mr_rd[mr_off(1, addr_map_pkg::MR_PD_WORD) +: 32];
   end
 
   // Lookup ports: the tables as they are now.
   always_comb begin
-    qp_ctrl_w    = ctrl_of(qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_CTRL_WORD), qp_st_q, qp_cc_en_q, qp_idx);
+    qp_ctrl_w     = ctrl_of(qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_CTRL_WORD) +: 32],
+                            qp_st_q[3*qp_idx +: 3], qp_cc_en_q[qp_idx]);
     qp_psn_w     = psn_lvt_q[qp_idx] ? {8'd0, psn_hw_mem[qp_idx]}
-                                     : qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_PSN_WORD);
-    qp_rqpn_w    = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_REMOTE_QPN_WORD);
-    qp_pd_w      = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_PD_WORD);
-    qp_dmac_lo_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_MAC_LO_WORD);
-    qp_dmac_hi_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_MAC_HI_WORD);
-    qp_smac_lo_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_MAC_LO_WORD);
-    qp_smac_hi_w = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_MAC_HI_WORD);
-    qp_sip_w     = {qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP0_WORD),
-                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP1_WORD),
-                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP2_WORD),
-                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_SRC_IP3_WORD)};
-    qp_dip_w     = {qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP0_WORD),
-                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP1_WORD),
-                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP2_WORD),
-                    qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_DST_IP3_WORD)};
-    qp_udp_w     = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_UDP_WORD);
-    qp_vlan_w    = qp_word(qp_rd, RQ_TX, addr_map_pkg::QP_VLAN_WORD);
-    mr_key_w      = mr_word(mr_rd, 0, addr_map_pkg::MR_KEY_WORD);
-    mr_va_lo_w    = mr_word(mr_rd, 0, addr_map_pkg::MR_VA_LO_WORD);
-    mr_va_hi_w    = mr_word(mr_rd, 0, addr_map_pkg::MR_VA_HI_WORD);
-    mr_len_lo_w   = mr_word(mr_rd, 0, addr_map_pkg::MR_LEN_LO_WORD);
-    mr_len_hi_w   = mr_word(mr_rd, 0, addr_map_pkg::MR_LEN_HI_WORD);
-    mr_pbase_lo_w = mr_word(mr_rd, 0, addr_map_pkg::MR_PBASE_LO_WORD);
-    mr_pbase_hi_w = mr_word(mr_rd, 0, addr_map_pkg::MR_PBASE_HI_WORD);
-    mr_flags_w    = mr_word(mr_rd, 0, addr_map_pkg::MR_FLAGS_WORD);
-    mr_pd_w       = mr_word(mr_rd, 0, addr_map_pkg::MR_PD_WORD);
-    cq_base_lo_w  = cq_word(cq_rd, 0, addr_map_pkg::CQ_BASE_LO_WORD);
-    cq_base_hi_w  = cq_word(cq_rd, 0, addr_map_pkg::CQ_BASE_HI_WORD);
-    cq_log_w      = cq_word(cq_rd, 0, addr_map_pkg::CQ_LOG_WORD);
+                                     : qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_PSN_WORD) +: 32];
+    qp_rqpn_w    = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_REMOTE_QPN_WORD) +: 32];
+    qp_pd_w      = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_PD_WORD) +: 32];
+    qp_dmac_lo_w = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_DST_MAC_LO_WORD) +: 32];
+    qp_dmac_hi_w = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_DST_MAC_HI_WORD) +: 32];
+    qp_smac_lo_w = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_SRC_MAC_LO_WORD) +: 32];
+    qp_smac_hi_w = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_SRC_MAC_HI_WORD) +: 32];
+    qp_sip_w     = {qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_SRC_IP0_WORD) +: 32],
+                    qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_SRC_IP1_WORD) +: 32],
+                    qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_SRC_IP2_WORD) +: 32],
+                    qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_SRC_IP3_WORD) +: 32]};
+    qp_dip_w     = {qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_DST_IP0_WORD) +: 32],
+                    qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_DST_IP1_WORD) +: 32],
+                    qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_DST_IP2_WORD) +: 32],
+                    qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_DST_IP3_WORD) +: 32]};
+    qp_udp_w     = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_UDP_WORD) +: 32];
+    qp_vlan_w    = qp_rd[qp_off(RQ_TX, addr_map_pkg::QP_VLAN_WORD) +: 32];
+    mr_key_w      = mr_rd[mr_off(0, addr_map_pkg::MR_KEY_WORD) +: 32];
+    mr_va_lo_w    = mr_rd[mr_off(0, addr_map_pkg::MR_VA_LO_WORD) +: 32];
+    mr_va_hi_w    = mr_rd[mr_off(0, addr_map_pkg::MR_VA_HI_WORD) +: 32];
+    mr_len_lo_w   = mr_rd[mr_off(0, addr_map_pkg::MR_LEN_LO_WORD) +: 32];
+    mr_len_hi_w   = mr_rd[mr_off(0, addr_map_pkg::MR_LEN_HI_WORD) +: 32];
+    mr_pbase_lo_w = mr_rd[mr_off(0, addr_map_pkg::MR_PBASE_LO_WORD) +: 32];
+    mr_pbase_hi_w = mr_rd[mr_off(0, addr_map_pkg::MR_PBASE_HI_WORD) +: 32];
+    mr_flags_w    = mr_rd[mr_off(0, addr_map_pkg::MR_FLAGS_WORD) +: 32];
+    mr_pd_w       = mr_rd[mr_off(0, addr_map_pkg::MR_PD_WORD) +: 32];
+    cq_base_lo_w  = cq_rd[cq_off(0, addr_map_pkg::CQ_BASE_LO_WORD) +: 32];
+    cq_base_hi_w  = cq_rd[cq_off(0, addr_map_pkg::CQ_BASE_HI_WORD) +: 32];
+    cq_log_w      = cq_rd[cq_off(0, addr_map_pkg::CQ_LOG_WORD) +: 32];
   end
 
   // ------------------------------------------------------------------
@@ -785,7 +789,7 @@ module csr #(
     // lookups see them.
     rd_qp_ent = qp_rd[QP_EW*RQ_MMIO +: QP_EW];
     rd_qp_ent[32*addr_map_pkg::QP_CTRL_WORD +: 32] =
-      ctrl_of(rd_qp_ent[32*addr_map_pkg::QP_CTRL_WORD +: 32], qp_st_q, qp_cc_en_q, rd_qp_e);
+      ctrl_of(rd_qp_ent[32*addr_map_pkg::QP_CTRL_WORD +: 32], qp_st_q[3*rd_qp_e +: 3], qp_cc_en_q[rd_qp_e]);
     if (psn_lvt_q[rd_qp_e]) rd_qp_ent[32*addr_map_pkg::QP_PSN_WORD +: 32] = {8'd0, psn_hw_mem[rd_qp_e]};
     rd_mr_ent = mr_rd[MR_EW*2 +: MR_EW];
     rd_cq_ent = cq_rd[CQ_EW +: CQ_EW];
