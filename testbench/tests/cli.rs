@@ -834,6 +834,8 @@ fn a_fabric_vector_runs_with_rtl_hosts_named_a_capture_and_a_plot() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 passed, 0 failed"), "{out}");
+    // Two hosts ran their RTL in lockstep: the verdict line says so.
+    assert!(out.contains("PASS     cosim ../vectors/fabric/"), "{out}");
     // pcapng with a comment per frame naming its link; both directions of
     // some link are there.
     let b = std::fs::read(&pcap).unwrap();

@@ -441,7 +441,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     }
                     bar.suspend(|| {
                         emit(
-                            args.json, &p.file, mode, &r.report, r.verdict, &r.notes, secs, bless,
+                            args.json, &p.file, r.ran_as, &r.report, r.verdict, &r.notes, secs,
+                            bless,
                         )
                     });
                     (r.verdict, ran_case(p, &r, secs))
@@ -588,6 +589,9 @@ enum Outcome {
 
 struct Ran {
     report: Report,
+    /// What ran, for the verdict line: a fabric's `--rtl` hosts make a
+    /// `run` a lockstep one, and a fabric without RTL hosts runs models.
+    ran_as: Mode,
     verdict: Verdict,
     notes: Vec<String>,
     top: &'static str,
@@ -690,8 +694,15 @@ fn run_one(p: &Plan, args: &RunArgs, mode: Mode, bless: bool) -> Result<Outcome>
         notes.extend(unwritten);
     }
     let blessed = (bless && report.clean() && verdict != Verdict::Error).then_some(with_expect);
+    let ran_as = match (&any, &args.rtl) {
+        (AnyVector::Fabric(_), Some(Hosts(h))) if h.is_empty() => Mode::Model,
+        (AnyVector::Fabric(_), Some(_)) => Mode::Lockstep,
+        (AnyVector::Fabric(v), None) if v.rtl.is_empty() => Mode::Model,
+        _ => mode,
+    };
     Ok(Outcome::Ran(Box::new(Ran {
         report,
+        ran_as,
         verdict,
         notes,
         top,
